@@ -1,0 +1,9 @@
+/**
+ * The list of subcommands. Each entry registers one command on the program;
+ * keep one command per file and its heavy imports inside the action.
+ */
+import type { Command } from 'commander';
+
+export type RegisterCommand = (program: Command) => void;
+
+export const commands: RegisterCommand[] = [];

@@ -1,0 +1,44 @@
+/**
+ * The `berth` command. Each subcommand lives in `commands/<name>.ts` and is
+ * listed in `commands/index.ts`; its action is imported lazily so start-up
+ * stays fast. Exit codes: 0 done (whatever the verdicts), 1 internal error,
+ * 2 bad usage or bad input, 130 after Ctrl-C.
+ */
+import { Command, CommanderError } from 'commander';
+import { BerthError } from '../errors.ts';
+import { VERSION } from '../version.ts';
+import { commands } from './commands/index.ts';
+
+export async function main(argv: string[]): Promise<number> {
+  const program = new Command('berth')
+    .description('Evaluate AI coding agents and code models on software-engineering benchmarks.')
+    .version(VERSION, '-V, --version')
+    .showHelpAfterError()
+    .exitOverride();
+  for (const register of commands) register(program);
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
+  } catch (error) {
+    return handleError(error);
+  }
+}
+
+function handleError(error: unknown): number {
+  if (error instanceof CommanderError) {
+    if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return 0;
+    if (error.code === 'commander.help') return 0;
+    // commander already printed the message; usage errors exit 2, as documented.
+    return 2;
+  }
+  if (BerthError.isInstance(error)) {
+    process.stderr.write(`berth: ${error.message}\n`);
+    return error.exitCode;
+  }
+  process.stderr.write(`berth: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.stderr.write('This is a bug in berth; please report it with the command you ran.\n');
+  return 1;
+}
+
+const code = await main(process.argv.slice(2));
+process.exitCode = code;

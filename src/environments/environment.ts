@@ -1,0 +1,73 @@
+/**
+ * Stage 2 of the pipeline: start an environment. An `Environment` is where the
+ * agent acts and the verifier runs: a temporary folder on this machine
+ * (`local`) or a container (`docker`). Paths passed to it are paths inside
+ * the environment.
+ */
+import type { EnvironmentSpec, NetworkPolicy, Task } from '../tasks/task.ts';
+
+/** Options of one command run in an environment. */
+export interface ExecOptions {
+  /** Working directory inside the environment; default the environment's `workdir`. */
+  cwd?: string;
+  env?: Record<string, string>;
+  /** Wall-clock limit in seconds; the whole process group is killed when it passes. */
+  timeoutSec?: number;
+  /** User to run as (a name or uid); default the environment's default user. */
+  user?: string;
+  /** Network for this command; default the environment's policy. */
+  network?: NetworkPolicy;
+  /** Host file that receives stdout and stderr interleaved, capped at `maxOutputBytes`. */
+  outputFile?: string;
+  /** Cap on captured output in bytes; past it the output ends with a visible truncation mark. */
+  maxOutputBytes?: number;
+  signal?: AbortSignal;
+}
+
+/** Outcome of one command. */
+export interface ExecResult {
+  /** Exit code, or null when killed by a signal. */
+  exitCode: number | null;
+  signal?: string;
+  timedOut: boolean;
+  /** Captured stdout and stderr interleaved (also written to `outputFile` when given). */
+  output: string;
+  /** True when the output passed `maxOutputBytes` and was cut. */
+  truncated: boolean;
+  /** Wall time in seconds. */
+  durationSec: number;
+  /** True when the command was killed for exceeding the memory limit. */
+  oomKilled?: boolean;
+}
+
+/** A started environment. */
+export interface Environment {
+  readonly kind: string;
+  /** The folder the repository / task lives in, inside the environment. */
+  readonly workdir: string;
+  /** Whether untrusted commands run without network access (recorded in results). */
+  readonly isolated: boolean;
+  exec(command: string, options?: ExecOptions): Promise<ExecResult>;
+  /** Copies a host file or folder into the environment. */
+  upload(hostPath: string, environmentPath: string): Promise<void>;
+  /** Copies a file or folder out of the environment to the host. */
+  download(environmentPath: string, hostPath: string): Promise<void>;
+  /** Stops and removes everything it started. Safe to call twice. */
+  stop(): Promise<void>;
+}
+
+/** Context a provider gets to start an environment for one trial. */
+export interface EnvironmentStartContext {
+  task: Task;
+  /** Job id; everything started carries it as a label so `berth clean` can find it. */
+  jobId: string;
+  /** Trial folder on the host (logs go there). */
+  trialDir: string;
+  signal?: AbortSignal;
+}
+
+/** Makes environments of one kind. Registered by `EnvironmentSpec['kind']`. */
+export interface EnvironmentProvider {
+  readonly kind: EnvironmentSpec['kind'];
+  start(context: EnvironmentStartContext): Promise<Environment>;
+}

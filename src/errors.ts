@@ -1,0 +1,62 @@
+/**
+ * berth's error classes. Every error the CLI can show carries an exit code:
+ * 2 for bad usage or bad input (a file, line and field are named in the message),
+ * 1 for internal errors. A crashed trial is recorded in its result, never thrown
+ * past the job.
+ */
+
+const marker = Symbol.for('berth.error');
+
+/** Base class: a stable `code` string and the process exit code the CLI uses. */
+export class BerthError extends Error {
+  readonly [marker] = true;
+  readonly code: string;
+  readonly exitCode: number;
+
+  constructor(code: string, message: string, options?: { exitCode?: number; cause?: unknown }) {
+    super(message, { cause: options?.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.exitCode = options?.exitCode ?? 1;
+  }
+
+  /** True for any BerthError, even across duplicated package copies. */
+  static isInstance(value: unknown): value is BerthError {
+    return typeof value === 'object' && value !== null && marker in value;
+  }
+}
+
+/** Where a piece of bad input sits: a file, optionally a 1-based line and a field name. */
+export interface InputLocation {
+  file: string;
+  line?: number;
+  field?: string;
+}
+
+/** Bad input (an unparsable line, a missing field, a duplicate id...). Exit code 2. */
+export class InputError extends BerthError {
+  readonly location: InputLocation;
+
+  constructor(location: InputLocation, message: string, options?: { cause?: unknown }) {
+    const where = [location.file, location.line !== undefined ? `line ${location.line}` : undefined]
+      .filter(Boolean)
+      .join(':');
+    const field = location.field ? ` (field \`${location.field}\`)` : '';
+    super('BERTH_BAD_INPUT', `${where}${field}: ${message}`, { exitCode: 2, cause: options?.cause });
+    this.location = location;
+  }
+}
+
+/** Bad command-line usage (unknown agent, conflicting flags...). Exit code 2. */
+export class UsageError extends BerthError {
+  constructor(message: string) {
+    super('BERTH_USAGE', message, { exitCode: 2 });
+  }
+}
+
+/** A prerequisite (a toolchain, Docker, git...) is missing; the message says what to install. Exit code 2. */
+export class PrerequisiteError extends BerthError {
+  constructor(message: string) {
+    super('BERTH_PREREQUISITE', message, { exitCode: 2 });
+  }
+}

@@ -1,0 +1,23 @@
+/**
+ * Grading compares parsed test statuses with what a task expects. One module
+ * per rule set: SWE-bench (FAIL_TO_PASS / PASS_TO_PASS), Multi-SWE-bench
+ * (p2p, f2p, s2p, n2p) and the Kotlin Benchmark (expected_tests.json).
+ */
+import type { TestStatus } from '../parsers/types.ts';
+
+/** Why an expected test does not count as passed. */
+export type NotPassedReason = 'missing' | 'failed' | 'error' | 'skipped' | 'truncated-log';
+
+/** The verdict on one expected test. */
+export interface TestVerdict {
+  id: string;
+  /** The list it was expected in, e.g. `FAIL_TO_PASS`, `PASS_TO_PASS`, `f2p`. */
+  category: string;
+  /** Status found in the report, if any. */
+  status?: TestStatus;
+  passed: boolean;
+  reason?: NotPassedReason;
+  /** `prefix` when the expected id was truncated and matched a longer reported id. */
+  matchedBy?: 'exact' | 'prefix';
+  matchedId?: string;
+}

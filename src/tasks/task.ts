@@ -1,0 +1,115 @@
+/**
+ * Stage 1 of the pipeline: load tasks. A loader turns a dataset on disk
+ * (SWE-bench rows, Harbor task folders, ...) into `Task` objects. A task says
+ * what environment it needs, what the agent is told, how the oracle solves it
+ * and how it is verified; the trial engine (src/trials/) does the rest.
+ */
+
+/** Provenance of a task, carried into every trial result (Harbor's `[metadata.source]`). */
+export interface TaskSource {
+  repository?: string;
+  pr?: string;
+  license?: string;
+  [key: string]: unknown;
+}
+
+/** The repository snapshot a local environment materialises (SWE-bench DockerLess rows). */
+export interface RepositorySnapshot {
+  /** Text files: path -> UTF-8 content (the seed's `dockerless.files`). */
+  files: Record<string, string>;
+  /** Binary files: path -> base64 content (berth extension `dockerless.binary_files`). */
+  binaryFiles?: Record<string, string>;
+  /** Symbolic links: path -> link target (berth extension `dockerless.symlinks`). */
+  symlinks?: Record<string, string>;
+  /** Executable files (mode 755), paths (berth extension `dockerless.executables`). */
+  executables?: string[];
+}
+
+/** What environment a task runs in. New kinds are added as union members. */
+export type EnvironmentSpec =
+  | {
+      kind: 'local';
+      /** Files of the repository at the base commit, when the row carries them. */
+      snapshot?: RepositorySnapshot;
+      /** `owner/name`, used to find a git mirror under `--repos` when there is no snapshot. */
+      repo?: string;
+      baseCommit?: string;
+      /** Set-up command run before the agent, with the network allowed (`dockerless.install`). */
+      install?: string;
+    }
+  | {
+      kind: 'docker';
+      /** Image to run, or undefined when `dockerfileDir` is built. */
+      image?: string;
+      /** Build context holding a Dockerfile (Harbor's `environment/`). */
+      dockerfileDir?: string;
+      /** Path of a docker-compose file whose `main` service names the image to build. */
+      composeFile?: string;
+      /** Working directory inside the container. */
+      workdir?: string;
+      cpus?: number;
+      /** Memory limit in megabytes. */
+      memoryMb?: number;
+      /** Storage limit in megabytes. */
+      storageMb?: number;
+      /** Build timeout in seconds. */
+      buildTimeoutSec?: number;
+      network: NetworkPolicy;
+      [key: string]: unknown;
+    };
+
+/** Network access of a phase (Harbor's `network_mode`). */
+export type NetworkPolicy =
+  | { mode: 'public' }
+  | { mode: 'no-network' }
+  | { mode: 'allowlist'; allowedHosts: string[] };
+
+/** How the oracle solves a task. */
+export type SolutionSpec =
+  | { kind: 'patch'; patch: string }
+  | { kind: 'script'; /** host folder copied to /solution; runs solve.sh */ dir: string; env?: Record<string, string> }
+  | { kind: 'none' };
+
+/** How a task is verified. Each kind has a `Verifier` in src/verifiers/. */
+export type VerifierSpec =
+  | {
+      kind: 'swebench';
+      testPatch: string;
+      /** Shell command with `{tests}` replaced by `testFiles` joined by spaces. */
+      testCommand: string;
+      testFiles: string[];
+      failToPass: string[];
+      passToPass: string[];
+      /** Parser registry name; undefined means detect from the log. */
+      parser?: string;
+      /** Timeout of the test run in seconds. */
+      timeoutSec: number;
+    }
+  | {
+      kind: 'harbor';
+      /** Host folder copied to /tests. */
+      testsDir: string;
+      timeoutSec: number;
+      env?: Record<string, string>;
+      [key: string]: unknown;
+    };
+
+/** One task, whatever format it was loaded from. */
+export interface Task {
+  /** Unique name within a dataset: the SWE-bench `instance_id` or the Harbor task folder name. */
+  name: string;
+  /** The format it was loaded from, e.g. `swebench`, `harbor`. */
+  format: string;
+  /** Where it was read from, for messages: a file and, for row files, the 1-based line. */
+  origin: { file: string; line?: number };
+  /** What the agent is told (problem statement or instruction.md, canary lines removed). */
+  instruction: string;
+  environment: EnvironmentSpec;
+  solution: SolutionSpec;
+  verifier: VerifierSpec;
+  /** Agent phase timeout in seconds. */
+  agentTimeoutSec?: number;
+  source?: TaskSource;
+  /** Every other field of the input, kept as it was. */
+  metadata: Record<string, unknown>;
+}

@@ -1,0 +1,21 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+
+/**
+ * Writes a file atomically: the content goes to a temporary file in the same
+ * folder, which is then renamed over the target, so a reader (or a resumed job
+ * after a crash) sees either the old file or the new one, never half of it.
+ * Parent folders are created.
+ */
+export async function writeFileAtomic(path: string, content: string | Uint8Array): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  const temporary = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  await writeFile(temporary, content);
+  await rename(temporary, path);
+}
+
+/** Writes `value` as pretty JSON (2-space indent, trailing newline), atomically. */
+export async function writeJsonAtomic(path: string, value: unknown): Promise<void> {
+  await writeFileAtomic(path, `${JSON.stringify(value, null, 2)}\n`);
+}
