@@ -1,0 +1,133 @@
+/**
+ * Helpers shared by parsers: reading chunks as lines in bounded memory,
+ * stripping ANSI codes, and collecting results with the default duplicate
+ * precedence.
+ */
+import { STATUS_PRECEDENCE, type ParseResult, type StatusCounts, type TestCase, type TestStatus } from './types.ts';
+
+// CSI sequences (colours, cursor moves) and OSC sequences (hyperlinks, titles).
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI escape codes are control characters.
+const ANSI = /\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|\u001b[@-Z\\-_]/g;
+
+/** Removes ANSI escape sequences (colours, cursor movement, hyperlinks). */
+export function stripAnsi(text: string): string {
+  return text.replace(ANSI, '');
+}
+
+/**
+ * Yields the lines of a chunked input without their line endings (LF or CRLF),
+ * holding at most one partial line in memory. A final line without a newline is
+ * yielded too. Lines longer than `maxLineLength` characters are cut (the rest
+ * of that line is dropped) so a single huge line cannot exhaust memory.
+ */
+export async function* readLines(
+  chunks: AsyncIterable<string | Uint8Array>,
+  maxLineLength = 1 << 20,
+): AsyncGenerator<string> {
+  const decoder = new TextDecoder('utf-8', { fatal: false });
+  let pending = '';
+  let dropping = false;
+  for await (const chunk of chunks) {
+    pending += typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
+    let start = 0;
+    for (let index = pending.indexOf('\n', start); index !== -1; index = pending.indexOf('\n', start)) {
+      let line = pending.slice(start, index);
+      if (line.endsWith('\r')) line = line.slice(0, -1);
+      if (!dropping) yield line.length > maxLineLength ? line.slice(0, maxLineLength) : line;
+      dropping = false;
+      start = index + 1;
+    }
+    pending = pending.slice(start);
+    if (pending.length > maxLineLength) {
+      if (!dropping) yield pending.slice(0, maxLineLength);
+      dropping = true;
+      pending = '';
+    }
+  }
+  pending += decoder.decode();
+  if (pending.length > 0 && !dropping) yield pending.endsWith('\r') ? pending.slice(0, -1) : pending;
+}
+
+/** Turns a string or buffer into the chunk stream parsers take. */
+export async function* chunksOf(input: string | Uint8Array): AsyncGenerator<string | Uint8Array> {
+  yield input;
+}
+
+/**
+ * Collects test results. Duplicates of an id are merged by a precedence
+ * (default ERROR > FAILED > PASSED > SKIPPED; the first seen wins ties); every
+ * occurrence is kept in `elements` when asked, and a warning counts duplicates.
+ */
+export class TestCollector {
+  private readonly byId = new Map<string, TestCase>();
+  private readonly elements: TestCase[] | undefined;
+  private duplicates = 0;
+  readonly warnings: string[] = [];
+  truncated = false;
+
+  constructor(
+    private readonly format: string,
+    options?: { keepElements?: boolean; precedence?: Record<TestStatus, number> },
+  ) {
+    this.elements = options?.keepElements ? [] : undefined;
+    this.precedence = options?.precedence ?? STATUS_PRECEDENCE;
+  }
+
+  private readonly precedence: Record<TestStatus, number>;
+
+  /** Records one occurrence of a test. */
+  add(test: TestCase): void {
+    this.elements?.push(test);
+    const previous = this.byId.get(test.id);
+    if (previous === undefined) {
+      this.byId.set(test.id, test);
+      return;
+    }
+    this.duplicates++;
+    if (this.precedence[test.status] > this.precedence[previous.status]) this.byId.set(test.id, test);
+  }
+
+  /** Replaces whatever was recorded for an id (formats whose later lines override earlier ones). */
+  set(test: TestCase): void {
+    this.elements?.push(test);
+    this.byId.set(test.id, test);
+  }
+
+  get(id: string): TestCase | undefined {
+    return this.byId.get(id);
+  }
+
+  get size(): number {
+    return this.byId.size;
+  }
+
+  warn(message: string): void {
+    if (this.warnings.length < 100) this.warnings.push(message);
+  }
+
+  result(): ParseResult {
+    const tests = [...this.byId.values()];
+    const warnings = [...this.warnings];
+    if (this.duplicates > 0) warnings.push(`${this.duplicates} duplicate test result(s) merged by precedence`);
+    return {
+      format: this.format,
+      tests,
+      ...(this.elements ? { elements: this.elements } : {}),
+      counts: countStatuses(tests),
+      warnings,
+      truncated: this.truncated,
+    };
+  }
+}
+
+/** Counts tests by status. */
+export function countStatuses(tests: Iterable<TestCase>): StatusCounts {
+  const counts: StatusCounts = { passed: 0, failed: 0, error: 0, skipped: 0 };
+  for (const test of tests) {
+    if (test.status === 'PASSED') counts.passed++;
+    else if (test.status === 'FAILED') counts.failed++;
+    else if (test.status === 'ERROR') counts.error++;
+    else counts.skipped++;
+  }
+  return counts;
+}

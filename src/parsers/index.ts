@@ -1,0 +1,7 @@
+/**
+ * Every parser berth knows, by registry name. Add a parser by writing
+ * `<format>.ts` in this folder and listing it here.
+ */
+import type { Parser } from './types.ts';
+
+export const parsers: Parser[] = [];
