@@ -17,7 +17,7 @@ import { writeFileAtomic, writeJsonAtomic } from '../util/atomic-write.ts';
 import type { Verifier, VerifierResult } from '../verifiers/verifier.ts';
 import { VERSION } from '../version.ts';
 import { applyPatch, isEmptyPatch } from './apply-patch.ts';
-import type { ExceptionInfo, TimingInfo, TrialResult} from './result.ts';
+import type { ExceptionInfo, TimingInfo, TrialResult } from './result.ts';
 
 /** Default limit of the install step, in seconds. */
 export const DEFAULT_INSTALL_TIMEOUT_SEC = 1800;
