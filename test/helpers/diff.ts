@@ -27,7 +27,7 @@ export async function makeDiff(
       }
     }
     await git('add', '-A');
-    return (await git('diff', '--cached')).stdout + '\n';
+    return `${(await git('diff', '--cached')).stdout}\n`;
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
