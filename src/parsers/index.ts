@@ -2,6 +2,8 @@
  * Every parser berth knows, by registry name. Add a parser by writing
  * `<format>.ts` in this folder and listing it here.
  */
+import { pytestParser } from './pytest.ts';
+import { tapParser } from './tap.ts';
 import type { Parser } from './types.ts';
 
-export const parsers: Parser[] = [];
+export const parsers: Parser[] = [pytestParser, tapParser];
