@@ -2,6 +2,7 @@
  * Every parser berth knows, by registry name. Add a parser by writing
  * `<format>.ts` in this folder and listing it here.
  */
+import { junitParser } from './junit.ts';
 import type { Parser } from './types.ts';
 
-export const parsers: Parser[] = [];
+export const parsers: Parser[] = [junitParser];
