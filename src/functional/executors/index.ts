@@ -4,9 +4,11 @@
  * below, added on the JVM branch).
  */
 import type { LanguageExecutor } from '../types.ts';
+import { processExecutors } from './process.ts';
+import { pythonExecutor } from './python.ts';
 
 /** Every executor berth knows. Order does not matter; names and aliases must be unique. */
-export const executors: LanguageExecutor[] = [];
+export const executors: LanguageExecutor[] = [pythonExecutor, ...processExecutors];
 
 /** Normalises a language name: lower case, trimmed. */
 export function normaliseLanguage(language: string): string {
