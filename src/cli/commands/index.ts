@@ -3,7 +3,8 @@
  * keep one command per file and its heavy imports inside the action.
  */
 import type { Command } from 'commander';
+import { registerDataset } from './dataset.ts';
 
 export type RegisterCommand = (program: Command) => void;
 
-export const commands: RegisterCommand[] = [];
+export const commands: RegisterCommand[] = [registerDataset];
