@@ -19,8 +19,7 @@ export function stringify(fields, { delimiter = ',' } = {}) {
   return fields
     .map((value) => {
       const field = String(value);
-      const needsQuotes =
-        field.includes(delimiter) || field.includes('"') || field.includes('\n') || field.includes('\r');
+      const needsQuotes = field.includes(delimiter) || field.includes('"') || field.includes('\n');
       return needsQuotes ? `"${field.replaceAll('"', '""')}"` : field;
     })
     .join(delimiter);

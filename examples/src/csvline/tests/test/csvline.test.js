@@ -72,3 +72,7 @@ test('text after a closing quote names its column', () => {
     message: 'unexpected character after closing quote at column 5',
   });
 });
+
+test('stringify quotes a carriage return too', () => {
+  assert.equal(stringify(['a\rb', 'c']), '"a\rb",c');
+});

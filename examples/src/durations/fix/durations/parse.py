@@ -44,9 +44,22 @@ def parse_duration(text):
         if rank <= last_rank:
             raise DurationError(f"unit {unit!r} out of order in {text!r}")
         last_rank = rank
-        value = float(number) if "." in number else int(number)
-        total += value * UNITS[unit]
+        total += _number(number) * UNITS[unit]
         position = match.end()
     if position == 0:
         raise DurationError(f"invalid duration: {text!r}")
     return sign * total
+
+
+def sum_durations(texts):
+    """Return the total number of seconds of several durations.
+
+    >>> sum_durations(["1h", "30m"])
+    5400
+    """
+    return sum(parse_duration(text) for text in texts)
+
+
+def _number(digits):
+    """The value of the number in one component: an int, or a float for ``1.5``."""
+    return float(digits) if "." in digits else int(digits)

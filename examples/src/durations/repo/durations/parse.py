@@ -22,5 +22,19 @@ def parse_duration(text):
     for number, unit in _TOKEN.findall(s):
         if unit not in UNITS:
             raise DurationError(f"unknown unit {unit!r}")
-        total += int(number) * UNITS[unit]
+        total += _number(number) * UNITS[unit]
     return total
+
+
+def sum_durations(texts):
+    """Return the total number of seconds of several durations.
+
+    >>> sum_durations(["1h", "30m"])
+    5400
+    """
+    return sum(parse_duration(text) for text in texts)
+
+
+def _number(digits):
+    """The value of the number in one component."""
+    return int(digits)

@@ -1,6 +1,6 @@
 import pytest
 
-from durations import DurationError, format_duration, parse_duration
+from durations import DurationError, format_duration, parse_duration, sum_durations
 
 
 @pytest.mark.parametrize(
@@ -27,6 +27,10 @@ def test_empty_is_an_error():
 def test_unknown_unit():
     with pytest.raises(DurationError, match="unknown unit 'x'"):
         parse_duration("5x")
+
+
+def test_sum_durations():
+    assert sum_durations(["1h", "30m", "15s"]) == 5415
 
 
 def test_error_is_a_value_error():

@@ -15,8 +15,7 @@ class IntervalSet:
 
     def add(self, start, end):
         """Add every integer in ``[start, end)``."""
-        if start > end:
-            raise ValueError("bad interval")
+        _check(start, end)
         if start == end:
             return
         for index, (s, e) in enumerate(self._items):
@@ -28,8 +27,7 @@ class IntervalSet:
 
     def remove(self, start, end):
         """Remove every integer in ``[start, end)``."""
-        if start > end:
-            raise ValueError("bad interval")
+        _check(start, end)
         self._items = [(s, e) for s, e in self._items if not (start <= s and e <= end)]
 
     def __contains__(self, value):
@@ -49,3 +47,8 @@ class IntervalSet:
     def __repr__(self):
         inner = ", ".join(f"[{s}, {e})" for s, e in self._items)
         return f"IntervalSet({inner})"
+
+
+def _check(start, end):
+    if start > end:
+        raise ValueError("bad interval")
