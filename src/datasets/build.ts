@@ -221,13 +221,14 @@ export async function loadSpec(path: string, reposDir?: string): Promise<BuildSp
     if (typeof raw[field] !== 'string' || raw[field] === '')
       throw new InputError({ file, field }, 'missing or not a string');
   }
-  const problem =
+  let problem =
     raw.problem_statement ??
     (raw.problem_statement_file
       ? await readFile(join(folder, raw.problem_statement_file), 'utf8')
       : undefined);
-  if (problem === undefined)
+  if (problem === undefined && !raw.fix_commit) {
     throw new InputError({ file, field: 'problem_statement' }, 'missing (or give problem_statement_file)');
+  }
 
   let base: BaseSource;
   let embedSnapshot: boolean;
@@ -248,6 +249,8 @@ export async function loadSpec(path: string, reposDir?: string): Promise<BuildSp
       if (commit && commit !== parent)
         throw new InputError({ file, field: 'base_commit' }, `is not the parent of fix_commit (${parent})`);
       commit = parent;
+      // Without a problem statement, the fix commit's message stands in for the issue text.
+      problem ??= await git(repoDir, ['log', '-1', '--format=%B', raw.fix_commit]);
       const split = await splitCommit(repoDir, raw.fix_commit, raw.test_paths, raw.exclude_paths ?? []);
       patch = split.patch;
       testPatch = split.testPatch;
@@ -284,7 +287,7 @@ export async function loadSpec(path: string, reposDir?: string): Promise<BuildSp
   return {
     instance_id: raw.instance_id,
     repo: raw.repo,
-    problem_statement: problem,
+    problem_statement: problem as string,
     base,
     embedSnapshot,
     patch,

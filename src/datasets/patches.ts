@@ -124,7 +124,8 @@ export function resultingPaths(patch: string): string[] {
 
 /**
  * The seed's "partial" control: the patch without its last hunk. When the last
- * file section is left with no hunk it is dropped with its header. Returns
+ * file section is left with no hunk it is dropped with its header (a new file
+ * whose only hunk goes is not created at all). Returns
  * undefined when the patch has fewer than two hunks (nothing would be left).
  * Dropping the last hunk never moves the line numbers of the hunks before it,
  * so the rest applies wherever the whole patch does.
@@ -137,8 +138,7 @@ export function withoutLastHunk(patch: string): string | undefined {
     const section = sections[index] as PatchFileSection;
     if (section.hunks.length === 0) continue;
     section.hunks.pop();
-    if (section.hunks.length === 0 && !/^(new|deleted) file mode|^rename /m.test(section.header))
-      sections.splice(index, 1);
+    if (section.hunks.length === 0) sections.splice(index, 1);
     break;
   }
   return joinPatch(sections);
