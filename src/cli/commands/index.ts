@@ -3,8 +3,14 @@
  * keep one command per file and its heavy imports inside the action.
  */
 import type { Command } from 'commander';
+import { registerDataset } from './dataset.ts';
+import { registerEval } from './eval.ts';
 import { registerRun } from './run.ts';
 
 export type RegisterCommand = (program: Command) => void;
 
-export const commands: RegisterCommand[] = [registerRun];
+export const commands: RegisterCommand[] = [
+  registerRun,
+  registerDataset,
+  registerEval,
+];
