@@ -4,7 +4,8 @@
  */
 import type { Command } from 'commander';
 import { registerDataset } from './dataset.ts';
+import { registerEval } from './eval.ts';
 
 export type RegisterCommand = (program: Command) => void;
 
-export const commands: RegisterCommand[] = [registerDataset];
+export const commands: RegisterCommand[] = [registerEval, registerDataset];
