@@ -4,8 +4,9 @@
  */
 import type { Command } from 'commander';
 import { registerDataset } from './dataset.ts';
+import { registerDemo } from './demo.ts';
 import { registerEval } from './eval.ts';
 
 export type RegisterCommand = (program: Command) => void;
 
-export const commands: RegisterCommand[] = [registerEval, registerDataset];
+export const commands: RegisterCommand[] = [registerEval, registerDataset, registerDemo];
