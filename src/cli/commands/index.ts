@@ -4,6 +4,7 @@
  */
 import type { Command } from 'commander';
 import { registerDataset } from './dataset.ts';
+import { registerDemo } from './demo.ts';
 import { registerEval } from './eval.ts';
 import { registerRun } from './run.ts';
 
@@ -11,6 +12,7 @@ export type RegisterCommand = (program: Command) => void;
 
 export const commands: RegisterCommand[] = [
   registerRun,
-  registerDataset,
   registerEval,
+  registerDataset,
+  registerDemo,
 ];
