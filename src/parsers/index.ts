@@ -4,6 +4,8 @@
  */
 import { goTestParser } from './go-test.ts';
 import { junitParser } from './junit.ts';
+import { pytestParser } from './pytest.ts';
+import { tapParser } from './tap.ts';
 import type { Parser } from './types.ts';
 
-export const parsers: Parser[] = [junitParser, goTestParser];
+export const parsers: Parser[] = [pytestParser, tapParser, junitParser, goTestParser];

@@ -3,7 +3,12 @@
  * keep one command per file and its heavy imports inside the action.
  */
 import type { Command } from 'commander';
+import { registerDataset } from './dataset.ts';
+import { registerEval } from './eval.ts';
 
 export type RegisterCommand = (program: Command) => void;
 
-export const commands: RegisterCommand[] = [];
+export const commands: RegisterCommand[] = [
+  registerDataset,
+  registerEval,
+];
