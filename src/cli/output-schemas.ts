@@ -91,6 +91,9 @@ export function jsonSchemas(): Record<string, unknown> {
 
 if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv.includes('--write')) {
   for (const [name, schema] of Object.entries(jsonSchemas())) {
-    writeFileSync(fileURLToPath(new URL(`../../docs/${name}`, import.meta.url)), `${JSON.stringify(schema, null, 2)}\n`);
+    writeFileSync(
+      fileURLToPath(new URL(`../../docs/${name}`, import.meta.url)),
+      `${JSON.stringify(schema, null, 2)}\n`,
+    );
   }
 }

@@ -5,10 +5,9 @@
 import type { Command } from 'commander';
 import { registerDataset } from './dataset.ts';
 import { registerEval } from './eval.ts';
+import { registerGrade } from './grade.ts';
+import { registerParse } from './parse.ts';
 
 export type RegisterCommand = (program: Command) => void;
 
-export const commands: RegisterCommand[] = [
-  registerDataset,
-  registerEval,
-];
+export const commands: RegisterCommand[] = [registerDataset, registerEval, registerParse, registerGrade];
