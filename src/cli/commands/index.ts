@@ -6,6 +6,8 @@ import type { Command } from 'commander';
 import { registerDataset } from './dataset.ts';
 import { registerDemo } from './demo.ts';
 import { registerEval } from './eval.ts';
+import { registerGrade } from './grade.ts';
+import { registerParse } from './parse.ts';
 import { registerRun } from './run.ts';
 
 export type RegisterCommand = (program: Command) => void;
@@ -15,4 +17,6 @@ export const commands: RegisterCommand[] = [
   registerEval,
   registerDataset,
   registerDemo,
+  registerGrade,
+  registerParse,
 ];
