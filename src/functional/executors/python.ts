@@ -111,7 +111,7 @@ function toResult(answer: Answer, sandbox: SandboxKind, warning: string | undefi
   // A program that does not parse is Python's compile error.
   if (detail === 'SyntaxError' || detail === 'IndentationError' || detail === 'TabError') kind = 'compile_error';
   const result = answer.result.startsWith('failed:') ? (answer.result as `failed: ${string}`) : (`failed: ${answer.result}` as const);
-  return { passed: false, result, kind, ...base, ...(detail === 'memory' ? { output: 'memory limit reached' } : {}) };
+  return { passed: false, result, kind, ...base, ...(detail === 'memory' ? { output: 'memory limit reached' } : detail === 'processes' ? { output: 'process limit reached' } : {}) };
 }
 
 export const pythonExecutor: LanguageExecutor = {
