@@ -4,7 +4,8 @@
  */
 import type { Command } from 'commander';
 import { registerEval } from './eval.ts';
+import { registerGenerate } from './generate.ts';
 
 export type RegisterCommand = (program: Command) => void;
 
-export const commands: RegisterCommand[] = [registerEval];
+export const commands: RegisterCommand[] = [registerEval, registerGenerate];
