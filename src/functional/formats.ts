@@ -46,9 +46,12 @@ export async function readRows(file: string): Promise<Row[]> {
     } catch (error) {
       throw new InputError({ file }, `not valid JSON: ${(error as Error).message}`);
     }
+    const single = !Array.isArray(parsed) && typeof (parsed as Record<string, unknown>)?.task_id === 'string';
     const list = Array.isArray(parsed)
       ? parsed
-      : Object.entries(parsed as Record<string, unknown>).map(([key, value]) =>
+      : single
+        ? [parsed]
+        : Object.entries(parsed as Record<string, unknown>).map(([key, value]) =>
           value && typeof value === 'object' && !Array.isArray(value) ? { task_id: key, ...(value as object) } : value,
         );
     return list.map((value, i) => {

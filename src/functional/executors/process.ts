@@ -63,6 +63,8 @@ interface LanguageSpec {
   checkExtra?: () => string | undefined;
   /** Run-step stderr that shows the program did not even parse (a compile error of interpreted languages). */
   syntaxError?: RegExp;
+  /** Compile output that shows a syntax error although the compiler still emitted code (tsc): a failed run is then a compile error. */
+  compileSyntaxError?: RegExp;
 }
 
 const lodashDir = () => packageDir('lodash');
@@ -97,6 +99,7 @@ export const LANGUAGES: LanguageSpec[] = [
     // mxeval: npx tsc <base> --target es5 --lib es2016 (the path without .ts)
     compile: ({ dir }) => ['node', join(typescriptDir() ?? '', 'bin', 'tsc'), join(dir, 'main'), '--target', 'es5', '--lib', 'es2016'],
     compiled: (run, hostDir) => (run.exitCode === 0 || run.exitCode === 2) && existsSync(join(hostDir, 'main.js')),
+    compileSyntaxError: /error TS1\d{3}:/,
     run: ({ dir }) => ['node', join(dir, 'main.js')],
     env: () => ({ NODE_PATH: nodePath() }),
     readOnlyPaths: () => [lodashDir(), typescriptDir()].filter((path): path is string => path !== undefined),
@@ -205,6 +208,8 @@ function classifyCrash(run: SandboxRunResult): string | undefined {
   if (/MemoryError|out of memory|bad_alloc|Cannot allocate memory|heap out of memory|failed to reserve memory/i.test(text)) {
     return 'memory limit reached';
   }
+  // An uncaught C++ exception (how mxeval's C++ tests fail) ends in abort(): a test failure, not a crash.
+  if (run.signal === 'SIGABRT' || run.exitCode === 134) return undefined;
   if (run.signal && run.signal !== 'SIGXCPU') return `killed by signal ${run.signal}`;
   if (run.exitCode !== null && run.exitCode > 128 && run.exitCode < 160) return `killed by signal ${run.exitCode - 128}`;
   if (/Resource temporarily unavailable|fork: retry|EAGAIN/.test(text)) return 'process limit reached';
@@ -235,9 +240,11 @@ async function runOne(spec: LanguageSpec, item: ExecutionItem, slot: number, opt
       options: options.sandbox,
       ...(options.signal ? { signal: options.signal } : {}),
     };
+    let compileOutput = '';
     if (spec.compile) {
       const compile = await runSandboxed({ ...common, argv: spec.compile(ctx), timeoutSec: COMPILE_TIMEOUT_SEC, cpuSec: COMPILE_TIMEOUT_SEC });
       const output = `${compile.stdout}${compile.stderr}`;
+      compileOutput = output;
       if (compile.spawnError) return fail('error_of_run', `sandbox could not start: ${compile.spawnError}`);
       if (compile.timedOut) return fail('timeout', '', output);
       const ok = spec.compiled ? spec.compiled(compile, hostDir) : compile.exitCode === 0;
@@ -256,8 +263,12 @@ async function runOne(spec: LanguageSpec, item: ExecutionItem, slot: number, opt
     if (missing) return fail('error_of_run', missing, output);
     const crash = classifyCrash(run);
     if (crash) return fail('crash', `${crash}: ${tail(run.stderr, 500)}`, output);
+    if (spec.compileSyntaxError?.test(compileOutput)) {
+      return fail('compile_error', `compile error: ${tail(compileOutput, 1000)}\n${tail(run.stderr, 1000)}`, output);
+    }
     if (spec.syntaxError?.test(run.stderr)) return fail('compile_error', tail(run.stderr) || `exit code ${run.exitCode}`, output);
-    return fail('test_failure', tail(run.stderr) || `exit code ${run.exitCode}`, output);
+    const detail = tail(run.stderr) || (run.signal ? `killed by ${run.signal}` : `exit code ${run.exitCode}`);
+    return fail('test_failure', detail, output);
   } finally {
     await removeDir(hostDir);
   }
