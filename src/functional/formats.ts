@@ -52,8 +52,10 @@ export async function readRows(file: string): Promise<Row[]> {
       : single
         ? [parsed]
         : Object.entries(parsed as Record<string, unknown>).map(([key, value]) =>
-          value && typeof value === 'object' && !Array.isArray(value) ? { task_id: key, ...(value as object) } : value,
-        );
+            value && typeof value === 'object' && !Array.isArray(value)
+              ? { task_id: key, ...(value as object) }
+              : value,
+          );
     return list.map((value, i) => {
       if (!value || typeof value !== 'object' || Array.isArray(value)) {
         throw new InputError({ file, line: i + 1 }, 'each entry must be a JSON object');
@@ -190,7 +192,10 @@ export async function readSamples(file: string, problems?: Map<string, Problem>)
   for (const row of await readRows(file)) {
     const task_id = requireString(row, file, 'task_id');
     if (problems && !problems.has(task_id)) {
-      throw new InputError({ file, line: row.line, field: 'task_id' }, `no problem ${task_id} in the problem file`);
+      throw new InputError(
+        { file, line: row.line, field: 'task_id' },
+        `no problem ${task_id} in the problem file`,
+      );
     }
     const completion = requireString(row, file, 'completion');
     const language = typeof row.value.language === 'string' ? row.value.language : undefined;
@@ -219,7 +224,11 @@ export function resultsPath(samplesFile: string): string {
  * `time_elapsed` (seconds; mxeval writes milliseconds) and, for failures,
  * berth's `failure_kind`. Rows keep the samples file's order.
  */
-export async function writeResults(path: string, samples: readonly Sample[], results: readonly ExecutionResult[]): Promise<void> {
+export async function writeResults(
+  path: string,
+  samples: readonly Sample[],
+  results: readonly ExecutionResult[],
+): Promise<void> {
   const lines = samples.map((sample, i) => {
     const result = results[i] as ExecutionResult;
     const row: Record<string, unknown> = {

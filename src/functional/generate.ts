@@ -57,7 +57,9 @@ export async function generate(options: GenerateOptions): Promise<GeneratedSampl
     maxRetries: 2,
   });
   const problems = [...options.problems.values()].slice(0, options.limit ?? undefined);
-  const jobs = problems.flatMap((problem) => Array.from({ length: options.numSamples }, (_, i) => ({ problem, i })));
+  const jobs = problems.flatMap((problem) =>
+    Array.from({ length: options.numSamples }, (_, i) => ({ problem, i })),
+  );
   const results: GeneratedSample[] = new Array(jobs.length);
   const queue = new PQueue({ concurrency: options.concurrency });
   let done = 0;

@@ -19,13 +19,21 @@ describe('problem files', () => {
     writeFileSync(gz, gzipSync(readFileSync(join(fixtures, 'humaneval-2.jsonl'))));
     const zipped = await readProblems(gz);
     expect([...plain.keys()]).toEqual(['HumanEval/0', 'HumanEval/1']);
-    expect(zipped.get('HumanEval/0')).toMatchObject({ language: 'python', entry_point: 'has_close_elements', has_canonical_solution: true });
+    expect(zipped.get('HumanEval/0')).toMatchObject({
+      language: 'python',
+      entry_point: 'has_close_elements',
+      has_canonical_solution: true,
+    });
     expect(zipped.get('HumanEval/1')?.prompt).toBe(plain.get('HumanEval/1')?.prompt);
   });
 
   it('reads MXEval rows whose canonical solution is null', async () => {
     const problems = await readProblems(join(fixtures, 'kotlin-humaneval-2.jsonl'));
-    expect(problems.get('HumanEval_kotlin/0')).toMatchObject({ language: 'kotlin', canonical_solution: '', has_canonical_solution: false });
+    expect(problems.get('HumanEval_kotlin/0')).toMatchObject({
+      language: 'kotlin',
+      canonical_solution: '',
+      has_canonical_solution: false,
+    });
     expect(problems.get('HumanEval_kotlin/0')?.description).toBeTypeOf('string');
   });
 
@@ -48,12 +56,18 @@ describe('problem files', () => {
 
   it('names file, line and field for bad rows', async () => {
     const file = join(dir, 'bad.jsonl');
-    writeFileSync(file, `${JSON.stringify({ task_id: 'a', prompt: 'p', test: 't' })}\n${JSON.stringify({ task_id: 'b', prompt: 'p' })}\n`);
+    writeFileSync(
+      file,
+      `${JSON.stringify({ task_id: 'a', prompt: 'p', test: 't' })}\n${JSON.stringify({ task_id: 'b', prompt: 'p' })}\n`,
+    );
     await expect(readProblems(file)).rejects.toThrow(InputError);
     await expect(readProblems(file)).rejects.toThrow(/bad\.jsonl:line 2 \(field `test`\): missing/);
     writeFileSync(file, `${JSON.stringify({ task_id: 'a', prompt: 'p', test: 't' })}\n{not json\n`);
     await expect(readProblems(file)).rejects.toThrow(/line 2: not valid JSON/);
-    writeFileSync(file, `${JSON.stringify({ task_id: 'a', prompt: 'p', test: 't' })}\n${JSON.stringify({ task_id: 'a', prompt: 'p', test: 't' })}\n`);
+    writeFileSync(
+      file,
+      `${JSON.stringify({ task_id: 'a', prompt: 'p', test: 't' })}\n${JSON.stringify({ task_id: 'a', prompt: 'p', test: 't' })}\n`,
+    );
     await expect(readProblems(file)).rejects.toThrow(/duplicate task_id a/);
   });
 });
@@ -79,8 +93,18 @@ describe('samples and results', () => {
       { passed: false, result: 'timed out', kind: 'timeout', time_elapsed: 3 },
       { passed: false, result: 'failed: ', kind: 'test_failure', time_elapsed: 0.5 },
     ]);
-    const written = readFileSync(join(dir, 'r.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
-    expect(written[0]).toEqual({ task_id: 'HumanEval/1', completion: 'a', extra: 1, result: 'passed', passed: true, time_elapsed: 0.01 });
+    const written = readFileSync(join(dir, 'r.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(written[0]).toEqual({
+      task_id: 'HumanEval/1',
+      completion: 'a',
+      extra: 1,
+      result: 'passed',
+      passed: true,
+      time_elapsed: 0.01,
+    });
     expect(written[1]).toMatchObject({ result: 'timed out', passed: false, failure_kind: 'timeout' });
   });
 
@@ -88,7 +112,9 @@ describe('samples and results', () => {
     const problems = await readProblems(join(fixtures, 'humaneval-2.jsonl'));
     const file = join(dir, 'unknown.jsonl');
     writeFileSync(file, `${JSON.stringify({ task_id: 'HumanEval/9', completion: '' })}\n`);
-    await expect(readSamples(file, problems)).rejects.toThrow(/line 1 \(field `task_id`\): no problem HumanEval\/9/);
+    await expect(readSamples(file, problems)).rejects.toThrow(
+      /line 1 \(field `task_id`\): no problem HumanEval\/9/,
+    );
   });
 });
 
@@ -124,7 +150,9 @@ describe('pass@k', () => {
     ];
     expect(Object.keys(passAtKSummary(counts))).toEqual(['pass@1', 'pass@10']);
     expect(() => passAtKSummary(counts, [1, 15])).toThrow(UsageError);
-    expect(() => passAtKSummary(counts, [1, 15])).toThrow(/pass@15 cannot be estimated: the task with the fewest samples has 12/);
+    expect(() => passAtKSummary(counts, [1, 15])).toThrow(
+      /pass@15 cannot be estimated: the task with the fewest samples has 12/,
+    );
     // 1 - C(15,12)/C(20,12) = 1 - 455/125970 for the first task, 0 for the second.
     expect(passAtKSummary(counts, [12])['pass@12']).toBeCloseTo((1 - 455 / 125970) / 2, 12);
     expect(parseKs('1, 10')).toEqual([1, 10]);
@@ -143,8 +171,12 @@ describe('post-processing steps', () => {
     expect(dropSignature('/** doc */\nfun f() {\n  body\n}')).toBe('  body\n}');
     expect(dropSignature('no signature')).toBeUndefined();
     const prompt = '/**\n * Add.\n */\nfun add(a: Int, b: Int): Int {\n';
-    expect(postprocess(prompt, '    return a + b // sum\n}\n\nfun main() {}\n', { stopAt: ['\n}\n'], stripComments: true, dropSignature: true })).toBe(
-      '    return a + b \n}\n',
-    );
+    expect(
+      postprocess(prompt, '    return a + b // sum\n}\n\nfun main() {}\n', {
+        stopAt: ['\n}\n'],
+        stripComments: true,
+        dropSignature: true,
+      }),
+    ).toBe('    return a + b \n}\n');
   });
 });

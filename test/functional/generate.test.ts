@@ -35,7 +35,8 @@ describe('berth generate against a local OpenAI-compatible server', () => {
     const kotlin = await readProblems(join(fixtures, 'kotlin-humaneval-2.jsonl'));
     const python = await readProblems(join(fixtures, 'humaneval-2.jsonl'));
     const byPrompt = new Map<string, string>();
-    for (const problem of [...kotlin.values(), ...python.values()]) byPrompt.set(problem.prompt, problem.task_id);
+    for (const problem of [...kotlin.values(), ...python.values()])
+      byPrompt.set(problem.prompt, problem.task_id);
     server = createServer(async (request, response) => {
       const parsed = await body(request);
       requests.push({ path: request.url ?? '', body: parsed });
@@ -82,7 +83,12 @@ describe('berth generate against a local OpenAI-compatible server', () => {
     });
     const sent = requests.filter((request) => request.path === '/v1/completions');
     expect(sent).toHaveLength(2);
-    expect(sent[0]?.body).toMatchObject({ model: 'codellama-7b-kexer', temperature: 0.1, max_tokens: 256, stop: ['\n}\n'] });
+    expect(sent[0]?.body).toMatchObject({
+      model: 'codellama-7b-kexer',
+      temperature: 0.1,
+      max_tokens: 256,
+      stop: ['\n}\n'],
+    });
     const first = samples.find((sample) => sample.task_id === 'HumanEval_kotlin/0');
     // Cut after the first "\n}\n" (the helper main is gone), comments removed.
     expect(first?.completion).not.toContain('fun main');
@@ -92,7 +98,10 @@ describe('berth generate against a local OpenAI-compatible server', () => {
     expect(first?.raw_generation).toContain('fun main');
     expect(first?.language).toBe('kotlin');
     // The written file is a samples file berth eval (and mxeval) reads.
-    const rows = readFileSync(out, 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+    const rows = readFileSync(out, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     expect(rows.map((row) => row.task_id)).toEqual(['HumanEval_kotlin/0', 'HumanEval_kotlin/1']);
   });
 
@@ -146,30 +155,36 @@ describe('berth generate against a local OpenAI-compatible server', () => {
     expect(samples[0]?.completion).not.toContain('```');
   });
 
-  it.skipIf(detectSandbox().kind === 'none')('generated Python samples evaluate: one right, one wrong', async () => {
-    const problemsFile = join(fixtures, 'humaneval-2.jsonl');
-    const problems = await readProblems(problemsFile);
-    const out = join(dir, 'python.jsonl');
-    await generate({
-      problems,
-      model: 'm',
-      baseUrl,
-      chat: false,
-      numSamples: 1,
-      temperature: 0,
-      maxTokens: 128,
-      stop: ['\ndef'],
-      concurrency: 2,
-      timeoutSec: 10,
-      postprocess: {},
-      out,
-    });
-    const summary = await evaluate({ problemsFile, samplesFile: out, timeoutSec: 5, workers: 1 });
-    expect(summary.passed).toBe(1);
-    expect(summary.pass_at_k).toEqual({ 'pass@1': 0.5 });
-    const results = readFileSync(`${out}_results.jsonl`, 'utf8').trim().split('\n').map((line) => JSON.parse(line));
-    expect(results.map((row) => row.passed)).toEqual([true, false]);
-  });
+  it.skipIf(detectSandbox().kind === 'none')(
+    'generated Python samples evaluate: one right, one wrong',
+    async () => {
+      const problemsFile = join(fixtures, 'humaneval-2.jsonl');
+      const problems = await readProblems(problemsFile);
+      const out = join(dir, 'python.jsonl');
+      await generate({
+        problems,
+        model: 'm',
+        baseUrl,
+        chat: false,
+        numSamples: 1,
+        temperature: 0,
+        maxTokens: 128,
+        stop: ['\ndef'],
+        concurrency: 2,
+        timeoutSec: 10,
+        postprocess: {},
+        out,
+      });
+      const summary = await evaluate({ problemsFile, samplesFile: out, timeoutSec: 5, workers: 1 });
+      expect(summary.passed).toBe(1);
+      expect(summary.pass_at_k).toEqual({ 'pass@1': 0.5 });
+      const results = readFileSync(`${out}_results.jsonl`, 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line));
+      expect(results.map((row) => row.passed)).toEqual([true, false]);
+    },
+  );
 
   it('a server error is reported, not written as a sample', async () => {
     const problems = await readProblems(join(fixtures, 'humaneval-2.jsonl'));

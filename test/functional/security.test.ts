@@ -26,18 +26,33 @@ function problem(language: string, prompt: string, test: string): Problem {
   };
 }
 
-const pythonProblem = problem('python', 'def f():\n', '\ndef check(candidate):\n    assert candidate() == 1\n');
-const jsProblem = problem('javascript', 'function f() {\n', '\nif (f() !== 1) { throw new Error("wrong"); }\n');
-const cppProblem = problem('cpp', '#include <unistd.h>\nint f() {\n', '\nint main() { return f() == 1 ? 0 : 1; }\n');
+const pythonProblem = problem(
+  'python',
+  'def f():\n',
+  '\ndef check(candidate):\n    assert candidate() == 1\n',
+);
+const jsProblem = problem(
+  'javascript',
+  'function f() {\n',
+  '\nif (f() !== 1) { throw new Error("wrong"); }\n',
+);
+const cppProblem = problem(
+  'cpp',
+  '#include <unistd.h>\nint f() {\n',
+  '\nint main() { return f() == 1 ? 0 : 1; }\n',
+);
 
 async function run(p: Problem, completion: string, timeoutSec = 3): Promise<ExecutionResult> {
   const executor = findExecutor(p.language);
   if (!executor) throw new Error(`no executor for ${p.language}`);
-  const [result] = await executor.runBatch([{ problem: p, sample: { task_id: p.task_id, completion, index: 0 } }], {
-    timeoutSec,
-    workers: 1,
-    sandbox: { ...DEFAULT_SANDBOX, memoryBytes: 512 * 1024 * 1024 },
-  });
+  const [result] = await executor.runBatch(
+    [{ problem: p, sample: { task_id: p.task_id, completion, index: 0 } }],
+    {
+      timeoutSec,
+      workers: 1,
+      sandbox: { ...DEFAULT_SANDBOX, memoryBytes: 512 * 1024 * 1024 },
+    },
+  );
   return result as ExecutionResult;
 }
 
@@ -50,7 +65,11 @@ async function leftoverProcesses(): Promise<string> {
   if (!identity) return '';
   let text = '';
   for (let attempt = 0; attempt < 50; attempt++) {
-    const out = spawnSync('ps', ['-o', 'pid=,user=,stat=,args=', '-u', `${identity.uid},${identity.uid + 1}`], { encoding: 'utf8' });
+    const out = spawnSync(
+      'ps',
+      ['-o', 'pid=,user=,stat=,args=', '-u', `${identity.uid},${identity.uid + 1}`],
+      { encoding: 'utf8' },
+    );
     text = out.stdout.trim();
     if (text === '') return '';
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -113,7 +132,8 @@ describe.skipIf(sandbox.kind === 'none')('hostile samples are contained', () => 
   });
 
   it('allocating 10 GB in C++ hits the memory limit', async () => {
-    const completion = '  char *p = new char[10L * 1024 * 1024 * 1024];\n  for (long i = 0; i < 10L * 1024 * 1024 * 1024; i += 4096) p[i] = 1;\n  return 1;\n}\n';
+    const completion =
+      '  char *p = new char[10L * 1024 * 1024 * 1024];\n  for (long i = 0; i < 10L * 1024 * 1024 * 1024; i += 4096) p[i] = 1;\n  return 1;\n}\n';
     const result = await run(cppProblem, completion, 10);
     expect(result.passed).toBe(false);
     expect(result.kind).toBe('crash');
@@ -152,7 +172,10 @@ describe.skipIf(sandbox.kind === 'none')('hostile samples are contained', () => 
     const result = await run(pythonProblem, completion);
     expect(result.passed).toBe(false);
     expect(existsSync(victim)).toBe(true);
-    const js = await run(jsProblem, `  require('fs').rmSync(${JSON.stringify(victimDir)}, { recursive: true, force: true });\n  return 1;\n}\n`);
+    const js = await run(
+      jsProblem,
+      `  require('fs').rmSync(${JSON.stringify(victimDir)}, { recursive: true, force: true });\n  return 1;\n}\n`,
+    );
     // With bubblewrap the folder is not even visible (rm of a missing path "succeeds"); it must survive either way.
     expect(js.sandbox).toBe(sandbox.kind);
     expect(existsSync(victim)).toBe(true);
