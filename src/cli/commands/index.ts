@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import { registerDataset } from './dataset.ts';
 import { registerDemo } from './demo.ts';
 import { registerEval } from './eval.ts';
+import { registerGenerate } from './generate.ts';
 import { registerGrade } from './grade.ts';
 import { registerParse } from './parse.ts';
 import { registerRun } from './run.ts';
@@ -15,8 +16,9 @@ export type RegisterCommand = (program: Command) => void;
 export const commands: RegisterCommand[] = [
   registerRun,
   registerEval,
+  registerGenerate,
+  registerParse,
+  registerGrade,
   registerDataset,
   registerDemo,
-  registerGrade,
-  registerParse,
 ];
