@@ -3,7 +3,10 @@
  * keep one command per file and its heavy imports inside the action.
  */
 import type { Command } from 'commander';
+import { registerBases } from './bases.ts';
+import { registerCheck } from './check.ts';
+import { registerClean } from './clean.ts';
 
 export type RegisterCommand = (program: Command) => void;
 
-export const commands: RegisterCommand[] = [];
+export const commands: RegisterCommand[] = [registerCheck, registerBases, registerClean];
