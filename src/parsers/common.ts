@@ -3,13 +3,7 @@
  * stripping ANSI codes, and collecting results with the default duplicate
  * precedence.
  */
-import {
-  type ParseResult,
-  STATUS_PRECEDENCE,
-  type StatusCounts,
-  type TestCase,
-  type TestStatus,
-} from './types.ts';
+import { STATUS_PRECEDENCE, type ParseResult, type StatusCounts, type TestCase, type TestStatus } from './types.ts';
 
 // CSI sequences (colours, cursor moves) and OSC sequences (hyperlinks, titles).
 // biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI escape codes are control characters.
@@ -114,8 +108,7 @@ export class TestCollector {
   result(): ParseResult {
     const tests = [...this.byId.values()];
     const warnings = [...this.warnings];
-    if (this.duplicates > 0)
-      warnings.push(`${this.duplicates} duplicate test result(s) merged by precedence`);
+    if (this.duplicates > 0) warnings.push(`${this.duplicates} duplicate test result(s) merged by precedence`);
     return {
       format: this.format,
       tests,

@@ -67,11 +67,7 @@ export type NetworkPolicy =
 /** How the oracle solves a task. */
 export type SolutionSpec =
   | { kind: 'patch'; patch: string }
-  | {
-      kind: 'script' /** host folder copied to /solution; runs solve.sh */;
-      dir: string;
-      env?: Record<string, string>;
-    }
+  | { kind: 'script'; /** host folder copied to /solution; runs solve.sh */ dir: string; env?: Record<string, string> }
   | { kind: 'none' };
 
 /** How a task is verified. Each kind has a `Verifier` in src/verifiers/. */
