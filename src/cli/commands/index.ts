@@ -6,7 +6,9 @@ import type { Command } from 'commander';
 import { registerBases } from './bases.ts';
 import { registerCheck } from './check.ts';
 import { registerClean } from './clean.ts';
+import { registerDataset } from './dataset.ts';
+import { registerEval } from './eval.ts';
 
 export type RegisterCommand = (program: Command) => void;
 
-export const commands: RegisterCommand[] = [registerCheck, registerBases, registerClean];
+export const commands: RegisterCommand[] = [registerDataset, registerEval, registerCheck, registerBases, registerClean];
