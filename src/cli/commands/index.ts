@@ -3,6 +3,9 @@
  * keep one command per file and its heavy imports inside the action.
  */
 import type { Command } from 'commander';
+import { registerBases } from './bases.ts';
+import { registerCheck } from './check.ts';
+import { registerClean } from './clean.ts';
 import { registerDataset } from './dataset.ts';
 import { registerDemo } from './demo.ts';
 import { registerEval } from './eval.ts';
@@ -17,6 +20,9 @@ export const commands: RegisterCommand[] = [
   registerRun,
   registerEval,
   registerGenerate,
+  registerCheck,
+  registerBases,
+  registerClean,
   registerParse,
   registerGrade,
   registerDataset,
