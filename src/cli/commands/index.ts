@@ -3,7 +3,9 @@
  * keep one command per file and its heavy imports inside the action.
  */
 import type { Command } from 'commander';
+import { registerMultilingual } from './multilingual.ts';
+import { registerReport } from './report.ts';
 
 export type RegisterCommand = (program: Command) => void;
 
-export const commands: RegisterCommand[] = [];
+export const commands: RegisterCommand[] = [registerMultilingual, registerReport];
