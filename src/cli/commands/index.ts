@@ -3,9 +3,16 @@
  * keep one command per file and its heavy imports inside the action.
  */
 import type { Command } from 'commander';
+import { registerDataset } from './dataset.ts';
+import { registerEval } from './eval.ts';
 import { registerMultilingual } from './multilingual.ts';
 import { registerReport } from './report.ts';
 
 export type RegisterCommand = (program: Command) => void;
 
-export const commands: RegisterCommand[] = [registerMultilingual, registerReport];
+export const commands: RegisterCommand[] = [
+  registerDataset,
+  registerEval,
+  registerMultilingual,
+  registerReport,
+];
