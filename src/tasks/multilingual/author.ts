@@ -6,8 +6,11 @@
  *
  * - run 1: base + test patch; run 2: base + test patch + gold patch;
  * - f2p = not PASSED in run 1, PASSED in run 2 (a missing test counts as not passed);
+ *   only ids run 2 reports are listed (run 1's pseudo-tests for a file that failed to load
+ *   or a package that did not build are left out);
  *   p2p = PASSED in both; p2f = PASSED then not; f2f = not PASSED in both;
- * - refused: no f2p test, or any test not passing with the gold patch.
+ * - refused: no f2p test, a test not passing with the gold patch, or a test that passed
+ *   in run 1 and is missing in run 2.
  *
  * A source folder holds `task.json` (owner, repo, language, task_type,
  * task_type_reason, problem_statement, log_parser, test_cmd), `base/` (the
@@ -86,13 +89,12 @@ export async function buildTask(sourceDir: string, datasetDir: string): Promise<
     await apply(fixPatch);
     const after = await run();
 
-    const ids = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
-    const lists = {
-      f2p_tests: [] as string[],
-      p2p_tests: [] as string[],
-      p2f_tests: [] as string[],
-      f2f_tests: [] as string[],
-    };
+    // Ids only the first run reports (a test file that failed to load, a package that did not
+    // build) are left out; a test that passed and then disappears refuses the task.
+    const ids = Object.keys(after).sort();
+    const vanished = Object.keys(before).filter((id) => !(id in after) && before[id] === 'PASSED');
+    if (vanished.length > 0) throw new InputError({ file }, `tests disappear with the gold patch: ${vanished.join(', ')}`);
+    const lists = { f2p_tests: [] as string[], p2p_tests: [] as string[], p2f_tests: [] as string[], f2f_tests: [] as string[] };
     for (const id of ids) {
       const was = before[id] === 'PASSED';
       const is = after[id] === 'PASSED';
@@ -100,8 +102,7 @@ export async function buildTask(sourceDir: string, datasetDir: string): Promise<
     }
     if (lists.f2p_tests.length === 0) throw new InputError({ file }, 'no test goes from failing to passing');
     const failing = ids.filter((id) => after[id] !== 'PASSED');
-    if (failing.length > 0)
-      throw new InputError({ file }, `the gold patch leaves tests not passing: ${failing.join(', ')}`);
+    if (failing.length > 0) throw new InputError({ file }, `the gold patch leaves tests not passing: ${failing.join(', ')}`);
 
     const instanceId = `${source.owner}__${source.repo}__${baseCommit.slice(0, 8)}`;
     const entry: SampleTask = {

@@ -44,7 +44,6 @@ export class MultilingualVerifier implements Verifier {
     const spec = context.task.verifier;
     if (spec.kind !== 'multilingual') throw new Error(`MultilingualVerifier got a ${spec.kind} task`);
     const dir = join(context.trialDir, 'verifier');
-    await mkdir(dir, { recursive: true });
     return runMultilingualVerification(context.environment, spec, dir, context.timeoutSec ?? spec.timeoutSec);
   }
 }
@@ -61,6 +60,7 @@ export async function runMultilingualVerification(
     await writeFileAtomic(join(dir, 'report.json'), `${JSON.stringify(result, null, 2)}\n`);
     return result;
   };
+  await mkdir(dir, { recursive: true });
   const base = spec.baseCommit;
 
   // 1. The agent's work as one diff (untracked files included).
