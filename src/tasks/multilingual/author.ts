@@ -93,8 +93,14 @@ export async function buildTask(sourceDir: string, datasetDir: string): Promise<
     // build) are left out; a test that passed and then disappears refuses the task.
     const ids = Object.keys(after).sort();
     const vanished = Object.keys(before).filter((id) => !(id in after) && before[id] === 'PASSED');
-    if (vanished.length > 0) throw new InputError({ file }, `tests disappear with the gold patch: ${vanished.join(', ')}`);
-    const lists = { f2p_tests: [] as string[], p2p_tests: [] as string[], p2f_tests: [] as string[], f2f_tests: [] as string[] };
+    if (vanished.length > 0)
+      throw new InputError({ file }, `tests disappear with the gold patch: ${vanished.join(', ')}`);
+    const lists = {
+      f2p_tests: [] as string[],
+      p2p_tests: [] as string[],
+      p2f_tests: [] as string[],
+      f2f_tests: [] as string[],
+    };
     for (const id of ids) {
       const was = before[id] === 'PASSED';
       const is = after[id] === 'PASSED';
@@ -102,7 +108,8 @@ export async function buildTask(sourceDir: string, datasetDir: string): Promise<
     }
     if (lists.f2p_tests.length === 0) throw new InputError({ file }, 'no test goes from failing to passing');
     const failing = ids.filter((id) => after[id] !== 'PASSED');
-    if (failing.length > 0) throw new InputError({ file }, `the gold patch leaves tests not passing: ${failing.join(', ')}`);
+    if (failing.length > 0)
+      throw new InputError({ file }, `the gold patch leaves tests not passing: ${failing.join(', ')}`);
 
     const instanceId = `${source.owner}__${source.repo}__${baseCommit.slice(0, 8)}`;
     const entry: SampleTask = {
