@@ -11,7 +11,9 @@ import { registerDemo } from './demo.ts';
 import { registerEval } from './eval.ts';
 import { registerGenerate } from './generate.ts';
 import { registerGrade } from './grade.ts';
+import { registerMultilingual } from './multilingual.ts';
 import { registerParse } from './parse.ts';
+import { registerReport } from './report.ts';
 import { registerRun } from './run.ts';
 
 export type RegisterCommand = (program: Command) => void;
@@ -27,4 +29,6 @@ export const commands: RegisterCommand[] = [
   registerGrade,
   registerDataset,
   registerDemo,
+  registerMultilingual,
+  registerReport,
 ];
