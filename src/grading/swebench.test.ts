@@ -112,7 +112,7 @@ describe('SWE-bench grading', () => {
     });
   });
 
-  it('matches an id cut mid-parameter by prefix only when all matches agree', () => {
+  it('matches an id cut mid-parameter by prefix; disagreeing siblings give the worst status', () => {
     const truncatedId = 'tests/test_f.py::test_grammar[log(photon';
     const agree = gradeSwebench({
       failToPass: [truncatedId],
@@ -139,7 +139,8 @@ describe('SWE-bench grading', () => {
       timedOut: false,
     });
     expect(disagree.resolved).toBe(false);
-    expect(disagree.verdicts[0]?.reason).toBe('missing');
+    // Siblings that disagree take the worst non-passing status (src/grading/match.ts, rule 3).
+    expect(disagree.verdicts[0]?.reason).toBe('failed');
     // A complete id never prefix-matches.
     const complete = gradeSwebench({
       failToPass: ['t[a]'],
