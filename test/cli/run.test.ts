@@ -114,6 +114,45 @@ describe('berth run end to end (DockerLess fixture: Python/pytest and JS/node:te
   });
 });
 
+describe('berth run --repos: rows without a snapshot, from git mirrors', () => {
+  it('checks out base_commit from owner__repo and owner/repo mirrors and resolves with the oracle', async () => {
+    const dir = await tmp();
+    const repos = join(dir, 'repos');
+    const out: Record<string, unknown>[] = [];
+    for (const [index, row] of rows.entries()) {
+      const dockerless = row.dockerless as { files: Record<string, string> };
+      const work = join(dir, `work${index}`);
+      const git = (...args: string[]) =>
+        spawnSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], {
+          cwd: work,
+          encoding: 'utf8',
+        });
+      spawnSync('git', ['init', '-q', work]);
+      for (const [path, content] of Object.entries(dockerless.files)) {
+        spawnSync('mkdir', ['-p', join(work, path, '..')]);
+        await writeFile(join(work, path), content);
+      }
+      git('add', '-A');
+      git('commit', '-qm', 'base');
+      const base = git('rev-parse', 'HEAD').stdout.trim();
+      // A later commit (the fix) that must not be reachable in the trial.
+      const apply = spawnSync('git', ['apply', '-'], { cwd: work, input: row.patch as string });
+      expect(apply.status).toBe(0);
+      git('commit', '-qam', 'fix');
+      const name = (row.repo as string).replace('/', index === 0 ? '__' : '/');
+      spawnSync('git', ['clone', '-q', '--mirror', work, join(repos, `${name}${index === 0 ? '' : '.git'}`)]);
+      const { files: _files, ...rest } = row.dockerless as Record<string, unknown>;
+      out.push({ ...row, base_commit: base, dockerless: rest });
+    }
+    const dataset = join(dir, 'mirrored.jsonl');
+    await writeFile(dataset, out.map((r) => JSON.stringify(r)).join('\n'));
+    expect(berth(['run', '-p', dataset, '--jobs-dir', dir]).code).toBe(2);
+    const run = berth(['run', '-p', dataset, '--repos', repos, '--jobs-dir', dir, '--json', '-n', '2']);
+    expect(run.code).toBe(0);
+    expect(runReportSchema.parse(JSON.parse(run.stdout))).toMatchObject({ resolved: 2, total: 2 });
+  });
+});
+
 describe('berth run: bad usage and bad input exit 2 before any trial starts', () => {
   it('unknown agent', async () => {
     const jobs = await tmp();
