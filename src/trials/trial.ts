@@ -192,8 +192,12 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
         );
       }
     }
-    const head = await environment.exec('git rev-parse --verify -q HEAD', { timeoutSec: 60 });
-    const baseCommit = head.exitCode === 0 ? head.output.trim() : undefined;
+    // The base commit the environment made (local), else whatever HEAD is before the agent runs.
+    let baseCommit = (environment as { baseSha?: unknown }).baseSha as string | undefined;
+    if (typeof baseCommit !== 'string') {
+      const head = await environment.exec('git rev-parse --verify -q HEAD', { timeoutSec: 60 });
+      baseCommit = head.exitCode === 0 ? head.output.trim() : undefined;
+    }
     phase.finished_at = now();
 
     // Agent.
