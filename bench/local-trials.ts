@@ -64,8 +64,8 @@ function shellScript(row: Row, index: number): string {
   const command = row.dockerless.test_cmd.replaceAll('{tests}', row.dockerless.test_files.join(' '));
   return [
     'set -e',
-    `dir=$(mktemp -d "${scratch}/shell-${index}-XXXXXX")`,
-    'cd "$dir"',
+    `root=$(mktemp -d "${scratch}/shell-${index}-XXXXXX")`,
+    'mkdir "$root/repo" && cd "$root/repo"',
     ...Object.entries(row.dockerless.files).map(([path, content]) => heredoc(path, content)),
     'git init -q -b main',
     'git add -A',
@@ -77,7 +77,7 @@ function shellScript(row: Row, index: number): string {
     'set +e',
     `${command} > ../test_output.txt 2>&1`,
     'echo "exit $?" >> ../test_output.txt',
-    'cd / && rm -rf "$dir"',
+    'cd / && rm -rf "$root"',
   ].join('\n');
 }
 
