@@ -153,7 +153,9 @@ interface Entry {
   suite: number;
   count: number;
   worst: TestCase;
-  last: TestCase;
+  lastStatus: TestStatus;
+  /** The last occurrence, kept only when it passed after failures (a retry). */
+  lastPass?: TestCase;
   /** Every occurrence of the group before the last failed (FAILED/ERROR). */
   failedBeforeLast: boolean;
 }
@@ -164,8 +166,8 @@ function better(a: TestCase | undefined, b: TestCase): TestCase {
 }
 
 function closeGroup(entry: Entry): TestCase {
-  if (entry.count > 1 && entry.last.status === 'PASSED' && entry.failedBeforeLast) {
-    return { ...entry.last, flaky: true, attempts: entry.count };
+  if (entry.count > 1 && entry.lastStatus === 'PASSED' && entry.failedBeforeLast && entry.lastPass) {
+    return { ...entry.lastPass, flaky: true, attempts: entry.count };
   }
   return entry.worst;
 }
@@ -393,53 +395,71 @@ export async function parseJUnit(
     const id = detach(junitTestId(c.classname, c.name, ordinal));
     const status = elementStatus(c);
     const flaky = status === 'PASSED' && c.flakyRuns > 0;
-    const test: JUnitElement = {
-      id,
-      status,
-      ...(c.durationSec !== undefined ? { durationSec: c.durationSec } : {}),
-      ...(c.message !== undefined && status !== 'PASSED' ? { message: c.message } : {}),
-      ...(c.classname !== undefined ? { classname: c.classname } : {}),
-      ...(c.name !== undefined ? { name: c.name } : {}),
-      ...(c.suite !== undefined ? { suite: c.suite } : {}),
-      ...(c.file !== undefined ? { file: c.file } : {}),
-      hasSkipped: c.hasSkipped,
-      hasFailure: c.hasFailure,
-      hasError: c.hasError,
-      ...(c.reruns > 0 ? { reruns: c.reruns } : {}),
-      ...(flaky ? { flaky: true } : {}),
-      ...(c.xfail ? { xfail: true } : {}),
+    const message = c.message !== undefined && status !== 'PASSED' ? c.message : undefined;
+    if (elements) {
+      const kd = (v: string | undefined) => (v === undefined ? undefined : detach(v));
+      elements.push({
+        id,
+        status,
+        ...(c.durationSec !== undefined ? { durationSec: c.durationSec } : {}),
+        ...(message !== undefined ? { message: detach(message) } : {}),
+        ...(c.classname !== undefined ? { classname: kd(c.classname) } : {}),
+        ...(c.name !== undefined ? { name: kd(c.name) } : {}),
+        ...(c.suite !== undefined ? { suite: kd(c.suite) } : {}),
+        ...(c.file !== undefined ? { file: kd(c.file) } : {}),
+        hasSkipped: c.hasSkipped,
+        hasFailure: c.hasFailure,
+        hasError: c.hasError,
+        ...(c.reruns > 0 ? { reruns: c.reruns } : {}),
+        ...(flaky ? { flaky: true } : {}),
+        ...(c.xfail ? { xfail: true } : {}),
+      });
+    }
+    // The merged map keeps one small record per id; a repeated occurrence that changes
+    // nothing allocates nothing (a record replaced later would be old-space garbage).
+    const makeSlim = (): TestCase => {
+      const slim: TestCase = { id, status };
+      if (c.durationSec !== undefined) slim.durationSec = c.durationSec;
+      if (message !== undefined) slim.message = detach(message);
+      if (c.file !== undefined) slim.file = detach(c.file);
+      if (flaky) slim.flaky = true;
+      if (c.reruns > 0) slim.reruns = c.reruns;
+      if (c.xfail) slim.xfail = true;
+      return slim;
     };
-    elements?.push(test);
-    // The merged map keeps only what `tests` needs.
-    const slim: TestCase = { id, status };
-    if (test.durationSec !== undefined) slim.durationSec = test.durationSec;
-    if (test.message !== undefined) slim.message = detach(test.message);
-    if (test.file !== undefined) slim.file = detach(test.file);
-    if (flaky) {
-      slim.flaky = true;
-      slim.reruns = c.reruns;
-    } else if (c.reruns > 0) slim.reruns = c.reruns;
-    if (c.xfail) slim.xfail = true;
+    const plain = !flaky && c.reruns === 0 && !c.xfail;
     const suite = suiteStack[suiteStack.length - 1]?.index ?? 0;
     const entry = byId.get(id);
     if (entry === undefined) {
-      byId.set(id, { suite, count: 1, worst: slim, last: slim, failedBeforeLast: true });
+      const slim = makeSlim();
+      byId.set(id, {
+        suite,
+        count: 1,
+        worst: slim,
+        lastStatus: status,
+        ...(status === 'PASSED' ? { lastPass: slim } : {}),
+        failedBeforeLast: true,
+      });
       return;
     }
     duplicates++;
     if (entry.suite !== suite) {
-      entry.merged = better(entry.merged, closeGroup(entry));
+      const merged = better(entry.merged, closeGroup(entry));
+      entry.merged = merged;
+      const slim = plain && merged.status === status ? merged : makeSlim();
       entry.suite = suite;
       entry.count = 1;
       entry.worst = slim;
-      entry.last = slim;
+      entry.lastStatus = status;
+      entry.lastPass = status === 'PASSED' ? slim : undefined;
       entry.failedBeforeLast = true;
       return;
     }
-    entry.failedBeforeLast &&= entry.last.status === 'FAILED' || entry.last.status === 'ERROR';
+    entry.failedBeforeLast &&= entry.lastStatus === 'FAILED' || entry.lastStatus === 'ERROR';
     entry.count++;
-    entry.worst = better(entry.worst, slim);
-    entry.last = slim;
+    if (STATUS_PRECEDENCE[status] > STATUS_PRECEDENCE[entry.worst.status]) entry.worst = makeSlim();
+    entry.lastStatus = status;
+    entry.lastPass = status === 'PASSED' && entry.failedBeforeLast ? makeSlim() : undefined;
   }
 
   const decoder = new Decoder();
