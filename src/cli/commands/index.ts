@@ -3,9 +3,22 @@
  * keep one command per file and its heavy imports inside the action.
  */
 import type { Command } from 'commander';
+import { registerDataset } from './dataset.ts';
+import { registerDemo } from './demo.ts';
 import { registerEval } from './eval.ts';
 import { registerGenerate } from './generate.ts';
+import { registerGrade } from './grade.ts';
+import { registerParse } from './parse.ts';
+import { registerRun } from './run.ts';
 
 export type RegisterCommand = (program: Command) => void;
 
-export const commands: RegisterCommand[] = [registerEval, registerGenerate];
+export const commands: RegisterCommand[] = [
+  registerRun,
+  registerEval,
+  registerGenerate,
+  registerParse,
+  registerGrade,
+  registerDataset,
+  registerDemo,
+];
