@@ -3,7 +3,13 @@
  * stripping ANSI codes, and collecting results with the default duplicate
  * precedence.
  */
-import { STATUS_PRECEDENCE, type ParseResult, type StatusCounts, type TestCase, type TestStatus } from './types.ts';
+import {
+  type ParseResult,
+  STATUS_PRECEDENCE,
+  type StatusCounts,
+  type TestCase,
+  type TestStatus,
+} from './types.ts';
 
 // CSI sequences (colours, cursor moves) and OSC sequences (hyperlinks, titles).
 // biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI escape codes are control characters.
@@ -87,6 +93,29 @@ export class TestCollector {
     if (this.precedence[test.status] > this.precedence[previous.status]) this.byId.set(test.id, test);
   }
 
+  /**
+   * Records another report of a test the format prints more than once by
+   * design (pytest's `-v` line and its `-rA` summary line; a call result and
+   * a teardown error): merged by precedence, not counted as a duplicate.
+   */
+  merge(test: TestCase): void {
+    this.elements?.push(test);
+    const previous = this.byId.get(test.id);
+    if (previous === undefined || this.precedence[test.status] > this.precedence[previous.status]) {
+      this.byId.set(
+        test.id,
+        previous?.message && !test.message ? { ...test, message: previous.message } : test,
+      );
+    } else if (!previous.message && test.message) {
+      previous.message = test.message;
+    }
+  }
+
+  /** The merged results so far, one per id, in first-seen order. */
+  tests(): IterableIterator<TestCase> {
+    return this.byId.values();
+  }
+
   /** Replaces whatever was recorded for an id (formats whose later lines override earlier ones). */
   set(test: TestCase): void {
     this.elements?.push(test);
@@ -108,7 +137,8 @@ export class TestCollector {
   result(): ParseResult {
     const tests = [...this.byId.values()];
     const warnings = [...this.warnings];
-    if (this.duplicates > 0) warnings.push(`${this.duplicates} duplicate test result(s) merged by precedence`);
+    if (this.duplicates > 0)
+      warnings.push(`${this.duplicates} duplicate test result(s) merged by precedence`);
     return {
       format: this.format,
       tests,

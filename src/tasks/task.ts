@@ -67,7 +67,11 @@ export type NetworkPolicy =
 /** How the oracle solves a task. */
 export type SolutionSpec =
   | { kind: 'patch'; patch: string }
-  | { kind: 'script'; /** host folder copied to /solution; runs solve.sh */ dir: string; env?: Record<string, string> }
+  | {
+      kind: 'script' /** host folder copied to /solution; runs solve.sh */;
+      dir: string;
+      env?: Record<string, string>;
+    }
   | { kind: 'none' };
 
 /** How a task is verified. Each kind has a `Verifier` in src/verifiers/. */
@@ -109,6 +113,11 @@ export interface Task {
   verifier: VerifierSpec;
   /** Agent phase timeout in seconds. */
   agentTimeoutSec?: number;
+  /**
+   * Per-phase network overrides (Harbor's `[agent] network_mode` / `[verifier] network_mode`);
+   * a phase without one uses the environment's policy. See src/environments/docker/egress/.
+   */
+  phaseNetwork?: { agent?: NetworkPolicy; verifier?: NetworkPolicy };
   source?: TaskSource;
   /** Every other field of the input, kept as it was. */
   metadata: Record<string, unknown>;
