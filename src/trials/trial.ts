@@ -308,6 +308,18 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
     }
     const notes: string[] = [];
     if (typeof details.error_reason === 'string') notes.push(details.error_reason);
+    else if (result.berth.status === 'unresolved' && Array.isArray(details.tests)) {
+      // Say which expected tests did not pass and why, e.g. "FAIL_TO_PASS not passed: 2 failed, 1 missing".
+      for (const category of ['FAIL_TO_PASS', 'PASS_TO_PASS']) {
+        const reasons = new Map<string, number>();
+        for (const t of details.tests as { category?: string; passed?: boolean; reason?: string }[]) {
+          if (t.category === category && !t.passed)
+            reasons.set(t.reason ?? 'failed', (reasons.get(t.reason ?? 'failed') ?? 0) + 1);
+        }
+        if (reasons.size > 0)
+          notes.push(`${category} not passed: ${[...reasons].map(([r, n]) => `${n} ${r}`).join(', ')}`);
+      }
+    }
     const applyMethod = result.berth.patch_apply?.method;
     if (applyMethod && applyMethod !== 'git apply') notes.push(`applied with ${applyMethod}`);
     const discarded = details.discarded_agent_changes;
