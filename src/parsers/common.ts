@@ -90,11 +90,13 @@ export function detach(text: string): string {
 }
 
 /**
- * Reads a file as a chunk stream through one reused buffer of `chunkBytes`
- * (default 256 KiB), decoding UTF-8 as it goes: no per-chunk allocation
- * outside the JavaScript heap, so a multi-gigabyte log keeps a flat memory profile.
+ * Reads a UTF-8 text file as a chunk stream through one reused buffer of
+ * `chunkBytes` (default 64 KiB, which keeps each decoded chunk in V8's young
+ * generation), decoding as it goes: no per-chunk allocation outside the
+ * JavaScript heap. For console logs only: byte-exact formats (XML with its own
+ * encoding declaration) should get the bytes (`fs.createReadStream`).
  */
-export async function* readFileChunks(path: string, chunkBytes = 256 * 1024): AsyncGenerator<string> {
+export async function* readFileChunks(path: string, chunkBytes = 64 * 1024): AsyncGenerator<string> {
   const handle = await open(path, 'r');
   try {
     const buffer = Buffer.allocUnsafe(chunkBytes);
