@@ -17,6 +17,8 @@ export interface EvalCommandOptions {
   workers: string;
   memoryMb: string;
   sandbox: SandboxOptions['kind'];
+  env?: 'local' | 'docker';
+  image: string;
   json?: boolean;
 }
 
@@ -64,7 +66,11 @@ export async function runEvalCommand(options: EvalCommandOptions): Promise<void>
       ...(ks ? { ks } : {}),
       timeoutSec,
       workers,
-      sandbox: { kind: options.sandbox, memoryBytes },
+      sandbox: {
+        kind: options.env === 'docker' ? 'docker' : options.sandbox,
+        memoryBytes,
+        image: options.image,
+      },
       signal: controller.signal,
       onProgress: (done, total) => {
         if (options.json) return;

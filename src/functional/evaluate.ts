@@ -105,7 +105,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluateSummar
   const byLanguage: EvaluateSummary['by_language'] = {};
   const missing: string[] = [];
   for (const language of groups.keys()) {
-    const status = await findExecutor(language)!.checkToolchain();
+    const status = await findExecutor(language)!.checkToolchain(sandbox);
     if (!status.ok) missing.push(status.message);
     byLanguage[language] = {
       samples: groups.get(language)!.length,

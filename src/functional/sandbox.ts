@@ -28,6 +28,7 @@ import { lstatSync } from 'node:fs';
 import { chown, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PrerequisiteError } from '../errors.ts';
 import type { SandboxKind, SandboxOptions } from './types.ts';
 
 /** Path of the sample folder inside a bwrap sandbox. */
@@ -66,8 +67,17 @@ export function detectSandbox(preferred: SandboxOptions['kind'] = 'auto'): {
   warning?: string;
 } {
   if (preferred === 'none') return { kind: 'none', warning: 'ran unsandboxed (--sandbox none)' };
-  if (preferred === 'docker')
-    throw new Error('the docker sandbox is not implemented for function-level samples');
+  if (preferred === 'docker') {
+    const out = spawnSync('docker', ['version', '--format', '{{.Server.Version}}'], {
+      stdio: 'ignore',
+      timeout: 20_000,
+    });
+    if (out.status !== 0)
+      throw new PrerequisiteError(
+        '--sandbox docker: no Docker engine answers (start dockerd, or use --sandbox auto)',
+      );
+    return { kind: 'docker' };
+  }
   if (preferred === 'auto' && detected) return detected;
   const identity = slotIdentity(0);
   const tryRun = (argv: string[]): boolean => {
@@ -157,8 +167,63 @@ export interface SandboxCommand {
 
 /** The folder a program sees as its sample folder. */
 export function dirInside(kind: SandboxKind, workDir: string): string {
-  return kind === 'bwrap' ? SANDBOX_DIR : workDir;
+  return kind === 'bwrap' || kind === 'docker' ? SANDBOX_DIR : workDir;
 }
+
+/** Image of the docker sandbox when none is given. */
+export const DEFAULT_IMAGE = 'berth-base:bookworm';
+/** Label on every container the docker sandbox starts (`docker ps -f label=berth.functional`). */
+export const DOCKER_LABEL = 'berth.functional';
+
+/** `docker run` arguments up to the command: no network, limits, a read-only root, the sample folder at /sample. */
+function dockerArgs(command: SandboxCommand, name: string, env: Record<string, string>): string[] {
+  const o = command.options;
+  const identity = slotIdentity(command.slot) ?? { uid: 65534, gid: 65534 };
+  const args = [
+    'run',
+    '--rm',
+    '-i',
+    '--name',
+    name,
+    '--label',
+    `${DOCKER_LABEL}=${process.pid}`,
+    '--network',
+    'none',
+  ];
+  args.push(
+    '--memory',
+    String(o.memoryBytes),
+    '--memory-swap',
+    String(o.memoryBytes),
+    '--pids-limit',
+    String(o.maxProcesses),
+  );
+  args.push('--ulimit', 'core=0', '--ulimit', `fsize=${MAX_FILE_BYTES}`);
+  if (command.cpuSec !== undefined) args.push('--ulimit', `cpu=${Math.max(1, Math.ceil(command.cpuSec))}`);
+  args.push(
+    '--user',
+    `${identity.uid}:${identity.gid}`,
+    '--cap-drop',
+    'ALL',
+    '--security-opt',
+    'no-new-privileges',
+  );
+  args.push(
+    '--read-only',
+    '--tmpfs',
+    `/tmp:size=${TMPFS_BYTES}`,
+    '-v',
+    `${command.workDir}:${SANDBOX_DIR}`,
+    '-w',
+    SANDBOX_DIR,
+  );
+  for (const path of command.readOnlyPaths ?? []) args.push('-v', `${path}:${path}:ro`);
+  for (const [key, value] of Object.entries(env)) args.push('-e', `${key}=${value}`);
+  args.push(o.image ?? DEFAULT_IMAGE);
+  return args;
+}
+
+const containerNames = new WeakMap<ChildProcess, string>();
 
 /** Starts a sandboxed process (in its own process group) with piped stdio. */
 export function spawnSandboxed(command: SandboxCommand): {
@@ -175,6 +240,17 @@ export function spawnSandboxed(command: SandboxCommand): {
     LANG: 'C.UTF-8',
     ...command.env,
   };
+  if (kind === 'docker') {
+    const name = `berth-fn-${process.pid}-${command.slot}-${Math.random().toString(36).slice(2, 10)}`;
+    const child = spawn('docker', [...dockerArgs(command, name, env), ...command.argv], {
+      cwd: command.workDir,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/' },
+      detached: true,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    containerNames.set(child, name);
+    return { child, kind };
+  }
   const limits = [
     `--data=${command.options.memoryBytes}`,
     `--nproc=${command.options.maxProcesses}`,
@@ -200,6 +276,12 @@ export function spawnSandboxed(command: SandboxCommand): {
 
 /** Kills a sandboxed process and its whole process group. */
 export function killGroup(child: ChildProcess): void {
+  const container = containerNames.get(child);
+  // A container whose `docker run` already returned is gone (--rm); only a running one needs removing.
+  if (container && child.exitCode === null && child.signalCode === null) {
+    containerNames.delete(child);
+    spawn('docker', ['rm', '-f', container], { stdio: 'ignore' }).on('error', () => {});
+  }
   if (child.pid === undefined) return;
   try {
     process.kill(-child.pid, 'SIGKILL');
