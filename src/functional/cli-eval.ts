@@ -5,6 +5,7 @@ import { writeFileAtomic } from '../util/atomic-write.ts';
 import { agentSamples, evaluate } from './evaluate.ts';
 import { readProblems } from './formats.ts';
 import { parseKs } from './pass-at-k.ts';
+import { MAX_SLOTS } from './sandbox.ts';
 import type { SandboxOptions } from './types.ts';
 
 export interface EvalCommandOptions {
@@ -33,6 +34,7 @@ function positive(name: string, text: string, integer: boolean): number {
 export async function runEvalCommand(options: EvalCommandOptions): Promise<void> {
   const timeoutSec = positive('--timeout', options.timeout, false);
   const workers = positive('--workers', options.workers, true);
+  if (workers > MAX_SLOTS) throw new UsageError(`--workers: at most ${MAX_SLOTS}`);
   const memoryBytes = positive('--memory-mb', options.memoryMb, true) * 1024 * 1024;
   const ks = options.passAt ? parseKs(options.passAt) : undefined;
   const problems = await readProblems(options.problems);

@@ -24,10 +24,10 @@
  * uids need no /etc/passwd entry.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { lstatSync } from 'node:fs';
-import { chown, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { lstatSync, mkdirSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chown, mkdir, mkdtemp, rm, rmdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { PrerequisiteError } from '../errors.ts';
 import type { SandboxKind, SandboxOptions } from './types.ts';
 
@@ -48,11 +48,68 @@ const TMPFS_BYTES = 64 * 1024 * 1024;
 
 const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
 
-/** The uid/gid a slot runs as, or undefined when berth is not root (then it runs as the current user). */
+/** Slots per berth process: the most samples one evaluation runs at once. */
+export const MAX_SLOTS = 64;
+/** Blocks of MAX_SLOTS uids that concurrent berth processes can claim. */
+const UID_BLOCKS = 1000;
+let claimedBase: number | undefined;
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * The first uid of this process's block. Two berth processes running at once
+ * must not share uids (process limits count per uid), so each claims a block
+ * with a lock file named after it, holding its pid; a lock whose pid is gone
+ * is taken over. The lock is removed at exit.
+ */
+function uidBase(): number {
+  if (claimedBase !== undefined) return claimedBase;
+  const first = Number(process.env.BERTH_SANDBOX_UID_BASE ?? 61000);
+  const locks = join(tmpdir(), 'berth-functional-uids');
+  mkdirSync(locks, { recursive: true, mode: 0o700 });
+  // Start at a block chosen from the pid so that concurrent processes rarely even try the same lock.
+  const start = process.pid % UID_BLOCKS;
+  for (let i = 0; i < UID_BLOCKS; i++) {
+    const block = (start + i) % UID_BLOCKS;
+    const lock = join(locks, String(block));
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        writeFileSync(lock, String(process.pid), { flag: 'wx' });
+        claimedBase = first + block * MAX_SLOTS;
+        process.once('exit', () => rmSync(lock, { force: true }));
+        return claimedBase;
+      } catch {
+        // Taken. Take it over only when its owner is gone and the lock is not brand new.
+        try {
+          const owner = Number(readFileSync(lock, 'utf8') || 0);
+          if (owner > 0 && processAlive(owner)) break;
+          if (Date.now() - statSync(lock).mtimeMs < 5000) break;
+          rmSync(lock, { force: true });
+        } catch {
+          /* removed meanwhile: try again */
+        }
+      }
+    }
+  }
+  throw new Error(`no free block of sandbox uids (${UID_BLOCKS} berth processes running?)`);
+}
+
+/**
+ * The uid/gid a slot runs as (its own per slot and per berth process), or
+ * undefined when berth is not root (then it runs as the current user).
+ */
 export function slotIdentity(slot: number): { uid: number; gid: number } | undefined {
   if (!isRoot) return undefined;
-  const base = Number(process.env.BERTH_SANDBOX_UID_BASE ?? 61000);
-  return { uid: base + slot, gid: base + slot };
+  if (slot < 0 || slot >= MAX_SLOTS) throw new RangeError(`slot ${slot} outside 0..${MAX_SLOTS - 1}`);
+  const uid = uidBase() + slot;
+  return { uid, gid: uid };
 }
 
 let detected: { kind: SandboxKind; warning?: string } | undefined;
@@ -368,11 +425,35 @@ export function runSandboxed(
   });
 }
 
+/** This process's folder of sample folders (removed at exit when empty). */
+export function sampleRoot(): string {
+  return join(tmpdir(), 'berth-functional', `p${process.pid}`);
+}
+
+let rootCleanup = false;
+
 /** A fresh folder for one sample (or one worker), owned by the slot's uid. Remove it with `removeDir`. */
 export async function makeSampleDir(slot: number, label = 'sample'): Promise<string> {
-  const root = join(tmpdir(), 'berth-functional');
+  const root = sampleRoot();
   await mkdir(root, { recursive: true, mode: 0o711 });
-  const dir = await mkdtemp(join(root, `${label}-`));
+  if (!rootCleanup) {
+    rootCleanup = true;
+    process.once('exit', () => {
+      try {
+        rmdirSync(root);
+      } catch {
+        /* not empty or gone */
+      }
+    });
+  }
+  let dir: string;
+  try {
+    dir = await mkdtemp(join(root, `${label}-`));
+  } catch {
+    // The root was removed by removeDir between our mkdir and mkdtemp: make it again.
+    await mkdir(root, { recursive: true, mode: 0o711 });
+    dir = await mkdtemp(join(root, `${label}-`));
+  }
   const identity = slotIdentity(slot);
   if (identity) await chown(dir, identity.uid, identity.gid);
   return dir;
@@ -381,6 +462,8 @@ export async function makeSampleDir(slot: number, label = 'sample'): Promise<str
 /** Removes a sample folder and everything in it (as berth's user, so the sample's files go too). */
 export async function removeDir(dir: string): Promise<void> {
   await rm(dir, { recursive: true, force: true, maxRetries: 3 });
+  // Leave no empty per-process root behind (fails harmlessly while other samples run).
+  if (dirname(dir) === sampleRoot()) await rmdir(sampleRoot()).catch(() => {});
 }
 
 /** Hands out slot numbers 0..n-1 so that concurrent runs never share a uid. */

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findExecutor } from '../../src/functional/executors/index.ts';
-import { DEFAULT_SANDBOX, detectSandbox, slotIdentity } from '../../src/functional/sandbox.ts';
+import { DEFAULT_SANDBOX, detectSandbox, sampleRoot, slotIdentity } from '../../src/functional/sandbox.ts';
 import type { ExecutionResult, Problem, SandboxOptions } from '../../src/functional/types.ts';
 
 function problem(language: string, prompt: string, test: string): Problem {
@@ -83,7 +83,7 @@ async function leftoverProcesses(): Promise<string> {
 }
 
 function leftoverFolders(): string[] {
-  const root = join(tmpdir(), 'berth-functional');
+  const root = sampleRoot();
   return existsSync(root) ? readdirSync(root) : [];
 }
 
