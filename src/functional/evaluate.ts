@@ -15,7 +15,7 @@ import { VERSION } from '../version.ts';
 import { findExecutor, knownLanguages, normaliseLanguage } from './executors/index.ts';
 import { readProblems, readSamples, resultsPath, writeResults } from './formats.ts';
 import { passAtKSummary, type TaskCounts } from './pass-at-k.ts';
-import { DEFAULT_SANDBOX, detectSandbox } from './sandbox.ts';
+import { DEFAULT_SANDBOX, detectSandbox, MAX_SLOTS } from './sandbox.ts';
 import type {
   ExecutionItem,
   ExecutionResult,
@@ -105,7 +105,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluateSummar
   const byLanguage: EvaluateSummary['by_language'] = {};
   const missing: string[] = [];
   for (const language of groups.keys()) {
-    const status = await findExecutor(language)!.checkToolchain();
+    const status = await findExecutor(language)!.checkToolchain(sandbox);
     if (!status.ok) missing.push(status.message);
     byLanguage[language] = {
       samples: groups.get(language)!.length,
@@ -128,7 +128,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluateSummar
     }));
     const batch = await executor.runBatch(items, {
       timeoutSec: options.timeoutSec,
-      workers: options.workers,
+      workers: Math.min(options.workers, MAX_SLOTS),
       sandbox,
       ...(options.signal ? { signal: options.signal } : {}),
       onResult: (index, result) => {
