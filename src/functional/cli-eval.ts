@@ -17,6 +17,7 @@ export interface EvalCommandOptions {
   workers: string;
   memoryMb: string;
   sandbox: SandboxOptions['kind'];
+  reference?: boolean;
   json?: boolean;
 }
 
@@ -64,6 +65,7 @@ export async function runEvalCommand(options: EvalCommandOptions): Promise<void>
       timeoutSec,
       workers,
       sandbox: { kind: options.sandbox, memoryBytes },
+      ...(options.reference ? { reference: true } : {}),
       signal: controller.signal,
       onProgress: (done, total) => {
         if (options.json) return;

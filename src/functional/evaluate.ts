@@ -31,6 +31,8 @@ export interface EvaluateOptions {
   timeoutSec: number;
   workers: number;
   sandbox?: Partial<SandboxOptions>;
+  /** Kotlin/Java: the per-sample reference path instead of the fast path (`--reference`). */
+  reference?: boolean;
   signal?: AbortSignal;
   /** Progress callback: samples done so far and total. */
   onProgress?: (done: number, total: number, sample: Sample, result: ExecutionResult) => void;
@@ -115,6 +117,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluateSummar
       timeoutSec: options.timeoutSec,
       workers: options.workers,
       sandbox,
+      ...(options.reference ? { reference: true } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
       onResult: (index, result) => {
         done++;

@@ -37,6 +37,7 @@ export const registerEval: RegisterCommand = (program) => {
         .choices(['auto', 'bwrap', 'unshare', 'none'])
         .default('auto'),
     )
+    .option('--reference', 'Kotlin/Java: compile and run each sample on its own as mxeval does (slow; for checking)')
     .option('--json', 'write one JSON summary to stdout')
     .action(async (options) => {
       const { runEvalCommand } = await import('../../functional/cli-eval.ts');
