@@ -37,6 +37,8 @@ export interface TrialOptions {
   verifiers: readonly Verifier[];
   /** Multiplies every phase timeout (Harbor's --timeout-multiplier). */
   timeoutMultiplier?: number;
+  /** Per-phase multipliers; each replaces `timeoutMultiplier` for its phase (Harbor's --agent-/--verifier-timeout-multiplier). */
+  phaseMultipliers?: { agent?: number; verifier?: number };
   /** Verify empty patches too (dataset validation); by default they end as `empty_patch` without running tests. */
   verifyEmptyPatch?: boolean;
   signal?: AbortSignal;
@@ -136,6 +138,7 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
       note: '',
       verifier_details: null,
       duration_sec: 0,
+      task_source: task.source ?? null,
     },
   };
   if (task.verifier.kind === 'swebench') {
@@ -192,15 +195,22 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
         );
       }
     }
-    const head = await environment.exec('git rev-parse --verify -q HEAD', { timeoutSec: 60 });
-    const baseCommit = head.exitCode === 0 ? head.output.trim() : undefined;
+    // The base commit matters to verifiers that reset files to it (SWE-bench); Harbor's test.sh does its own.
+    const head =
+      task.verifier.kind === 'swebench'
+        ? await environment.exec('git rev-parse --verify -q HEAD', { timeoutSec: 60 })
+        : undefined;
+    const baseCommit = head?.exitCode === 0 ? head.output.trim() : undefined;
     phase.finished_at = now();
 
     // Agent.
     checkCancelled();
     phase = { started_at: now(), finished_at: '' };
     result.agent_execution = phase;
-    const agentTimeout = task.agentTimeoutSec !== undefined ? task.agentTimeoutSec * multiplier : undefined;
+    const agentTimeout =
+      task.agentTimeoutSec !== undefined
+        ? task.agentTimeoutSec * (options.phaseMultipliers?.agent ?? multiplier)
+        : undefined;
     let agentResult: AgentResult | undefined;
     try {
       agentResult = await withTimeout(
@@ -266,7 +276,9 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
     checkCancelled();
     phase = { started_at: now(), finished_at: '' };
     result.verifier = phase;
-    const timeoutSec = ('timeoutSec' in task.verifier ? task.verifier.timeoutSec : 1800) * multiplier;
+    const timeoutSec =
+      ('timeoutSec' in task.verifier ? task.verifier.timeoutSec : 1800) *
+      (options.phaseMultipliers?.verifier ?? multiplier);
     const verdict: VerifierResult = await verifier.verify({
       task,
       environment,
