@@ -37,7 +37,7 @@ describe('readRows', () => {
     await expect(readRows(dup)).rejects.toThrow(/dup\.jsonl:line 2 \(field `instance_id`\): duplicate/);
     const broken = join(scratch, 'broken.jsonl');
     await writeFile(broken, '{"instance_id":"x"}\n{"instance_id":\n');
-    await expect(readRows(broken)).rejects.toThrow(/broken\.jsonl:line 2: not valid JSON/);
+    await expect(readRows(broken)).rejects.toThrow(/broken\.jsonl:line 2: not a valid JSON line/);
   });
 });
 

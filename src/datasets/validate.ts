@@ -14,12 +14,21 @@
  * what a model is shown: the problem statement plus the snapshot's files (for
  * rows without a snapshot, the problem statement alone).
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { z } from 'zod';
-import type { TestStatus } from '../parsers/types.ts';
+import type { Agent } from '../agents/agent.ts';
+import { NopAgent } from '../agents/nop.ts';
+import { OracleAgent } from '../agents/oracle.ts';
+import { createProviders } from '../environments/registry.ts';
+import { rowToTask } from '../tasks/swebench/load.ts';
+import { runTrial } from '../trials/trial.ts';
+import { createVerifiers } from '../verifiers/registry.ts';
 import { findMirror } from './build.ts';
 import { isTestPath, touchedPaths } from './patches.ts';
 import { type RowAt, readTestList } from './rows.ts';
-import { type BaseSource, parseLog, statusMap, Workspace } from './workspace.ts';
+import { type BaseSource, Workspace } from './workspace.ts';
 
 const testList = z.union([z.array(z.string()), z.string()]);
 
@@ -99,6 +108,16 @@ export async function validateRow(
       message: parsed.error.issues
         .map((issue) => `${issue.path.join('.') || '(row)'}: ${issue.message}`)
         .join('; '),
+    });
+    return result;
+  }
+  try {
+    rowToTask({ value: row, file: at.file, line: at.line ?? 1 });
+  } catch (error) {
+    checks.push({
+      name: 'schema',
+      ok: false,
+      message: `the loader refuses the row: ${(error as Error).message}`,
     });
     return result;
   }
@@ -190,22 +209,9 @@ export async function validateRow(
       checks.push({ name: 'gold-resolves', ok: true, skipped: true, message });
       checks.push({ name: 'empty-fails', ok: true, skipped: true, message });
     } else {
-      const command = dockerless.test_cmd.replaceAll('{tests}', dockerless.test_files.join(' '));
-      const runWith = async (patch: string) => {
-        await workspace.reset();
-        if (patch) await workspace.apply(patch);
-        await workspace.apply(data.test_patch);
-        const run = await workspace.run(command, 600);
-        let statuses = new Map<string, TestStatus>();
-        try {
-          statuses = statusMap(await parseLog(run.output, dockerless.parser));
-        } catch {
-          // an unparsable log grades as no test found: unresolved
-        }
-        return gradeSwebench(statuses, f2p, p2p);
-      };
-      const gold = await runWith(data.patch);
-      const empty = await runWith('');
+      await workspace.dispose();
+      const gold = await runThroughTrial(at, new OracleAgent(), options);
+      const empty = await runThroughTrial(at, new NopAgent(), options);
       result.gold = { f2p: gold.f2p, p2p: gold.p2p };
       result.empty = { f2p: empty.f2p, p2p: empty.p2p };
       checks.push({
@@ -213,7 +219,7 @@ export async function validateRow(
         ok: gold.resolved,
         message: gold.resolved
           ? undefined
-          : `gold: F2P ${gold.f2p}/${f2p.length}, P2P ${gold.p2p}/${p2p.length}`,
+          : `gold: ${gold.status} F2P ${gold.f2p}/${f2p.length}, P2P ${gold.p2p}/${p2p.length}${gold.note ? ` (${gold.note})` : ''}`,
       });
       checks.push({
         name: 'empty-fails',
@@ -231,21 +237,39 @@ export async function validateRow(
 }
 
 /**
- * SWE-bench's current rule (harness grading.py at HEAD): a FAIL_TO_PASS test
- * counts only when PASSED; a PASS_TO_PASS test holds when PASSED or SKIPPED; a
- * missing test fails. Resolved when every test of both lists counts.
+ * Runs one row through the trial engine (the same path as `berth run`), empty
+ * patches verified too, in a temporary jobs folder that is removed after.
  */
-export function gradeSwebench(
-  statuses: Map<string, TestStatus>,
-  failToPass: readonly string[],
-  passToPass: readonly string[],
-): { resolved: boolean; f2p: number; p2p: number } {
-  const f2p = failToPass.filter((id) => statuses.get(id) === 'PASSED').length;
-  const p2p = passToPass.filter((id) => {
-    const status = statuses.get(id);
-    return status === 'PASSED' || status === 'SKIPPED';
-  }).length;
-  return { resolved: f2p === failToPass.length && p2p === passToPass.length && statuses.size > 0, f2p, p2p };
+async function runThroughTrial(
+  at: RowAt,
+  agent: Agent,
+  options: { reposDir?: string },
+): Promise<{ resolved: boolean; status: string; f2p: number; p2p: number; note: string }> {
+  const task = rowToTask({ value: at.row, file: at.file, line: at.line ?? 1 });
+  const jobDir = await mkdtemp(join(tmpdir(), 'berth-validate-'));
+  try {
+    const result = await runTrial({
+      task,
+      agent,
+      attempt: 1,
+      trialName: `${task.name}__${agent.info.name}`,
+      trialDir: join(jobDir, `${task.name}__${agent.info.name}`),
+      jobId: `validate-${process.pid}`,
+      source: 'validate',
+      providers: createProviders(options.reposDir ? { reposDir: options.reposDir } : {}),
+      verifiers: createVerifiers(),
+      verifyEmptyPatch: true,
+    });
+    return {
+      resolved: result.berth.resolved,
+      status: result.berth.status,
+      f2p: result.berth.FAIL_TO_PASS?.passed ?? 0,
+      p2p: result.berth.PASS_TO_PASS?.passed ?? 0,
+      note: result.berth.note,
+    };
+  } finally {
+    await rm(jobDir, { recursive: true, force: true });
+  }
 }
 
 function lastLine(text: string): string {

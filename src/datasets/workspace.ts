@@ -1,34 +1,33 @@
 /**
  * A scratch checkout for dataset authoring: the repository at its base commit
- * in a temporary folder, where patches are applied and the tests run. This is
- * the author's own trusted input (the tests of a fix being turned into an
- * instance), so it runs on the host without the trial engine's isolation.
+ * in a temporary folder, where patches are applied and the tests run. It is
+ * materialised exactly as the local environment does it
+ * (`environments/local/materialise.ts`: the same files, the same single base
+ * commit with berth's fixed identity and date, so a snapshot's `base_commit`
+ * is the sha a trial sees). The tests run here are the author's own input, so
+ * they run on the host without the trial engine's isolation.
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { execa } from 'execa';
+import {
+  BASE_COMMIT_ENV,
+  checkoutFromMirror,
+  commitBase,
+  writeSnapshot,
+} from '../environments/local/materialise.ts';
 import { chunksOf } from '../parsers/common.ts';
-import { parsers } from '../parsers/index.ts';
+import { DETECT_HEAD_BYTES, detectParser, getParser, listParsers } from '../parsers/registry.ts';
 import type { ParseResult, TestStatus } from '../parsers/types.ts';
 
-/** Identity and date of the commit made for a snapshot, fixed so `base_commit` is deterministic. */
-export const SNAPSHOT_COMMIT_ENV = {
-  GIT_AUTHOR_NAME: 'berth',
-  GIT_AUTHOR_EMAIL: 'berth@localhost',
-  GIT_AUTHOR_DATE: '2000-01-01T00:00:00Z',
-  GIT_COMMITTER_NAME: 'berth',
-  GIT_COMMITTER_EMAIL: 'berth@localhost',
-  GIT_COMMITTER_DATE: '2000-01-01T00:00:00Z',
-} as const;
+const GIT_ENV = { ...BASE_COMMIT_ENV, GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0' };
 
-const GIT_ENV = { ...SNAPSHOT_COMMIT_ENV, GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0' };
-
-export async function git(cwd: string, args: string[], input?: string): Promise<string> {
+/** Runs git in `cwd`; returns stdout. Throws (execa's error) on a non-zero exit. */
+export async function git(cwd: string, args: string[]): Promise<string> {
   const result = await execa('git', ['-c', 'core.autocrlf=false', '-c', 'commit.gpgsign=false', ...args], {
     cwd,
     env: GIT_ENV,
-    input,
     stripFinalNewline: false,
     maxBuffer: 1 << 30,
   });
@@ -43,8 +42,13 @@ export type BaseSource =
 export class Workspace {
   private constructor(
     readonly dir: string,
-    /** The commit the working tree is at: the snapshot's deterministic commit or the repository's. */
+    /**
+     * The row's base_commit: the snapshot's deterministic commit, or the upstream
+     * commit of a git base.
+     */
     readonly baseCommit: string,
+    /** The local commit holding the base files (what `reset` returns to). */
+    private readonly head: string,
   ) {}
 
   /** Materialises the base in a fresh temporary folder. */
@@ -52,27 +56,20 @@ export class Workspace {
     const root = await mkdtemp(join(tmpdir(), 'berth-dataset-'));
     const dir = join(root, 'repo');
     try {
-      if (base.kind === 'files') {
-        await mkdir(dir);
-        await writeFiles(dir, base.files);
-        await git(dir, ['init', '-q', '-b', 'main']);
-        await git(dir, ['add', '-A']);
-        await git(dir, ['commit', '-q', '--no-verify', '--allow-empty', '-m', 'base']);
-      } else {
-        await git(root, ['clone', '-q', '--shared', '--no-checkout', base.repoDir, dir]);
-        await git(dir, ['checkout', '-q', '--detach', base.commit]);
-      }
-      const head = (await git(dir, ['rev-parse', 'HEAD'])).trim();
-      return new Workspace(dir, head);
+      await mkdir(dir);
+      if (base.kind === 'files') await writeSnapshot(dir, { files: base.files });
+      else await checkoutFromMirror(base.repoDir, base.commit, dir);
+      const head = await commitBase(dir);
+      return new Workspace(dir, base.kind === 'files' ? head : base.commit, head);
     } catch (error) {
       await rm(root, { recursive: true, force: true });
       throw error;
     }
   }
 
-  /** Puts the working tree back to the base commit (tracked and untracked changes dropped). */
+  /** Puts the working tree back to the base (tracked and untracked changes dropped). */
   async reset(): Promise<void> {
-    await git(this.dir, ['reset', '-q', '--hard', this.baseCommit]);
+    await git(this.dir, ['reset', '-q', '--hard', this.head]);
     await git(this.dir, ['clean', '-q', '-fdx']);
   }
 
@@ -88,25 +85,17 @@ export class Workspace {
     return { ok: result.exitCode === 0, log: result.all ?? '' };
   }
 
-  /** The diff of the working tree (new files included) against the base commit. */
-  async diff(paths?: string[]): Promise<string> {
+  /** The diff of the working tree (new files included) against the base. */
+  async diff(): Promise<string> {
     await git(this.dir, ['add', '-A']);
-    const diff = await git(this.dir, [
-      'diff',
-      '--cached',
-      '--no-color',
-      '--no-ext-diff',
-      this.baseCommit,
-      '--',
-      ...(paths ?? []),
-    ]);
+    const diff = await git(this.dir, ['diff', '--cached', '--no-color', '--no-ext-diff', this.head]);
     await git(this.dir, ['reset', '-q']);
     return diff;
   }
 
   /** Writes files over the working tree. */
   async overlay(files: Record<string, string>): Promise<void> {
-    await writeFiles(this.dir, files);
+    await writeSnapshot(this.dir, { files });
   }
 
   /**
@@ -144,35 +133,22 @@ export class Workspace {
   }
 
   async dispose(): Promise<void> {
-    await rm(dirname(this.dir), { recursive: true, force: true });
-  }
-}
-
-async function writeFiles(dir: string, files: Record<string, string>): Promise<void> {
-  for (const [path, content] of Object.entries(files)) {
-    const target = join(dir, path);
-    await mkdir(dirname(target), { recursive: true });
-    await writeFile(target, content);
+    await rm(join(this.dir, '..'), { recursive: true, force: true });
   }
 }
 
 /**
- * Parses a test log with a parser of the registry: `name` (or alias) when
- * given, else the format that `detect` scores highest on the first 64 KiB.
- * Throws when no parser is registered under that name or none recognises the log.
+ * Parses a test log with the parser registry: the parser named `name` (or an
+ * alias) when given, else the one `detectParser` picks from the first 64 KiB.
+ * @throws UsageError for an unknown name; Error when no parser recognises the log.
  */
 export async function parseLog(log: string, name?: string): Promise<ParseResult> {
-  const parser = name
-    ? parsers.find((candidate) => candidate.name === name || candidate.aliases?.includes(name))
-    : parsers
-        .map((candidate) => ({ candidate, score: candidate.detect(log.slice(0, 65536)) }))
-        .filter((entry) => entry.score > 0)
-        .sort((a, b) => b.score - a.score)[0]?.candidate;
+  const parser = name ? getParser(name) : detectParser(log.slice(0, DETECT_HEAD_BYTES));
   if (!parser) {
     throw new Error(
-      name
-        ? `no test-report parser named ${JSON.stringify(name)} (known: ${parsers.map((p) => p.name).join(', ') || 'none'})`
-        : `no test-report parser recognises this log (known: ${parsers.map((p) => p.name).join(', ') || 'none'})`,
+      `no test-report parser recognises this log (known: ${listParsers()
+        .map((p) => p.name)
+        .join(', ')}); name one with "parser" in the spec`,
     );
   }
   return parser.parse(chunksOf(log), { sourceName: 'test log' });

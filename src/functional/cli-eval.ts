@@ -44,7 +44,8 @@ export async function runEvalCommand(options: EvalCommandOptions): Promise<void>
         `${made.skipped.length} of ${problems.size} problems have no canonical solution and are not counted: ${made.skipped.slice(0, 10).join(', ')}${made.skipped.length > 10 ? ', …' : ''}\n`,
       );
     }
-    if (samples.length === 0) throw new UsageError(`${options.problems}: no problem has a canonical solution`);
+    if (samples.length === 0)
+      throw new UsageError(`${options.problems}: no problem has a canonical solution`);
     const name = basename(options.problems).replace(/\.(jsonl|json)(\.gz)?$/, '');
     samplesFile = options.out ?? join('jobs', `eval-${options.agent}-${name}.jsonl`);
     await writeFileAtomic(samplesFile, `${samples.map((sample) => JSON.stringify(sample.raw)).join('\n')}\n`);
@@ -81,14 +82,19 @@ export async function runEvalCommand(options: EvalCommandOptions): Promise<void>
     }
     const lines: string[] = [];
     for (const warning of summary.warnings) lines.push(`warning: ${warning}`);
-    lines.push(`problems: ${summary.problems_file} (${summary.tasks} tasks with samples, ${summary.unattempted_tasks} without)`);
-    lines.push(`samples:  ${summary.samples_file} (${summary.samples} samples, ${summary.passed} passed) in ${summary.duration_sec.toFixed(1)}s, sandbox ${summary.sandbox}`);
+    lines.push(
+      `problems: ${summary.problems_file} (${summary.tasks} tasks with samples, ${summary.unattempted_tasks} without)`,
+    );
+    lines.push(
+      `samples:  ${summary.samples_file} (${summary.samples} samples, ${summary.passed} passed) in ${summary.duration_sec.toFixed(1)}s, sandbox ${summary.sandbox}`,
+    );
     const failures = Object.entries(summary.failures)
       .map(([kind, count]) => `${kind} ${count}`)
       .join(', ');
     if (failures) lines.push(`failures: ${failures}`);
     lines.push(`results:  ${summary.results_file}`);
-    for (const [k, value] of Object.entries(summary.pass_at_k)) lines.push(`${k}: ${(value * 100).toFixed(2)}%`);
+    for (const [k, value] of Object.entries(summary.pass_at_k))
+      lines.push(`${k}: ${(value * 100).toFixed(2)}%`);
     process.stdout.write(`${lines.join('\n')}\n`);
   } finally {
     process.off('SIGINT', onSigint);

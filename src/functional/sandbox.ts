@@ -24,8 +24,8 @@
  * uids need no /etc/passwd entry.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { chown, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { lstatSync } from 'node:fs';
+import { chown, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SandboxKind, SandboxOptions } from './types.ts';
@@ -61,9 +61,13 @@ let detected: { kind: SandboxKind; warning?: string } | undefined;
  * unshare, then none. `preferred` other than `auto` forces a kind (and
  * throws when it does not work).
  */
-export function detectSandbox(preferred: SandboxOptions['kind'] = 'auto'): { kind: SandboxKind; warning?: string } {
+export function detectSandbox(preferred: SandboxOptions['kind'] = 'auto'): {
+  kind: SandboxKind;
+  warning?: string;
+} {
   if (preferred === 'none') return { kind: 'none', warning: 'ran unsandboxed (--sandbox none)' };
-  if (preferred === 'docker') throw new Error('the docker sandbox is not implemented for function-level samples');
+  if (preferred === 'docker')
+    throw new Error('the docker sandbox is not implemented for function-level samples');
   if (preferred === 'auto' && detected) return detected;
   const identity = slotIdentity(0);
   const tryRun = (argv: string[]): boolean => {
@@ -76,19 +80,24 @@ export function detectSandbox(preferred: SandboxOptions['kind'] = 'auto'): { kin
     return out.status === 0;
   };
   let result: { kind: SandboxKind; warning?: string } | undefined;
-  if ((preferred === 'auto' || preferred === 'bwrap') && tryRun(['bwrap', ...bwrapArgs([], '/', []), 'true'])) {
+  if (
+    (preferred === 'auto' || preferred === 'bwrap') &&
+    tryRun(['bwrap', ...bwrapArgs([], '/', []), 'true'])
+  ) {
     result = { kind: 'bwrap' };
   } else if ((preferred === 'auto' || preferred === 'unshare') && tryRun([...unshareArgs(), 'true'])) {
     result = {
       kind: 'unshare',
-      warning: 'bubblewrap unavailable: isolated with unshare (no network, own pid namespace) but the file system is shared',
+      warning:
+        'bubblewrap unavailable: isolated with unshare (no network, own pid namespace) but the file system is shared',
     };
   } else if (preferred !== 'auto') {
     throw new Error(`sandbox ${preferred} does not work on this machine`);
   } else {
     result = {
       kind: 'none',
-      warning: 'ran unsandboxed: neither bubblewrap nor unshare works here (install Debian package bubblewrap)',
+      warning:
+        'ran unsandboxed: neither bubblewrap nor unshare works here (install Debian package bubblewrap)',
     };
   }
   if (preferred === 'auto') detected = result;
@@ -152,7 +161,11 @@ export function dirInside(kind: SandboxKind, workDir: string): string {
 }
 
 /** Starts a sandboxed process (in its own process group) with piped stdio. */
-export function spawnSandboxed(command: SandboxCommand): { child: ChildProcess; kind: SandboxKind; warning?: string } {
+export function spawnSandboxed(command: SandboxCommand): {
+  child: ChildProcess;
+  kind: SandboxKind;
+  warning?: string;
+} {
   const { kind, warning } = detectSandbox(command.options.kind);
   const inner = dirInside(kind, command.workDir);
   const env: Record<string, string> = {
@@ -170,7 +183,8 @@ export function spawnSandboxed(command: SandboxCommand): { child: ChildProcess; 
   ];
   if (command.cpuSec !== undefined) limits.push(`--cpu=${Math.max(1, Math.ceil(command.cpuSec))}`);
   const argv = ['prlimit', ...limits, '--'];
-  if (kind === 'bwrap') argv.push('bwrap', ...bwrapArgs(command.readOnlyPaths ?? [], command.workDir, []), '--');
+  if (kind === 'bwrap')
+    argv.push('bwrap', ...bwrapArgs(command.readOnlyPaths ?? [], command.workDir, []), '--');
   else if (kind === 'unshare') argv.push(...unshareArgs(), '--');
   argv.push(...command.argv);
   const identity = slotIdentity(command.slot);

@@ -94,8 +94,11 @@ export type SandboxKind = 'bwrap' | 'unshare' | 'docker' | 'none';
 
 /** Result of `checkToolchain()`. */
 export type ToolchainStatus =
-  | { ok: true; /** e.g. `go version go1.19.8 linux/amd64` */ version?: string }
-  | { ok: false; /** What is missing and how to install it, e.g. "kotlinc not found: npm install kotlin-compiler@2.1.0". */ message: string };
+  | { ok: true /** e.g. `go version go1.19.8 linux/amd64` */; version?: string }
+  | {
+      ok: false /** What is missing and how to install it, e.g. "kotlinc not found: npm install kotlin-compiler@2.1.0". */;
+      message: string;
+    };
 
 /** Sandbox settings an executor must honour for untrusted code. */
 export interface SandboxOptions {

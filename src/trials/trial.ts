@@ -194,8 +194,12 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
         );
       }
     }
-    const head = await environment.exec('git rev-parse --verify -q HEAD', { timeoutSec: 60 });
-    const baseCommit = head.exitCode === 0 ? head.output.trim() : undefined;
+    // The base commit the environment made (local), else whatever HEAD is before the agent runs.
+    let baseCommit = (environment as { baseSha?: unknown }).baseSha as string | undefined;
+    if (typeof baseCommit !== 'string') {
+      const head = await environment.exec('git rev-parse --verify -q HEAD', { timeoutSec: 60 });
+      baseCommit = head.exitCode === 0 ? head.output.trim() : undefined;
+    }
     phase.finished_at = now();
 
     // Agent.
@@ -313,6 +317,18 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
     }
     const notes: string[] = [];
     if (typeof details.error_reason === 'string') notes.push(details.error_reason);
+    else if (result.berth.status === 'unresolved' && Array.isArray(details.tests)) {
+      // Say which expected tests did not pass and why, e.g. "FAIL_TO_PASS not passed: 2 failed, 1 missing".
+      for (const category of ['FAIL_TO_PASS', 'PASS_TO_PASS']) {
+        const reasons = new Map<string, number>();
+        for (const t of details.tests as { category?: string; passed?: boolean; reason?: string }[]) {
+          if (t.category === category && !t.passed)
+            reasons.set(t.reason ?? 'failed', (reasons.get(t.reason ?? 'failed') ?? 0) + 1);
+        }
+        if (reasons.size > 0)
+          notes.push(`${category} not passed: ${[...reasons].map(([r, n]) => `${n} ${r}`).join(', ')}`);
+      }
+    }
     const applyMethod = result.berth.patch_apply?.method;
     if (applyMethod && applyMethod !== 'git apply') notes.push(`applied with ${applyMethod}`);
     const discarded = details.discarded_agent_changes;

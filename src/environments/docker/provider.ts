@@ -104,6 +104,8 @@ function basesOf(spec: DockerSpec): BaseImage[] | undefined {
 export class DockerEnvironmentProvider implements EnvironmentProvider {
   readonly kind = 'docker' as const;
   private images?: Promise<ImageService>;
+  /** Image per task folder, prepared once per provider (one job): later trials skip hashing. */
+  private prepared = new Map<string, Promise<string>>();
 
   constructor(private readonly options: DockerProviderOptions = {}) {}
 
@@ -149,11 +151,18 @@ export class DockerEnvironmentProvider implements EnvironmentProvider {
     const spec = task.environment as DockerSpec;
     mkdirSync(trialDir, { recursive: true });
     const buildLog = join(trialDir, 'build.log');
-    const image = await this.prepareImage(task, {
-      jobId,
-      signal: context.signal,
-      onLog: (line) => appendFileSync(buildLog, `${line}\n`),
-    });
+    const key = `${task.origin.file}\0${task.name}`;
+    let prepared = this.prepared.get(key);
+    if (!prepared) {
+      prepared = this.prepareImage(task, {
+        jobId,
+        signal: context.signal,
+        onLog: (line) => appendFileSync(buildLog, `${line}\n`),
+      });
+      this.prepared.set(key, prepared);
+      prepared.catch(() => this.prepared.delete(key));
+    }
+    const image = await prepared;
     const mounts = [];
     for (const name of ['agent', 'verifier', 'artifacts']) {
       const host = join(resolve(trialDir), name);

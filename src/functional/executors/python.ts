@@ -90,7 +90,9 @@ class Worker {
     if (this.dead) return Promise.resolve(undefined);
     return new Promise((resolve) => {
       this.pending.set(id, resolve);
-      this.child.stdin?.write(`${JSON.stringify({ id, program, timeout: timeoutSec, memory: memoryBytes })}\n`);
+      this.child.stdin?.write(
+        `${JSON.stringify({ id, program, timeout: timeoutSec, memory: memoryBytes })}\n`,
+      );
     });
   }
 
@@ -109,9 +111,22 @@ function toResult(answer: Answer, sandbox: SandboxKind, warning: string | undefi
   const [kindName, detail] = answer.kind.split(':');
   let kind: FailureKind = (kindName as FailureKind) || 'test_failure';
   // A program that does not parse is Python's compile error.
-  if (detail === 'SyntaxError' || detail === 'IndentationError' || detail === 'TabError') kind = 'compile_error';
-  const result = answer.result.startsWith('failed:') ? (answer.result as `failed: ${string}`) : (`failed: ${answer.result}` as const);
-  return { passed: false, result, kind, ...base, ...(detail === 'memory' ? { output: 'memory limit reached' } : {}) };
+  if (detail === 'SyntaxError' || detail === 'IndentationError' || detail === 'TabError')
+    kind = 'compile_error';
+  const result = answer.result.startsWith('failed:')
+    ? (answer.result as `failed: ${string}`)
+    : (`failed: ${answer.result}` as const);
+  return {
+    passed: false,
+    result,
+    kind,
+    ...base,
+    ...(detail === 'memory'
+      ? { output: 'memory limit reached' }
+      : detail === 'processes'
+        ? { output: 'process limit reached' }
+        : {}),
+  };
 }
 
 export const pythonExecutor: LanguageExecutor = {
@@ -121,7 +136,10 @@ export const pythonExecutor: LanguageExecutor = {
   async checkToolchain(): Promise<ToolchainStatus> {
     const out = spawnSync(pythonPath(), ['--version'], { encoding: 'utf8' });
     if (out.status !== 0) {
-      return { ok: false, message: `python3 not found (${pythonPath()}): install Debian package python3, or set BERTH_PYTHON` };
+      return {
+        ok: false,
+        message: `python3 not found (${pythonPath()}): install Debian package python3, or set BERTH_PYTHON`,
+      };
     }
     return { ok: true, version: `${out.stdout}${out.stderr}`.trim() };
   },
@@ -148,7 +166,9 @@ export const pythonExecutor: LanguageExecutor = {
             const startedOk = worker.stderr.join('') === '';
             result = {
               passed: false,
-              result: startedOk ? 'failed: the sample killed its sandbox' : `failed: sandbox error: ${worker.stderr.join('').slice(0, 500)}`,
+              result: startedOk
+                ? 'failed: the sample killed its sandbox'
+                : `failed: sandbox error: ${worker.stderr.join('').slice(0, 500)}`,
               kind: startedOk ? 'crash' : 'error_of_run',
               time_elapsed: (performance.now() - started) / 1000,
               sandbox: worker.kind,
@@ -167,4 +187,3 @@ export const pythonExecutor: LanguageExecutor = {
     return results;
   },
 };
-

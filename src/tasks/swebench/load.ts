@@ -61,18 +61,23 @@ const CONSUMED = new Set([
 export async function loadSwebench(path: string): Promise<Task[]> {
   const files = await listRowFiles(path);
   const tasks: Task[] = [];
-  const seen = new Map<string, { file: string; line: number }>();
+  const seen = new Map<string, { file: string; line: number; index?: number }>();
   for (const file of files) {
     for (const row of await readRowFile(file)) {
       const task = rowToTask(row);
       const previous = seen.get(task.name);
       if (previous) {
+        const position = row.index !== undefined ? `[${row.index}].` : '';
         throw new InputError(
-          { file: row.file, line: row.line, field: 'instance_id' },
-          `duplicate instance_id ${JSON.stringify(task.name)} (first seen at ${previous.file}:line ${previous.line})`,
+          { file: row.file, line: row.line, field: `${position}instance_id` },
+          `duplicate instance_id ${JSON.stringify(task.name)} (first seen at ${previous.file}:line ${previous.line}${previous.index !== undefined ? `, row [${previous.index}]` : ''})`,
         );
       }
-      seen.set(task.name, { file: row.file, line: row.line });
+      seen.set(task.name, {
+        file: row.file,
+        line: row.line,
+        ...(row.index !== undefined ? { index: row.index } : {}),
+      });
       tasks.push(task);
     }
   }
@@ -103,7 +108,15 @@ function typeName(value: unknown): string {
  * @throws InputError naming the row's file, line and the offending field.
  */
 export function rowToTask(row: RawRow): Task {
-  const at = (field: string) => ({ file: row.file, line: row.line, field });
+  // In a JSON list or keyed object, the field is named with the row's position (`[3].FAIL_TO_PASS`),
+  // since a minified file holds every row on line 1.
+  const where =
+    row.index !== undefined
+      ? `[${row.index}].`
+      : row.key !== undefined
+        ? `[${JSON.stringify(row.key)}].`
+        : '';
+  const at = (field: string) => ({ file: row.file, line: row.line, field: `${where}${field}` });
   if (!isObject(row.value))
     throw new InputError(at('instance_id'), `a row must be a JSON object, got ${typeName(row.value)}`);
   const value: Record<string, unknown> = { ...row.value };

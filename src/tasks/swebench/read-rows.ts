@@ -6,6 +6,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { InputError } from '../../errors.ts';
+import { jsonErrorOffset } from '../../util/json-error.ts';
 
 /** One row as read, with where it came from. */
 export interface RawRow {
@@ -15,6 +16,8 @@ export interface RawRow {
   line: number;
   /** The key it was stored under, for a JSON object keyed by id. */
   key?: string;
+  /** 0-based position in a JSON list (rows of one JSON document share a line when it is minified). */
+  index?: number;
 }
 
 /** Line (1-based) of a character offset. */
@@ -77,7 +80,7 @@ function jsonErrorLine(text: string, error: unknown): number | undefined {
   if (position) return lineOf(text, Number(position[1]));
   const lineCol = message.match(/line (\d+) column/);
   if (lineCol) return Number(lineCol[1]);
-  return undefined;
+  return lineOf(text, jsonErrorOffset(text));
 }
 
 /**
@@ -137,7 +140,7 @@ function readJsonLines(file: string, text: string): RawRow[] {
 function rowsOfDocument(file: string, text: string, document: unknown, rowKey: string): RawRow[] {
   if (Array.isArray(document)) {
     const lines = topLevelValueLines(text);
-    return document.map((value, index) => ({ value, file, line: lines[index] ?? 1 }));
+    return document.map((value, index) => ({ value, file, line: lines[index] ?? 1, index }));
   }
   if (document !== null && typeof document === 'object') {
     if (rowKey in document) return [{ value: document, file, line: 1 }];
