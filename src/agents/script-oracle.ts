@@ -8,13 +8,11 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { AgentTimeoutError } from '../trials/trial.ts';
 import { VERSION } from '../version.ts';
 import type { Agent, AgentContext, AgentInfo, AgentResult } from './agent.ts';
 
-/** Harbor's name for an agent that passed its timeout; the verifier still runs. */
-export class AgentTimeoutError extends Error {
-  override readonly name = 'AgentTimeoutError';
-}
+export { AgentTimeoutError };
 
 /** An agent process killed for exceeding the environment's memory limit. */
 export class AgentOutOfMemoryError extends Error {
@@ -30,10 +28,6 @@ export class ScriptOracleAgent implements Agent {
     if (solution.kind !== 'script')
       throw new Error(`task ${task.name} has no solution/solve.sh for the oracle`);
     await environment.upload(solution.dir, '/solution');
-    await environment.exec('chmod -R a+rX /solution && chmod +x /solution/solve.sh', {
-      user: 'root',
-      cwd: '/',
-    });
     const result = await environment.exec('bash /solution/solve.sh > /logs/agent/oracle.txt 2>&1', {
       timeoutSec: context.timeoutSec,
       env: { DEBIAN_FRONTEND: 'noninteractive', ...(solution.env ?? {}) },

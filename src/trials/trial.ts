@@ -6,11 +6,13 @@
  * recorded in its result (Harbor's exception_info), and the result is written
  * atomically to `<trialDir>/result.json`.
  */
+
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Agent, AgentResult } from '../agents/agent.ts';
+import { applyPhaseNetwork } from '../environments/docker/egress/network-switch.ts';
 import type { Environment, EnvironmentProvider } from '../environments/environment.ts';
 import type { Task } from '../tasks/task.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic-write.ts';
@@ -204,6 +206,8 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
     checkCancelled();
     phase = { started_at: now(), finished_at: '' };
     result.agent_execution = phase;
+    // Per-phase network (Harbor's [agent] network_mode): switched on the running container.
+    await applyPhaseNetwork(environment, task, 'agent');
     const agentTimeout = task.agentTimeoutSec !== undefined ? task.agentTimeoutSec * multiplier : undefined;
     let agentResult: AgentResult | undefined;
     try {
@@ -270,6 +274,7 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
     checkCancelled();
     phase = { started_at: now(), finished_at: '' };
     result.verifier = phase;
+    await applyPhaseNetwork(environment, task, 'verifier');
     const timeoutSec = ('timeoutSec' in task.verifier ? task.verifier.timeoutSec : 1800) * multiplier;
     const verdict: VerifierResult = await verifier.verify({
       task,
