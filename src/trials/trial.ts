@@ -225,7 +225,7 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
       );
     } catch (error) {
       // Harbor records an agent timeout and still runs the verifier (for agents acting in the environment).
-      if (!(error instanceof AgentTimeoutError)) throw error;
+      if (!(error instanceof Error && error.name === 'AgentTimeoutError')) throw error;
       record(error);
     }
     phase.finished_at = now();
