@@ -40,4 +40,10 @@ export interface AgentInfo {
 export interface Agent {
   readonly info: AgentInfo;
   run(context: AgentContext): Promise<AgentResult>;
+  /**
+   * The patch this agent will submit for a task, when it is known before running
+   * (oracle, nop, recorded predictions); undefined for agents that act live.
+   * The job uses it to decide whether a finished trial can be kept on resume.
+   */
+  plannedPatch?(task: Task): string | undefined;
 }

@@ -35,7 +35,9 @@ function handleError(error: unknown): number {
     process.stderr.write(`berth: ${error.message}\n`);
     return error.exitCode;
   }
-  process.stderr.write(`berth: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.stderr.write(
+    `berth: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
   process.stderr.write('This is a bug in berth; please report it with the command you ran.\n');
   return 1;
 }

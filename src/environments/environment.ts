@@ -21,6 +21,8 @@ export interface ExecOptions {
   outputFile?: string;
   /** Cap on captured output in bytes; past it the output ends with a visible truncation mark. */
   maxOutputBytes?: number;
+  /** Content given on standard input (e.g. a patch for `git apply -`); stdin is empty otherwise. */
+  input?: string | Uint8Array;
   signal?: AbortSignal;
 }
 

@@ -6,7 +6,13 @@
 import type { TestStatus } from '../parsers/types.ts';
 
 /** Why an expected test does not count as passed. */
-export type NotPassedReason = 'missing' | 'failed' | 'error' | 'skipped' | 'truncated-log';
+/**
+ * Why an expected test does not count as passed. `wrong-category`: it passed,
+ * but its transition lands in another category than the one it was expected in
+ * (Multi-SWE-bench and Kotlin Benchmark rules, e.g. an expected f2p test that
+ * already passed before the fix).
+ */
+export type NotPassedReason = 'missing' | 'failed' | 'error' | 'skipped' | 'truncated-log' | 'wrong-category';
 
 /** The verdict on one expected test. */
 export interface TestVerdict {

@@ -3,9 +3,11 @@
  * `<format>.ts` in this folder and listing it here.
  */
 import { cargoParser } from './cargo.ts';
+import { goTestParser } from './go-test.ts';
 import { gradleParser } from './gradle.ts';
 import { ctestParser, googletestParser } from './gtest.ts';
 import { jestParser, vitestParser } from './jest.ts';
+import { junitParser } from './junit.ts';
 import { mavenParser } from './maven.ts';
 import { minitestParser, testUnitParser } from './minitest.ts';
 import { mochaParser } from './mocha.ts';
@@ -19,6 +21,8 @@ import type { Parser } from './types.ts';
 export const parsers: Parser[] = [
   pytestParser,
   tapParser,
+  junitParser,
+  goTestParser,
   cargoParser,
   jestParser,
   vitestParser,

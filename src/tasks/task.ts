@@ -67,7 +67,11 @@ export type NetworkPolicy =
 /** How the oracle solves a task. */
 export type SolutionSpec =
   | { kind: 'patch'; patch: string }
-  | { kind: 'script'; /** host folder copied to /solution; runs solve.sh */ dir: string; env?: Record<string, string> }
+  | {
+      kind: 'script' /** host folder copied to /solution; runs solve.sh */;
+      dir: string;
+      env?: Record<string, string>;
+    }
   | { kind: 'none' };
 
 /** How a task is verified. Each kind has a `Verifier` in src/verifiers/. */
@@ -83,6 +87,23 @@ export type VerifierSpec =
       /** Parser registry name; undefined means detect from the log. */
       parser?: string;
       /** Timeout of the test run in seconds. */
+      timeoutSec: number;
+    }
+  | {
+      /** The multilingual demo's grading (src/tasks/multilingual/): split the diff, test patch, named parser. */
+      kind: 'multilingual';
+      /** Commit the agent started from; the agent's diff is taken against it. */
+      baseCommit: string;
+      testPatch: string;
+      /** Shell command run in the repository after the test patch. */
+      testCommand: string;
+      /** Parser registry name from `tests/config.json` (`log_parser`). */
+      parser: string;
+      failToPass: string[];
+      passToPass: string[];
+      /** Informational: reported, never gating. */
+      passToFail: string[];
+      failToFail: string[];
       timeoutSec: number;
     }
   | {
@@ -109,6 +130,11 @@ export interface Task {
   verifier: VerifierSpec;
   /** Agent phase timeout in seconds. */
   agentTimeoutSec?: number;
+  /**
+   * Per-phase network overrides (Harbor's `[agent] network_mode` / `[verifier] network_mode`);
+   * a phase without one uses the environment's policy. See src/environments/docker/egress/.
+   */
+  phaseNetwork?: { agent?: NetworkPolicy; verifier?: NetworkPolicy };
   source?: TaskSource;
   /** Every other field of the input, kept as it was. */
   metadata: Record<string, unknown>;

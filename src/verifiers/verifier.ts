@@ -17,6 +17,11 @@ export interface VerifyContext {
   trialDir: string;
   /** Verifier timeout in seconds, after multipliers. */
   timeoutSec: number;
+  /**
+   * The repository's base commit inside the environment (what "reset to base"
+   * means), when the environment has one; the verifier falls back to `HEAD`.
+   */
+  baseCommit?: string;
   signal?: AbortSignal;
 }
 

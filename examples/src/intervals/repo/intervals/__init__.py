@@ -1,0 +1,5 @@
+"""Sets of integers stored as sorted, disjoint half-open intervals."""
+
+from .intervalset import IntervalSet
+
+__all__ = ["IntervalSet"]

@@ -1,0 +1,1 @@
+export { CycleError, levels, toposort } from './toposort.js';

@@ -1,0 +1,109 @@
+/**
+ * Replays a SWE-bench predictions file: JSON (a list, or an object keyed by
+ * instance_id as SWE-agent writes) or JSONL, each prediction holding
+ * `instance_id`, `model_name_or_path` and `model_patch`
+ * (`swebench/harness/utils.py:get_predictions_from_file`).
+ */
+import { InputError } from '../errors.ts';
+import { readRowFile } from '../tasks/swebench/read-rows.ts';
+import type { Task } from '../tasks/task.ts';
+import { VERSION } from '../version.ts';
+import type { Agent, AgentContext, AgentResult } from './agent.ts';
+
+export interface Prediction {
+  instanceId: string;
+  modelName: string;
+  /** The patch; '' for a null or empty `model_patch`. */
+  patch: string;
+  /** True when `model_patch` was null (SWE-bench's `patch_is_None`). */
+  patchIsNone: boolean;
+  file: string;
+  line: number;
+}
+
+/**
+ * Reads a predictions file.
+ * @throws InputError (file, line, field) on an unparsable file, a prediction that is not
+ *   an object, a missing or ill-typed `instance_id`/`model_patch`/`model_name_or_path`,
+ *   or an instance_id given twice.
+ */
+export async function loadPredictions(file: string): Promise<Map<string, Prediction>> {
+  const rows = await readRowFile(file);
+  const out = new Map<string, Prediction>();
+  for (const row of rows) {
+    const at = (field: string) => ({ file: row.file, line: row.line, field });
+    const value = row.value;
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      throw new InputError(at('instance_id'), 'a prediction must be a JSON object');
+    }
+    const record = value as Record<string, unknown>;
+    const instanceId = record.instance_id ?? row.key;
+    if (typeof instanceId !== 'string' || instanceId === '')
+      throw new InputError(at('instance_id'), 'missing or not a string');
+    if (!('model_patch' in record)) throw new InputError(at('model_patch'), 'missing required field');
+    const patch = record.model_patch;
+    if (patch !== null && typeof patch !== 'string')
+      throw new InputError(at('model_patch'), 'expected a string or null');
+    const model = record.model_name_or_path ?? 'unknown';
+    if (typeof model !== 'string') throw new InputError(at('model_name_or_path'), 'expected a string');
+    const previous = out.get(instanceId);
+    if (previous) {
+      throw new InputError(
+        at('instance_id'),
+        `duplicate prediction for ${JSON.stringify(instanceId)} (first at line ${previous.line})`,
+      );
+    }
+    out.set(instanceId, {
+      instanceId,
+      modelName: model,
+      patch: patch ?? '',
+      patchIsNone: patch === null,
+      file: row.file,
+      line: row.line,
+    });
+  }
+  return out;
+}
+
+/** Replays recorded predictions; a task without a prediction is not planned (see `covers`). */
+export class PredictionsAgent implements Agent {
+  readonly info: { name: string; version: string; modelName?: string };
+
+  constructor(private readonly predictions: Map<string, Prediction>) {
+    const models = new Set([...predictions.values()].map((p) => p.modelName));
+    this.info = {
+      name: 'predictions',
+      version: VERSION,
+      ...(models.size === 1 ? { modelName: [...models][0] as string } : {}),
+    };
+  }
+
+  /** True when the file has a prediction for the task. */
+  covers(task: Task): boolean {
+    return this.predictions.has(task.name);
+  }
+
+  /** Prediction ids that match no task, for the "not found in dataset" check. */
+  unknownIds(tasks: Task[]): Prediction[] {
+    const names = new Set(tasks.map((t) => t.name));
+    return [...this.predictions.values()].filter((p) => !names.has(p.instanceId));
+  }
+
+  plannedPatch(task: Task): string | undefined {
+    return this.predictions.get(task.name)?.patch;
+  }
+
+  async run(context: AgentContext): Promise<AgentResult> {
+    const prediction = this.predictions.get(context.task.name);
+    if (!prediction) throw new Error(`no prediction for ${context.task.name}`);
+    return {
+      patch: prediction.patch,
+      modelName: prediction.modelName,
+      metadata: {
+        predictions_file: prediction.file,
+        line: prediction.line,
+        patch_is_none: prediction.patchIsNone,
+      },
+    };
+  }
+}

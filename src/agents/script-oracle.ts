@@ -1,0 +1,48 @@
+/**
+ * The Harbor oracle (`src/harbor/agents/oracle.py`): copies the task's
+ * `solution/` to `/solution` and runs `solve.sh` with the agent timeout,
+ * output to `/logs/agent/oracle.txt`, env `DEBIAN_FRONTEND=noninteractive`
+ * plus `[solution].env`. A non-zero exit is written to `agent/exit-code.txt`
+ * and does not fail the trial: the verifier decides. A timeout throws
+ * `AgentTimeoutError` (the trial records it and still verifies).
+ */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { AgentTimeoutError } from '../trials/trial.ts';
+import { VERSION } from '../version.ts';
+import type { Agent, AgentContext, AgentInfo, AgentResult } from './agent.ts';
+
+export { AgentTimeoutError };
+
+/** An agent process killed for exceeding the environment's memory limit. */
+export class AgentOutOfMemoryError extends Error {
+  override readonly name = 'AgentOutOfMemoryError';
+}
+
+export class ScriptOracleAgent implements Agent {
+  readonly info: AgentInfo = { name: 'oracle', version: VERSION };
+
+  async run(context: AgentContext): Promise<AgentResult> {
+    const { task, environment } = context;
+    const solution = task.solution;
+    if (solution.kind !== 'script')
+      throw new Error(`task ${task.name} has no solution/solve.sh for the oracle`);
+    await environment.upload(solution.dir, '/solution');
+    const result = await environment.exec('bash /solution/solve.sh > /logs/agent/oracle.txt 2>&1', {
+      timeoutSec: context.timeoutSec,
+      env: { DEBIAN_FRONTEND: 'noninteractive', ...(solution.env ?? {}) },
+      signal: context.signal,
+    });
+    const oomControl = environment as { newOomKills?: () => Promise<number> };
+    const oom = result.oomKilled || (oomControl.newOomKills ? (await oomControl.newOomKills()) > 0 : false);
+    if (result.exitCode !== 0 && !result.timedOut)
+      await writeFile(join(context.logDir, 'exit-code.txt'), `${result.exitCode ?? result.signal}\n`);
+    if (result.timedOut)
+      throw new AgentTimeoutError(
+        `solve.sh passed the agent timeout of ${context.timeoutSec} s and was killed`,
+      );
+    if (oom)
+      throw new AgentOutOfMemoryError('solve.sh was killed for exceeding the memory limit (memory_mb)');
+    return { metadata: { exit_code: result.exitCode, duration_sec: result.durationSec } };
+  }
+}

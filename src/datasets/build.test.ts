@@ -1,0 +1,82 @@
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { buildInstance, findSpecs, loadSpec } from './build.ts';
+
+const examples = fileURLToPath(new URL('../../examples/', import.meta.url));
+const scratch = await mkdtemp(join(tmpdir(), 'berth-build-test-'));
+afterAll(() => rm(scratch, { recursive: true, force: true }));
+
+const committed = (await readFile(join(examples, 'swe-dockerless.jsonl'), 'utf8'))
+  .trim()
+  .split('\n')
+  .map((line) => JSON.parse(line) as Record<string, string>);
+
+describe('berth dataset build on the bundled sample', () => {
+  it('finds the four instance folders', async () => {
+    const specs = await findSpecs([join(examples, 'src')]);
+    expect(specs.map((path) => path.split('/').at(-1))).toEqual([
+      'csvline',
+      'durations',
+      'intervals',
+      'toposort',
+    ]);
+  });
+
+  it('derives the committed row of toposort from repo/, fix/ and tests/ by running node:test twice', async () => {
+    const spec = await loadSpec(join(examples, 'src', 'toposort'));
+    const { row, report } = await buildInstance(spec);
+    expect(report.refused).toEqual([]);
+    const expected = committed.find((r) => r.instance_id === 'berth__toposort-1') as Record<string, unknown>;
+    expect(row).toEqual(expected);
+    expect(report.before['a two-node cycle throws CycleError naming the cycle']).toBe('FAILED');
+    expect(report.after['a two-node cycle throws CycleError naming the cycle']).toBe('PASSED');
+    expect(JSON.parse(row?.FAIL_TO_PASS as string)).toHaveLength(7);
+  });
+
+  it('refuses an instance whose gold fixes only part of what the tests check', async () => {
+    const dir = join(scratch, 'half-fixed');
+    await cp(join(examples, 'src', 'toposort'), dir, { recursive: true });
+    // Gold that fixes levels() but not the cycle detection: cycle tests still fail with it.
+    const fixed = await readFile(join(dir, 'fix', 'src', 'toposort.js'), 'utf8');
+    const base = await readFile(join(dir, 'repo', 'src', 'toposort.js'), 'utf8');
+    const start = (text: string) => text.indexOf('/**\n * Groups nodes');
+    await writeFile(
+      join(dir, 'fix', 'src', 'toposort.js'),
+      base.slice(0, start(base)) + fixed.slice(start(fixed)),
+    );
+    const { row, report } = await buildInstance(await loadSpec(dir));
+    expect(row).toBeUndefined();
+    expect(report.refused.join('\n')).toMatch(/gold leaves \d+ failing: .*cycle/);
+  });
+
+  it('refuses a test patch that touches source files, before running anything', async () => {
+    const dir = join(scratch, 'sneaky');
+    await cp(join(examples, 'src', 'toposort'), dir, { recursive: true });
+    await cp(join(dir, 'fix', 'src'), join(dir, 'tests', 'src'), { recursive: true });
+    const { row, report } = await buildInstance(await loadSpec(dir));
+    expect(row).toBeUndefined();
+    expect(report.refused).toEqual(['test_patch touches files that are not tests: src/toposort.js']);
+    expect(report.testSeconds).toBe(0);
+  });
+
+  it('refuses a gold patch that fixes nothing (FAIL_TO_PASS empty)', async () => {
+    const dir = join(scratch, 'no-op');
+    await cp(join(examples, 'src', 'toposort'), dir, { recursive: true });
+    await writeFile(
+      join(dir, 'fix', 'src', 'index.js'),
+      "export { CycleError, levels, toposort } from './toposort.js';\n// no-op\n",
+    );
+    await rm(join(dir, 'fix', 'src', 'toposort.js'));
+    const { report } = await buildInstance(await loadSpec(dir));
+    expect(report.refused.join('\n')).toContain('FAIL_TO_PASS is empty');
+  });
+
+  it('names the spec file and field of a bad spec', async () => {
+    const file = join(scratch, 'bad.json');
+    await writeFile(file, JSON.stringify({ instance_id: 'x', repo: 'a/b' }));
+    await expect(loadSpec(file)).rejects.toThrow(/bad\.json \(field `test_cmd`\): missing/);
+  });
+});

@@ -1,0 +1,75 @@
+/**
+ * Reading and writing SWE-bench rows for dataset authoring, on top of the
+ * loader's row reader (`tasks/swebench/read-rows.ts`: a JSON list, a JSON
+ * object keyed by instance_id, a single row object, or JSONL). Rows are kept
+ * as plain objects so every field survives a round trip.
+ */
+import { InputError } from '../errors.ts';
+import { readRowFile } from '../tasks/swebench/read-rows.ts';
+import { decodeTestList, TestListError } from '../tasks/swebench/test-list.ts';
+import { writeFileAtomic } from '../util/atomic-write.ts';
+
+/** A row as read, with where it came from (for messages). */
+export interface RowAt {
+  row: Record<string, unknown>;
+  file: string;
+  /** 1-based line where the row starts. */
+  line?: number;
+}
+
+/**
+ * Reads every row of a SWE-bench file.
+ * @throws InputError naming file, line and field: unparsable input, a row that is not an
+ *   object, a missing instance_id, a duplicate instance_id.
+ */
+export async function readRows(file: string): Promise<RowAt[]> {
+  const raw = await readRowFile(file).catch((error: unknown) => {
+    if (error instanceof InputError) throw error;
+    throw new InputError({ file }, `cannot read: ${(error as Error).message}`);
+  });
+  const seen = new Map<string, RowAt>();
+  return raw.map(({ value, line, key }) => {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      throw new InputError({ file, line }, 'every row must be a JSON object');
+    }
+    const row =
+      key !== undefined && !('instance_id' in value)
+        ? { instance_id: key, ...value }
+        : (value as Record<string, unknown>);
+    const id = row.instance_id;
+    if (typeof id !== 'string' || id === '')
+      throw new InputError({ file, line, field: 'instance_id' }, 'missing or not a string');
+    const before = seen.get(id);
+    if (before) {
+      throw new InputError(
+        { file, line, field: 'instance_id' },
+        `duplicate instance_id ${JSON.stringify(id)} (first at line ${before.line})`,
+      );
+    }
+    const at = { row, file, line };
+    seen.set(id, at);
+    return at;
+  });
+}
+
+/** Writes rows as JSONL, atomically. */
+export async function writeRows(file: string, rows: readonly Record<string, unknown>[]): Promise<void> {
+  await writeFileAtomic(file, rows.map((row) => `${JSON.stringify(row)}\n`).join(''));
+}
+
+/**
+ * Reads a FAIL_TO_PASS / PASS_TO_PASS value (a list, a JSON-encoded string or a
+ * Python-repr string; see `decodeTestList`).
+ * @throws InputError naming the row's file, line and field.
+ */
+export function readTestList(
+  value: unknown,
+  where: { file: string; line?: number; field: string },
+): string[] {
+  try {
+    return decodeTestList(value);
+  } catch (error) {
+    if (error instanceof TestListError) throw new InputError(where, error.message);
+    throw error;
+  }
+}

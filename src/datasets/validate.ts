@@ -1,0 +1,277 @@
+/**
+ * `berth dataset validate`: checks a SWE-bench / DockerLess dataset the way the
+ * seed's `tools/validate.py` does, and runs it.
+ *
+ * Per row: the schema; FAIL_TO_PASS not empty and disjoint from PASS_TO_PASS;
+ * `test_patch` touches test files only (`isTestPath`); the gold patch and the
+ * test patch apply to the base, and the test patch on top of gold; then, when
+ * the row can run here (a snapshot in `dockerless.files`, or a mirror under
+ * `--repos`, and a `dockerless.test_cmd`), the gold patch resolves and the
+ * empty patch does not, graded with SWE-bench's rules.
+ *
+ * Prompt tokens are estimated as characters / 4 (the usual rule of thumb for
+ * English and code with BPE tokenizers; it is an estimate, not a tokenizer) over
+ * what a model is shown: the problem statement plus the snapshot's files (for
+ * rows without a snapshot, the problem statement alone).
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { z } from 'zod';
+import type { Agent } from '../agents/agent.ts';
+import { NopAgent } from '../agents/nop.ts';
+import { OracleAgent } from '../agents/oracle.ts';
+import { createProviders } from '../environments/registry.ts';
+import { rowToTask } from '../tasks/swebench/load.ts';
+import { runTrial } from '../trials/trial.ts';
+import { createVerifiers } from '../verifiers/registry.ts';
+import { findMirror } from './build.ts';
+import { isTestPath, touchedPaths } from './patches.ts';
+import { type RowAt, readTestList } from './rows.ts';
+import { type BaseSource, Workspace } from './workspace.ts';
+
+const testList = z.union([z.array(z.string()), z.string()]);
+
+/** The fields validate requires. Other fields are allowed and kept. */
+export const rowSchema = z.looseObject({
+  instance_id: z.string().min(1),
+  repo: z.string().regex(/^[^/\s]+\/[^/\s]+$/, 'expected owner/name'),
+  base_commit: z.string().min(1),
+  patch: z.string().min(1, 'the gold patch is empty'),
+  test_patch: z.string().min(1, 'the test patch is empty'),
+  problem_statement: z.string().min(1),
+  FAIL_TO_PASS: testList,
+  PASS_TO_PASS: testList,
+  dockerless: z
+    .looseObject({
+      files: z.record(z.string(), z.string()).optional(),
+      test_cmd: z.string().refine((cmd) => cmd.includes('{tests}'), 'test_cmd has no {tests} placeholder'),
+      test_files: z.array(z.string()).min(1),
+      install: z.string().optional(),
+      parser: z.string().optional(),
+    })
+    .optional(),
+});
+
+/** One check's outcome on one row. */
+export interface Check {
+  name: 'schema' | 'lists' | 'test-files-only' | 'patches-apply' | 'gold-resolves' | 'empty-fails';
+  ok: boolean;
+  /** Not run (e.g. no snapshot and no mirror); `ok` is then true. */
+  skipped?: boolean;
+  message?: string;
+}
+
+export interface RowValidation {
+  instance_id: string;
+  line?: number;
+  checks: Check[];
+  ok: boolean;
+  /** Estimated prompt tokens (characters / 4) of the problem statement and the snapshot. */
+  promptTokens: number;
+  /** Estimated tokens of the gold patch. */
+  patchTokens: number;
+  failToPass: number;
+  passToPass: number;
+  /** F2P and P2P passed with gold and with the empty patch, when run. */
+  gold?: { f2p: number; p2p: number };
+  empty?: { f2p: number; p2p: number };
+}
+
+/** Tokens estimated as characters / 4, rounded up. */
+export function estimateTokens(text: string): number {
+  return Math.ceil(text.length / 4);
+}
+
+export async function validateRow(
+  at: RowAt,
+  options: { reposDir?: string; run: boolean },
+): Promise<RowValidation> {
+  const row = at.row;
+  const id = String(row.instance_id);
+  const checks: Check[] = [];
+  const result: RowValidation = {
+    instance_id: id,
+    line: at.line,
+    checks,
+    ok: false,
+    promptTokens: 0,
+    patchTokens: 0,
+    failToPass: 0,
+    passToPass: 0,
+  };
+  const parsed = rowSchema.safeParse(row);
+  if (!parsed.success) {
+    checks.push({
+      name: 'schema',
+      ok: false,
+      message: parsed.error.issues
+        .map((issue) => `${issue.path.join('.') || '(row)'}: ${issue.message}`)
+        .join('; '),
+    });
+    return result;
+  }
+  try {
+    rowToTask({ value: row, file: at.file, line: at.line ?? 1 });
+  } catch (error) {
+    checks.push({
+      name: 'schema',
+      ok: false,
+      message: `the loader refuses the row: ${(error as Error).message}`,
+    });
+    return result;
+  }
+  checks.push({ name: 'schema', ok: true });
+  const data = parsed.data;
+  const where = (field: string) => ({ file: at.file, line: at.line, field });
+  let f2p: string[] = [];
+  let p2p: string[] = [];
+  try {
+    f2p = readTestList(data.FAIL_TO_PASS, where('FAIL_TO_PASS'));
+    p2p = readTestList(data.PASS_TO_PASS, where('PASS_TO_PASS'));
+    const both = f2p.filter((test) => p2p.includes(test));
+    const problems = [
+      ...(f2p.length === 0 ? ['FAIL_TO_PASS is empty'] : []),
+      ...(both.length > 0 ? [`in both lists: ${both.slice(0, 5).join(', ')}`] : []),
+    ];
+    checks.push({ name: 'lists', ok: problems.length === 0, message: problems.join('; ') || undefined });
+  } catch (error) {
+    checks.push({ name: 'lists', ok: false, message: (error as Error).message });
+  }
+  result.failToPass = f2p.length;
+  result.passToPass = p2p.length;
+  const files = data.dockerless?.files;
+  result.promptTokens = estimateTokens(
+    data.problem_statement +
+      (files
+        ? Object.entries(files)
+            .map(([path, content]) => path + content)
+            .join('')
+        : ''),
+  );
+  result.patchTokens = estimateTokens(data.patch);
+  const nonTest = touchedPaths(data.test_patch).filter((path) => !isTestPath(path));
+  checks.push({
+    name: 'test-files-only',
+    ok: nonTest.length === 0,
+    message: nonTest.length ? `test_patch touches non-test files: ${nonTest.join(', ')}` : undefined,
+  });
+
+  let base: BaseSource | undefined;
+  let why = '';
+  if (files) base = { kind: 'files', files };
+  else if (options.reposDir) {
+    try {
+      base = {
+        kind: 'git',
+        repoDir: await findMirror(data.repo, options.reposDir, at.file),
+        commit: data.base_commit,
+      };
+    } catch (error) {
+      why = (error as Error).message;
+    }
+  } else why = 'no dockerless.files and no --repos';
+  if (!base) {
+    for (const name of ['patches-apply', 'gold-resolves', 'empty-fails'] as const)
+      checks.push({ name, ok: true, skipped: true, message: why });
+    result.ok = checks.every((check) => check.ok);
+    return result;
+  }
+
+  const workspace = await Workspace.create(base);
+  try {
+    const problems: string[] = [];
+    for (const [label, patch] of [
+      ['gold patch', data.patch],
+      ['test patch', data.test_patch],
+    ] as const) {
+      const applied = await workspace.apply(patch, { check: true });
+      if (!applied.ok) problems.push(`${label} does not apply to the base: ${lastLine(applied.log)}`);
+    }
+    if (problems.length === 0) {
+      await workspace.apply(data.patch);
+      const stacked = await workspace.apply(data.test_patch, { check: true });
+      if (!stacked.ok) problems.push(`test patch does not apply on top of gold: ${lastLine(stacked.log)}`);
+      await workspace.reset();
+    }
+    checks.push({
+      name: 'patches-apply',
+      ok: problems.length === 0,
+      message: problems.join('; ') || undefined,
+    });
+    const dockerless = data.dockerless;
+    if (!options.run || problems.length > 0 || !dockerless) {
+      const message = !options.run
+        ? 'not run (--no-run)'
+        : problems.length
+          ? 'patches do not apply'
+          : 'no dockerless.test_cmd';
+      checks.push({ name: 'gold-resolves', ok: true, skipped: true, message });
+      checks.push({ name: 'empty-fails', ok: true, skipped: true, message });
+    } else {
+      await workspace.dispose();
+      const gold = await runThroughTrial(at, new OracleAgent(), options);
+      const empty = await runThroughTrial(at, new NopAgent(), options);
+      result.gold = { f2p: gold.f2p, p2p: gold.p2p };
+      result.empty = { f2p: empty.f2p, p2p: empty.p2p };
+      checks.push({
+        name: 'gold-resolves',
+        ok: gold.resolved,
+        message: gold.resolved
+          ? undefined
+          : `gold: ${gold.status} F2P ${gold.f2p}/${f2p.length}, P2P ${gold.p2p}/${p2p.length}${gold.note ? ` (${gold.note})` : ''}`,
+      });
+      checks.push({
+        name: 'empty-fails',
+        ok: !empty.resolved,
+        message: empty.resolved
+          ? 'the empty patch resolves the instance: FAIL_TO_PASS tests pass without the fix'
+          : undefined,
+      });
+    }
+  } finally {
+    await workspace.dispose();
+  }
+  result.ok = checks.every((check) => check.ok);
+  return result;
+}
+
+/**
+ * Runs one row through the trial engine (the same path as `berth run`), empty
+ * patches verified too, in a temporary jobs folder that is removed after.
+ */
+async function runThroughTrial(
+  at: RowAt,
+  agent: Agent,
+  options: { reposDir?: string },
+): Promise<{ resolved: boolean; status: string; f2p: number; p2p: number; note: string }> {
+  const task = rowToTask({ value: at.row, file: at.file, line: at.line ?? 1 });
+  const jobDir = await mkdtemp(join(tmpdir(), 'berth-validate-'));
+  try {
+    const result = await runTrial({
+      task,
+      agent,
+      attempt: 1,
+      trialName: `${task.name}__${agent.info.name}`,
+      trialDir: join(jobDir, `${task.name}__${agent.info.name}`),
+      jobId: `validate-${process.pid}`,
+      source: 'validate',
+      providers: createProviders(options.reposDir ? { reposDir: options.reposDir } : {}),
+      verifiers: createVerifiers(),
+      verifyEmptyPatch: true,
+    });
+    return {
+      resolved: result.berth.resolved,
+      status: result.berth.status,
+      f2p: result.berth.FAIL_TO_PASS?.passed ?? 0,
+      p2p: result.berth.PASS_TO_PASS?.passed ?? 0,
+      note: result.berth.note,
+    };
+  } finally {
+    await rm(jobDir, { recursive: true, force: true });
+  }
+}
+
+function lastLine(text: string): string {
+  return text.trim().split('\n').at(-1) ?? '';
+}

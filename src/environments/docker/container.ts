@@ -1,0 +1,579 @@
+/**
+ * A Docker container as a berth `Environment`: one long-lived container per
+ * trial, commands run with `docker exec`, files moved as tar streams.
+ *
+ * Limits (Harbor's `[environment]`): `cpus` (NanoCpus, clamped to the engine's
+ * CPU count), `memory_mb` (Memory = MemorySwap, so no swap), a pids limit (a
+ * fork bomb stops there), and the network: `public` is the default bridge,
+ * `no-network` is a container with no network endpoint but loopback. The
+ * network can be changed while the container runs (`setNetworkPolicy`,
+ * `connectNetwork`, `disconnectNetwork`), which per-phase network modes use.
+ */
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import type Docker from 'dockerode';
+import { execa } from 'execa';
+import { BerthError } from '../../errors.ts';
+import type { NetworkPolicy } from '../../tasks/task.ts';
+import type { Environment, ExecOptions, ExecResult } from '../environment.ts';
+import type { EgressGateway } from './egress/gateway.ts';
+import { ContainerNetworkSwitch } from './egress/network-switch.ts';
+import { LABELS } from './labels.ts';
+import { tarPath } from './tar.ts';
+
+/** A host folder bind-mounted into the container. */
+export interface Mount {
+  host: string;
+  container: string;
+  readOnly?: boolean;
+}
+
+export interface ContainerOptions {
+  docker: Docker;
+  image: string;
+  /** Container name (made unique by the caller), or undefined for a generated one. */
+  name?: string;
+  jobId: string;
+  trialName?: string;
+  taskName?: string;
+  /** Working directory; default the image's WORKDIR, else `/`. */
+  workdir?: string;
+  cpus?: number;
+  memoryMb?: number;
+  /** Maximum number of processes and threads; default 4096. */
+  pidsLimit?: number;
+  network: NetworkPolicy;
+  env?: Record<string, string>;
+  mounts?: Mount[];
+  /** Default user of `exec` (a name or uid). */
+  user?: string;
+  /**
+   * The trial's egress gateway (egress/gateway.ts), needed when any phase runs under an
+   * allowlist. The environment then switches networks through it and removes it on stop.
+   */
+  egress?: EgressGateway;
+}
+
+/** Default cap on captured output: 10 MB. */
+export const DEFAULT_MAX_OUTPUT_BYTES = 10 * 1024 * 1024;
+
+const KEEPALIVE = ['sh', '-c', 'trap "exit 0" TERM INT; while :; do sleep 3600 & wait $!; done'];
+
+const infoCache = new WeakMap<Docker, Promise<{ NCPU?: number }>>();
+function engineInfo(docker: Docker): Promise<{ NCPU?: number }> {
+  let p = infoCache.get(docker);
+  if (!p) {
+    p = docker.info() as Promise<{ NCPU?: number }>;
+    infoCache.set(docker, p);
+  }
+  return p;
+}
+
+const workdirCache = new Map<string, Promise<string>>();
+function imageWorkdir(docker: Docker, image: string): Promise<string> {
+  let p = workdirCache.get(image);
+  if (!p) {
+    p = docker
+      .getImage(image)
+      .inspect()
+      .then((i) => i.Config?.WorkingDir ?? '');
+    workdirCache.set(image, p);
+    p.catch(() => workdirCache.delete(image));
+  }
+  return p;
+}
+
+/** Every container this process started and has not removed yet (for Ctrl-C and exit). */
+const live = new Set<DockerContainerEnvironment>();
+
+/** Removes every container this process started and still runs. */
+export async function stopAllContainers(): Promise<void> {
+  await Promise.allSettled([...live].map((c) => c.stop()));
+}
+
+/** Ids of live containers (for a synchronous last-chance removal on exit). */
+export function liveContainerIds(): string[] {
+  return [...live].map((c) => c.id);
+}
+
+let exitHookInstalled = false;
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  // Best effort on abrupt exit; `berth clean` removes anything left after a crash.
+  process.once('exit', () => {
+    const ids = liveContainerIds();
+    if (ids.length === 0) return;
+    try {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      process
+        .getBuiltinModule?.('node:child_process')
+        ?.execFileSync('docker', ['rm', '-f', ...ids], { stdio: 'ignore', timeout: 10_000 });
+    } catch {
+      // nothing more to do here
+    }
+  });
+}
+
+function shellQuote(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+const SIGNALS: Record<number, string> = {
+  9: 'SIGKILL',
+  15: 'SIGTERM',
+  2: 'SIGINT',
+  6: 'SIGABRT',
+  11: 'SIGSEGV',
+  1: 'SIGHUP',
+};
+
+/** A running container. Create it with `DockerContainerEnvironment.create`. */
+export class DockerContainerEnvironment implements Environment {
+  readonly kind = 'docker';
+  private stopped = false;
+  private oomCount = 0;
+  private oomEvents: number | undefined;
+  private eventStream: { destroy(): void } | undefined;
+  private execCounter = 0;
+  private currentNetwork: NetworkPolicy;
+  private egress: EgressGateway | undefined;
+  private networkSwitch: ContainerNetworkSwitch | undefined;
+  /** Warnings about limits that could not be applied as asked. */
+  readonly warnings: string[] = [];
+  /** Processes running right after start (the image's own services); later phases kill everything else. */
+  baselineProcesses = new Set<number>();
+  /** `/logs/agent`, `/logs/verifier` and `/logs/artifacts` are bind mounts of the trial folder. */
+  readonly mountedLogs = true;
+
+  private constructor(
+    private readonly docker: Docker,
+    private readonly container: Docker.Container,
+    readonly workdir: string,
+    network: NetworkPolicy,
+    private readonly defaultUser: string | undefined,
+  ) {
+    this.currentNetwork = network;
+  }
+
+  get id(): string {
+    return this.container.id;
+  }
+
+  /** Untrusted commands run without network when the current policy is `no-network`. */
+  get isolated(): boolean {
+    return this.currentNetwork.mode === 'no-network';
+  }
+
+  get network(): NetworkPolicy {
+    return this.currentNetwork;
+  }
+
+  /**
+   * Creates and starts a container.
+   * @throws BerthError when the engine refuses (bad image, bad limits)
+   */
+  static async create(options: ContainerOptions): Promise<DockerContainerEnvironment> {
+    const { docker } = options;
+    const info = await engineInfo(docker);
+    const warnings: string[] = [];
+    let nanoCpus: number | undefined;
+    if (options.cpus) {
+      const cpus = info.NCPU && options.cpus > info.NCPU ? info.NCPU : options.cpus;
+      if (cpus !== options.cpus)
+        warnings.push(`cpus = ${options.cpus} asked, the engine has ${info.NCPU}: limited to ${cpus}`);
+      nanoCpus = Math.round(cpus * 1e9);
+    }
+    const memory = options.memoryMb ? options.memoryMb * 1024 * 1024 : undefined;
+    const labels: Record<string, string> = { [LABELS.managed]: '1', [LABELS.job]: options.jobId };
+    if (options.trialName) labels[LABELS.trial] = options.trialName;
+    if (options.taskName) labels[LABELS.task] = options.taskName;
+    const env = options.env ?? {};
+    const container = await docker.createContainer({
+      name: options.name,
+      Image: options.image,
+      Cmd: KEEPALIVE,
+      WorkingDir: options.workdir,
+      Labels: labels,
+      Env: Object.entries(env).map(([k, v]) => `${k}=${v}`),
+      User: options.user,
+      HostConfig: {
+        NanoCpus: nanoCpus,
+        Memory: memory,
+        MemorySwap: memory,
+        PidsLimit: options.pidsLimit ?? 4096,
+        NetworkMode: 'bridge',
+        Binds: (options.mounts ?? []).map((m) => `${m.host}:${m.container}${m.readOnly ? ':ro' : ''}`),
+        Init: false,
+        // Removed by the engine as soon as it stops: `stop()` only has to kill it.
+        AutoRemove: true,
+      },
+    });
+    // Registered before start so a failure still removes it.
+    const environment = new DockerContainerEnvironment(
+      docker,
+      container,
+      options.workdir ?? '/',
+      options.network,
+      options.user,
+    );
+    environment.warnings.push(...warnings);
+    live.add(environment);
+    installExitHook();
+    try {
+      if (options.egress) {
+        // The egress gateway switches networks (public, allowlist, no-network) before start.
+        environment.egress = options.egress;
+        environment.networkSwitch = new ContainerNetworkSwitch(docker, container.id, {
+          publicNetworks: ['bridge'],
+          gateway: options.egress,
+        });
+        await environment.networkSwitch.apply(options.network);
+      } else if (options.network.mode === 'no-network') {
+        // `no-network`: leave the default bridge before start; loopback only.
+        await docker.getNetwork('bridge').disconnect({ Container: container.id, Force: true });
+      }
+      if (options.network.mode === 'allowlist' && !options.egress) {
+        throw new BerthError(
+          'BERTH_UNSUPPORTED',
+          'network_mode = "allowlist" needs the egress proxy (not part of the Docker environment itself)',
+        );
+      }
+      if (memory) await environment.watchOom();
+      await container.start();
+      const wd = options.workdir ?? ((await imageWorkdir(docker, options.image)) || '/');
+      (environment as { workdir: string }).workdir = wd;
+      // One exec: create the workdir, list the processes the image started (kept alive across phases).
+      const mkdirWd = options.workdir ? `mkdir -p ${shellQuote(options.workdir)}; ` : '';
+      const out = await environment.quiet(`${mkdirWd}for p in /proc/[0-9]*; do echo \${p#/proc/}; done`);
+      environment.baselineProcesses = new Set(out.split('\n').filter(Boolean).map(Number));
+    } catch (error) {
+      await environment.stop();
+      throw error;
+    }
+    return environment;
+  }
+
+  /**
+   * Runs `command` with bash (sh when the image has no bash) in its own process
+   * group; at `timeoutSec` the whole group is killed. Exit code 137 with the
+   * cgroup's OOM-kill counter raised is reported as `oomKilled`.
+   */
+  async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
+    const started = Date.now();
+    const restoreNetwork =
+      options.network && !samePolicy(options.network, this.currentNetwork) ? this.currentNetwork : undefined;
+    if (options.network && restoreNetwork) await this.setNetworkPolicy(options.network);
+    try {
+      return await this.execInner(command, options, started);
+    } finally {
+      if (restoreNetwork) await this.setNetworkPolicy(restoreNetwork);
+    }
+  }
+
+  private async execInner(command: string, options: ExecOptions, started: number): Promise<ExecResult> {
+    const pidFile = `/tmp/.berth-exec-${process.pid}-${++this.execCounter}.pid`;
+    // Record the group leader's pid, hide the command variable, run under bash (or sh).
+    // The exec's shell is its process group (and session) leader: killing the group kills the command's tree.
+    const script = `echo $$ > ${pidFile} 2>/dev/null; c=$BERTH_EXEC_CMD; unset BERTH_EXEC_CMD; if command -v bash >/dev/null 2>&1; then bash -c "$c"; else sh -c "$c"; fi; r=$?; rm -f ${pidFile}; exit $r`;
+    const env = { ...(options.env ?? {}), BERTH_EXEC_CMD: command };
+    const exec = await this.container.exec({
+      Cmd: ['sh', '-c', script],
+      AttachStdout: true,
+      AttachStderr: true,
+      WorkingDir: options.cwd ?? this.workdir,
+      User: options.user ?? this.defaultUser,
+      Env: Object.entries(env).map(([k, v]) => `${k}=${v}`),
+    });
+    const stream = (await exec.start({ hijack: true, stdin: false })) as NodeJS.ReadWriteStream & {
+      destroy(): void;
+    };
+    const max = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let truncated = false;
+    let file: WriteStream | undefined;
+    if (options.outputFile) {
+      await mkdir(dirname(options.outputFile), { recursive: true });
+      file = createWriteStream(options.outputFile);
+    }
+    const sink = new PassThrough();
+    sink.on('data', (chunk: Buffer) => {
+      if (truncated) return;
+      const room = max - size;
+      const part = chunk.length > room ? chunk.subarray(0, room) : chunk;
+      chunks.push(part);
+      file?.write(part);
+      size += part.length;
+      if (chunk.length > room) {
+        truncated = true;
+        const mark = `\n[berth: output truncated at ${max} bytes]\n`;
+        chunks.push(Buffer.from(mark));
+        file?.write(mark);
+      }
+    });
+    this.docker.modem.demuxStream(stream, sink, sink);
+    const ended = new Promise<void>((resolve) => {
+      stream.on('end', resolve);
+      stream.on('close', resolve);
+      stream.on('error', () => resolve());
+    });
+    let timedOut = false;
+    let aborted = false;
+    const kill = async (): Promise<void> => {
+      try {
+        const k = await this.container.exec({
+          Cmd: [
+            'sh',
+            '-c',
+            `p=$(cat ${pidFile} 2>/dev/null) && [ -n "$p" ] && { kill -KILL -$p 2>/dev/null; kill -KILL $p 2>/dev/null; }; true`,
+          ],
+          User: 'root',
+        });
+        const s = await k.start({ hijack: true, stdin: false });
+        await new Promise<void>((r) => {
+          s.on('end', r);
+          s.on('close', r);
+          s.resume();
+        });
+      } catch {
+        // the container may be gone already
+      }
+    };
+    const timer =
+      options.timeoutSec !== undefined
+        ? setTimeout(() => {
+            timedOut = true;
+            void kill();
+          }, options.timeoutSec * 1000)
+        : undefined;
+    const onAbort = (): void => {
+      aborted = true;
+      void kill();
+    };
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    if (options.signal?.aborted) onAbort();
+    await ended;
+    if (timer) clearTimeout(timer);
+    options.signal?.removeEventListener('abort', onAbort);
+    sink.end();
+    if (file) await new Promise<void>((r) => file?.end(r));
+    const inspect = await exec.inspect();
+    let exitCode: number | null = inspect.ExitCode ?? null;
+    let signal: string | undefined;
+    if (exitCode !== null && exitCode > 128) signal = SIGNALS[exitCode - 128] ?? `signal ${exitCode - 128}`;
+    if (timedOut || aborted) {
+      exitCode = null;
+      signal = 'SIGKILL';
+    }
+    let oomKilled: boolean | undefined;
+    if (inspect.ExitCode === 137 && !timedOut && !aborted) oomKilled = (await this.newOomKills(500)) > 0;
+    if (timedOut || aborted) void this.quiet(`rm -f ${pidFile}`);
+    return {
+      exitCode,
+      signal,
+      timedOut,
+      output: Buffer.concat(chunks).toString('utf8'),
+      truncated,
+      durationSec: (Date.now() - started) / 1000,
+      ...(oomKilled !== undefined ? { oomKilled } : {}),
+    };
+  }
+
+  /** Runs a short root command, ignoring its exit code; returns its output. */
+  async quiet(command: string): Promise<string> {
+    try {
+      const exec = await this.container.exec({
+        Cmd: ['sh', '-c', command],
+        AttachStdout: true,
+        AttachStderr: true,
+        User: 'root',
+      });
+      const stream = await exec.start({ hijack: true, stdin: false });
+      const out = new PassThrough();
+      const chunks: Buffer[] = [];
+      out.on('data', (c: Buffer) => chunks.push(c));
+      this.docker.modem.demuxStream(stream, out, out);
+      await new Promise<void>((r) => {
+        stream.on('end', r);
+        stream.on('close', r);
+      });
+      return Buffer.concat(chunks).toString('utf8');
+    } catch {
+      return '';
+    }
+  }
+
+  /**
+   * Number of processes the kernel killed for exceeding the memory limit since
+   * the last call (the engine's `oom` events for this container). Waits up to
+   * `graceMs` for an event still in flight.
+   */
+  async newOomKills(graceMs = 50): Promise<number> {
+    if (this.oomEvents === undefined) return 0;
+    const deadline = Date.now() + graceMs;
+    while (this.oomEvents === this.oomCount && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 10));
+    const n = this.oomEvents - this.oomCount;
+    this.oomCount = this.oomEvents;
+    return n;
+  }
+
+  /** Counts the engine's `oom` events for this container (only when a memory limit is set). */
+  private async watchOom(): Promise<void> {
+    this.oomEvents = 0;
+    const stream = (await this.docker.getEvents({
+      filters: { container: [this.container.id], event: ['oom'] },
+    })) as NodeJS.ReadableStream & {
+      destroy(): void;
+    };
+    this.eventStream = stream;
+    stream.on('data', (chunk: Buffer) => {
+      this.oomEvents =
+        (this.oomEvents ?? 0) +
+        chunk
+          .toString('utf8')
+          .split('\n')
+          .filter((l) => l.includes('"oom"')).length;
+    });
+    stream.on('error', () => undefined);
+  }
+
+  /** Pids of the processes running now (to kill what a phase left behind). */
+  async processIds(): Promise<Set<number>> {
+    const out = await this.quiet('for p in /proc/[0-9]*; do echo ${p#/proc/}; done');
+    return new Set(out.split('\n').filter(Boolean).map(Number));
+  }
+
+  /**
+   * Kills every process not in `keep` (and not PID 1): nothing a phase started
+   * in the background survives into the next phase.
+   */
+  async killProcessesExcept(keep: Set<number>): Promise<number> {
+    const out = await this.quiet(this.killScript(keep));
+    return Number(/killed (\d+)/.exec(out)?.[1] ?? 0);
+  }
+
+  /** A root shell snippet that kills every process but PID 1, itself and `keep`, and prints `killed N`. */
+  killScript(keep: Set<number>): string {
+    const keepList = [1, ...keep].join(' ');
+    return `n=0; for d in /proc/[0-9]*; do p=\${d#/proc/}; case " ${keepList} $$ $PPID " in *" $p "*) continue;; esac; kill -KILL $p 2>/dev/null && n=$((n+1)); done; echo "killed $n"`;
+  }
+
+  /**
+   * Switches the container between `public` (default bridge) and `no-network`, and to and
+   * from `allowlist` when it was created with an egress gateway.
+   */
+  async setNetworkPolicy(policy: NetworkPolicy): Promise<void> {
+    if (samePolicy(policy, this.currentNetwork)) return;
+    if (this.networkSwitch) {
+      await this.networkSwitch.apply(policy);
+      this.currentNetwork = policy;
+      return;
+    }
+    if (policy.mode === 'allowlist') {
+      throw new BerthError(
+        'BERTH_UNSUPPORTED',
+        'network_mode = "allowlist" needs the egress proxy (not part of the Docker environment itself)',
+      );
+    }
+    const inspected = await this.container.inspect();
+    const attached = Object.keys(inspected.NetworkSettings.Networks ?? {});
+    if (policy.mode === 'no-network') {
+      for (const name of attached) await this.disconnectNetwork(name);
+    } else if (!attached.includes('bridge')) {
+      await this.connectNetwork('bridge');
+    }
+    this.currentNetwork = policy;
+  }
+
+  /** Names of the networks the container is attached to. */
+  async networks(): Promise<string[]> {
+    const inspected = await this.container.inspect();
+    return Object.keys(inspected.NetworkSettings.Networks ?? {});
+  }
+
+  /** Attaches the container to a network (optionally with DNS aliases). */
+  async connectNetwork(name: string, aliases?: string[]): Promise<void> {
+    await this.docker
+      .getNetwork(name)
+      .connect({ Container: this.container.id, EndpointConfig: aliases ? { Aliases: aliases } : undefined });
+  }
+
+  async disconnectNetwork(name: string): Promise<void> {
+    await this.docker.getNetwork(name).disconnect({ Container: this.container.id, Force: true });
+  }
+
+  /** Records a policy set from outside (e.g. by a proxy that manages networks itself). */
+  markNetworkPolicy(policy: NetworkPolicy): void {
+    this.currentNetwork = policy;
+  }
+
+  /**
+   * Copies a host file or folder to `environmentPath` (a folder's contents land
+   * inside it). Files are made readable by every user (`a+rX`), so a non-root
+   * agent or verifier can read them; one tar stream, no extra exec unless the
+   * parent folder is missing.
+   */
+  async upload(hostPath: string, environmentPath: string): Promise<void> {
+    const target = environmentPath.replace(/\/+$/, '') || '/';
+    const archive = await tarPath(hostPath, basename(target));
+    const put = () => this.container.putArchive(archive, { path: dirname(target) });
+    try {
+      await put();
+    } catch (error) {
+      if ((error as { statusCode?: number }).statusCode !== 404) throw error;
+      await this.quiet(`mkdir -p ${shellQuote(dirname(target))}`);
+      await put();
+    }
+  }
+
+  /** Copies a file or folder out of the container to `hostPath`. */
+  async download(environmentPath: string, hostPath: string): Promise<void> {
+    const stream = await this.container.getArchive({ path: environmentPath });
+    const tmp = `${hostPath}.berth-download-${process.pid}`;
+    await mkdir(tmp, { recursive: true });
+    const tar = execa('tar', ['-x', '-C', tmp]);
+    (stream as NodeJS.ReadableStream).pipe(tar.stdin as NodeJS.WritableStream);
+    await tar;
+    const extracted = join(tmp, basename(environmentPath.replace(/\/+$/, '')) || '.');
+    await rm(hostPath, { recursive: true, force: true });
+    await mkdir(dirname(hostPath), { recursive: true });
+    await rename(extracted, hostPath);
+    await rm(tmp, { recursive: true, force: true });
+  }
+
+  /** Removes the container (and its anonymous volumes). Safe to call twice. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    try {
+      if (typeof process.getuid === 'function' && process.getuid() !== 0) {
+        // Files written through the bind mounts belong to the container's users; give them back.
+        await this.quiet(`chown -R ${process.getuid()}:${process.getgid?.() ?? 0} /logs 2>/dev/null; true`);
+      }
+      try {
+        await this.container.kill({ signal: 'SIGKILL' });
+      } catch (error) {
+        // Not running (never started, or already dead): remove it outright.
+        if ((error as { statusCode?: number }).statusCode !== 409) throw error;
+        await this.container.remove({ force: true, v: true });
+      }
+    } catch (error) {
+      if ((error as { statusCode?: number }).statusCode !== 404) throw error;
+    } finally {
+      live.delete(this);
+      this.eventStream?.destroy();
+      await this.egress?.stop();
+    }
+  }
+}
+
+function samePolicy(a: NetworkPolicy, b: NetworkPolicy): boolean {
+  if (a.mode !== b.mode) return false;
+  if (a.mode === 'allowlist' && b.mode === 'allowlist')
+    return a.allowedHosts.join(',') === b.allowedHosts.join(',');
+  return true;
+}

@@ -1,0 +1,205 @@
+/**
+ * The `docker` environment provider: builds or finds the task's image, starts
+ * one container per trial with the trial folder's `agent/`, `verifier/` and
+ * `artifacts/` bind-mounted at `/logs/agent`, `/logs/verifier` and
+ * `/logs/artifacts` (Harbor's `EnvironmentPaths`), and labels it with the job id.
+ */
+import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { chmod } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { InputError } from '../../errors.ts';
+import type { EnvironmentSpec, Task } from '../../tasks/task.ts';
+import type { EnvironmentProvider, EnvironmentStartContext } from '../environment.ts';
+import { connectDocker } from './client.ts';
+import { DockerContainerEnvironment } from './container.ts';
+import { type BaseImage, type ImageMap, orderBases, readBasesManifest } from './dockerfile.ts';
+import { EgressGateway, proxyPolicyFor } from './egress/gateway.ts';
+import { needsEgressGateway, networkForPhase } from './egress/network-switch.ts';
+import { ImageService } from './images.ts';
+import { LABELS } from './labels.ts';
+
+export type DockerSpec = Extract<EnvironmentSpec, { kind: 'docker' }> & {
+  /** Dataset `bases/` folder (Kotlin Benchmark layout). */
+  basesDir?: string;
+  /** Local image name stem for built images (`hb__<task>`). */
+  imageName?: string;
+};
+
+export interface DockerProviderOptions {
+  imageMap?: ImageMap;
+  /** Rebuild images even when cached. */
+  rebuild?: boolean;
+  /** Pids limit of every container (default 4096). */
+  pidsLimit?: number;
+  /** Multiplies `build_timeout_sec` (Harbor's `--environment-build-timeout-multiplier`). */
+  buildTimeoutMultiplier?: number;
+  /** Image (with python3) of the egress proxy for allowlist phases; default the base image. */
+  egressImage?: string;
+}
+
+/** What a compose file's `main` service asks for. */
+export interface ComposeMain {
+  image?: string;
+  /** Build context folder and Dockerfile name, resolved against the compose file's folder. */
+  build?: { context: string; dockerfile: string };
+}
+
+/**
+ * Reads the `main` service of a docker-compose file.
+ * @throws InputError naming the file when it does not parse or has no `main` service
+ */
+export function readComposeMain(file: string): ComposeMain {
+  let doc: unknown;
+  try {
+    doc = parseYaml(readFileSync(file, 'utf8'));
+  } catch (error) {
+    const line = (error as { linePos?: Array<{ line: number }> }).linePos?.[0]?.line;
+    throw new InputError({ file, line }, `invalid YAML: ${(error as Error).message.split('\n')[0]}`);
+  }
+  const main = (doc as { services?: Record<string, unknown> } | null)?.services?.main as
+    | { image?: unknown; build?: unknown }
+    | undefined;
+  if (!main) throw new InputError({ file, field: 'services.main' }, 'the compose file has no `main` service');
+  const dir = dirname(file);
+  let build: ComposeMain['build'];
+  if (typeof main.build === 'string') build = { context: resolve(dir, main.build), dockerfile: 'Dockerfile' };
+  else if (main.build && typeof main.build === 'object') {
+    const b = main.build as { context?: string; dockerfile?: string };
+    build = { context: resolve(dir, b.context ?? '.'), dockerfile: b.dockerfile ?? 'Dockerfile' };
+  }
+  return { image: typeof main.image === 'string' ? main.image : undefined, build };
+}
+
+/** What a task's image comes from, in Harbor's order of preference. */
+export type ImagePlan =
+  | { kind: 'build'; contextDir: string; dockerfile: string; tags: string[] }
+  | { kind: 'image'; image: string };
+
+/** Decides how to get a task's image: compose `main`, `environment/Dockerfile`, or `docker_image`. */
+export function planImage(spec: DockerSpec, origin = 'task'): ImagePlan {
+  if (spec.composeFile) {
+    const main = readComposeMain(spec.composeFile);
+    const tags = main.image ? [main.image] : [];
+    if (main.build)
+      return { kind: 'build', contextDir: main.build.context, dockerfile: main.build.dockerfile, tags };
+    if (spec.dockerfileDir)
+      return { kind: 'build', contextDir: spec.dockerfileDir, dockerfile: 'Dockerfile', tags };
+    if (main.image) return { kind: 'image', image: main.image };
+  }
+  if (spec.dockerfileDir)
+    return { kind: 'build', contextDir: spec.dockerfileDir, dockerfile: 'Dockerfile', tags: [] };
+  if (spec.image) return { kind: 'image', image: spec.image };
+  throw new InputError(
+    { file: origin },
+    'the environment has no Dockerfile, no docker-compose.yaml `main` service and no docker_image',
+  );
+}
+
+function basesOf(spec: DockerSpec): BaseImage[] | undefined {
+  if (!spec.basesDir || !existsSync(join(spec.basesDir, 'manifest'))) return undefined;
+  return orderBases(readBasesManifest(spec.basesDir));
+}
+
+export class DockerEnvironmentProvider implements EnvironmentProvider {
+  readonly kind = 'docker' as const;
+  private images?: Promise<ImageService>;
+  /** Image per task folder, prepared once per provider (one job): later trials skip hashing. */
+  private prepared = new Map<string, Promise<string>>();
+
+  constructor(private readonly options: DockerProviderOptions = {}) {}
+
+  private imageService(jobId: string): Promise<ImageService> {
+    this.images ??= connectDocker().then(
+      ({ docker }) =>
+        new ImageService(docker, { imageMap: this.options.imageMap, rebuild: this.options.rebuild, jobId }),
+    );
+    return this.images;
+  }
+
+  /** Builds (or finds) the task's image; returns the image to run. */
+  async prepareImage(
+    task: Task,
+    context: { jobId: string; signal?: AbortSignal; onLog?: (line: string) => void },
+  ): Promise<string> {
+    const spec = task.environment as DockerSpec;
+    if (spec.kind !== 'docker')
+      throw new Error(`the docker provider cannot start a ${spec.kind} environment`);
+    const images = await this.imageService(context.jobId);
+    const plan = planImage(spec, task.origin.file);
+    const bases = basesOf(spec);
+    const timeoutSec =
+      spec.buildTimeoutSec !== undefined
+        ? spec.buildTimeoutSec * (this.options.buildTimeoutMultiplier ?? 1)
+        : undefined;
+    if (plan.kind === 'image')
+      return images.provide(plan.image, { bases, onLog: context.onLog, signal: context.signal, timeoutSec });
+    return images.build({
+      contextDir: plan.contextDir,
+      dockerfile: plan.dockerfile,
+      name: spec.imageName ?? task.name,
+      tags: plan.tags,
+      timeoutSec,
+      bases,
+      onLog: context.onLog,
+      signal: context.signal,
+    });
+  }
+
+  async start(context: EnvironmentStartContext): Promise<DockerContainerEnvironment> {
+    const { task, trialDir, jobId } = context;
+    const spec = task.environment as DockerSpec;
+    mkdirSync(trialDir, { recursive: true });
+    const buildLog = join(trialDir, 'build.log');
+    const key = `${task.origin.file}\0${task.name}`;
+    let prepared = this.prepared.get(key);
+    if (!prepared) {
+      prepared = this.prepareImage(task, {
+        jobId,
+        signal: context.signal,
+        onLog: (line) => appendFileSync(buildLog, `${line}\n`),
+      });
+      this.prepared.set(key, prepared);
+      prepared.catch(() => this.prepared.delete(key));
+    }
+    const image = await prepared;
+    const mounts = [];
+    for (const name of ['agent', 'verifier', 'artifacts']) {
+      const host = join(resolve(trialDir), name);
+      mkdirSync(host, { recursive: true });
+      // Non-root container users must be able to write their logs (Harbor's `chmod_dir`).
+      await chmod(host, 0o777);
+      mounts.push({ host, container: `/logs/${name}` });
+    }
+    const { docker } = await connectDocker();
+    // An allowlist in any phase: the trial gets an internal network and an egress proxy.
+    const egress = needsEgressGateway(task)
+      ? await EgressGateway.start({
+          docker,
+          labels: { [LABELS.managed]: '1', [LABELS.job]: jobId, [LABELS.trial]: basename(trialDir) },
+          name: basename(trialDir),
+          policy: proxyPolicyFor(networkForPhase(task, 'environment')),
+          ...(this.options.egressImage ? { image: this.options.egressImage } : {}),
+        })
+      : undefined;
+    try {
+      return await DockerContainerEnvironment.create({
+        docker,
+        ...(egress ? { egress, env: egress.proxyEnv() } : {}),
+        image,
+        jobId,
+        trialName: basename(trialDir),
+        taskName: task.name,
+        workdir: spec.workdir,
+        cpus: spec.cpus,
+        memoryMb: spec.memoryMb,
+        pidsLimit: this.options.pidsLimit,
+        network: spec.network,
+        mounts,
+      });
+    } catch (error) {
+      await egress?.stop();
+      throw error;
+    }
+  }
+}

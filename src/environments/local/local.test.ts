@@ -1,0 +1,242 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { lstat, mkdtemp, readFile, readlink, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { Task } from '../../tasks/task.ts';
+import { probeIsolation } from './isolation.ts';
+import { type LocalEnvironment, LocalEnvironmentProvider } from './local.ts';
+import { runProcess } from './process.ts';
+
+function task(environment: Task['environment']): Task {
+  return {
+    name: 'env-test',
+    format: 'swebench',
+    origin: { file: 'inline' },
+    instruction: '',
+    environment,
+    solution: { kind: 'none' },
+    verifier: {
+      kind: 'swebench',
+      testPatch: '',
+      testCommand: 'true',
+      testFiles: [],
+      failToPass: [],
+      passToPass: [],
+      timeoutSec: 60,
+    },
+    metadata: {},
+  };
+}
+
+const started: LocalEnvironment[] = [];
+afterAll(async () => {
+  for (const env of started) await env.stop();
+});
+
+async function start(environment: Task['environment'], options = {}): Promise<LocalEnvironment> {
+  const env = await new LocalEnvironmentProvider(options).start({
+    task: task(environment),
+    jobId: 'test',
+    trialDir: tmpdir(),
+  });
+  started.push(env);
+  return env;
+}
+
+/** True while a process runs (a zombie left for a non-reaping PID 1 counts as dead). */
+function isAlive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !/^\d+ \(.*\) [ZX] /.test(stat);
+  } catch {
+    return false;
+  }
+}
+
+const git = async (cwd: string, ...args: string[]) => (await execa('git', args, { cwd })).stdout.trim();
+
+describe('local environment: materialising a snapshot', () => {
+  it('writes text, binary, symlinks and executables and commits them as the only commit', async () => {
+    const env = await start({
+      kind: 'local',
+      snapshot: {
+        files: { 'pkg/a.py': 'print("a")\n', 'run.sh': '#!/bin/sh\necho ran\n' },
+        binaryFiles: { 'data/blob.bin': Buffer.from([0, 255, 10, 13]).toString('base64') },
+        symlinks: { 'link.py': 'pkg/a.py' },
+        executables: ['run.sh'],
+      },
+    });
+    const dir = env.workdir;
+    expect(await readFile(join(dir, 'data/blob.bin'))).toEqual(Buffer.from([0, 255, 10, 13]));
+    expect((await lstat(join(dir, 'link.py'))).isSymbolicLink()).toBe(true);
+    expect(await readlink(join(dir, 'link.py'))).toBe('pkg/a.py');
+    expect((await stat(join(dir, 'run.sh'))).mode & 0o111).not.toBe(0);
+    expect(await git(dir, 'rev-list', '--all', '--count')).toBe('1');
+    expect(await git(dir, 'status', '--porcelain')).toBe('');
+    expect(await git(dir, 'ls-files', '-s', 'run.sh')).toMatch(/^100755/);
+    expect(await git(dir, 'ls-files', '-s', 'link.py')).toMatch(/^120000/);
+    expect(env.baseSha).toBe(await git(dir, 'rev-parse', 'HEAD'));
+    const run = await env.exec('./run.sh');
+    expect(run.output).toBe('ran\n');
+    expect(run.exitCode).toBe(0);
+  });
+
+  it('gives the same base sha for the same files (fixed identity and dates)', async () => {
+    const a = await start({ kind: 'local', snapshot: { files: { x: '1' } } });
+    const b = await start({ kind: 'local', snapshot: { files: { x: '1' } } });
+    expect(a.baseSha).toBe(b.baseSha);
+    expect(a.workdir).not.toBe(b.workdir);
+  });
+
+  it('stop() removes the folder', async () => {
+    const env = await start({ kind: 'local', snapshot: { files: { x: '1' } } });
+    await env.stop();
+    expect(existsSync(env.root)).toBe(false);
+    await env.stop();
+  });
+});
+
+describe('local environment: materialising from a git mirror', () => {
+  it('checks out base_commit with nothing later reachable: no commits, refs, tags, reflog or stray objects', async () => {
+    const repos = await mkdtemp(join(tmpdir(), 'berth-mirrors-'));
+    const work = join(repos, 'work');
+    await execa('git', ['init', '-q', '-b', 'main', work]);
+    const commit = async (file: string, content: string, message: string) => {
+      await writeFile(join(work, file), content);
+      await git(work, 'add', '-A');
+      await git(work, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', message);
+      return git(work, 'rev-parse', 'HEAD');
+    };
+    await writeFile(join(work, '.gitattributes'), 'tests export-ignore\n');
+    await execa('mkdir', ['-p', join(work, 'tests')]);
+    await writeFile(join(work, 'tests', 'test_x.py'), 'def test(): pass\n');
+    const base = await commit('lib.py', 'BUG = True\n', 'base');
+    await commit('lib.py', 'BUG = False  # the fix\n', 'the fix');
+    await git(work, 'tag', 'v1.0');
+    await execa('git', ['clone', '-q', '--mirror', work, join(repos, 'acme__widget')]);
+
+    const env = await start({ kind: 'local', repo: 'acme/widget', baseCommit: base }, { reposDir: repos });
+    const dir = env.workdir;
+    expect(await readFile(join(dir, 'lib.py'), 'utf8')).toBe('BUG = True\n');
+    // export-ignore files are kept (git archive would drop them).
+    expect(existsSync(join(dir, 'tests', 'test_x.py'))).toBe(true);
+    expect(await git(dir, 'rev-list', '--all', '--count')).toBe('1');
+    expect(await git(dir, 'for-each-ref', '--format=%(refname)')).toBe('refs/heads/main');
+    expect(await git(dir, 'tag')).toBe('');
+    expect(await git(dir, 'remote')).toBe('');
+    // Every object in the store is reachable from the single commit; the fix's blob is absent.
+    const all = (await git(dir, 'cat-file', '--batch-all-objects', '--batch-check=%(objectname)'))
+      .split('\n')
+      .sort();
+    const reachable = (await git(dir, 'rev-list', '--objects', '--all'))
+      .split('\n')
+      .map((l) => l.split(' ')[0])
+      .sort();
+    expect(all).toEqual(reachable);
+    const fixBlob = (
+      await execa('git', ['hash-object', '--stdin'], { input: 'BUG = False  # the fix\n' })
+    ).stdout.trim();
+    expect(all).not.toContain(fixBlob);
+    expect(await git(dir, 'log', '--format=%s')).toBe('base');
+    // The mirror is untouched.
+    expect(await git(join(repos, 'acme__widget'), 'rev-list', '--all', '--count')).toBe('2');
+  });
+});
+
+describe('local environment: processes', () => {
+  it('kills the whole process group of a command that times out', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'berth-proc-'));
+    const pidFile = join(dir, 'child.pid');
+    const started = Date.now();
+    const result = await runProcess(['bash', '-c', `sleep 300 & echo $! > ${pidFile}; sleep 300`], {
+      cwd: dir,
+      timeoutSec: 1,
+    });
+    expect(result.timedOut).toBe(true);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(result.output).toContain('timed out after 1 s');
+    const child = Number(await readFile(pidFile, 'utf8'));
+    await new Promise((r) => setTimeout(r, 200));
+    expect(isAlive(child)).toBe(false);
+  });
+
+  it('kills what a command leaves running in its group when it exits', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'berth-proc-'));
+    const pidFile = join(dir, 'bg.pid');
+    const result = await runProcess(
+      ['bash', '-c', `sleep 300 >/dev/null 2>&1 & echo $! > ${pidFile}; echo done`],
+      { cwd: dir, timeoutSec: 30 },
+    );
+    expect(result.exitCode).toBe(0);
+    await new Promise((r) => setTimeout(r, 200));
+    const leftover = Number(await readFile(pidFile, 'utf8'));
+    expect(isAlive(leftover)).toBe(false);
+  });
+
+  it('caps output in memory and on disk with a visible truncation mark', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'berth-proc-'));
+    const outputFile = join(dir, 'out.txt');
+    const result = await runProcess(
+      ['bash', '-c', 'head -c 100000 /dev/zero | tr "\\0" x; echo; echo tail-line'],
+      {
+        cwd: dir,
+        maxOutputBytes: 1000,
+        outputFile,
+      },
+    );
+    expect(result.truncated).toBe(true);
+    expect(result.output.startsWith('x'.repeat(1000))).toBe(true);
+    expect(result.output).toMatch(/\[berth: output truncated at 1000 bytes; \d+ more bytes dropped\]/);
+    expect(result.output).not.toContain('tail-line');
+    expect(await readFile(outputFile, 'utf8')).toBe(result.output);
+  });
+
+  it('records exit codes, stdin input and a command that cannot start', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'berth-proc-'));
+    expect((await runProcess(['bash', '-c', 'exit 3'], { cwd: dir })).exitCode).toBe(3);
+    expect((await runProcess(['cat'], { cwd: dir, input: 'from stdin' })).output).toBe('from stdin');
+    const missing = await runProcess(['/nonexistent/tool'], { cwd: dir });
+    expect(missing.exitCode).not.toBe(0);
+  });
+
+  it('passes no credential-looking variables to commands', async () => {
+    process.env.BERTH_TEST_API_KEY = 'secret-value';
+    try {
+      const env = await start({ kind: 'local', snapshot: { files: { x: '1' } } });
+      const run = await env.exec('env');
+      expect(run.output).not.toContain('secret-value');
+      expect(run.output).toContain('PATH=');
+    } finally {
+      delete process.env.BERTH_TEST_API_KEY;
+    }
+  });
+});
+
+describe('local environment: network isolation', () => {
+  it('records whether untrusted commands are isolated, and isolation really removes the network', async () => {
+    const probe = await probeIsolation();
+    const env = await start({ kind: 'local', snapshot: { files: { x: '1' } } });
+    expect(env.isolated).toBe(probe.method !== undefined);
+    if (!probe.method) {
+      console.warn(`network isolation unavailable here: ${probe.notes.join('; ')}`);
+      return;
+    }
+    const interfaces = (text: string) =>
+      text
+        .split('\n')
+        .slice(2)
+        .map((l) => l.split(':')[0]?.trim())
+        .filter(Boolean);
+    const isolated = await env.exec('cat /proc/net/dev');
+    expect(interfaces(isolated.output)).toEqual(['lo']);
+    const open = await env.exec('cat /proc/net/dev', { network: { mode: 'public' } });
+    expect(interfaces(open.output).length).toBeGreaterThan(1);
+  });
+
+  it('isolation off is recorded as not isolated', async () => {
+    const env = await start({ kind: 'local', snapshot: { files: { x: '1' } } }, { isolation: 'off' });
+    expect(env.isolated).toBe(false);
+  });
+});

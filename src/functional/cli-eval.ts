@@ -1,0 +1,102 @@
+/** The action of `berth eval` (kept out of the command file so start-up stays fast). */
+import { basename, join } from 'node:path';
+import { UsageError } from '../errors.ts';
+import { writeFileAtomic } from '../util/atomic-write.ts';
+import { agentSamples, evaluate } from './evaluate.ts';
+import { readProblems } from './formats.ts';
+import { parseKs } from './pass-at-k.ts';
+import type { SandboxOptions } from './types.ts';
+
+export interface EvalCommandOptions {
+  problems: string;
+  samples?: string;
+  agent?: 'oracle' | 'nop';
+  out?: string;
+  passAt?: string;
+  timeout: string;
+  workers: string;
+  memoryMb: string;
+  sandbox: SandboxOptions['kind'];
+  json?: boolean;
+}
+
+function positive(name: string, text: string, integer: boolean): number {
+  const value = Number(text);
+  if (!Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
+    throw new UsageError(`${name}: expected a positive ${integer ? 'integer' : 'number'}, got "${text}"`);
+  }
+  return value;
+}
+
+export async function runEvalCommand(options: EvalCommandOptions): Promise<void> {
+  const timeoutSec = positive('--timeout', options.timeout, false);
+  const workers = positive('--workers', options.workers, true);
+  const memoryBytes = positive('--memory-mb', options.memoryMb, true) * 1024 * 1024;
+  const ks = options.passAt ? parseKs(options.passAt) : undefined;
+  const problems = await readProblems(options.problems);
+  let samplesFile = options.samples;
+  let samples: Awaited<ReturnType<typeof agentSamples>>['samples'] | undefined;
+  if (options.agent) {
+    const made = agentSamples(problems, options.agent);
+    samples = made.samples;
+    if (made.skipped.length > 0) {
+      process.stderr.write(
+        `${made.skipped.length} of ${problems.size} problems have no canonical solution and are not counted: ${made.skipped.slice(0, 10).join(', ')}${made.skipped.length > 10 ? ', …' : ''}\n`,
+      );
+    }
+    if (samples.length === 0)
+      throw new UsageError(`${options.problems}: no problem has a canonical solution`);
+    const name = basename(options.problems).replace(/\.(jsonl|json)(\.gz)?$/, '');
+    samplesFile = options.out ?? join('jobs', `eval-${options.agent}-${name}.jsonl`);
+    await writeFileAtomic(samplesFile, `${samples.map((sample) => JSON.stringify(sample.raw)).join('\n')}\n`);
+  }
+  const controller = new AbortController();
+  const onSigint = () => controller.abort();
+  process.once('SIGINT', onSigint);
+  const tty = process.stderr.isTTY && !process.env.CI;
+  let lastDraw = 0;
+  try {
+    const summary = await evaluate({
+      problemsFile: options.problems,
+      samplesFile: samplesFile as string,
+      problems,
+      ...(samples ? { samples } : {}),
+      ...(ks ? { ks } : {}),
+      timeoutSec,
+      workers,
+      sandbox: { kind: options.sandbox, memoryBytes },
+      signal: controller.signal,
+      onProgress: (done, total) => {
+        if (options.json) return;
+        const now = Date.now();
+        if (tty && (now - lastDraw > 200 || done === total)) {
+          lastDraw = now;
+          process.stderr.write(`\r${done}/${total} samples checked`);
+          if (done === total) process.stderr.write('\n');
+        }
+      },
+    });
+    if (options.json) {
+      process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
+      return;
+    }
+    const lines: string[] = [];
+    for (const warning of summary.warnings) lines.push(`warning: ${warning}`);
+    lines.push(
+      `problems: ${summary.problems_file} (${summary.tasks} tasks with samples, ${summary.unattempted_tasks} without)`,
+    );
+    lines.push(
+      `samples:  ${summary.samples_file} (${summary.samples} samples, ${summary.passed} passed) in ${summary.duration_sec.toFixed(1)}s, sandbox ${summary.sandbox}`,
+    );
+    const failures = Object.entries(summary.failures)
+      .map(([kind, count]) => `${kind} ${count}`)
+      .join(', ');
+    if (failures) lines.push(`failures: ${failures}`);
+    lines.push(`results:  ${summary.results_file}`);
+    for (const [k, value] of Object.entries(summary.pass_at_k))
+      lines.push(`${k}: ${(value * 100).toFixed(2)}%`);
+    process.stdout.write(`${lines.join('\n')}\n`);
+  } finally {
+    process.off('SIGINT', onSigint);
+  }
+}

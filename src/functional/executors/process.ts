@@ -1,0 +1,381 @@
+/**
+ * Executors that write the assembled program to a file in a fresh folder and
+ * run the language's tools on it in the sandbox, one sample at a time per
+ * slot: JavaScript, TypeScript, Go, Ruby, PHP, C++, Perl, Scala, Swift, C#.
+ *
+ * Commands follow mxeval's `mxeval/execution.py` (read at e09974f), with
+ * these deliberate differences, each recorded in docs/function-level.md:
+ * - Go: `go build` then the binary instead of `go run`, so compile errors are
+ *   told apart; the compile gets the compile timeout (mxeval counts it
+ *   against the run timeout).
+ * - TypeScript: compiled when tsc emitted the JavaScript file (mxeval tests
+ *   exit code 2, which breaks when tsc exits 0, amazon-science/mxeval#20).
+ * - Scala: the run is skipped after a failed compile (mxeval runs it anyway).
+ *
+ * Pass = compile success (where there is a compile step) and run exit code 0.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { assembleProgram } from '../assemble.ts';
+import {
+  detectSandbox,
+  dirInside,
+  makeSampleDir,
+  removeDir,
+  runSandboxed,
+  type SandboxRunResult,
+} from '../sandbox.ts';
+import type {
+  ExecutionItem,
+  ExecutionResult,
+  FailureKind,
+  LanguageExecutor,
+  RunBatchOptions,
+  ToolchainStatus,
+} from '../types.ts';
+
+/** Compile steps get this wall-clock limit in seconds (mxeval's `compile_timeout`). */
+export const COMPILE_TIMEOUT_SEC = 100;
+
+const require = createRequire(import.meta.url);
+
+/** The folder holding a resolvable npm package, or undefined. */
+function packageDir(name: string): string | undefined {
+  try {
+    return dirname(require.resolve(`${name}/package.json`));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Where a language's commands find their files inside the sandbox. */
+interface Context {
+  /** The sample folder as the program sees it. */
+  dir: string;
+}
+
+interface LanguageSpec {
+  language: string;
+  aliases: string[];
+  /** File name of the assembled program in the sample folder. */
+  file: string;
+  /** Command that prints the toolchain version; exit 0 means installed. */
+  version: string[];
+  /** What to install when `version` fails. */
+  install: string;
+  compile?: (ctx: Context) => string[];
+  /** After a compile step: did it produce something runnable? Default: exit code 0. */
+  compiled?: (run: SandboxRunResult, hostDir: string) => boolean;
+  run: (ctx: Context) => string[];
+  env?: (ctx: Context) => Record<string, string>;
+  /** Host paths the tools need read-only inside the sandbox. */
+  readOnlyPaths?: () => string[];
+  /** Extra toolchain check (a dependency the tests need), returning a message when missing. */
+  checkExtra?: () => string | undefined;
+  /** Run-step stderr that shows the program did not even parse (a compile error of interpreted languages). */
+  syntaxError?: RegExp;
+  /** Compile output that shows a syntax error although the compiler still emitted code (tsc): a failed run is then a compile error. */
+  compileSyntaxError?: RegExp;
+}
+
+const lodashDir = () => packageDir('lodash');
+const typescriptDir = () => packageDir('typescript');
+
+/** NODE_PATH entries for the sandbox: the folder that holds lodash (as mxeval installs it globally). */
+function nodePath(): string {
+  const dir = lodashDir();
+  return dir ? dirname(dir) : '';
+}
+
+export const LANGUAGES: LanguageSpec[] = [
+  {
+    language: 'javascript',
+    aliases: ['js', 'node'],
+    file: 'main.js',
+    version: ['node', '--version'],
+    install: 'Node.js 20 (Debian package nodejs)',
+    run: ({ dir }) => ['node', join(dir, 'main.js')],
+    env: () => ({ NODE_PATH: nodePath() }),
+    readOnlyPaths: () => [lodashDir()].filter((path): path is string => path !== undefined),
+    checkExtra: () =>
+      lodashDir()
+        ? undefined
+        : 'lodash is missing (the MBJSP tests require("lodash")): run npm ci in the berth folder',
+    syntaxError: /^SyntaxError: /m,
+  },
+  {
+    language: 'typescript',
+    aliases: ['ts'],
+    file: 'main.ts',
+    version: ['node', '--version'],
+    install: 'Node.js 20 (Debian package nodejs)',
+    // mxeval: npx tsc <base> --target es5 --lib es2016 (the path without .ts)
+    compile: ({ dir }) => [
+      'node',
+      join(typescriptDir() ?? '', 'bin', 'tsc'),
+      join(dir, 'main'),
+      '--target',
+      'es5',
+      '--lib',
+      'es2016',
+    ],
+    compiled: (run, hostDir) =>
+      (run.exitCode === 0 || run.exitCode === 2) && existsSync(join(hostDir, 'main.js')),
+    compileSyntaxError: /error TS1\d{3}:/,
+    run: ({ dir }) => ['node', join(dir, 'main.js')],
+    env: () => ({ NODE_PATH: nodePath() }),
+    readOnlyPaths: () => [lodashDir(), typescriptDir()].filter((path): path is string => path !== undefined),
+    checkExtra: () => (typescriptDir() ? undefined : 'typescript is missing: run npm ci in the berth folder'),
+  },
+  {
+    language: 'go',
+    aliases: ['golang'],
+    file: 'main.go',
+    version: ['go', 'version'],
+    install: 'Go (Debian package golang-go)',
+    compile: ({ dir }) => ['go', 'build', '-o', join(dir, 'main_go'), join(dir, 'main.go')],
+    run: ({ dir }) => [join(dir, 'main_go')],
+    env: ({ dir }) => ({
+      GOCACHE: join(dir, '.gocache'),
+      GOPATH: join(dir, '.gopath'),
+      GO111MODULE: 'off',
+      GOPROXY: 'off',
+      GOFLAGS: '',
+      CGO_ENABLED: '0',
+    }),
+  },
+  {
+    language: 'ruby',
+    aliases: ['rb'],
+    file: 'main.rb',
+    version: ['ruby', '--version'],
+    install: 'Ruby (Debian package ruby)',
+    run: ({ dir }) => ['ruby', join(dir, 'main.rb')],
+    syntaxError: /syntax error/,
+  },
+  {
+    language: 'php',
+    aliases: [],
+    file: 'main.php',
+    version: ['php', '--version'],
+    install: 'PHP (Debian package php-cli)',
+    run: ({ dir }) => ['php', join(dir, 'main.php')],
+    syntaxError: /PHP Parse error|Parse error: syntax error/,
+  },
+  {
+    language: 'cpp',
+    aliases: ['c++', 'cxx'],
+    file: 'main.cpp',
+    version: ['g++', '--version'],
+    install: 'g++ (Debian package g++)',
+    // mxeval: g++ <name>.cpp -o <name>_cpp (no -std flag)
+    compile: ({ dir }) => ['g++', join(dir, 'main.cpp'), '-o', join(dir, 'main_cpp')],
+    run: ({ dir }) => [join(dir, 'main_cpp')],
+  },
+  {
+    language: 'perl',
+    aliases: ['pl'],
+    file: 'main.pl',
+    version: ['perl', '-MData::Compare', '-e', 'print $^V'],
+    install: 'Perl with Data::Compare (Debian packages perl libdata-compare-perl)',
+    run: ({ dir }) => ['perl', join(dir, 'main.pl')],
+    syntaxError: /syntax error at /,
+  },
+  {
+    language: 'scala',
+    aliases: [],
+    file: 'main.scala',
+    version: ['scalac', '-version'],
+    install: 'Scala (Debian package scala)',
+    compile: ({ dir }) => ['scalac', join(dir, 'main.scala'), '-d', dir],
+    run: ({ dir }) => ['scala', '-cp', dir, 'Main'],
+  },
+  {
+    language: 'swift',
+    aliases: [],
+    file: 'main.swift',
+    version: ['swift', '--version'],
+    install: 'Swift 5.7 (swift.org toolchain; no Debian package)',
+    run: ({ dir }) => ['swift', join(dir, 'main.swift')],
+  },
+  {
+    language: 'csharp',
+    aliases: ['cs', 'c#'],
+    file: 'Program.cs',
+    version: ['dotnet', '--version'],
+    install: ".NET 6 SDK and mxeval's eval_csproj template (not packaged for Debian)",
+    run: () => ['false'],
+    checkExtra: () => "C# needs mxeval's eval_csproj project template, which berth does not ship yet",
+  },
+];
+
+function tail(text: string, max = 2000): string {
+  const trimmed = text.trim();
+  return trimmed.length > max ? `…${trimmed.slice(-max)}` : trimmed;
+}
+
+/** A toolchain or a dependency the tests (not the sample) need is missing: an error of the run. */
+function missingDependency(stderr: string, item: ExecutionItem): string | undefined {
+  const module = /Cannot find module '([^']+)'/.exec(stderr)?.[1];
+  if (module && item.problem.test.includes(module))
+    return `the tests need "${module}", which is not installed`;
+  if (/Can't locate (\S+) in @INC/.exec(stderr)) {
+    const name = /Can't locate (\S+)\.pm/.exec(stderr)?.[1]?.replaceAll('/', '::');
+    if (name && item.problem.test.includes(name))
+      return `the tests need Perl module ${name}, which is not installed`;
+  }
+  return undefined;
+}
+
+/** bwrap / unshare / prlimit themselves failed (a path to bind is unreadable, namespaces refused...). */
+function sandboxFailed(run: SandboxRunResult): boolean {
+  if (run.exitCode === 0) return false;
+  return /^(bwrap|unshare|prlimit): /.test(run.stderr);
+}
+
+function classifyCrash(run: SandboxRunResult): string | undefined {
+  const text = run.stderr;
+  if (
+    /MemoryError|out of memory|bad_alloc|Cannot allocate memory|heap out of memory|failed to reserve memory/i.test(
+      text,
+    )
+  ) {
+    return 'memory limit reached';
+  }
+  // An uncaught C++ exception (how mxeval's C++ tests fail) ends in abort(): a test failure, not a crash.
+  if (run.signal === 'SIGABRT' || run.exitCode === 134) return undefined;
+  if (run.signal && run.signal !== 'SIGXCPU') return `killed by signal ${run.signal}`;
+  if (run.exitCode !== null && run.exitCode > 128 && run.exitCode < 160)
+    return `killed by signal ${run.exitCode - 128}`;
+  if (/Resource temporarily unavailable|fork: retry|EAGAIN/.test(text)) return 'process limit reached';
+  return undefined;
+}
+
+async function runOne(
+  spec: LanguageSpec,
+  item: ExecutionItem,
+  slot: number,
+  options: RunBatchOptions,
+): Promise<ExecutionResult> {
+  const started = performance.now();
+  const hostDir = await makeSampleDir(slot, spec.language);
+  const { kind: sandbox, warning } = detectSandbox(options.sandbox.kind);
+  const ctx: Context = { dir: dirInside(sandbox, hostDir) };
+  const base = () => ({
+    time_elapsed: (performance.now() - started) / 1000,
+    sandbox,
+    ...(warning ? { warning } : {}),
+  });
+  const fail = (kind: FailureKind, detail: string, output?: string): ExecutionResult => ({
+    passed: false,
+    result: kind === 'timeout' ? 'timed out' : `failed: ${detail}`,
+    kind,
+    ...base(),
+    ...(output !== undefined ? { output } : {}),
+  });
+  try {
+    const program = assembleProgram(item.problem, item.sample.completion, spec.language);
+    await writeFile(join(hostDir, spec.file), program);
+    const common = {
+      workDir: hostDir,
+      env: spec.env?.(ctx) ?? {},
+      readOnlyPaths: spec.readOnlyPaths?.() ?? [],
+      slot,
+      options: options.sandbox,
+      ...(options.signal ? { signal: options.signal } : {}),
+    };
+    let compileOutput = '';
+    if (spec.compile) {
+      const compile = await runSandboxed({
+        ...common,
+        argv: spec.compile(ctx),
+        timeoutSec: COMPILE_TIMEOUT_SEC,
+        cpuSec: COMPILE_TIMEOUT_SEC,
+      });
+      const output = `${compile.stdout}${compile.stderr}`;
+      compileOutput = output;
+      if (compile.spawnError) return fail('error_of_run', `sandbox could not start: ${compile.spawnError}`);
+      if (sandboxFailed(compile))
+        return fail('error_of_run', `sandbox could not start: ${tail(compile.stderr, 500)}`, output);
+      if (compile.timedOut) return fail('timeout', '', output);
+      const ok = spec.compiled ? spec.compiled(compile, hostDir) : compile.exitCode === 0;
+      if (!ok) {
+        const crash = classifyCrash(compile);
+        if (crash) return fail('crash', `compiler ${crash}`, output);
+        return fail('compile_error', `compile error: ${tail(output)}`, output);
+      }
+    }
+    const run = await runSandboxed({
+      ...common,
+      argv: spec.run(ctx),
+      timeoutSec: options.timeoutSec,
+      cpuSec: options.timeoutSec + 1,
+    });
+    const output = `${run.stdout}${run.stderr}`;
+    if (run.spawnError) return fail('error_of_run', `sandbox could not start: ${run.spawnError}`);
+    if (sandboxFailed(run))
+      return fail('error_of_run', `sandbox could not start: ${tail(run.stderr, 500)}`, output);
+    if (run.timedOut || run.signal === 'SIGXCPU' || run.exitCode === 128 + 24)
+      return fail('timeout', '', output);
+    if (run.exitCode === 0) return { passed: true, result: 'passed', ...base(), output };
+    const missing = missingDependency(run.stderr, item);
+    if (missing) return fail('error_of_run', missing, output);
+    const crash = classifyCrash(run);
+    if (crash) return fail('crash', `${crash}: ${tail(run.stderr, 500)}`, output);
+    if (spec.compileSyntaxError?.test(compileOutput)) {
+      return fail(
+        'compile_error',
+        `compile error: ${tail(compileOutput, 1000)}\n${tail(run.stderr, 1000)}`,
+        output,
+      );
+    }
+    if (spec.syntaxError?.test(run.stderr))
+      return fail('compile_error', tail(run.stderr) || `exit code ${run.exitCode}`, output);
+    const detail = tail(run.stderr) || (run.signal ? `killed by ${run.signal}` : `exit code ${run.exitCode}`);
+    return fail('test_failure', detail, output);
+  } finally {
+    await removeDir(hostDir);
+  }
+}
+
+function makeExecutor(spec: LanguageSpec): LanguageExecutor {
+  return {
+    language: spec.language,
+    aliases: spec.aliases,
+    async checkToolchain(): Promise<ToolchainStatus> {
+      const [command, ...args] = spec.version;
+      const out = spawnSync(command as string, args, { encoding: 'utf8', timeout: 30_000 });
+      if (out.error || out.status !== 0) {
+        return {
+          ok: false,
+          message: `${spec.language}: \`${spec.version.join(' ')}\` failed; install ${spec.install}`,
+        };
+      }
+      const extra = spec.checkExtra?.();
+      if (extra) return { ok: false, message: `${spec.language}: ${extra}` };
+      return { ok: true, version: `${out.stdout}${out.stderr}`.trim().split('\n')[0] ?? '' };
+    },
+    async runBatch(items, options) {
+      const results: ExecutionResult[] = new Array(items.length);
+      let next = 0;
+      const lanes = Array.from(
+        { length: Math.max(1, Math.min(options.workers, items.length)) },
+        async (_, slot) => {
+          while (next < items.length && !options.signal?.aborted) {
+            const index = next++;
+            const result = await runOne(spec, items[index] as ExecutionItem, slot, options);
+            results[index] = result;
+            options.onResult?.(index, result);
+          }
+        },
+      );
+      await Promise.all(lanes);
+      return results;
+    },
+  };
+}
+
+export const processExecutors: LanguageExecutor[] = LANGUAGES.map(makeExecutor);

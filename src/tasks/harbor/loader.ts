@@ -1,0 +1,208 @@
+/**
+ * Loads Harbor task folders (and datasets of them) as berth `Task`s.
+ *
+ * Layout (Harbor `TaskPaths`): `task.toml`, `instruction.md`, `environment/`
+ * (a Dockerfile, a docker-compose.yaml, or nothing when `docker_image` is set),
+ * `solution/solve.sh` (the oracle), `tests/test.sh` (the verifier).
+ * `-p X` is a task when X holds `task.toml` and `environment/`, otherwise a
+ * dataset whose immediate sub-folders are tasks, as `harbor run -p` decides.
+ */
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { InputError } from '../../errors.ts';
+import type { Task, TaskSource } from '../task.ts';
+import { type HarborTaskConfig, parseTaskToml } from './config.ts';
+
+const CANARY_LINE = /^(<!--.*canary.*-->|#.*canary.*)$/i;
+
+/**
+ * Removes leading canary comment lines (and the blank lines after them) from
+ * an instruction, as Harbor's `strip_canary` does.
+ */
+export function stripCanary(text: string): string {
+  const lines = text.split('\n');
+  let i = 0;
+  while (i < lines.length && CANARY_LINE.test((lines[i] ?? '').trim())) i++;
+  while (i < lines.length && (lines[i] ?? '').trim() === '') i++;
+  return lines.slice(i).join('\n');
+}
+
+/** True when `dir` looks like a Harbor task (task.toml and environment/ exist), as `Task.is_valid_dir` checks first. */
+export function looksLikeHarborTask(dir: string): boolean {
+  return existsSync(join(dir, 'task.toml')) && isDir(join(dir, 'environment'));
+}
+
+/** True when `dir` is a Harbor task or a folder with at least one Harbor task among its children. */
+export function isHarborPath(dir: string): boolean {
+  if (!isDir(dir)) return false;
+  if (looksLikeHarborTask(dir)) return true;
+  return childDirs(dir).some(looksLikeHarborTask);
+}
+
+function isDir(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function childDirs(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true })
+    .filter((e) => e.isDirectory() && !e.name.startsWith('.'))
+    .map((e) => join(dir, e.name))
+    .sort();
+}
+
+/**
+ * Finds the dataset's base-image folder (`bases/manifest`, the Kotlin
+ * Benchmark layout) in the task's parents, up to three levels up.
+ */
+export function findBasesDir(taskDir: string): string | undefined {
+  let dir = resolve(taskDir);
+  for (let i = 0; i < 4; i++) {
+    const candidate = join(dir, 'bases');
+    if (existsSync(join(candidate, 'manifest'))) return candidate;
+    const parent = dirname(dir);
+    if (parent === dir) break;
+    dir = parent;
+  }
+  return undefined;
+}
+
+/** Provenance in berth's shape: repository, pr, licence, plus every raw key. */
+export function toTaskSource(source: Record<string, unknown> | undefined): TaskSource | undefined {
+  if (!source) return undefined;
+  const s = source as Record<string, string | undefined>;
+  const repository =
+    s.repository ??
+    s.repository_url ??
+    (s.repository_owner && s.repository_name ? `${s.repository_owner}/${s.repository_name}` : undefined);
+  const pr = s.pr ?? s.pr_url ?? s.code_change_url;
+  return {
+    ...source,
+    ...(repository ? { repository } : {}),
+    ...(pr ? { pr } : {}),
+    ...(s.license ? { license: s.license } : {}),
+  };
+}
+
+export interface HarborTaskExtras {
+  config: HarborTaskConfig;
+  taskDir: string;
+}
+
+/**
+ * Loads one task folder.
+ * @throws InputError for a bad task.toml (file, line, key) or a missing instruction.md / tests/test.sh
+ */
+export function loadHarborTask(taskDir: string): Task {
+  const dir = resolve(taskDir);
+  const tomlPath = join(dir, 'task.toml');
+  const config = parseTaskToml(readFileSync(tomlPath, 'utf8'), tomlPath);
+  const multiStep = Boolean(config.steps?.length);
+  const instructionPath = join(dir, 'instruction.md');
+  let instruction = '';
+  if (existsSync(instructionPath)) instruction = stripCanary(readFileSync(instructionPath, 'utf8'));
+  else if (!multiStep)
+    throw new InputError(
+      { file: instructionPath },
+      'missing instruction.md (required for a single-step task)',
+    );
+
+  const envDir = join(dir, 'environment');
+  const dockerfile = join(envDir, 'Dockerfile');
+  const compose = ['docker-compose.yaml', 'docker-compose.yml']
+    .map((f) => join(envDir, f))
+    .find((f) => existsSync(f));
+  const testsDir = join(dir, 'tests');
+  const solutionDir = join(dir, 'solution');
+  const script = config.os === 'windows' ? 'bat' : 'sh';
+  if (!multiStep && !existsSync(join(testsDir, `test.${script}`))) {
+    throw new InputError(
+      { file: join(testsDir, `test.${script}`) },
+      'missing test script (required unless verification is disabled)',
+    );
+  }
+  const basesDir = findBasesDir(dir);
+  const name = basename(dir);
+  return {
+    name,
+    format: 'harbor',
+    origin: { file: tomlPath },
+    instruction,
+    environment: {
+      kind: 'docker',
+      image: config.dockerImage,
+      dockerfileDir: existsSync(dockerfile) ? envDir : undefined,
+      composeFile: compose,
+      contextDir: envDir,
+      workdir: config.workdir,
+      cpus: config.cpus,
+      memoryMb: config.memoryMb,
+      storageMb: config.storageMb,
+      gpus: config.gpus,
+      os: config.os,
+      buildTimeoutSec: config.buildTimeoutSec,
+      network: config.network,
+      basesDir,
+      imageName: `hb__${name.toLowerCase().replace(/[^a-z0-9_.-]/g, '-')}`,
+    },
+    solution: existsSync(join(solutionDir, `solve.${script}`))
+      ? { kind: 'script', dir: solutionDir, env: config.solutionEnv }
+      : { kind: 'none' },
+    verifier: {
+      kind: 'harbor',
+      testsDir,
+      timeoutSec: config.verifierTimeoutSec,
+      env: config.verifierEnv,
+      user: config.verifierUser,
+      network: config.verifierNetwork,
+      mode: config.verifierMode,
+    },
+    agentTimeoutSec: config.agentTimeoutSec,
+    phaseNetwork: {
+      ...(config.agentNetwork ? { agent: config.agentNetwork } : {}),
+      ...(config.verifierNetwork ? { verifier: config.verifierNetwork } : {}),
+    },
+    source: toTaskSource(config.source),
+    metadata: {
+      harbor: {
+        task_name: config.name ?? name,
+        schema_version: config.schemaVersion,
+        agent_user: config.agentUser,
+        agent_network: config.agentNetwork,
+        multi_step: multiStep,
+        warnings: config.warnings,
+        task_dir: dir,
+      },
+      task_toml: config.raw,
+    },
+  };
+}
+
+/**
+ * Loads a task folder or a dataset folder (its immediate sub-folders that
+ * hold a task.toml), sorted by name.
+ * @throws InputError when the path holds no task, or a task is bad
+ */
+export function loadHarborPath(path: string): Task[] {
+  const dir = resolve(path);
+  if (!isDir(dir)) throw new InputError({ file: path }, 'not a folder');
+  if (looksLikeHarborTask(dir)) return [loadHarborTask(dir)];
+  const tasks = childDirs(dir)
+    .filter((d) => existsSync(join(d, 'task.toml')))
+    .map(loadHarborTask);
+  if (tasks.length === 0)
+    throw new InputError(
+      { file: path },
+      'no Harbor task here (a task folder holds task.toml and environment/)',
+    );
+  return tasks;
+}
+
+/** The parsed config of a Harbor task (kept in `Task.metadata`). */
+export function harborTaskDir(task: Task): string | undefined {
+  const h = task.metadata.harbor as { task_dir?: string } | undefined;
+  return h?.task_dir;
+}

@@ -1,0 +1,188 @@
+/**
+ * Reads row files: a JSON list of objects, a JSON object keyed by id, a single
+ * JSON object (one row per file), or JSONL (one object per line). Each row
+ * comes with the 1-based line it starts on, so messages can name it.
+ */
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { extname, join } from 'node:path';
+import { InputError } from '../../errors.ts';
+import { jsonErrorOffset } from '../../util/json-error.ts';
+
+/** One row as read, with where it came from. */
+export interface RawRow {
+  value: unknown;
+  file: string;
+  /** 1-based line where the row starts. */
+  line: number;
+  /** The key it was stored under, for a JSON object keyed by id. */
+  key?: string;
+  /** 0-based position in a JSON list (rows of one JSON document share a line when it is minified). */
+  index?: number;
+}
+
+/** Line (1-based) of a character offset. */
+export function lineOf(text: string, offset: number): number {
+  let line = 1;
+  for (let i = 0; i < offset && i < text.length; i++) if (text.charCodeAt(i) === 10) line++;
+  return line;
+}
+
+/**
+ * Start lines of the values at depth 1 of a JSON document (array elements or
+ * object values), found by a scan that skips strings. Only used for messages.
+ */
+function topLevelValueLines(text: string): number[] {
+  const lines: number[] = [];
+  let depth = 0;
+  let line = 1;
+  let inString = false;
+  let expectValue = false;
+  let isObject = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '\n') line++;
+    if (inString) {
+      if (c === '\\') i++;
+      else if (c === '"') inString = false;
+      continue;
+    }
+    if (c === '"') {
+      if (depth === 1 && (!isObject || expectValue)) {
+        lines.push(line);
+        expectValue = false;
+      }
+      inString = true;
+      continue;
+    }
+    if (c === '{' || c === '[') {
+      if (depth === 0) {
+        isObject = c === '{';
+        expectValue = !isObject;
+      } else if (depth === 1 && expectValue) {
+        lines.push(line);
+        expectValue = false;
+      }
+      depth++;
+    } else if (c === '}' || c === ']') depth--;
+    else if (depth === 1 && c === ':' && isObject) expectValue = true;
+    else if (depth === 1 && c === ',' && !isObject) expectValue = true;
+    else if (depth === 1 && expectValue && /[-0-9tfn]/.test(c as string)) {
+      lines.push(line);
+      expectValue = false;
+    }
+  }
+  return lines;
+}
+
+function jsonErrorLine(text: string, error: unknown): number | undefined {
+  const message = error instanceof Error ? error.message : String(error);
+  const position = message.match(/position (\d+)/);
+  if (position) return lineOf(text, Number(position[1]));
+  const lineCol = message.match(/line (\d+) column/);
+  if (lineCol) return Number(lineCol[1]);
+  return lineOf(text, jsonErrorOffset(text));
+}
+
+/**
+ * Reads the rows of one file. A `.jsonl` file (or a `.json` file that is not one JSON
+ * document but one object per line) is read line by line; blank lines are skipped.
+ * @throws InputError naming the file and line of an unparsable document or line.
+ */
+export async function readRowFile(file: string, options: { rowKey?: string } = {}): Promise<RawRow[]> {
+  let text = await readFile(file, 'utf8');
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  const isJsonl = extname(file).toLowerCase() === '.jsonl' || extname(file).toLowerCase() === '.ndjson';
+  if (!isJsonl) {
+    let document: unknown;
+    try {
+      document = JSON.parse(text);
+    } catch (error) {
+      // A .json file holding JSON lines: read it as JSONL when its first line is a whole object.
+      const firstLine = text.split('\n', 1)[0]?.trim() ?? '';
+      let firstIsObject = false;
+      try {
+        firstIsObject = firstLine.startsWith('{') && typeof JSON.parse(firstLine) === 'object';
+      } catch {}
+      if (!firstIsObject) {
+        const line = jsonErrorLine(text, error);
+        throw new InputError(
+          { file, line },
+          `not valid JSON: ${error instanceof Error ? error.message : String(error)}`,
+        );
+      }
+      return readJsonLines(file, text);
+    }
+    return rowsOfDocument(file, text, document, options.rowKey ?? 'instance_id');
+  }
+  return readJsonLines(file, text);
+}
+
+function readJsonLines(file: string, text: string): RawRow[] {
+  const rows: RawRow[] = [];
+  const lines = text.split('\n');
+  lines.forEach((raw, index) => {
+    const trimmed = raw.trim();
+    if (trimmed === '') return;
+    let value: unknown;
+    try {
+      value = JSON.parse(trimmed);
+    } catch (error) {
+      throw new InputError(
+        { file, line: index + 1 },
+        `not a valid JSON line: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+    rows.push({ value, file, line: index + 1 });
+  });
+  return rows;
+}
+
+function rowsOfDocument(file: string, text: string, document: unknown, rowKey: string): RawRow[] {
+  if (Array.isArray(document)) {
+    const lines = topLevelValueLines(text);
+    return document.map((value, index) => ({ value, file, line: lines[index] ?? 1, index }));
+  }
+  if (document !== null && typeof document === 'object') {
+    if (rowKey in document) return [{ value: document, file, line: 1 }];
+    const lines = topLevelValueLines(text);
+    return Object.entries(document).map(([key, value], index) => ({
+      value,
+      file,
+      line: lines[index] ?? 1,
+      key,
+    }));
+  }
+  throw new InputError(
+    { file, line: 1 },
+    'expected a JSON list of rows, an object keyed by id, or a single row object',
+  );
+}
+
+/**
+ * Lists the row files of a path: the file itself, or every `.json`/`.jsonl`/`.ndjson`
+ * file under a folder (recursively, hidden entries skipped), sorted by path.
+ * @throws InputError when the path does not exist or the folder holds no row file.
+ */
+export async function listRowFiles(path: string): Promise<string[]> {
+  let info: Awaited<ReturnType<typeof stat>>;
+  try {
+    info = await stat(path);
+  } catch {
+    throw new InputError({ file: path }, 'no such file or folder');
+  }
+  if (info.isFile()) return [path];
+  const files: string[] = [];
+  const walk = async (dir: string): Promise<void> => {
+    const entries = await readdir(dir, { withFileTypes: true });
+    for (const entry of entries) {
+      if (entry.name.startsWith('.')) continue;
+      const full = join(dir, entry.name);
+      if (entry.isDirectory()) await walk(full);
+      else if (/\.(json|jsonl|ndjson)$/i.test(entry.name)) files.push(full);
+    }
+  };
+  await walk(path);
+  files.sort();
+  if (files.length === 0) throw new InputError({ file: path }, 'the folder holds no .json or .jsonl file');
+  return files;
+}

@@ -1,0 +1,75 @@
+/**
+ * The trial result written to `jobs/<job>/<trial>/result.json`, with Harbor's
+ * field names (`src/harbor/models/trial/result.py`: task_name, trial_name,
+ * agent_info, verifier_result.rewards, exception_info, started_at/finished_at
+ * per phase) so Harbor's tools can read it; berth's own facts live under `berth`.
+ */
+
+/** Start and end of one phase, ISO 8601 UTC. */
+export interface TimingInfo {
+  started_at: string;
+  finished_at: string;
+}
+
+/** Harbor's ExceptionInfo. `exception_type` uses Harbor's names where one exists. */
+export interface ExceptionInfo {
+  exception_type: string;
+  exception_message: string;
+  exception_traceback: string;
+  occurred_at: string;
+}
+
+/**
+ * What a trial came to:
+ * - `resolved` / `unresolved`: the verifier ran and gave its verdict;
+ * - `error`: no trustworthy verdict (invalid log, timeout, set-up failure, crash);
+ * - `empty_patch`: the agent submitted nothing (SWE-bench's empty_patch);
+ * - `patch_failed`: the agent's patch applies no way;
+ * - `cancelled`: stopped by Ctrl-C (re-run on resume).
+ */
+export type TrialStatus = 'resolved' | 'unresolved' | 'error' | 'empty_patch' | 'patch_failed' | 'cancelled';
+
+export interface TrialResult {
+  id: string;
+  task_name: string;
+  trial_name: string;
+  trial_uri: string;
+  /** Dataset name (the folder or file name given with -p). */
+  source: string;
+  agent_info: { name: string; version: string; model_info: { name: string; provider?: string } | null };
+  agent_result: Record<string, unknown> | null;
+  verifier_result: { rewards: Record<string, number> | null } | null;
+  exception_info: ExceptionInfo | null;
+  started_at: string;
+  finished_at: string;
+  environment_setup: TimingInfo | null;
+  agent_setup: TimingInfo | null;
+  agent_execution: TimingInfo | null;
+  verifier: TimingInfo | null;
+  berth: BerthTrialFacts;
+}
+
+export interface BerthTrialFacts {
+  version: string;
+  instance_id: string;
+  /** 1-based attempt (`-k`). */
+  attempt: number;
+  status: TrialStatus;
+  resolved: boolean;
+  /** sha256 (hex) of the submitted patch; null when the agent acted in the environment. */
+  patch_sha256: string | null;
+  /** Files in the trial folder, relative to it. */
+  files: { patch?: string; apply_log?: string; install_log?: string; test_output?: string; report?: string };
+  patch_apply: { applied: boolean; method: string | null } | null;
+  install: { exit_code: number | null; timed_out: boolean; duration_sec: number } | null;
+  /** Whether untrusted commands ran without network, and how. */
+  isolated: boolean;
+  isolation_method: string | null;
+  FAIL_TO_PASS: { passed: number; total: number } | null;
+  PASS_TO_PASS: { passed: number; total: number } | null;
+  /** A short human note: the error reason, the apply method, ... */
+  note: string;
+  /** The verifier's details (per-test verdicts, exit code, parser...). */
+  verifier_details: Record<string, unknown> | null;
+  duration_sec: number;
+}

@@ -1,0 +1,365 @@
+/**
+ * One trial: start the environment, install, run the agent, apply its patch,
+ * verify, record. Environment- and verifier-agnostic: the provider is chosen by
+ * `task.environment.kind` and the verifier by `task.verifier.kind`. A trial never
+ * throws for what happens inside it: crashes, timeouts and cancellations are
+ * recorded in its result (Harbor's exception_info), and the result is written
+ * atomically to `<trialDir>/result.json`.
+ */
+
+import { createHash, randomUUID } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Agent, AgentResult } from '../agents/agent.ts';
+import { applyPhaseNetwork } from '../environments/docker/egress/network-switch.ts';
+import type { Environment, EnvironmentProvider } from '../environments/environment.ts';
+import type { Task } from '../tasks/task.ts';
+import { writeFileAtomic, writeJsonAtomic } from '../util/atomic-write.ts';
+import type { Verifier, VerifierResult } from '../verifiers/verifier.ts';
+import { VERSION } from '../version.ts';
+import { applyPatch, isEmptyPatch } from './apply-patch.ts';
+import type { ExceptionInfo, TimingInfo, TrialResult } from './result.ts';
+
+/** Default limit of the install step, in seconds. */
+export const DEFAULT_INSTALL_TIMEOUT_SEC = 1800;
+
+export interface TrialOptions {
+  task: Task;
+  agent: Agent;
+  /** 1-based attempt. */
+  attempt: number;
+  trialName: string;
+  /** Host folder of this trial (created). */
+  trialDir: string;
+  jobId: string;
+  /** Dataset name recorded as `source`. */
+  source: string;
+  providers: readonly EnvironmentProvider[];
+  verifiers: readonly Verifier[];
+  /** Multiplies every phase timeout (Harbor's --timeout-multiplier). */
+  timeoutMultiplier?: number;
+  /** Verify empty patches too (dataset validation); by default they end as `empty_patch` without running tests. */
+  verifyEmptyPatch?: boolean;
+  signal?: AbortSignal;
+}
+
+/** sha256 hex of a patch (the resume key). */
+export function patchSha256(patch: string): string {
+  return createHash('sha256').update(patch, 'utf8').digest('hex');
+}
+
+/** Harbor's AgentTimeoutError. */
+export class AgentTimeoutError extends Error {
+  override name = 'AgentTimeoutError';
+}
+/** The install step failed or timed out. */
+export class EnvironmentSetupError extends Error {
+  override name = 'EnvironmentSetupError';
+}
+/** Cancellation (Ctrl-C), named as asyncio names it in Harbor. */
+export class CancelledError extends Error {
+  override name = 'CancelledError';
+}
+
+const now = () => new Date().toISOString();
+
+function exceptionInfo(error: unknown): ExceptionInfo {
+  const e = error instanceof Error ? error : new Error(String(error));
+  return {
+    exception_type: e.name || 'Error',
+    exception_message: e.message,
+    exception_traceback: e.stack ?? e.message,
+    occurred_at: now(),
+  };
+}
+
+function withTimeout<T>(promise: Promise<T>, seconds: number | undefined, make: () => Error): Promise<T> {
+  if (seconds === undefined || !(seconds > 0)) return promise;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(make()), seconds * 1000);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** Runs one trial and writes its result. Never throws for what happens inside the trial. */
+export async function runTrial(options: TrialOptions): Promise<TrialResult> {
+  const { task, agent, trialDir, signal } = options;
+  const multiplier = options.timeoutMultiplier ?? 1;
+  const started = performance.now();
+  await mkdir(trialDir, { recursive: true });
+  await writeJsonAtomic(join(trialDir, 'config.json'), {
+    task_name: task.name,
+    trial_name: options.trialName,
+    attempt: options.attempt,
+    job_id: options.jobId,
+    source: options.source,
+    task_origin: task.origin,
+    agent: agent.info,
+    timeout_multiplier: multiplier,
+    berth_version: VERSION,
+  });
+
+  const result: TrialResult = {
+    id: randomUUID(),
+    task_name: task.name,
+    trial_name: options.trialName,
+    trial_uri: pathToFileURL(trialDir).href,
+    source: options.source,
+    agent_info: {
+      name: agent.info.name,
+      version: agent.info.version,
+      model_info: agent.info.modelName ? { name: agent.info.modelName } : null,
+    },
+    agent_result: null,
+    verifier_result: null,
+    exception_info: null,
+    started_at: now(),
+    finished_at: '',
+    environment_setup: null,
+    agent_setup: null,
+    agent_execution: null,
+    verifier: null,
+    berth: {
+      version: VERSION,
+      instance_id: task.name,
+      attempt: options.attempt,
+      status: 'error',
+      resolved: false,
+      patch_sha256: null,
+      files: {},
+      patch_apply: null,
+      install: null,
+      isolated: false,
+      isolation_method: null,
+      FAIL_TO_PASS: null,
+      PASS_TO_PASS: null,
+      note: '',
+      verifier_details: null,
+      duration_sec: 0,
+    },
+  };
+  if (task.verifier.kind === 'swebench') {
+    result.berth.FAIL_TO_PASS = { passed: 0, total: task.verifier.failToPass.length };
+    result.berth.PASS_TO_PASS = { passed: 0, total: task.verifier.passToPass.length };
+  }
+  const record = (error: unknown) => {
+    if (!result.exception_info) result.exception_info = exceptionInfo(error);
+  };
+
+  let environment: Environment | undefined;
+  let phase: TimingInfo | undefined;
+  try {
+    const checkCancelled = () => {
+      if (signal?.aborted) throw new CancelledError('cancelled');
+    };
+    const provider = options.providers.find((p) => p.kind === task.environment.kind);
+    if (!provider) throw new Error(`no environment provider for kind ${task.environment.kind}`);
+    const verifier = options.verifiers.find((v) => v.kind === task.verifier.kind);
+    if (!verifier) throw new Error(`no verifier for kind ${task.verifier.kind}`);
+
+    // Environment start and install.
+    checkCancelled();
+    phase = { started_at: now(), finished_at: '' };
+    result.environment_setup = phase;
+    environment = await provider.start({
+      task,
+      jobId: options.jobId,
+      trialDir,
+      ...(signal ? { signal } : {}),
+    });
+    result.berth.isolated = environment.isolated;
+    const method = (environment as { isolationMethodName?: string }).isolationMethodName;
+    result.berth.isolation_method = environment.isolated ? (method ?? environment.kind) : null;
+    const install = 'install' in task.environment ? task.environment.install : undefined;
+    if (typeof install === 'string' && install.trim() !== '') {
+      const logFile = join(trialDir, 'setup', 'install.log');
+      const run = await environment.exec(install, {
+        network: { mode: 'public' },
+        timeoutSec: DEFAULT_INSTALL_TIMEOUT_SEC * multiplier,
+        outputFile: logFile,
+        ...(signal ? { signal } : {}),
+      });
+      result.berth.files.install_log = 'setup/install.log';
+      result.berth.install = {
+        exit_code: run.exitCode,
+        timed_out: run.timedOut,
+        duration_sec: run.durationSec,
+      };
+      checkCancelled();
+      if (run.exitCode !== 0) {
+        throw new EnvironmentSetupError(
+          `install command ${run.timedOut ? 'timed out' : `exited ${run.exitCode}`}: ${run.output.trim().split('\n').slice(-3).join(' | ')}`,
+        );
+      }
+    }
+    // The base commit the environment made (local), else whatever HEAD is before the agent runs.
+    let baseCommit = (environment as { baseSha?: unknown }).baseSha as string | undefined;
+    if (typeof baseCommit !== 'string') {
+      const head = await environment.exec('git rev-parse --verify -q HEAD', { timeoutSec: 60 });
+      baseCommit = head.exitCode === 0 ? head.output.trim() : undefined;
+    }
+    phase.finished_at = now();
+
+    // Agent.
+    checkCancelled();
+    phase = { started_at: now(), finished_at: '' };
+    result.agent_execution = phase;
+    // Per-phase network (Harbor's [agent] network_mode): switched on the running container.
+    await applyPhaseNetwork(environment, task, 'agent');
+    const agentTimeout = task.agentTimeoutSec !== undefined ? task.agentTimeoutSec * multiplier : undefined;
+    let agentResult: AgentResult | undefined;
+    try {
+      agentResult = await withTimeout(
+        agent.run({
+          task,
+          environment,
+          attempt: options.attempt,
+          logDir: join(trialDir, 'agent'),
+          ...(agentTimeout !== undefined ? { timeoutSec: agentTimeout } : {}),
+          ...(signal ? { signal } : {}),
+        }),
+        agentTimeout,
+        () => new AgentTimeoutError(`the agent did not finish within ${agentTimeout} s`),
+      );
+    } catch (error) {
+      // Harbor records an agent timeout and still runs the verifier (for agents acting in the environment).
+      if (!(error instanceof AgentTimeoutError)) throw error;
+      record(error);
+    }
+    phase.finished_at = now();
+    checkCancelled();
+    if (agentResult) {
+      const { patch: _patch, ...rest } = agentResult;
+      result.agent_result = { ...rest };
+      if (agentResult.modelName && !result.agent_info.model_info)
+        result.agent_info.model_info = { name: agentResult.modelName };
+    }
+
+    // The agent's patch.
+    const patch = agentResult?.patch;
+    if (agentResult === undefined && task.verifier.kind === 'swebench') {
+      throw new Error('the agent returned no result');
+    }
+    if (patch !== undefined) {
+      result.berth.patch_sha256 = patchSha256(patch);
+      await writeFileAtomic(join(trialDir, 'agent', 'patch.diff'), patch);
+      result.berth.files.patch = 'agent/patch.diff';
+      if (isEmptyPatch(patch) && !options.verifyEmptyPatch) {
+        result.berth.status = 'empty_patch';
+        result.berth.note = 'empty patch';
+        result.verifier_result = { rewards: { reward: 0 } };
+        return result;
+      }
+      if (!isEmptyPatch(patch)) {
+        const applied = await applyPatch(environment, patch, {
+          ...(baseCommit ? { base: baseCommit } : {}),
+          ...(signal ? { signal } : {}),
+        });
+        await writeFileAtomic(join(trialDir, 'agent', 'apply.log'), applied.log);
+        result.berth.files.apply_log = 'agent/apply.log';
+        result.berth.patch_apply = { applied: applied.applied, method: applied.method ?? null };
+        checkCancelled();
+        if (!applied.applied) {
+          result.berth.status = 'patch_failed';
+          result.berth.note = 'patch does not apply';
+          result.verifier_result = { rewards: { reward: 0 } };
+          return result;
+        }
+      }
+    }
+
+    // Verifier.
+    checkCancelled();
+    phase = { started_at: now(), finished_at: '' };
+    result.verifier = phase;
+    await applyPhaseNetwork(environment, task, 'verifier');
+    const timeoutSec = ('timeoutSec' in task.verifier ? task.verifier.timeoutSec : 1800) * multiplier;
+    const verdict: VerifierResult = await verifier.verify({
+      task,
+      environment,
+      agentResult: agentResult ?? {},
+      trialDir,
+      timeoutSec,
+      ...(baseCommit ? { baseCommit } : {}),
+      ...(signal ? { signal } : {}),
+    });
+    phase.finished_at = now();
+    checkCancelled();
+    result.verifier_result = { rewards: verdict.rewards };
+    result.berth.verifier_details = verdict.details ?? null;
+    if (verdict.exception)
+      record(Object.assign(new Error(verdict.exception.message), { name: verdict.exception.type }));
+    const details = verdict.details ?? {};
+    const detailStatus = details.status;
+    const reward = verdict.rewards.reward ?? 0;
+    result.berth.status =
+      detailStatus === 'resolved' || detailStatus === 'unresolved' || detailStatus === 'error'
+        ? detailStatus
+        : verdict.exception
+          ? 'error'
+          : reward >= 1
+            ? 'resolved'
+            : 'unresolved';
+    result.berth.resolved = result.berth.status === 'resolved';
+    const counts = (key: string) => {
+      const v = details[key] as { passed?: unknown; total?: unknown } | undefined;
+      return v && typeof v.passed === 'number' && typeof v.total === 'number'
+        ? { passed: v.passed, total: v.total }
+        : null;
+    };
+    result.berth.FAIL_TO_PASS = counts('FAIL_TO_PASS') ?? result.berth.FAIL_TO_PASS;
+    result.berth.PASS_TO_PASS = counts('PASS_TO_PASS') ?? result.berth.PASS_TO_PASS;
+    if (task.verifier.kind === 'swebench') {
+      result.berth.files.test_output = 'verifier/test-output.txt';
+      result.berth.files.report = 'verifier/report.json';
+    }
+    const notes: string[] = [];
+    if (typeof details.error_reason === 'string') notes.push(details.error_reason);
+    else if (result.berth.status === 'unresolved' && Array.isArray(details.tests)) {
+      // Say which expected tests did not pass and why, e.g. "FAIL_TO_PASS not passed: 2 failed, 1 missing".
+      for (const category of ['FAIL_TO_PASS', 'PASS_TO_PASS']) {
+        const reasons = new Map<string, number>();
+        for (const t of details.tests as { category?: string; passed?: boolean; reason?: string }[]) {
+          if (t.category === category && !t.passed)
+            reasons.set(t.reason ?? 'failed', (reasons.get(t.reason ?? 'failed') ?? 0) + 1);
+        }
+        if (reasons.size > 0)
+          notes.push(`${category} not passed: ${[...reasons].map(([r, n]) => `${n} ${r}`).join(', ')}`);
+      }
+    }
+    const applyMethod = result.berth.patch_apply?.method;
+    if (applyMethod && applyMethod !== 'git apply') notes.push(`applied with ${applyMethod}`);
+    const discarded = details.discarded_agent_changes;
+    if (Array.isArray(discarded) && discarded.length > 0)
+      notes.push(`discarded agent changes to ${discarded.length} test file(s)`);
+    if (result.exception_info && result.exception_info.exception_type === 'AgentTimeoutError')
+      notes.push('agent timed out');
+    result.berth.note = notes.join('; ') || 'ok';
+  } catch (error) {
+    if (phase && !phase.finished_at) phase.finished_at = now();
+    if (signal?.aborted || error instanceof CancelledError) {
+      result.berth.status = 'cancelled';
+      result.berth.note = 'cancelled';
+      record(new CancelledError('cancelled by the user'));
+    } else {
+      result.berth.status = 'error';
+      record(error);
+      result.berth.note = `${result.exception_info?.exception_type}: ${result.exception_info?.exception_message.split('\n')[0]}`;
+    }
+    result.berth.resolved = false;
+  } finally {
+    if (environment) {
+      try {
+        await environment.stop();
+      } catch (error) {
+        record(error);
+      }
+    }
+    result.finished_at = now();
+    result.berth.duration_sec = (performance.now() - started) / 1000;
+    await writeJsonAtomic(join(trialDir, 'result.json'), result);
+  }
+  return result;
+}

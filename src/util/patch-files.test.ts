@@ -1,0 +1,71 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { patchFiles, touchedPaths, unquoteGitPath } from './patch-files.ts';
+
+describe('patchFiles', () => {
+  it('lists modified, created, deleted and renamed files of a git diff', () => {
+    const patch = [
+      'diff --git a/src/x.py b/src/x.py',
+      'index 1..2 100644',
+      '--- a/src/x.py',
+      '+++ b/src/x.py',
+      '@@ -1 +1 @@',
+      '-a',
+      '+b',
+      'diff --git a/tests/new_test.py b/tests/new_test.py',
+      'new file mode 100644',
+      '--- /dev/null',
+      '+++ b/tests/new_test.py',
+      '@@ -0,0 +1 @@',
+      '+x',
+      'diff --git a/old.txt b/old.txt',
+      'deleted file mode 100644',
+      '--- a/old.txt',
+      '+++ /dev/null',
+      '@@ -1 +0,0 @@',
+      '-x',
+      'diff --git a/a b.txt b/c d.txt',
+      'similarity index 100%',
+      'rename from a b.txt',
+      'rename to c d.txt',
+      'diff --git "a/sp\\303\\251cial" "b/sp\\303\\251cial"',
+      '--- "a/sp\\303\\251cial"',
+      '+++ "b/sp\\303\\251cial"',
+      '@@ -1 +1 @@',
+      '-a',
+      '+b',
+      '',
+    ].join('\n');
+    expect(patchFiles(patch)).toEqual([
+      { oldPath: 'src/x.py', newPath: 'src/x.py', created: false, deleted: false },
+      { oldPath: undefined, newPath: 'tests/new_test.py', created: true, deleted: false },
+      { oldPath: 'old.txt', newPath: undefined, created: false, deleted: true },
+      { oldPath: 'a b.txt', newPath: 'c d.txt', created: false, deleted: false },
+      { oldPath: 'spécial', newPath: 'spécial', created: false, deleted: false },
+    ]);
+  });
+
+  it('reads plain unified diffs without git headers', () => {
+    const patch = '--- a/lib/m.js\t2020-01-01\n+++ b/lib/m.js\t2020-01-02\n@@ -1 +1 @@\n-a\n+b\n';
+    expect(touchedPaths(patch)).toEqual(['lib/m.js']);
+  });
+
+  it('does not mistake hunk lines that start with --- for headers', () => {
+    const patch = 'diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n---- x\n+--- y\n';
+    expect(touchedPaths(patch)).toEqual(['f']);
+  });
+
+  it('reads the fixture test patches', () => {
+    const rows = readFileSync(new URL('../../test/fixtures/swebench/mini.jsonl', import.meta.url), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { test_patch: string; patch: string });
+    expect(touchedPaths(rows[0]?.test_patch ?? '')).toEqual(['tests/test_stats.py']);
+    expect(touchedPaths(rows[1]?.patch ?? '')).toEqual(['lib/range.js']);
+  });
+
+  it('unquotes git paths', () => {
+    expect(unquoteGitPath('"a\\tb\\"c"')).toBe('a\tb"c');
+    expect(unquoteGitPath('plain')).toBe('plain');
+  });
+});

@@ -1,0 +1,241 @@
+/**
+ * The Harbor verifier: runs a task's `tests/test.sh` in the environment after
+ * the agent and reads the reward it writes, as Harbor's `Verifier` does
+ * (`src/harbor/verifier/verifier.py`), fail-closed:
+ *
+ * 1. processes the agent left running are killed (nothing it started can
+ *    write a reward while the tests run);
+ * 2. `/logs/verifier` is emptied and `/tests` removed, so a reward file, a
+ *    `test.sh` or test files the agent planted are gone;
+ * 3. `tests/` is copied to `/tests`, then `bash /tests/test.sh >
+ *    /logs/verifier/test-stdout.txt 2>&1` runs with the verifier timeout (its
+ *    exit code is ignored, as in Harbor);
+ * 4. `reward.json` is read, else `reward.txt`. Several numeric keys in
+ *    reward.json are several metrics. A missing file, an empty file or a
+ *    non-numeric value gives reward 0 and Harbor's exception name
+ *    (`RewardFileNotFoundError`, `RewardFileEmptyError`,
+ *    `VerifierOutputParseError`); a timeout gives `VerifierTimeoutError`.
+ *    Symbolic links are never followed when reading rewards.
+ */
+import { lstat, mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Environment } from '../environments/environment.ts';
+import type { VerifierSpec } from '../tasks/task.ts';
+import type { Verifier, VerifierResult, VerifyContext } from './verifier.ts';
+
+type HarborVerifierSpec = Extract<VerifierSpec, { kind: 'harbor' }> & { user?: string | number };
+
+/** An environment that can kill what a phase left behind (the Docker one can). */
+interface ProcessControl {
+  baselineProcesses: Set<number>;
+  /** A root shell snippet killing every process but `keep`, printing `killed N`. */
+  killScript(keep: Set<number>): string;
+}
+
+function hasProcessControl(env: Environment): env is Environment & ProcessControl {
+  return (
+    typeof (env as Partial<ProcessControl>).killScript === 'function' &&
+    (env as Partial<ProcessControl>).baselineProcesses instanceof Set
+  );
+}
+
+/** Parses reward.json / reward.txt content as Harbor does. Returns rewards, or an exception type and message. */
+export function parseReward(
+  file: 'reward.json' | 'reward.txt',
+  content: Buffer,
+): { rewards: Record<string, number> } | { exception: { type: string; message: string } } {
+  if (content.length === 0)
+    return { exception: { type: 'RewardFileEmptyError', message: `${file} is empty` } };
+  const text = content.toString('utf8');
+  if (file === 'reward.json') {
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (error) {
+      return {
+        exception: {
+          type: 'VerifierOutputParseError',
+          message: `reward.json is not JSON: ${(error as Error).message}`,
+        },
+      };
+    }
+    if (!value || typeof value !== 'object' || Array.isArray(value)) {
+      return {
+        exception: {
+          type: 'VerifierOutputParseError',
+          message: 'reward.json must be an object of metric name -> number',
+        },
+      };
+    }
+    const rewards: Record<string, number> = {};
+    for (const [k, v] of Object.entries(value)) {
+      if (typeof v !== 'number' || !Number.isFinite(v)) {
+        return {
+          exception: {
+            type: 'VerifierOutputParseError',
+            message: `reward.json: \`${k}\` is ${JSON.stringify(v)}, not a finite number`,
+          },
+        };
+      }
+      rewards[k] = v;
+    }
+    if (Object.keys(rewards).length === 0)
+      return { exception: { type: 'VerifierOutputParseError', message: 'reward.json holds no metric' } };
+    return { rewards };
+  }
+  // Python's float(): surrounding whitespace and `_` between digits are allowed.
+  const trimmed = text.trim();
+  const value =
+    /^[+-]?(\d(_?\d)*)?(\.(\d(_?\d)*)?)?([eE][+-]?\d+)?$/.test(trimmed) && /\d/.test(trimmed)
+      ? Number(trimmed.replace(/_/g, ''))
+      : Number.NaN;
+  if (!Number.isFinite(value)) {
+    return {
+      exception: {
+        type: 'VerifierOutputParseError',
+        message: `reward.txt holds ${JSON.stringify(text.slice(0, 80))}, not a number`,
+      },
+    };
+  }
+  return { rewards: { reward: value } };
+}
+
+/** Reads a regular file (never a symbolic link); undefined when absent. */
+async function readRegular(path: string): Promise<Buffer | undefined | 'not-regular'> {
+  try {
+    const s = await lstat(path);
+    if (!s.isFile()) return 'not-regular';
+    return await readFile(path);
+  } catch {
+    return undefined;
+  }
+}
+
+export class HarborVerifier implements Verifier {
+  readonly kind = 'harbor' as const;
+
+  async verify(context: VerifyContext): Promise<VerifierResult> {
+    const { environment, task } = context;
+    const spec = task.verifier as HarborVerifierSpec;
+    if (spec.kind !== 'harbor') throw new Error(`the harbor verifier cannot verify a ${spec.kind} task`);
+    const hostDir = join(context.trialDir, 'verifier');
+    await mkdir(hostDir, { recursive: true });
+    const details: Record<string, unknown> = {};
+
+    // 1. Nothing the agent started keeps running; 2. empty /logs/verifier, remove /tests
+    // (whatever the agent planted there). One root command when the environment can do both.
+    const killer = hasProcessControl(environment)
+      ? `${environment.killScript(environment.baselineProcesses)}; `
+      : '';
+    const reset = await environment.exec(
+      `${killer}rm -rf /tests && mkdir -p /logs/verifier && find /logs/verifier -mindepth 1 -delete && chmod 777 /logs/verifier`,
+      {
+        user: 'root',
+        cwd: '/',
+        timeoutSec: 60,
+      },
+    );
+    const killed = /killed (\d+)/.exec(reset.output);
+    if (killed) details.killed_agent_processes = Number(killed[1]);
+    if (reset.exitCode !== 0) {
+      return {
+        rewards: { reward: 0 },
+        details,
+        exception: {
+          type: 'AddTestsDirError',
+          message: `could not reset /tests and /logs/verifier: ${reset.output.slice(0, 500)}`,
+        },
+      };
+    }
+    // 3. Copy the hidden tests in and run them.
+    try {
+      await environment.upload(spec.testsDir, '/tests');
+    } catch (error) {
+      return {
+        rewards: { reward: 0 },
+        details,
+        exception: { type: 'AddTestsDirError', message: (error as Error).message },
+      };
+    }
+    const run = await environment.exec('bash /tests/test.sh > /logs/verifier/test-stdout.txt 2>&1', {
+      timeoutSec: context.timeoutSec,
+      env: spec.env,
+      user: spec.user !== undefined ? String(spec.user) : undefined,
+      signal: context.signal,
+      network: spec.network as never,
+    });
+    details.test_exit_code = run.exitCode;
+    details.test_duration_sec = run.durationSec;
+    const oomControl = environment as { newOomKills?: () => Promise<number> };
+    if (!run.oomKilled && oomControl.newOomKills) run.oomKilled = (await oomControl.newOomKills()) > 0;
+    if (run.oomKilled) details.oom_killed = true;
+    if (run.timedOut) {
+      return {
+        rewards: { reward: 0 },
+        details,
+        exception: {
+          type: 'VerifierTimeoutError',
+          message: `tests/test.sh passed the verifier timeout of ${context.timeoutSec} s and was killed`,
+        },
+      };
+    }
+    // 4. Rewards. Non-mounted environments copy /logs/verifier out first.
+    if (!(environment as { mountedLogs?: boolean }).mountedLogs) {
+      try {
+        await environment.download('/logs/verifier', hostDir);
+      } catch (error) {
+        return {
+          rewards: { reward: 0 },
+          details,
+          exception: { type: 'DownloadVerifierDirError', message: (error as Error).message },
+        };
+      }
+    }
+    for (const file of ['reward.json', 'reward.txt'] as const) {
+      const content = await readRegular(join(hostDir, file));
+      if (content === undefined) continue;
+      if (content === 'not-regular') {
+        return {
+          rewards: { reward: 0 },
+          details,
+          exception: { type: 'VerifierOutputParseError', message: `${file} is not a regular file` },
+        };
+      }
+      const parsed = parseReward(file, content);
+      details.reward_file = file;
+      if ('exception' in parsed)
+        return { rewards: { reward: 0 }, details, exception: withOom(parsed.exception, run.oomKilled) };
+      return { rewards: parsed.rewards, details, ...(run.oomKilled ? { exception: oomException() } : {}) };
+    }
+    return {
+      rewards: { reward: 0 },
+      details,
+      exception: withOom(
+        {
+          type: 'RewardFileNotFoundError',
+          message: 'tests/test.sh wrote neither /logs/verifier/reward.json nor /logs/verifier/reward.txt',
+        },
+        run.oomKilled,
+      ),
+    };
+  }
+}
+
+function oomException(): { type: string; message: string } {
+  return {
+    type: 'OutOfMemoryError',
+    message: 'a verifier process was killed for exceeding the memory limit (memory_mb)',
+  };
+}
+
+function withOom(
+  e: { type: string; message: string },
+  oom: boolean | undefined,
+): { type: string; message: string } {
+  return oom
+    ? {
+        type: e.type,
+        message: `${e.message}; the test process was killed for exceeding the memory limit (memory_mb)`,
+      }
+    : e;
+}

@@ -1,0 +1,275 @@
+/**
+ * The SWE-bench verifier, as SWE-bench's eval script does it, hardened:
+ *
+ * 1. Discard the agent's changes to every file the test patch touches: reset
+ *    them to the base commit and delete the ones the test patch creates
+ *    (SWE-bench PR #539); what was discarded is recorded.
+ * 2. Apply the test patch (`git apply -v`).
+ * 3. Run the test command (`{tests}` replaced by the test files) in its own
+ *    process group, without network where the machine allows, with a timeout
+ *    that kills the group. berth itself writes the markers
+ *    `>>>>> Start Test Output <nonce>` / `>>>>> End Test Output <nonce>` and the
+ *    exit code around the captured output; the nonce is random per run and
+ *    never given to the tested code, so output cannot forge a marker or a
+ *    result outside the real run.
+ * 4. Parse the text between the markers (the whole log as a recorded fallback
+ *    when that parses to nothing), with the parser the task names or one detected.
+ * 5. Grade with SWE-bench's current rules (src/grading/swebench.ts).
+ */
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { gradeSwebench, type SwebenchGrade } from '../grading/swebench.ts';
+import { chunksOf } from '../parsers/common.ts';
+import type { ParseResult, Parser } from '../parsers/types.ts';
+import { checkSnapshotPath } from '../tasks/swebench/load.ts';
+import { writeFileAtomic, writeJsonAtomic } from '../util/atomic-write.ts';
+import { patchFiles } from '../util/patch-files.ts';
+import { shellQuote } from '../util/shell.ts';
+import { detectParser, findParser, parserNames } from './parser-lookup.ts';
+import type { Verifier, VerifierResult, VerifyContext } from './verifier.ts';
+
+/** Harbor's exception name for a verifier that could not produce a trustworthy result. */
+const PARSE_ERROR = 'VerifierOutputParseError';
+
+export interface SwebenchVerifierOptions {
+  /** Parsers to choose from (default: every registered parser). */
+  parsers?: readonly Parser[];
+  /** Cap on captured test output in bytes (default 50 MiB). */
+  maxOutputBytes?: number;
+}
+
+/** What the verifier records in `verifier_result.details`. */
+export interface SwebenchDetails {
+  status: SwebenchGrade['status'];
+  resolved: boolean;
+  error_reason?: string;
+  FAIL_TO_PASS: { passed: number; total: number };
+  PASS_TO_PASS: { passed: number; total: number };
+  /** Files the agent had changed that the test patch touches, reset or deleted before it was applied. */
+  discarded_agent_changes: string[];
+  test_patch_applied: boolean;
+  test_command: string;
+  exit_code: number | null;
+  timed_out: boolean;
+  output_truncated: boolean;
+  /** Whether the test command ran without network. */
+  isolated: boolean;
+  parser?: string;
+  /** True when the marker slice parsed to nothing and the whole log was parsed instead. */
+  used_whole_log: boolean;
+  parse_warnings: string[];
+  duration_sec: number;
+}
+
+/** The text strictly between this run's start and end markers, or undefined if either is missing. */
+export function betweenMarkers(log: string, nonce: string): string | undefined {
+  const start = `>>>>> Start Test Output ${nonce}\n`;
+  const end = `\n>>>>> End Test Output ${nonce}\n`;
+  const from = log.indexOf(start);
+  const to = log.lastIndexOf(end);
+  if (from === -1 || to === -1 || to < from + start.length - 1) return undefined;
+  return log.slice(from + start.length, to + 1);
+}
+
+export class SwebenchVerifier implements Verifier {
+  readonly kind = 'swebench' as const;
+
+  constructor(private readonly options: SwebenchVerifierOptions = {}) {}
+
+  async verify(context: VerifyContext): Promise<VerifierResult> {
+    const spec = context.task.verifier;
+    if (spec.kind !== 'swebench') throw new Error(`the swebench verifier cannot verify a ${spec.kind} task`);
+    const env = context.environment;
+    const dir = join(context.trialDir, 'verifier');
+    const base = context.baseCommit ?? 'HEAD';
+    const started = performance.now();
+    const git = (args: string, input?: string) =>
+      env.exec(`git -c core.hooksPath=/dev/null ${args}`, {
+        timeoutSec: 300,
+        ...(input !== undefined ? { input } : {}),
+        ...(context.signal ? { signal: context.signal } : {}),
+      });
+
+    // 1. Discard the agent's changes to the files the test patch touches.
+    const touched = new Set<string>();
+    for (const file of patchFiles(spec.testPatch)) {
+      if (file.oldPath) touched.add(file.oldPath);
+      if (file.newPath) touched.add(file.newPath);
+    }
+    // Paths that are absolute, climb out with `..` or point into .git are never reset or deleted.
+    const paths = [...touched].filter((p) => checkSnapshotPath(p) === undefined);
+    const discarded: string[] = [];
+    let resetLog = '';
+    if (paths.length > 0) {
+      const quoted = paths.map(shellQuote).join(' ');
+      // One command lists what the agent changed among these paths, then resets them.
+      const mark = `@@berth-${randomBytes(8).toString('hex')}@@`;
+      const script = [
+        `git -c core.hooksPath=/dev/null diff --name-only --no-renames ${shellQuote(base)} -- ${quoted}`,
+        `git ls-files --others -- ${quoted}`,
+        `echo ${mark}`,
+        'set -e',
+        ...paths.map((p) => {
+          const q = shellQuote(p);
+          return `if git cat-file -e ${shellQuote(`${base}:${p}`)} 2>/dev/null; then rm -rf -- ${q}; git checkout -q ${shellQuote(base)} -- ${q}; else rm -rf -- ${q}; fi`;
+        }),
+      ].join('\n');
+      const reset = await env.exec(script, {
+        timeoutSec: 300,
+        ...(context.signal ? { signal: context.signal } : {}),
+      });
+      const [listing = '', after = ''] = reset.output.split(`${mark}\n`);
+      for (const line of listing.split('\n')) {
+        const path = line.trim();
+        if (path && !discarded.includes(path)) discarded.push(path);
+      }
+      reset.output = after;
+      resetLog = reset.output;
+      if (reset.exitCode !== 0) {
+        return this.failed(
+          dir,
+          spec,
+          `resetting the test patch's files failed: ${reset.output.slice(-500)}`,
+          { discarded, paths },
+        );
+      }
+    }
+
+    // 2. Apply the test patch.
+    const apply =
+      spec.testPatch.trim() === ''
+        ? undefined
+        : await git('apply -v -', spec.testPatch.endsWith('\n') ? spec.testPatch : `${spec.testPatch}\n`);
+    await writeFileAtomic(
+      join(dir, 'test-patch-apply.log'),
+      `${resetLog}${apply?.output ?? '(empty test patch)\n'}`,
+    );
+    if (apply && apply.exitCode !== 0) {
+      return this.failed(
+        dir,
+        spec,
+        `the test patch does not apply: ${apply.output.trim().split('\n').slice(-3).join(' | ')}`,
+        { discarded, paths },
+        'TestPatchApplyError',
+      );
+    }
+
+    // 3. Run the tests between this run's markers.
+    const nonce = randomBytes(16).toString('hex');
+    const command = spec.testCommand.replaceAll('{tests}', spec.testFiles.map(shellQuote).join(' '));
+    const run = await env.exec(command, {
+      timeoutSec: context.timeoutSec,
+      network: { mode: 'no-network' },
+      ...(this.options.maxOutputBytes !== undefined ? { maxOutputBytes: this.options.maxOutputBytes } : {}),
+      ...(context.signal ? { signal: context.signal } : {}),
+    });
+    if (context.signal?.aborted) throw context.signal.reason ?? new Error('cancelled');
+    const body = run.output.endsWith('\n') || run.output === '' ? run.output : `${run.output}\n`;
+    const log =
+      `>>>>> berth test command: ${command}\n` +
+      `>>>>> Start Test Output ${nonce}\n${body}>>>>> End Test Output ${nonce}\n` +
+      `>>>>> Test Exit Code ${nonce}: ${run.exitCode ?? `killed (${run.signal ?? 'signal'})`}\n` +
+      (run.timedOut ? `>>>>> Tests Timed Out ${nonce}: ${context.timeoutSec} s\n` : '');
+    await writeFileAtomic(join(dir, 'test-output.txt'), log);
+
+    // 4. Parse.
+    const slice = betweenMarkers(log, nonce) ?? '';
+    const warnings: string[] = [];
+    let parser: Parser | undefined;
+    if (spec.parser) {
+      parser = findParser(spec.parser, this.options.parsers);
+      if (!parser)
+        warnings.push(
+          `unknown parser ${JSON.stringify(spec.parser)}; known: ${parserNames(this.options.parsers).join(', ') || 'none'}`,
+        );
+    } else {
+      parser = detectParser(slice, this.options.parsers);
+      if (!parser) warnings.push('no parser recognises the test output');
+    }
+    let parse: ParseResult | undefined;
+    let usedWholeLog = false;
+    let parsedText = slice;
+    if (parser) {
+      parse = await parser.parse(chunksOf(slice), { sourceName: 'test-output.txt' });
+      if (parse.tests.length === 0) {
+        const whole = await parser.parse(chunksOf(log), { sourceName: 'test-output.txt' });
+        if (whole.tests.length > 0) {
+          parse = whole;
+          usedWholeLog = true;
+          parsedText = log;
+          warnings.push('the output between the markers parsed to nothing; the whole log was parsed');
+        }
+      }
+      if (run.truncated) parse = { ...parse, truncated: true };
+      warnings.push(...parse.warnings);
+    }
+
+    // 5. Grade.
+    const grade = gradeSwebench({
+      failToPass: spec.failToPass,
+      passToPass: spec.passToPass,
+      parse,
+      log: parsedText,
+      exitCode: run.exitCode,
+      timedOut: run.timedOut,
+      timeoutSec: context.timeoutSec,
+    });
+    const details: SwebenchDetails = {
+      status: grade.status,
+      resolved: grade.resolved,
+      ...(grade.errorReason ? { error_reason: grade.errorReason } : {}),
+      FAIL_TO_PASS: grade.FAIL_TO_PASS,
+      PASS_TO_PASS: grade.PASS_TO_PASS,
+      discarded_agent_changes: discarded,
+      test_patch_applied: true,
+      test_command: command,
+      exit_code: run.exitCode,
+      timed_out: run.timedOut,
+      output_truncated: run.truncated,
+      isolated: env.isolated,
+      ...(parser ? { parser: parser.name } : {}),
+      used_whole_log: usedWholeLog,
+      parse_warnings: warnings,
+      duration_sec: (performance.now() - started) / 1000,
+    };
+    await writeJsonAtomic(join(dir, 'report.json'), {
+      ...details,
+      tests: grade.verdicts,
+      parsed: parse?.tests.map((t) => ({ id: t.id, status: t.status })) ?? [],
+    });
+    const result: VerifierResult = {
+      rewards: { reward: grade.resolved ? 1 : 0 },
+      details: { ...details, tests: grade.verdicts },
+    };
+    if (grade.status === 'error') {
+      result.exception = {
+        type: run.timedOut ? 'VerifierTimeoutError' : PARSE_ERROR,
+        message: grade.errorReason ?? 'invalid test log',
+      };
+    }
+    return result;
+  }
+
+  private async failed(
+    dir: string,
+    spec: { failToPass: string[]; passToPass: string[] },
+    message: string,
+    facts: { discarded: string[]; paths: string[] },
+    type = PARSE_ERROR,
+  ): Promise<VerifierResult> {
+    await writeJsonAtomic(join(dir, 'report.json'), { status: 'error', error_reason: message, ...facts });
+    return {
+      rewards: { reward: 0 },
+      details: {
+        status: 'error',
+        resolved: false,
+        error_reason: message,
+        FAIL_TO_PASS: { passed: 0, total: spec.failToPass.length },
+        PASS_TO_PASS: { passed: 0, total: spec.passToPass.length },
+        discarded_agent_changes: facts.discarded,
+        test_patch_applied: false,
+      },
+      exception: { type, message },
+    };
+  }
+}

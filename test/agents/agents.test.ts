@@ -1,0 +1,92 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadPredictions, PredictionsAgent } from '../../src/agents/predictions.ts';
+import { agentNames, createAgent } from '../../src/agents/registry.ts';
+import { InputError, UsageError } from '../../src/errors.ts';
+import { loadSwebench } from '../../src/tasks/swebench/load.ts';
+import { fixturesDir } from '../helpers/data.ts';
+
+async function file(name: string, content: string): Promise<string> {
+  const path = join(await mkdtemp(join(tmpdir(), 'berth-preds-')), name);
+  await writeFile(path, content);
+  return path;
+}
+
+const p = (id: string, patch: string | null, model = 'm') => ({
+  instance_id: id,
+  model_name_or_path: model,
+  model_patch: patch,
+});
+
+describe('predictions files', () => {
+  it('reads JSONL, a JSON list and a JSON object keyed by instance_id alike', async () => {
+    const rows = [p('a__a-1', 'diff'), p('b__b-1', null)];
+    const jsonl = await file('p.jsonl', rows.map((r) => JSON.stringify(r)).join('\n'));
+    const list = await file('p.json', JSON.stringify(rows));
+    const keyed = await file('k.json', JSON.stringify({ 'a__a-1': rows[0], 'b__b-1': rows[1] }));
+    for (const path of [jsonl, list, keyed]) {
+      const predictions = await loadPredictions(path);
+      expect([...predictions.keys()]).toEqual(['a__a-1', 'b__b-1']);
+      expect(predictions.get('b__b-1')).toMatchObject({ patch: '', patchIsNone: true, modelName: 'm' });
+    }
+  });
+
+  it('rejects bad files naming file, line and field', async () => {
+    const cases: [string, string, { line: number; field: string }][] = [
+      ['bad-json.jsonl', `${JSON.stringify(p('a', 'x'))}\n{oops\n`, { line: 2, field: '' }],
+      [
+        'no-patch.jsonl',
+        JSON.stringify({ instance_id: 'a', model_name_or_path: 'm' }),
+        { line: 1, field: 'model_patch' },
+      ],
+      ['no-id.jsonl', JSON.stringify({ model_patch: 'x' }), { line: 1, field: 'instance_id' }],
+      ['bad-patch.jsonl', JSON.stringify(p('a', 5 as never)), { line: 1, field: 'model_patch' }],
+      [
+        'dup.jsonl',
+        `${JSON.stringify(p('a', 'x'))}\n${JSON.stringify(p('a', 'y'))}`,
+        { line: 2, field: 'instance_id' },
+      ],
+    ];
+    for (const [name, content, where] of cases) {
+      const path = await file(name, content);
+      const error = await loadPredictions(path).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(InputError);
+      expect((error as InputError).location.file).toBe(path);
+      expect((error as InputError).location.line).toBe(where.line);
+      if (where.field) expect((error as InputError).location.field).toBe(where.field);
+    }
+  });
+
+  it('replays the prediction of each task and knows which tasks it covers', async () => {
+    const tasks = await loadSwebench(join(fixturesDir, 'swebench', 'mini.jsonl'));
+    const agent = new PredictionsAgent(
+      await loadPredictions(await file('p.jsonl', JSON.stringify(p('mini__stats-1', 'PATCH', 'gpt-x')))),
+    );
+    expect(agent.info.modelName).toBe('gpt-x');
+    expect(tasks.map((t) => agent.covers(t))).toEqual([true, false]);
+    expect(agent.plannedPatch(tasks[0] as never)).toBe('PATCH');
+    const result = await agent.run({
+      task: tasks[0] as never,
+      environment: {} as never,
+      attempt: 1,
+      logDir: tmpdir(),
+    });
+    expect(result).toMatchObject({ patch: 'PATCH', modelName: 'gpt-x' });
+    expect(agent.unknownIds(tasks)).toEqual([]);
+  });
+});
+
+describe('agent registry', () => {
+  it('creates oracle and nop, and names the known agents for an unknown one', async () => {
+    expect(agentNames()).toEqual(expect.arrayContaining(['nop', 'oracle', 'predictions']));
+    expect((await createAgent('nop')).info.name).toBe('nop');
+    const error = await createAgent('gpt-5').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UsageError);
+    expect((error as Error).message).toMatch(
+      /unknown agent "gpt-5"; known agents: .*nop.*oracle.*predictions/,
+    );
+    await expect(createAgent('predictions')).rejects.toThrow(/needs --predictions FILE/);
+  });
+});

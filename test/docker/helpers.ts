@@ -1,0 +1,92 @@
+/**
+ * Helpers for tests against the real Docker engine: skip without an engine
+ * unless BERTH_REQUIRE_DOCKER=1, the local base image, and a minimal run of
+ * the trial phases (environment start, agent, verifier, stop).
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Agent, AgentContext, AgentResult } from '../../src/agents/agent.ts';
+import { dockerAvailable } from '../../src/environments/docker/client.ts';
+import { ImageMap } from '../../src/environments/docker/dockerfile.ts';
+import {
+  DockerEnvironmentProvider,
+  type DockerProviderOptions,
+} from '../../src/environments/docker/provider.ts';
+import type { Task } from '../../src/tasks/task.ts';
+import { HarborVerifier } from '../../src/verifiers/harbor.ts';
+import type { VerifierResult } from '../../src/verifiers/verifier.ts';
+
+export const BASE_IMAGE = process.env.BERTH_BASE_IMAGE ?? 'berth-base:bookworm';
+export const requireDocker = process.env.BERTH_REQUIRE_DOCKER === '1';
+export const engine = await dockerAvailable();
+/** True when Docker tests must be skipped (no engine and not required). */
+export const skipDocker = !engine && !requireDocker;
+if (skipDocker)
+  console.warn('Docker tests skipped: no engine answers (set BERTH_REQUIRE_DOCKER=1 to make this a failure)');
+
+export const JOB_ID = `test-${process.pid}`;
+export const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'harbor');
+
+/** Image map for the fixtures: their Debian FROM images run on the local base. */
+export function fixtureImageMap(): ImageMap {
+  return new ImageMap({ 'debian:bookworm-slim': BASE_IMAGE });
+}
+
+export function tempDir(prefix = 'berth-docker-test-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/** An agent that runs a shell script in the environment (hostile agents in fail-closed tests). */
+export class ShellAgent implements Agent {
+  readonly info = { name: 'shell', version: 'test' };
+  output = '';
+  constructor(private readonly script: string) {}
+  async run(context: AgentContext): Promise<AgentResult> {
+    const r = await context.environment.exec(this.script, { timeoutSec: context.timeoutSec ?? 60 });
+    this.output = r.output;
+    return { metadata: { exit_code: r.exitCode, timed_out: r.timedOut, oom_killed: r.oomKilled ?? false } };
+  }
+}
+
+export interface PhaseRun {
+  verdict: VerifierResult;
+  agentError?: Error;
+  trialDir: string;
+}
+
+/** Runs the phases of one trial the way the trial engine does (start, agent, verify, stop). */
+export async function runPhases(
+  task: Task,
+  agent: Agent,
+  options: DockerProviderOptions = {},
+): Promise<PhaseRun> {
+  const provider = new DockerEnvironmentProvider({ imageMap: fixtureImageMap(), ...options });
+  const trialDir = tempDir('berth-trial-');
+  const environment = await provider.start({ task, jobId: JOB_ID, trialDir });
+  try {
+    let agentError: Error | undefined;
+    try {
+      await agent.run({
+        task,
+        environment,
+        attempt: 1,
+        logDir: join(trialDir, 'agent'),
+        timeoutSec: task.agentTimeoutSec,
+      });
+    } catch (error) {
+      agentError = error as Error;
+    }
+    const timeoutSec = task.verifier.kind === 'harbor' ? task.verifier.timeoutSec : 60;
+    const verdict = await new HarborVerifier().verify({
+      task,
+      environment,
+      agentResult: {},
+      trialDir,
+      timeoutSec,
+    });
+    return { verdict, agentError, trialDir };
+  } finally {
+    await environment.stop();
+  }
+}

@@ -1,0 +1,228 @@
+import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { InputError } from '../../src/errors.ts';
+import { loadSwebench, testDirectives } from '../../src/tasks/swebench/load.ts';
+import { localRunProblems } from '../../src/tasks/swebench/runnable.ts';
+import { dataDir, fixturesDir, hasData } from '../helpers/data.ts';
+
+const mini = join(fixturesDir, 'swebench', 'mini.jsonl');
+
+async function tempFile(name: string, content: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'berth-load-'));
+  const path = join(dir, name);
+  await writeFile(path, content);
+  return path;
+}
+
+async function loadError(path: string): Promise<InputError> {
+  try {
+    await loadSwebench(path);
+  } catch (error) {
+    if (error instanceof InputError) return error;
+    throw error;
+  }
+  throw new Error('expected an InputError');
+}
+
+describe('loadSwebench on the DockerLess fixture', () => {
+  it('loads both rows with snapshot, commands and test lists', async () => {
+    const tasks = await loadSwebench(mini);
+    expect(tasks.map((t) => t.name)).toEqual(['mini__stats-1', 'mini__range-1']);
+    const [py, js] = tasks;
+    expect(py?.origin).toEqual({ file: mini, line: 1 });
+    expect(js?.origin.line).toBe(2);
+    if (py?.environment.kind !== 'local' || py.verifier.kind !== 'swebench')
+      throw new Error('unexpected kinds');
+    expect(Object.keys(py.environment.snapshot?.files ?? {}).sort()).toEqual([
+      'mini/__init__.py',
+      'mini/stats.py',
+      'tests/__init__.py',
+      'tests/test_stats.py',
+    ]);
+    expect(py.verifier.failToPass).toHaveLength(3);
+    expect(py.verifier.passToPass).toHaveLength(3);
+    expect(py.verifier.testCommand).toBe('python3 -m pytest -rA -p no:cacheprovider {tests}');
+    expect(py.verifier.testFiles).toEqual(['tests/test_stats.py']);
+    expect(py.solution.kind).toBe('patch');
+    expect(py.metadata.repo).toBe('mini/stats');
+    expect(await localRunProblems(py)).toEqual([]);
+  });
+
+  it('reads the same rows from a JSON list, an object keyed by id, single-row files and a folder', async () => {
+    const rows = (await readFile(mini, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const expected = (await loadSwebench(mini)).map((t) => [t.name, t.verifier]);
+    const list = await tempFile('list.json', JSON.stringify(rows, null, 2));
+    const keyed = await tempFile(
+      'keyed.json',
+      JSON.stringify(Object.fromEntries(rows.map((r) => [r.instance_id, r]))),
+    );
+    const dir = await mkdtemp(join(tmpdir(), 'berth-load-dir-'));
+    for (const row of rows) await writeFile(join(dir, `${row.instance_id}.json`), JSON.stringify(row));
+    for (const path of [list, keyed, dir]) {
+      const tasks = await loadSwebench(path);
+      expect(tasks.map((t) => [t.name, t.verifier]).sort()).toEqual([...expected].sort());
+    }
+    // Lines of a pretty-printed list point at each row.
+    const fromList = await loadSwebench(list);
+    expect(fromList[0]?.origin.line).toBe(2);
+    expect((fromList[1]?.origin.line ?? 0) > 2).toBe(true);
+  });
+
+  it('accepts the snapshot extension: binary files, symlinks, executables', async () => {
+    const row = {
+      instance_id: 'x__y-1',
+      test_patch: '',
+      FAIL_TO_PASS: "['t1']",
+      PASS_TO_PASS: '[]',
+      dockerless: {
+        files: { 'run.sh': '#!/bin/sh\necho hi\n', 'README.md': 'hello' },
+        binary_files: { 'data/blob.bin': Buffer.from([0, 1, 2, 255]).toString('base64') },
+        symlinks: { 'docs/README': '../README.md' },
+        executables: ['run.sh'],
+        test_cmd: 'sh run.sh',
+      },
+    };
+    const [task] = await loadSwebench(await tempFile('ext.jsonl', `${JSON.stringify(row)}\n`));
+    if (task?.environment.kind !== 'local') throw new Error('expected local');
+    expect(task.environment.snapshot).toEqual({
+      files: row.dockerless.files,
+      binaryFiles: row.dockerless.binary_files,
+      symlinks: row.dockerless.symlinks,
+      executables: ['run.sh'],
+    });
+  });
+});
+
+describe('loadSwebench on bad input', () => {
+  const good = { instance_id: 'a__b-1', test_patch: '', FAIL_TO_PASS: [], PASS_TO_PASS: [] };
+
+  it('names the file and line of an unparsable JSONL line', async () => {
+    const path = await tempFile('bad.jsonl', `${JSON.stringify(good)}\n{"instance_id": "x",\n`);
+    const error = await loadError(path);
+    expect(error.location).toEqual({ file: path, line: 2 });
+    expect(error.message).toContain(`${path}:line 2`);
+    expect(error.exitCode).toBe(2);
+  });
+
+  it('names the line of a JSON syntax error', async () => {
+    const path = await tempFile('bad.json', '[\n{"instance_id": "a"},\n{"instance_id": }\n]');
+    expect((await loadError(path)).location.line).toBe(3);
+  });
+
+  it('names a missing field and a badly encoded test list', async () => {
+    const { PASS_TO_PASS: _, ...missing } = good;
+    const path = await tempFile(
+      'missing.jsonl',
+      `${JSON.stringify(good)}\n\n${JSON.stringify({ ...missing, instance_id: 'c__d-1' })}\n`,
+    );
+    expect((await loadError(path)).location).toEqual({ file: path, line: 3, field: 'PASS_TO_PASS' });
+    const bad = await tempFile('badlist.jsonl', JSON.stringify({ ...good, FAIL_TO_PASS: "['unterminated" }));
+    const error = await loadError(bad);
+    expect(error.location.field).toBe('FAIL_TO_PASS');
+    expect(error.message).toMatch(/unterminated string/);
+  });
+
+  it('rejects a duplicate instance_id naming both places', async () => {
+    const path = await tempFile('dup.jsonl', `${JSON.stringify(good)}\n${JSON.stringify(good)}\n`);
+    const error = await loadError(path);
+    expect(error.location).toEqual({ file: path, line: 2, field: 'instance_id' });
+    expect(error.message).toContain('first seen at');
+  });
+
+  it('rejects snapshot paths that escape the repository or write into .git', async () => {
+    for (const path of ['../evil', '/etc/passwd', '.git/hooks/pre-commit', 'a/./b', 'sub/.git/config']) {
+      const row = { ...good, dockerless: { files: { [path]: 'x' }, test_cmd: 'true' } };
+      const error = await loadError(await tempFile('unsafe.jsonl', JSON.stringify(row)));
+      expect(error.location.field).toBe(`dockerless.files[${JSON.stringify(path)}]`);
+    }
+    const symlink = { ...good, dockerless: { files: {}, symlinks: { l: '/etc/passwd' }, test_cmd: 'true' } };
+    expect((await loadError(await tempFile('abs-link.jsonl', JSON.stringify(symlink)))).message).toMatch(
+      /relative path/,
+    );
+    const binary = {
+      ...good,
+      dockerless: { files: {}, binary_files: { b: 'not base64!' }, test_cmd: 'true' },
+    };
+    expect((await loadError(await tempFile('b64.jsonl', JSON.stringify(binary)))).message).toMatch(
+      /not base64/,
+    );
+  });
+});
+
+describe('localRunProblems', () => {
+  it('names an unknown parser before anything runs', async () => {
+    const row = {
+      instance_id: 'p__q-1',
+      test_patch: '',
+      FAIL_TO_PASS: [],
+      PASS_TO_PASS: [],
+      dockerless: { files: { a: 'b' }, test_cmd: 'true', parser: 'no-such-format' },
+    };
+    const [task] = await loadSwebench(await tempFile('parser.jsonl', JSON.stringify(row)));
+    const problems = await localRunProblems(task as never);
+    expect(problems.map((p) => p.field)).toEqual(['dockerless.parser']);
+    expect(problems[0]?.message).toMatch(/unknown parser "no-such-format"; known: .*pytest/);
+    const known = { ...row, dockerless: { ...row.dockerless, parser: 'pytest' } };
+    const [ok] = await loadSwebench(await tempFile('parser-ok.jsonl', JSON.stringify(known)));
+    expect(await localRunProblems(ok as never)).toEqual([]);
+  });
+});
+
+describe('testDirectives', () => {
+  it('keeps test files of the test patch and drops non-test extensions, as SWE-bench does', () => {
+    const patch =
+      'diff --git a/tests/test_a.py b/tests/test_a.py\n--- a/tests/test_a.py\n+++ b/tests/test_a.py\n@@ -1 +1 @@\n-a\n+b\n' +
+      'diff --git a/tests/data.json b/tests/data.json\n--- a/tests/data.json\n+++ b/tests/data.json\n@@ -1 +1 @@\n-a\n+b\n';
+    expect(testDirectives(patch)).toEqual(['tests/test_a.py']);
+  });
+});
+
+describe.skipIf(!hasData)('every row of the shared SWE-bench data', () => {
+  const folder = join(dataDir, 'swebench');
+
+  it('lite-test loads 5 rows with FAIL_TO_PASS given as lists; none can run without a snapshot and a test command', async () => {
+    const tasks = await loadSwebench(join(folder, 'swe-bench-lite-test.json'));
+    expect(tasks.map((t) => t.name)).toEqual([
+      'django__django-16255',
+      'sympy__sympy-13031',
+      'pytest-dev__pytest-11143',
+      'scikit-learn__scikit-learn-13584',
+      'django__django-15781',
+    ]);
+    for (const task of tasks) {
+      if (task.verifier.kind !== 'swebench') throw new Error('expected swebench');
+      expect(task.verifier.failToPass.length).toBeGreaterThan(0);
+      const problems = await localRunProblems(task);
+      expect(problems.map((p) => p.field)).toEqual(['dockerless.files', 'dockerless.test_cmd']);
+    }
+    const missingMirror = await localRunProblems(tasks[0] as never, { reposDir: tmpdir() });
+    expect(missingMirror[0]?.message).toMatch(/no git mirror of django\/django/);
+  });
+
+  it('dev-easy is refused: row [3] repeats the instance_id of row [1]', async () => {
+    const error = await loadError(join(folder, 'swe-bench-dev-easy.json'));
+    expect(error.location.field).toBe('[3].instance_id');
+    expect(error.message).toContain('pylint-dev__astroid-1268');
+    expect(error.message).toContain('row [1]');
+  });
+
+  it('verified-config loads one row per file with FAIL_TO_PASS as JSON-encoded strings', async () => {
+    const dir = join(folder, 'verified-config');
+    const tasks = await loadSwebench(dir);
+    expect(tasks).toHaveLength((await readdir(dir)).filter((f) => f.endsWith('.json')).length);
+    const astropy = tasks.find((t) => t.name === 'astropy__astropy-7606');
+    if (astropy?.verifier.kind !== 'swebench') throw new Error('missing');
+    expect(astropy.verifier.failToPass).toEqual(['astropy/units/tests/test_units.py::test_unknown_unit3']);
+    expect(astropy.verifier.testFiles).toEqual(['astropy/units/tests/test_units.py']);
+    expect(astropy.metadata.difficulty).toBe('15 min - 1 hour');
+  });
+
+  it('the whole folder stops at the duplicate before anything runs', async () => {
+    expect((await loadError(folder)).location.file).toContain('swe-bench-dev-easy.json');
+  });
+});
