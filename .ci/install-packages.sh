@@ -8,7 +8,7 @@ python3 -c 'import pytest' 2>/dev/null || need+=(python3-pytest)
 command -v bwrap >/dev/null || need+=(bubblewrap)
 command -v patch >/dev/null || need+=(patch)
 # Function-level benchmarks (berth eval): the languages mxeval runs that Debian packages.
-command -v go >/dev/null || need+=(golang-go)
+command -v go >/dev/null || need+=(golang-go) # also the multilingual examples' Go tasks
 command -v ruby >/dev/null || need+=(ruby)
 command -v php >/dev/null || need+=(php-cli)
 command -v g++ >/dev/null || need+=(g++)

@@ -8,13 +8,12 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { Task } from '../tasks/task.ts';
+import { AgentTimeoutError } from '../trials/trial.ts';
 import { VERSION } from '../version.ts';
 import type { Agent, AgentContext, AgentInfo, AgentResult } from './agent.ts';
 
-/** Harbor's name for an agent that passed its timeout; the verifier still runs. */
-export class AgentTimeoutError extends Error {
-  override readonly name = 'AgentTimeoutError';
-}
+export { AgentTimeoutError };
 
 /** An agent process killed for exceeding the environment's memory limit. */
 export class AgentOutOfMemoryError extends Error {
@@ -22,18 +21,24 @@ export class AgentOutOfMemoryError extends Error {
 }
 
 export class ScriptOracleAgent implements Agent {
-  readonly info: AgentInfo = { name: 'oracle', version: VERSION };
+  readonly info: AgentInfo;
+
+  /** @param patchOracle the oracle for tasks solved by a gold patch (SWE-bench rows), when this one also serves them */
+  constructor(private readonly patchOracle?: Agent) {
+    this.info = patchOracle?.info ?? { name: 'oracle', version: VERSION };
+  }
+
+  plannedPatch(task: Task): string | undefined {
+    return task.solution.kind === 'script' ? undefined : this.patchOracle?.plannedPatch?.(task);
+  }
 
   async run(context: AgentContext): Promise<AgentResult> {
     const { task, environment } = context;
     const solution = task.solution;
+    if (solution.kind !== 'script' && this.patchOracle) return this.patchOracle.run(context);
     if (solution.kind !== 'script')
       throw new Error(`task ${task.name} has no solution/solve.sh for the oracle`);
     await environment.upload(solution.dir, '/solution');
-    await environment.exec('chmod -R a+rX /solution && chmod +x /solution/solve.sh', {
-      user: 'root',
-      cwd: '/',
-    });
     const result = await environment.exec('bash /solution/solve.sh > /logs/agent/oracle.txt 2>&1', {
       timeoutSec: context.timeoutSec,
       env: { DEBIAN_FRONTEND: 'noninteractive', ...(solution.env ?? {}) },

@@ -20,6 +20,7 @@ export interface EvalCommandOptions {
   sandbox: SandboxOptions['kind'];
   env?: 'local' | 'docker';
   image: string;
+  reference?: boolean;
   json?: boolean;
 }
 
@@ -73,6 +74,7 @@ export async function runEvalCommand(options: EvalCommandOptions): Promise<void>
         memoryBytes,
         image: options.image,
       },
+      ...(options.reference ? { reference: true } : {}),
       signal: controller.signal,
       onProgress: (done, total) => {
         if (options.json) return;

@@ -38,6 +38,8 @@ export interface EvaluateOptions {
   timeoutSec: number;
   workers: number;
   sandbox?: Partial<SandboxOptions>;
+  /** Kotlin/Java: the per-sample reference path instead of the fast path (`--reference`). */
+  reference?: boolean;
   signal?: AbortSignal;
   /** Progress callback: samples done so far and total. */
   onProgress?: (done: number, total: number, sample: Sample, result: ExecutionResult) => void;
@@ -130,6 +132,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluateSummar
       timeoutSec: options.timeoutSec,
       workers: Math.min(options.workers, MAX_SLOTS),
       sandbox,
+      ...(options.reference ? { reference: true } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
       onResult: (index, result) => {
         done++;

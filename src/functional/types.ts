@@ -132,6 +132,11 @@ export interface RunBatchOptions {
   workers: number;
   signal?: AbortSignal;
   sandbox: SandboxOptions;
+  /**
+   * Kotlin and Java: run the plain per-sample reference path (compile, then `java -jar`, as mxeval)
+   * instead of the batched fast path, for checking it. Other executors ignore it.
+   */
+  reference?: boolean;
   /** Called as each item finishes (for progress); `index` is the position in `items`. */
   onResult?: (index: number, result: ExecutionResult) => void;
 }

@@ -28,12 +28,13 @@ type HarborVerifierSpec = Extract<VerifierSpec, { kind: 'harbor' }> & { user?: s
 /** An environment that can kill what a phase left behind (the Docker one can). */
 interface ProcessControl {
   baselineProcesses: Set<number>;
-  killProcessesExcept(keep: Set<number>): Promise<number>;
+  /** A root shell snippet killing every process but `keep`, printing `killed N`. */
+  killScript(keep: Set<number>): string;
 }
 
 function hasProcessControl(env: Environment): env is Environment & ProcessControl {
   return (
-    typeof (env as Partial<ProcessControl>).killProcessesExcept === 'function' &&
+    typeof (env as Partial<ProcessControl>).killScript === 'function' &&
     (env as Partial<ProcessControl>).baselineProcesses instanceof Set
   );
 }
@@ -121,18 +122,21 @@ export class HarborVerifier implements Verifier {
     await mkdir(hostDir, { recursive: true });
     const details: Record<string, unknown> = {};
 
-    // 1. Nothing the agent started keeps running.
-    if (hasProcessControl(environment))
-      details.killed_agent_processes = await environment.killProcessesExcept(environment.baselineProcesses);
-    // 2. Empty /logs/verifier, remove /tests (whatever the agent planted there).
+    // 1. Nothing the agent started keeps running; 2. empty /logs/verifier, remove /tests
+    // (whatever the agent planted there). One root command when the environment can do both.
+    const killer = hasProcessControl(environment)
+      ? `${environment.killScript(environment.baselineProcesses)}; `
+      : '';
     const reset = await environment.exec(
-      'rm -rf /tests && mkdir -p /logs/verifier && find /logs/verifier -mindepth 1 -delete',
+      `${killer}rm -rf /tests && mkdir -p /logs/verifier && find /logs/verifier -mindepth 1 -delete && chmod 777 /logs/verifier`,
       {
         user: 'root',
         cwd: '/',
         timeoutSec: 60,
       },
     );
+    const killed = /killed (\d+)/.exec(reset.output);
+    if (killed) details.killed_agent_processes = Number(killed[1]);
     if (reset.exitCode !== 0) {
       return {
         rewards: { reward: 0 },
@@ -146,10 +150,6 @@ export class HarborVerifier implements Verifier {
     // 3. Copy the hidden tests in and run them.
     try {
       await environment.upload(spec.testsDir, '/tests');
-      await environment.exec(
-        'chmod -R a+rX /tests && chmod +x /tests/test.sh 2>/dev/null; chmod 777 /logs/verifier; true',
-        { user: 'root', cwd: '/' },
-      );
     } catch (error) {
       return {
         rewards: { reward: 0 },

@@ -13,8 +13,11 @@ import type { EnvironmentSpec, Task } from '../../tasks/task.ts';
 import type { EnvironmentProvider, EnvironmentStartContext } from '../environment.ts';
 import { connectDocker } from './client.ts';
 import { DockerContainerEnvironment } from './container.ts';
-import { type BaseImage, type ImageMap, orderBases, readBasesManifest } from './dockerfile.ts';
+import { type BaseImage, ImageMap, orderBases, readBasesManifest } from './dockerfile.ts';
+import { EgressGateway, proxyPolicyFor } from './egress/gateway.ts';
+import { needsEgressGateway, networkForPhase } from './egress/network-switch.ts';
 import { ImageService } from './images.ts';
+import { LABELS } from './labels.ts';
 
 export type DockerSpec = Extract<EnvironmentSpec, { kind: 'docker' }> & {
   /** Dataset `bases/` folder (Kotlin Benchmark layout). */
@@ -31,6 +34,8 @@ export interface DockerProviderOptions {
   pidsLimit?: number;
   /** Multiplies `build_timeout_sec` (Harbor's `--environment-build-timeout-multiplier`). */
   buildTimeoutMultiplier?: number;
+  /** Image (with python3) of the egress proxy for allowlist phases; default the base image. */
+  egressImage?: string;
 }
 
 /** What a compose file's `main` service asks for. */
@@ -99,6 +104,8 @@ function basesOf(spec: DockerSpec): BaseImage[] | undefined {
 export class DockerEnvironmentProvider implements EnvironmentProvider {
   readonly kind = 'docker' as const;
   private images?: Promise<ImageService>;
+  /** Image per task folder, prepared once per provider (one job): later trials skip hashing. */
+  private prepared = new Map<string, Promise<string>>();
 
   constructor(private readonly options: DockerProviderOptions = {}) {}
 
@@ -144,11 +151,18 @@ export class DockerEnvironmentProvider implements EnvironmentProvider {
     const spec = task.environment as DockerSpec;
     mkdirSync(trialDir, { recursive: true });
     const buildLog = join(trialDir, 'build.log');
-    const image = await this.prepareImage(task, {
-      jobId,
-      signal: context.signal,
-      onLog: (line) => appendFileSync(buildLog, `${line}\n`),
-    });
+    const key = `${task.origin.file}\0${task.name}`;
+    let prepared = this.prepared.get(key);
+    if (!prepared) {
+      prepared = this.prepareImage(task, {
+        jobId,
+        signal: context.signal,
+        onLog: (line) => appendFileSync(buildLog, `${line}\n`),
+      });
+      this.prepared.set(key, prepared);
+      prepared.catch(() => this.prepared.delete(key));
+    }
+    const image = await prepared;
     const mounts = [];
     for (const name of ['agent', 'verifier', 'artifacts']) {
       const host = join(resolve(trialDir), name);
@@ -158,18 +172,49 @@ export class DockerEnvironmentProvider implements EnvironmentProvider {
       mounts.push({ host, container: `/logs/${name}` });
     }
     const { docker } = await connectDocker();
-    return DockerContainerEnvironment.create({
-      docker,
-      image,
-      jobId,
-      trialName: basename(trialDir),
-      taskName: task.name,
-      workdir: spec.workdir,
-      cpus: spec.cpus,
-      memoryMb: spec.memoryMb,
-      pidsLimit: this.options.pidsLimit,
-      network: spec.network,
-      mounts,
-    });
+    // An allowlist in any phase: the trial gets an internal network and an egress proxy.
+    const egress = needsEgressGateway(task)
+      ? await EgressGateway.start({
+          docker,
+          labels: { [LABELS.managed]: '1', [LABELS.job]: jobId, [LABELS.trial]: basename(trialDir) },
+          name: basename(trialDir),
+          policy: proxyPolicyFor(networkForPhase(task, 'environment')),
+          ...(this.options.egressImage ? { image: this.options.egressImage } : {}),
+        })
+      : undefined;
+    try {
+      return await DockerContainerEnvironment.create({
+        docker,
+        ...(egress ? { egress, env: egress.proxyEnv() } : {}),
+        image,
+        jobId,
+        trialName: basename(trialDir),
+        taskName: task.name,
+        workdir: spec.workdir,
+        cpus: spec.cpus,
+        memoryMb: spec.memoryMb,
+        pidsLimit: this.options.pidsLimit,
+        network: spec.network,
+        mounts,
+      });
+    } catch (error) {
+      await egress?.stop();
+      throw error;
+    }
   }
+}
+
+/**
+ * Reads the Docker options out of the generic provider options of
+ * `createProviders` (`imageMap`, `rebuild`, `pidsLimit`, `buildTimeoutMultiplier`).
+ */
+export function dockerProviderOptions(options: Record<string, unknown>): DockerProviderOptions {
+  return {
+    ...(options.imageMap instanceof ImageMap ? { imageMap: options.imageMap } : {}),
+    ...(typeof options.rebuild === 'boolean' ? { rebuild: options.rebuild } : {}),
+    ...(typeof options.pidsLimit === 'number' ? { pidsLimit: options.pidsLimit } : {}),
+    ...(typeof options.buildTimeoutMultiplier === 'number'
+      ? { buildTimeoutMultiplier: options.buildTimeoutMultiplier }
+      : {}),
+  };
 }

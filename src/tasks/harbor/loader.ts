@@ -161,6 +161,10 @@ export function loadHarborTask(taskDir: string): Task {
       mode: config.verifierMode,
     },
     agentTimeoutSec: config.agentTimeoutSec,
+    phaseNetwork: {
+      ...(config.agentNetwork ? { agent: config.agentNetwork } : {}),
+      ...(config.verifierNetwork ? { verifier: config.verifierNetwork } : {}),
+    },
     source: toTaskSource(config.source),
     metadata: {
       harbor: {
@@ -202,3 +206,14 @@ export function harborTaskDir(task: Task): string | undefined {
   const h = task.metadata.harbor as { task_dir?: string } | undefined;
   return h?.task_dir;
 }
+
+/** The task loader `berth run -p` uses: a Harbor task folder, or a folder with Harbor tasks among its children. */
+export const harborLoader = {
+  format: 'harbor',
+  async recognises(path: string): Promise<boolean> {
+    return isHarborPath(path);
+  },
+  async load(path: string): Promise<Task[]> {
+    return loadHarborPath(path);
+  },
+};
