@@ -14,7 +14,7 @@ import { parseArgs } from 'node:util';
 import { runFast } from '../src/functional/jvm/fast.ts';
 import type { JvmSample, JvmVerdict } from '../src/functional/jvm/jvm-types.ts';
 import { runReference } from '../src/functional/jvm/reference.ts';
-import { mbkpFiles, type MbxpProblem, readJsonl, toJvmSamples } from '../test/helpers/mbxp-jsonl.ts';
+import { type MbxpProblem, mbkpFiles, readJsonl, toJvmSamples } from '../test/helpers/mbxp-jsonl.ts';
 
 const { values } = parseArgs({
   options: {
@@ -104,17 +104,30 @@ const refPer = refSeconds / subset.length;
 const byKey = new Map(fast.map((v) => [v.key, v]));
 const disagreements = ref.filter((r) => pass(r) !== pass(byKey.get(r.key)!));
 
-console.log(`fast path:      ${samples.length} samples in ${fastSeconds.toFixed(1)} s = ${fastPer.toFixed(3)} s/sample, pass@1 ${passRate(fast)}`);
-console.log(`reference path: ${subset.length} samples in ${refSeconds.toFixed(1)} s = ${refPer.toFixed(3)} s/sample, pass@1 ${passRate(ref)} (subset)`);
+console.log(
+  `fast path:      ${samples.length} samples in ${fastSeconds.toFixed(1)} s = ${fastPer.toFixed(3)} s/sample, pass@1 ${passRate(fast)}`,
+);
+console.log(
+  `reference path: ${subset.length} samples in ${refSeconds.toFixed(1)} s = ${refPer.toFixed(3)} s/sample, pass@1 ${passRate(ref)} (subset)`,
+);
 console.log(
   `CPU: fast path ${(fastCpu / samples.length).toFixed(3)} CPU-s/sample, reference ${(refCpu / subset.length).toFixed(3)} CPU-s/sample (${(refCpu / subset.length / (fastCpu / samples.length)).toFixed(1)}x)`,
 );
-console.log(`ratio: fast path is ${(refPer / fastPer).toFixed(1)}x faster per sample in wall time (target >= 20x; all 966 in < 300 s)`);
-console.log(`load average at the end: ${(await import('node:os')).loadavg().map((l) => l.toFixed(1)).join(' ')} on ${(await import('node:os')).cpus().length} CPUs`);
+console.log(
+  `ratio: fast path is ${(refPer / fastPer).toFixed(1)}x faster per sample in wall time (target >= 20x; all 966 in < 300 s)`,
+);
+console.log(
+  `load average at the end: ${(await import('node:os'))
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')} on ${(await import('node:os')).cpus().length} CPUs`,
+);
 console.log(`verdicts differing on the subset: ${disagreements.length}`);
 for (const r of disagreements) {
   const f = byKey.get(r.key)!;
-  console.log(`  ${r.key}: reference ${r.status}, fast ${f.status}: ${(f.message || r.message).slice(0, 200)}`);
+  console.log(
+    `  ${r.key}: reference ${r.status}, fast ${f.status}: ${(f.message || r.message).slice(0, 200)}`,
+  );
 }
 
 // When a full reference run was recorded (--reference-all --out FILE), compare all of it.
@@ -124,4 +137,3 @@ if (values.out && existsSync(values.out)) {
   console.log(`recorded reference verdicts: ${all.length}; differing from the fast path: ${diff.length}`);
   for (const r of diff) console.log(`  ${r.key}: reference ${r.status}, fast ${byKey.get(r.key)!.status}`);
 }
-

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { runFast } from '../../src/functional/jvm/fast.ts';
 import { runReference } from '../../src/functional/jvm/reference.ts';
 import { findJdk, findKotlin } from '../../src/functional/jvm/toolchain.ts';
-import { mbkpFiles, type MbxpProblem, readJsonl, toJvmSamples } from '../helpers/mbxp-jsonl.ts';
+import { type MbxpProblem, mbkpFiles, readJsonl, toJvmSamples } from '../helpers/mbxp-jsonl.ts';
 
 const files = mbkpFiles();
 const haveData = existsSync(files.problems) && existsSync(files.samples);
@@ -31,10 +31,15 @@ describe.skipIf(!haveData || !toolchains)('MBKP: fast path vs reference path', (
     const fast = await runFast(subset, { workers: 2 });
     const reference = await runReference(subset, { workers: 2 });
     const pass = (s: string) => s === 'passed';
-    const table = subset.map((s, i) => `${s.key}: fast ${fast[i]!.status}, reference ${reference[i]!.status}`);
+    const table = subset.map(
+      (s, i) => `${s.key}: fast ${fast[i]!.status}, reference ${reference[i]!.status}`,
+    );
     expect(fast.map((v) => pass(v.status))).toEqual(reference.map((v) => pass(v.status)));
     // The same kind of failure too (compile error vs test failure).
-    expect(fast.map((v) => v.status), table.join('\n')).toEqual(reference.map((v) => v.status));
+    expect(
+      fast.map((v) => v.status),
+      table.join('\n'),
+    ).toEqual(reference.map((v) => v.status));
     // Both outcomes occur in the subset, so agreement is not trivial.
     expect(new Set(fast.map((v) => v.status)).size).toBeGreaterThan(1);
   }, 1_200_000);
