@@ -42,7 +42,11 @@ describe('testUsesAssert', () => {
     expect(testUsesAssert('    assert x == 1 : "no";')).toBe(true);
   });
   it('does not see mxeval exception tests', () => {
-    expect(testUsesAssert('fun main() {\n  if (x0 != v0) { throw Exception("Exception -- test case 0 did not pass.") }\n}')).toBe(false);
+    expect(
+      testUsesAssert(
+        'fun main() {\n  if (x0 != v0) { throw Exception("Exception -- test case 0 did not pass.") }\n}',
+      ),
+    ).toBe(false);
     expect(testUsesAssert('Assertions.check(x); myassert(1)')).toBe(false);
   });
 });
