@@ -261,17 +261,26 @@ export class DockerContainerEnvironment implements Environment {
     // The exec's shell is its process group (and session) leader: killing the group kills the command's tree.
     const script = `echo $$ > ${pidFile} 2>/dev/null; c=$BERTH_EXEC_CMD; unset BERTH_EXEC_CMD; if command -v bash >/dev/null 2>&1; then bash -c "$c"; else sh -c "$c"; fi; r=$?; rm -f ${pidFile}; exit $r`;
     const env = { ...(options.env ?? {}), BERTH_EXEC_CMD: command };
+    const withInput = options.input !== undefined;
     const exec = await this.container.exec({
       Cmd: ['sh', '-c', script],
+      AttachStdin: withInput,
       AttachStdout: true,
       AttachStderr: true,
       WorkingDir: options.cwd ?? this.workdir,
       User: options.user ?? this.defaultUser,
       Env: Object.entries(env).map(([k, v]) => `${k}=${v}`),
     });
-    const stream = (await exec.start({ hijack: true, stdin: false })) as NodeJS.ReadWriteStream & {
+    const stream = (await exec.start({ hijack: true, stdin: withInput })) as NodeJS.ReadWriteStream & {
       destroy(): void;
     };
+    if (withInput) {
+      // Standard input, then a half-close so the command sees its end.
+      stream.write(
+        typeof options.input === 'string' ? options.input : Buffer.from(options.input as Uint8Array),
+      );
+      stream.end();
+    }
     const max = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
     const chunks: Buffer[] = [];
     let size = 0;
