@@ -64,14 +64,18 @@ function engineInfo(docker: Docker): Promise<{ NCPU?: number }> {
   return p;
 }
 
-const workdirCache = new Map<string, Promise<string>>();
-function imageWorkdir(docker: Docker, image: string): Promise<string> {
+const workdirCache = new Map<string, Promise<{ workdir: string; entrypoint: boolean }>>();
+/** The image's WORKDIR and whether it has an ENTRYPOINT (which may start services). */
+function imageConfig(docker: Docker, image: string): Promise<{ workdir: string; entrypoint: boolean }> {
   let p = workdirCache.get(image);
   if (!p) {
     p = docker
       .getImage(image)
       .inspect()
-      .then((i) => i.Config?.WorkingDir ?? '');
+      .then((i) => ({
+        workdir: i.Config?.WorkingDir ?? '',
+        entrypoint: (i.Config?.Entrypoint?.length ?? 0) > 0,
+      }));
     workdirCache.set(image, p);
     p.catch(() => workdirCache.delete(image));
   }
@@ -225,12 +229,18 @@ export class DockerContainerEnvironment implements Environment {
       }
       if (memory) await environment.watchOom();
       await container.start();
-      const wd = options.workdir ?? ((await imageWorkdir(docker, options.image)) || '/');
-      (environment as { workdir: string }).workdir = wd;
-      // One exec: create the workdir, list the processes the image started (kept alive across phases).
-      const mkdirWd = options.workdir ? `mkdir -p ${shellQuote(options.workdir)}; ` : '';
-      const out = await environment.quiet(`${mkdirWd}for p in /proc/[0-9]*; do echo \${p#/proc/}; done`);
-      environment.baselineProcesses = new Set(out.split('\n').filter(Boolean).map(Number));
+      const config = await imageConfig(docker, options.image);
+      (environment as { workdir: string }).workdir = options.workdir ?? (config.workdir || '/');
+      if (config.entrypoint) {
+        // One exec: create the workdir, list the processes the entrypoint started (kept alive across phases).
+        const mkdirWd = options.workdir ? `mkdir -p ${shellQuote(options.workdir)}; ` : '';
+        const out = await environment.quiet(`${mkdirWd}for p in /proc/[0-9]*; do echo \${p#/proc/}; done`);
+        environment.baselineProcesses = new Set(out.split('\n').filter(Boolean).map(Number));
+      } else {
+        // Without an entrypoint only the keep-alive loop (PID 1) runs; its `sleep` child may be killed harmlessly.
+        environment.baselineProcesses = new Set([1]);
+        if (options.workdir) await environment.quiet(`mkdir -p ${shellQuote(options.workdir)}`);
+      }
     } catch (error) {
       await environment.stop();
       throw error;
@@ -402,7 +412,7 @@ export class DockerContainerEnvironment implements Environment {
    * the last call (the engine's `oom` events for this container). Waits up to
    * `graceMs` for an event still in flight.
    */
-  async newOomKills(graceMs = 50): Promise<number> {
+  async newOomKills(graceMs = 20): Promise<number> {
     if (this.oomEvents === undefined) return 0;
     const deadline = Date.now() + graceMs;
     while (this.oomEvents === this.oomCount && Date.now() < deadline)
