@@ -134,7 +134,13 @@ export async function runCommand(options: RunCommandOptions): Promise<number> {
   const json = options.json === true;
   const human = (text: string) => (json ? process.stderr.write(text) : process.stdout.write(text));
   const mode = !json && process.stdout.isTTY && !process.env.CI ? 'tty' : 'lines';
-  const reporter = textReporter({ mode, attempts, write: human });
+  const reporter = textReporter({
+    mode,
+    attempts,
+    write: human,
+    total: plan.length,
+    ...(process.stderr.isTTY ? { progress: (text: string) => process.stderr.write(text) } : {}),
+  });
   for (const note of notes) process.stderr.write(`berth: ${note}\n`);
   const controller = new AbortController();
   let interrupts = 0;

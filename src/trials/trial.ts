@@ -6,11 +6,13 @@
  * recorded in its result (Harbor's exception_info), and the result is written
  * atomically to `<trialDir>/result.json`.
  */
+
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Agent, AgentResult } from '../agents/agent.ts';
+import { applyPhaseNetwork } from '../environments/docker/egress/network-switch.ts';
 import type { Environment, EnvironmentProvider } from '../environments/environment.ts';
 import type { Task } from '../tasks/task.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic-write.ts';
@@ -195,18 +197,21 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
         );
       }
     }
-    // The base commit matters to verifiers that reset files to it (SWE-bench); Harbor's test.sh does its own.
-    const head =
-      task.verifier.kind === 'swebench'
-        ? await environment.exec('git rev-parse --verify -q HEAD', { timeoutSec: 60 })
-        : undefined;
-    const baseCommit = head?.exitCode === 0 ? head.output.trim() : undefined;
+    // The base commit the environment made (local); else, for verifiers that reset files to it
+    // (SWE-bench), whatever HEAD is before the agent runs. Harbor's test.sh does its own.
+    let baseCommit = (environment as { baseSha?: unknown }).baseSha as string | undefined;
+    if (typeof baseCommit !== 'string' && task.verifier.kind === 'swebench') {
+      const head = await environment.exec('git rev-parse --verify -q HEAD', { timeoutSec: 60 });
+      baseCommit = head.exitCode === 0 ? head.output.trim() : undefined;
+    }
     phase.finished_at = now();
 
     // Agent.
     checkCancelled();
     phase = { started_at: now(), finished_at: '' };
     result.agent_execution = phase;
+    // Per-phase network (Harbor's [agent] network_mode): switched on the running container.
+    await applyPhaseNetwork(environment, task, 'agent');
     const agentTimeout =
       task.agentTimeoutSec !== undefined
         ? task.agentTimeoutSec * (options.phaseMultipliers?.agent ?? multiplier)
@@ -276,6 +281,7 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
     checkCancelled();
     phase = { started_at: now(), finished_at: '' };
     result.verifier = phase;
+    await applyPhaseNetwork(environment, task, 'verifier');
     const timeoutSec =
       ('timeoutSec' in task.verifier ? task.verifier.timeoutSec : 1800) *
       (options.phaseMultipliers?.verifier ?? multiplier);

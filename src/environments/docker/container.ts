@@ -18,6 +18,8 @@ import { execa } from 'execa';
 import { BerthError } from '../../errors.ts';
 import type { NetworkPolicy } from '../../tasks/task.ts';
 import type { Environment, ExecOptions, ExecResult } from '../environment.ts';
+import type { EgressGateway } from './egress/gateway.ts';
+import { ContainerNetworkSwitch } from './egress/network-switch.ts';
 import { LABELS } from './labels.ts';
 import { tarPath } from './tar.ts';
 
@@ -47,6 +49,11 @@ export interface ContainerOptions {
   mounts?: Mount[];
   /** Default user of `exec` (a name or uid). */
   user?: string;
+  /**
+   * The trial's egress gateway (egress/gateway.ts), needed when any phase runs under an
+   * allowlist. The environment then switches networks through it and removes it on stop.
+   */
+  egress?: EgressGateway;
 }
 
 /** Default cap on captured output: 10 MB. */
@@ -136,6 +143,8 @@ export class DockerContainerEnvironment implements Environment {
   private eventStream: { destroy(): void } | undefined;
   private execCounter = 0;
   private currentNetwork: NetworkPolicy;
+  private egress: EgressGateway | undefined;
+  private networkSwitch: ContainerNetworkSwitch | undefined;
   /** Warnings about limits that could not be applied as asked. */
   readonly warnings: string[] = [];
   /** Processes running right after start (the image's own services); later phases kill everything else. */
@@ -218,10 +227,19 @@ export class DockerContainerEnvironment implements Environment {
     live.add(environment);
     installExitHook();
     try {
-      // `no-network`: leave the default bridge before start; loopback only.
-      if (options.network.mode === 'no-network')
+      if (options.egress) {
+        // The egress gateway switches networks (public, allowlist, no-network) before start.
+        environment.egress = options.egress;
+        environment.networkSwitch = new ContainerNetworkSwitch(docker, container.id, {
+          publicNetworks: ['bridge'],
+          gateway: options.egress,
+        });
+        await environment.networkSwitch.apply(options.network);
+      } else if (options.network.mode === 'no-network') {
+        // `no-network`: leave the default bridge before start; loopback only.
         await docker.getNetwork('bridge').disconnect({ Container: container.id, Force: true });
-      if (options.network.mode === 'allowlist') {
+      }
+      if (options.network.mode === 'allowlist' && !options.egress) {
         throw new BerthError(
           'BERTH_UNSUPPORTED',
           'network_mode = "allowlist" needs the egress proxy (not part of the Docker environment itself)',
@@ -463,9 +481,17 @@ export class DockerContainerEnvironment implements Environment {
     return `n=0; for d in /proc/[0-9]*; do p=\${d#/proc/}; case " ${keepList} $$ $PPID " in *" $p "*) continue;; esac; kill -KILL $p 2>/dev/null && n=$((n+1)); done; echo "killed $n"`;
   }
 
-  /** Switches the container between `public` (default bridge) and `no-network`. */
+  /**
+   * Switches the container between `public` (default bridge) and `no-network`, and to and
+   * from `allowlist` when it was created with an egress gateway.
+   */
   async setNetworkPolicy(policy: NetworkPolicy): Promise<void> {
     if (samePolicy(policy, this.currentNetwork)) return;
+    if (this.networkSwitch) {
+      await this.networkSwitch.apply(policy);
+      this.currentNetwork = policy;
+      return;
+    }
     if (policy.mode === 'allowlist') {
       throw new BerthError(
         'BERTH_UNSUPPORTED',
@@ -559,6 +585,7 @@ export class DockerContainerEnvironment implements Environment {
     } finally {
       live.delete(this);
       this.eventStream?.destroy();
+      await this.egress?.stop();
     }
   }
 }

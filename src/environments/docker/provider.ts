@@ -15,7 +15,10 @@ import type { EnvironmentProvider, EnvironmentStartContext } from '../environmen
 import { connectDocker } from './client.ts';
 import { DockerContainerEnvironment } from './container.ts';
 import { type BaseImage, ImageMap, orderBases, readBasesManifest } from './dockerfile.ts';
+import { EgressGateway, proxyPolicyFor } from './egress/gateway.ts';
+import { needsEgressGateway, networkForPhase } from './egress/network-switch.ts';
 import { ImageService } from './images.ts';
+import { LABELS } from './labels.ts';
 
 export type DockerSpec = Extract<EnvironmentSpec, { kind: 'docker' }> & {
   /** A Dockerfile's text, built with an empty context (SWE-bench rows that carry one). */
@@ -34,6 +37,8 @@ export interface DockerProviderOptions {
   pidsLimit?: number;
   /** Multiplies `build_timeout_sec` (Harbor's `--environment-build-timeout-multiplier`). */
   buildTimeoutMultiplier?: number;
+  /** Image (with python3) of the egress proxy for allowlist phases; default the base image. */
+  egressImage?: string;
 }
 
 /** What a compose file's `main` service asks for. */
@@ -188,19 +193,35 @@ export class DockerEnvironmentProvider implements EnvironmentProvider {
       mounts.push({ host, container: `/logs/${name}` });
     }
     const { docker } = await connectDocker();
-    return DockerContainerEnvironment.create({
-      docker,
-      image,
-      jobId,
-      trialName: basename(trialDir),
-      taskName: task.name,
-      workdir: spec.workdir,
-      cpus: spec.cpus,
-      memoryMb: spec.memoryMb,
-      pidsLimit: this.options.pidsLimit,
-      network: spec.network,
-      mounts,
-    });
+    // An allowlist in any phase: the trial gets an internal network and an egress proxy.
+    const egress = needsEgressGateway(task)
+      ? await EgressGateway.start({
+          docker,
+          labels: { [LABELS.managed]: '1', [LABELS.job]: jobId, [LABELS.trial]: basename(trialDir) },
+          name: basename(trialDir),
+          policy: proxyPolicyFor(networkForPhase(task, 'environment')),
+          ...(this.options.egressImage ? { image: this.options.egressImage } : {}),
+        })
+      : undefined;
+    try {
+      return await DockerContainerEnvironment.create({
+        docker,
+        ...(egress ? { egress, env: egress.proxyEnv() } : {}),
+        image,
+        jobId,
+        trialName: basename(trialDir),
+        taskName: task.name,
+        workdir: spec.workdir,
+        cpus: spec.cpus,
+        memoryMb: spec.memoryMb,
+        pidsLimit: this.options.pidsLimit,
+        network: spec.network,
+        mounts,
+      });
+    } catch (error) {
+      await egress?.stop();
+      throw error;
+    }
   }
 }
 

@@ -4,7 +4,7 @@
  * with a byte cap and a visible truncation mark.
  */
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { execa } from 'execa';
 import type { ExecResult } from '../environment.ts';
@@ -54,7 +54,8 @@ export async function runProcess(argv: string[], options: RunProcessOptions): Pr
   let file: WriteStream | undefined;
   if (options.outputFile) {
     await mkdir(dirname(options.outputFile), { recursive: true });
-    file = createWriteStream(options.outputFile);
+    // Written to a temporary name and renamed at the end, so the file is never seen half-written.
+    file = createWriteStream(`${options.outputFile}.partial`);
   }
   const kept: Buffer[] = [];
   let keptBytes = 0;
@@ -124,10 +125,12 @@ export async function runProcess(argv: string[], options: RunProcessOptions): Pr
     output += note;
     file?.write(note);
   }
-  if (file)
+  if (file && options.outputFile) {
     await new Promise<void>((resolve, reject) =>
       file.end((error?: Error | null) => (error ? reject(error) : resolve())),
     );
+    await rename(`${options.outputFile}.partial`, options.outputFile);
+  }
   const failedToStart = result.failed && result.exitCode === undefined && result.signal === undefined;
   if (failedToStart && !timedOut && !aborted) {
     output += `\n[berth: could not start ${command}: ${result.shortMessage ?? result.message}]\n`;

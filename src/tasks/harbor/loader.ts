@@ -161,6 +161,10 @@ export function loadHarborTask(taskDir: string): Task {
       mode: config.verifierMode,
     },
     agentTimeoutSec: config.agentTimeoutSec,
+    phaseNetwork: {
+      ...(config.agentNetwork ? { agent: config.agentNetwork } : {}),
+      ...(config.verifierNetwork ? { verifier: config.verifierNetwork } : {}),
+    },
     source: toTaskSource(config.source),
     metadata: {
       harbor: {

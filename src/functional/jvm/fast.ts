@@ -1,0 +1,403 @@
+/**
+ * The fast JVM path: many samples per compiler call in a warm compiler JVM, each sample in its own
+ * package; then each sample's `main` in a warm runner JVM, in a fresh class loader, with its own
+ * time limit. A sample whose code breaks a batch is found from the compiler's per-file messages
+ * (or by bisection when a message names no file) and only that sample fails. A runner that hangs
+ * or dies is killed with its process group and replaced.
+ *
+ * Verdicts are meant to equal those of the reference path (`reference.ts`, mxeval's commands).
+ */
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cpus, tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import PQueue from 'p-queue';
+import { splitDiagnostics } from './diagnostics.ts';
+import { ensureHelper } from './helper.ts';
+import { HELPER_CLASS } from './helper-source.ts';
+import { DEFAULTS, type JvmRunOptions, type JvmSample, type JvmVerdict } from './jvm-types.ts';
+import {
+  assembleProgram,
+  type JvmLanguage,
+  mainClassName,
+  packageProgram,
+  sourceFileName,
+  testUsesAssert,
+} from './program.ts';
+import { JvmServer, resolveSandbox, type SandboxKind, ServerLost, wrapInSandbox } from './server.ts';
+import { findJdk, findKotlin, type JdkInfo, type KotlinInfo } from './toolchain.ts';
+
+interface Unit {
+  /** Index in the unique-program list; also names the package `s<index>`. */
+  index: number;
+  language: JvmLanguage;
+  assertions: boolean;
+  program: string;
+  keys: string[];
+}
+
+type CompileOutcome = { ok: true; pkg: string } | { ok: false; status: 'compile_error' | 'timed_out'; message: string };
+
+const decode = (s: string | undefined) => Buffer.from(s ?? '', 'base64').toString('utf8');
+const fromB64 = decode;
+
+function defaultWorkers(): number {
+  return Math.max(1, Math.min(2, cpus().length));
+}
+
+/** Recycle a runner JVM after this many samples (class loaders are collected, but be safe). */
+const RUNNER_RECYCLE = 400;
+/** Recycle the compiler JVM after this many calls. */
+const COMPILER_RECYCLE = 60;
+
+export async function runFast(samples: readonly JvmSample[], options: JvmRunOptions = {}): Promise<JvmVerdict[]> {
+  const timeoutSeconds = options.timeoutSeconds ?? DEFAULTS.timeoutSeconds;
+  const compileTimeout = options.compileTimeoutSeconds ?? DEFAULTS.compileTimeoutSeconds;
+  const batchSize = Math.max(1, options.batchSize ?? DEFAULTS.batchSize);
+  const cap = options.outputCapBytes ?? DEFAULTS.outputCapBytes;
+  const workers = Math.max(1, options.workers ?? defaultWorkers());
+  const memoryMiB = options.memoryMiB ?? DEFAULTS.memoryMiB;
+
+  const jdk = await findJdk();
+  const kotlin = samples.some((s) => s.language === 'kotlin') ? await findKotlin() : undefined;
+  const helperDir = await ensureHelper();
+  const { kind: sandbox, warning: sandboxWarning } = resolveSandbox(options.sandbox);
+
+  // Identical programs (same language and -ea) run once.
+  const units: Unit[] = [];
+  const byProgram = new Map<string, Unit>();
+  for (const s of samples) {
+    const program = assembleProgram(s.prompt, s.completion, s.test);
+    const assertions = options.assertions === undefined || options.assertions === 'auto' ? testUsesAssert(s.test) : options.assertions;
+    const id = `${s.language}\0${assertions}\0${program}`;
+    let u = byProgram.get(id);
+    if (!u) {
+      u = { index: units.length, language: s.language, assertions, program, keys: [] };
+      units.push(u);
+      byProgram.set(id, u);
+    }
+    u.keys.push(s.key);
+  }
+
+  const root = await mkdtemp(join(tmpdir(), 'berth-jvm-'));
+  await chmod(root, 0o755);
+  const verdicts = new Map<string, JvmVerdict>();
+  const emit = (u: Unit, v: Omit<JvmVerdict, 'key' | 'sandbox'>) => {
+    for (const key of u.keys) {
+      const full: JvmVerdict = { key, sandbox, ...(sandboxWarning ? { warning: sandboxWarning } : {}), ...v };
+      verdicts.set(key, full);
+      options.onVerdict?.(full);
+    }
+  };
+
+  // Compilation dominates: one warm compiler JVM per worker, each taking whole batches.
+  const compilerCount = Math.max(1, options.compilers ?? workers);
+  const compilers = Array.from({ length: compilerCount }, () => new CompilerHandle(jdk, kotlin, helperDir, root));
+  const idleCompilers = [...compilers];
+  const runners = new RunnerPools({ jdk, kotlin, helperDir, root, sandbox, workers, memoryMiB });
+  const compileQueue = new PQueue({ concurrency: compilerCount });
+  const runQueue = new PQueue({ concurrency: workers });
+  // An error that no answer could cause (a runner JVM that cannot start) stops the run.
+  let fatal: unknown;
+  try {
+    const batches: Unit[][] = [];
+    for (const lang of ['kotlin', 'java'] as const) {
+      const mine = units.filter((u) => u.language === lang);
+      // Spread small inputs over every compiler.
+      const size = Math.max(1, Math.min(batchSize, Math.ceil(mine.length / compilerCount)));
+      for (let i = 0; i < mine.length; i += size) batches.push(mine.slice(i, i + size));
+    }
+    batches.forEach((batch, batchNo) => {
+      void compileQueue.add(async () => {
+        if (fatal !== undefined) return;
+        const dir = join(root, `b${batchNo}`);
+        const compiler = idleCompilers.pop()!;
+        let outcomes: Map<Unit, CompileOutcome>;
+        try {
+          outcomes = await compileBatch(compiler, batch, root, dir, compileTimeout);
+        } catch (err) {
+          fatal ??= err;
+          return;
+        } finally {
+          idleCompilers.push(compiler);
+        }
+        const classesDir = join(dir, 'classes');
+        let left = 0;
+        const done = () => {
+          left--;
+          if (left === 0) void rm(dir, { recursive: true, force: true });
+        };
+        for (const u of batch) {
+          const o = outcomes.get(u);
+          if (!o || !o.ok) {
+            emit(u, {
+              status: o?.status ?? 'compile_error',
+              message: o?.message ?? 'not compiled',
+              stdout: '',
+              exitCode: null,
+              timeMs: null,
+            });
+            continue;
+          }
+          left++;
+          void runQueue.add(async () => {
+            try {
+              if (fatal === undefined) emit(u, await runners.run(u, classesDir, o.pkg, cap, timeoutSeconds));
+            } catch (err) {
+              fatal ??= err;
+            } finally {
+              done();
+            }
+          });
+        }
+        if (left === 0) void rm(dir, { recursive: true, force: true });
+      });
+    });
+    await compileQueue.onIdle();
+    await runQueue.onIdle();
+    if (fatal !== undefined) throw fatal;
+  } finally {
+    await Promise.all(compilers.map((c) => c.stop()));
+    await runners.stop();
+    await rm(root, { recursive: true, force: true });
+  }
+  return samples.map((s) => verdicts.get(s.key)!);
+}
+
+class CompilerHandle {
+  private server: JvmServer | undefined;
+  private seq = 0;
+
+  constructor(
+    private readonly jdk: JdkInfo,
+    private readonly kotlin: KotlinInfo | undefined,
+    private readonly helperDir: string,
+    private readonly root: string,
+  ) {}
+
+  private get(): JvmServer {
+    if (this.server?.alive && this.server.served < COMPILER_RECYCLE) return this.server;
+    void this.server?.stop();
+    this.server = new JvmServer({
+      command: this.jdk.java,
+      args: [
+        '-Xmx1g',
+        '-Xss4m',
+        '-XX:+UseSerialGC',
+        '-Djava.awt.headless=true',
+        '-cp',
+        this.helperDir,
+        HELPER_CLASS,
+        'compile',
+        this.kotlin?.home ?? '-',
+      ],
+      cwd: this.root,
+    });
+    return this.server;
+  }
+
+  /** Compiles files; returns exit code and messages. Throws ServerLost. */
+  async compile(language: JvmLanguage, outDir: string, files: string[], timeoutSeconds: number) {
+    const server = this.get();
+    const t0 = performance.now();
+    const f = await server.request(
+      [language === 'kotlin' ? 'KC' : 'JC', String(this.seq++), outDir, '', ...files],
+      timeoutSeconds,
+    );
+    if (process.env.BERTH_JVM_DEBUG) {
+      console.error(`[berth jvm] compiled ${files.length} ${language} file(s) in ${((performance.now() - t0) / 1000).toFixed(2)} s, exit ${f[2]}`);
+    }
+    return { code: Number(f[2]), messages: decode(f[3]) };
+  }
+
+  async stop() {
+    await this.server?.stop();
+  }
+}
+
+async function compileBatch(
+  compiler: CompilerHandle,
+  batch: Unit[],
+  root: string,
+  dir: string,
+  compileTimeout: number,
+): Promise<Map<Unit, CompileOutcome>> {
+  const out = new Map<Unit, CompileOutcome>();
+  const fileOf = new Map<Unit, string>();
+  const pkgOf = new Map<Unit, string>();
+  const classesDir = join(dir, 'classes');
+  await mkdir(classesDir, { recursive: true });
+  for (const u of batch) {
+    const pkgDir = join(dir, 'src', `s${u.index}`);
+    await mkdir(pkgDir, { recursive: true });
+    const packaged = packageProgram(u.language, u.program, `s${u.index}`);
+    const file = join(pkgDir, sourceFileName(u.language));
+    await writeFile(file, packaged.source);
+    // Relative to the compiler's working folder (the root): compilers print paths as given (javac)
+    // or relative to it (kotlinc), so messages name files exactly as passed.
+    fileOf.set(u, relative(root, file));
+    pkgOf.set(u, packaged.pkg);
+  }
+  await chmod(dir, 0o755);
+  const language = batch[0]?.language ?? 'kotlin';
+  const clean = (u: Unit, text: string) => text.split(`${relative(root, join(dir, 'src', `s${u.index}`))}/`).join('');
+
+  const attempt = async (units: Unit[]): Promise<void> => {
+    if (units.length === 0) return;
+    const files = units.map((u) => fileOf.get(u)!);
+    let res: { code: number; messages: string };
+    try {
+      res = await compiler.compile(language, classesDir, files, compileTimeout + units.length);
+    } catch (err) {
+      if (!(err instanceof ServerLost)) throw err;
+      if (units.length === 1) {
+        const u = units[0]!;
+        out.set(u, {
+          ok: false,
+          status: err.reason === 'timeout' ? 'timed_out' : 'compile_error',
+          message:
+            err.reason === 'timeout'
+              ? `timed out: compilation took longer than ${compileTimeout} seconds`
+              : `the compiler crashed: ${err.message}`,
+        });
+        return;
+      }
+      const half = Math.ceil(units.length / 2);
+      await attempt(units.slice(0, half));
+      await attempt(units.slice(half));
+      return;
+    }
+    const split = splitDiagnostics(res.messages, files);
+    if (res.code === 0) {
+      for (const u of units) out.set(u, { ok: true, pkg: pkgOf.get(u)! });
+      return;
+    }
+    const bad = units.filter((u) => split.filesWithErrors.has(fileOf.get(u)!));
+    if (bad.length > 0) {
+      for (const u of bad) {
+        out.set(u, { ok: false, status: 'compile_error', message: clean(u, split.byFile.get(fileOf.get(u)!) ?? '') });
+      }
+      await attempt(units.filter((u) => !bad.includes(u)));
+      return;
+    }
+    if (units.length === 1) {
+      const u = units[0]!;
+      out.set(u, { ok: false, status: 'compile_error', message: clean(u, res.messages) });
+      return;
+    }
+    const half = Math.ceil(units.length / 2);
+    await attempt(units.slice(0, half));
+    await attempt(units.slice(half));
+  };
+  await attempt(batch);
+  return out;
+}
+
+interface PoolConfig {
+  jdk: JdkInfo;
+  kotlin: KotlinInfo | undefined;
+  helperDir: string;
+  root: string;
+  sandbox: SandboxKind;
+  workers: number;
+  memoryMiB: number;
+}
+
+/** Runner JVMs, one set per `-ea` setting, each slot used by one sample at a time. */
+class RunnerPools {
+  private readonly free = new Map<boolean, JvmServer[]>();
+  private readonly all = new Set<JvmServer>();
+  private seq = 0;
+
+  constructor(private readonly cfg: PoolConfig) {}
+
+  private async make(assertions: boolean): Promise<JvmServer> {
+    const scratch = join(this.cfg.root, `scratch-${randomBytes(4).toString('hex')}`);
+    await mkdir(scratch);
+    await chmod(scratch, 0o777);
+    const cp = [this.cfg.helperDir, ...(this.cfg.kotlin ? [this.cfg.kotlin.stdlib] : [])].join(':');
+    const javaArgs = [
+      ...(assertions ? ['-ea'] : []),
+      `-Xmx${this.cfg.memoryMiB}m`,
+      '-XX:+UseSerialGC',
+      '-XX:-UsePerfData',
+      '-Djava.security.manager=allow',
+      `-Djava.io.tmpdir=${scratch}`,
+      '-cp',
+      cp,
+      HELPER_CLASS,
+      'run',
+      ...(this.cfg.kotlin ? ['kotlin.Unit', 'kotlin.collections.CollectionsKt'] : []),
+    ];
+    const wrapped = wrapInSandbox(this.cfg.sandbox, this.cfg.jdk.java, javaArgs, {
+      scratch,
+      readOnly: [this.cfg.root, this.cfg.helperDir, ...(this.cfg.kotlin ? [this.cfg.kotlin.home] : [])],
+    });
+    const server = new JvmServer({ command: wrapped.command, args: wrapped.args, cwd: scratch });
+    this.all.add(server);
+    return server;
+  }
+
+  private async acquire(assertions: boolean): Promise<JvmServer> {
+    const list = this.free.get(assertions) ?? [];
+    this.free.set(assertions, list);
+    while (list.length > 0) {
+      const s = list.pop()!;
+      if (s.alive && s.served < RUNNER_RECYCLE) return s;
+      this.retire(s);
+    }
+    return this.make(assertions);
+  }
+
+  private retire(s: JvmServer) {
+    this.all.delete(s);
+    void s.stop();
+  }
+
+  async run(u: Unit, classesDir: string, pkg: string, cap: number, timeoutSeconds: number) {
+    const server = await this.acquire(u.assertions);
+    try {
+      await server.start();
+    } catch (err) {
+      // A runner that cannot start is an error of the run, not a verdict.
+      this.retire(server);
+      throw err;
+    }
+    try {
+      const f = await server.request(
+        ['RUN', String(this.seq++), classesDir, pkg, mainClassName(u.language), String(cap)],
+        timeoutSeconds,
+      );
+      const exitCode = Number(f[2]);
+      const stderr = fromB64(f[5]);
+      const dirty = f[6] === '1' || stderr.includes('java.lang.OutOfMemoryError');
+      if (dirty) this.retire(server);
+      else this.free.get(u.assertions)!.push(server);
+      return {
+        status: exitCode === 0 ? ('passed' as const) : ('failed' as const),
+        message: stderr,
+        stdout: fromB64(f[4]),
+        exitCode,
+        timeMs: Number(f[3]),
+      };
+    } catch (err) {
+      this.retire(server);
+      if (!(err instanceof ServerLost)) throw err;
+      if (err.reason === 'timeout') {
+        return {
+          status: 'timed_out' as const,
+          message: `timed out after ${timeoutSeconds} seconds`,
+          stdout: '',
+          exitCode: null,
+          timeMs: null,
+        };
+      }
+      return { status: 'crashed' as const, message: err.message, stdout: '', exitCode: null, timeMs: null };
+    }
+  }
+
+  async stop() {
+    await Promise.all([...this.all].map((s) => s.stop()));
+    this.all.clear();
+  }
+}

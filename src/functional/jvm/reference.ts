@@ -1,0 +1,183 @@
+/**
+ * The reference JVM path (`--reference`): one sample at a time per worker with mxeval's own
+ * commands (`mxeval/execution.py`), for checking the fast path.
+ *
+ * - Kotlin: `<name>.kt` (a random 10-letter name, as mxeval), `kotlinc <name>.kt -include-runtime -d <name>.jar`
+ *   (100 s), then `java -jar <name>.jar`.
+ * - Java: `<dir>/main.java`, `javac <dir>/main.java` (100 s), then `java -cp <dir> Main`.
+ *
+ * berth adds what mxeval lacks: a fresh folder per sample, removed after; the run step in the
+ * sandbox (no network, unprivileged, read-only file system but the folder); a whole-process-group
+ * kill on timeout; an output cap; `-ea` when the test uses `assert`.
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import PQueue from 'p-queue';
+import { DEFAULTS, type JvmRunOptions, type JvmSample, type JvmVerdict } from './jvm-types.ts';
+import { assembleProgram, testUsesAssert } from './program.ts';
+import { resolveSandbox, wrapInSandbox } from './server.ts';
+import { findJdk, findKotlin } from './toolchain.ts';
+
+export interface CommandResult {
+  exitCode: number | null;
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+  /** Wall time in milliseconds. */
+  ms: number;
+}
+
+/**
+ * Runs a command in its own process group with stdin closed, a time limit (then SIGKILL to the
+ * whole group) and a cap on captured output (bytes per stream).
+ */
+export function runCommand(
+  command: string,
+  args: string[],
+  opts: { cwd: string; timeoutSeconds: number; capBytes: number; env?: NodeJS.ProcessEnv },
+): Promise<CommandResult> {
+  return new Promise((resolve) => {
+    const start = performance.now();
+    const child = spawn(command, args, {
+      cwd: opts.cwd,
+      env: opts.env ?? process.env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const bufs = { stdout: [] as Buffer[], stderr: [] as Buffer[] };
+    const sizes = { stdout: 0, stderr: 0 };
+    const truncated = { stdout: false, stderr: false };
+    for (const name of ['stdout', 'stderr'] as const) {
+      child[name].on('data', (d: Buffer) => {
+        const room = opts.capBytes - sizes[name];
+        if (room <= 0) {
+          truncated[name] = true;
+          return;
+        }
+        const part = d.length > room ? d.subarray(0, room) : d;
+        if (d.length > room) truncated[name] = true;
+        bufs[name].push(part);
+        sizes[name] += part.length;
+      });
+    }
+    let timedOut = false;
+    const killGroup = () => {
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup();
+    }, opts.timeoutSeconds * 1000);
+    const finish = (exitCode: number | null) => {
+      clearTimeout(timer);
+      killGroup(); // reap anything the program left behind
+      const text = (name: 'stdout' | 'stderr') =>
+        Buffer.concat(bufs[name]).toString('utf8') + (truncated[name] ? `\n[berth: output truncated at ${opts.capBytes} bytes]` : '');
+      resolve({ exitCode, stdout: text('stdout'), stderr: text('stderr'), timedOut, ms: performance.now() - start });
+    };
+    child.on('error', (err) => {
+      bufs.stderr.push(Buffer.from(String(err)));
+      finish(null);
+    });
+    child.on('close', (code) => finish(code));
+  });
+}
+
+/** The compiler itself failed (missing, half-installed, crashed): an error of the run, never a verdict. */
+export class ToolchainBroken extends Error {}
+
+function randomName(): string {
+  const letters = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
+  const bytes = randomBytes(10);
+  return Array.from(bytes, (b) => letters[b % letters.length]).join('');
+}
+
+/** Runs samples one per process, as mxeval does. Verdicts in input order. */
+export async function runReference(samples: readonly JvmSample[], options: JvmRunOptions = {}): Promise<JvmVerdict[]> {
+  const timeoutSeconds = options.timeoutSeconds ?? DEFAULTS.timeoutSeconds;
+  const compileTimeout = options.compileTimeoutSeconds ?? DEFAULTS.compileTimeoutSeconds;
+  const cap = options.outputCapBytes ?? DEFAULTS.outputCapBytes;
+  const workers = Math.max(1, options.workers ?? Math.min(2, cpus().length));
+  const jdk = await findJdk();
+  const kotlin = samples.some((s) => s.language === 'kotlin') ? await findKotlin() : undefined;
+  const { kind: sandbox, warning: sandboxWarning } = resolveSandbox(options.sandbox);
+  const queue = new PQueue({ concurrency: workers });
+  const results = await Promise.all(
+    samples.map((s) =>
+      queue.add(async () => {
+        const v = await runOne(s);
+        options.onVerdict?.(v);
+        return v;
+      }),
+    ),
+  );
+  return results as JvmVerdict[];
+
+  async function runOne(s: JvmSample): Promise<JvmVerdict> {
+    const program = assembleProgram(s.prompt, s.completion, s.test);
+    const assertions =
+      options.assertions === undefined || options.assertions === 'auto' ? testUsesAssert(s.test) : options.assertions;
+    const dir = await mkdtemp(join(tmpdir(), 'berth-jvm-ref-'));
+    await chmod(dir, 0o777);
+    const base: Pick<JvmVerdict, 'key' | 'sandbox' | 'warning'> = {
+      key: s.key,
+      sandbox,
+      ...(sandboxWarning ? { warning: sandboxWarning } : {}),
+    };
+    try {
+      let compile: CommandResult;
+      let run: { command: string; args: string[] };
+      const ea = assertions ? ['-ea'] : [];
+      if (s.language === 'kotlin') {
+        const name = randomName();
+        await writeFile(join(dir, `${name}.kt`), program);
+        compile = await runCommand(
+          'bash',
+          [join(kotlin!.home, 'bin', 'kotlinc'), `${name}.kt`, '-include-runtime', '-d', `${name}.jar`],
+          { cwd: dir, timeoutSeconds: compileTimeout, capBytes: cap, env: { ...process.env, JAVACMD: jdk.java } },
+        );
+        run = { command: jdk.java, args: [...ea, '-jar', join(dir, `${name}.jar`)] };
+      } else {
+        await writeFile(join(dir, 'main.java'), program);
+        compile = await runCommand(jdk.javac, [join(dir, 'main.java')], {
+          cwd: dir,
+          timeoutSeconds: compileTimeout,
+          capBytes: cap,
+        });
+        run = { command: jdk.java, args: [...ea, '-cp', dir, 'Main'] };
+      }
+      if (compile.timedOut) {
+        return { ...base, status: 'timed_out', message: `timed out: compilation took longer than ${compileTimeout} seconds`, stdout: '', exitCode: null, timeMs: null };
+      }
+      if (compile.exitCode === null || compile.exitCode >= 126 || /Could not find or load main class org\.jetbrains|No such file or directory.*kotlinc/.test(compile.stderr)) {
+        // kotlinc/javac exit 1 (2: internal error) on bad code; a missing command or class is a broken toolchain, not a verdict.
+        throw new ToolchainBroken(`the compiler failed (exit ${compile.exitCode}): ${compile.stderr.slice(0, 2000)}`);
+      }
+      if (compile.exitCode !== 0) {
+        return { ...base, status: 'compile_error', message: compile.stderr, stdout: compile.stdout, exitCode: null, timeMs: null };
+      }
+      const wrapped = wrapInSandbox(sandbox, run.command, run.args, { scratch: dir, readOnly: [] });
+      const r = await runCommand(wrapped.command, wrapped.args, { cwd: dir, timeoutSeconds, capBytes: cap });
+      if (r.timedOut) {
+        return { ...base, status: 'timed_out', message: `timed out after ${timeoutSeconds} seconds`, stdout: r.stdout, exitCode: null, timeMs: null };
+      }
+      return {
+        ...base,
+        status: r.exitCode === 0 ? 'passed' : 'failed',
+        message: r.stderr,
+        stdout: r.stdout,
+        exitCode: r.exitCode,
+        timeMs: Math.round(r.ms),
+      };
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+}
