@@ -24,6 +24,13 @@ function positiveInt(flag: string, value: string | undefined, fallback?: number)
   return Number(value);
 }
 
+function positiveNumber(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!(n > 0)) throw new UsageError(`${flag} expects a positive number, got ${JSON.stringify(value)}`);
+  return n;
+}
+
 /** Runs the command; returns the process exit code. Throws BerthError for bad usage or input (exit 2). */
 export async function runCommand(options: RunCommandOptions): Promise<number> {
   const attempts = positiveInt('-k/--attempts', options.attempts, 1) as number;
@@ -34,6 +41,22 @@ export async function runCommand(options: RunCommandOptions): Promise<number> {
     throw new UsageError(
       `--timeout-multiplier expects a positive number, got ${JSON.stringify(options.timeoutMultiplier)}`,
     );
+  const phase = {
+    agent: positiveNumber('--agent-timeout-multiplier', options.agentTimeoutMultiplier),
+    verifier: positiveNumber('--verifier-timeout-multiplier', options.verifierTimeoutMultiplier),
+    build: positiveNumber(
+      '--environment-build-timeout-multiplier',
+      options.environmentBuildTimeoutMultiplier,
+    ),
+  };
+  const { dockerOptionsFrom } = await import('../environments/docker/options.ts');
+  const dockerCli = dockerOptionsFrom(options.imageMap ?? [], options.config);
+  const docker = {
+    imageMap: dockerCli.imageMap,
+    ...(dockerCli.pidsLimit !== undefined ? { pidsLimit: dockerCli.pidsLimit } : {}),
+    ...(options.rebuild ? { rebuild: true } : {}),
+    buildTimeoutMultiplier: phase.build ?? multiplier,
+  };
   if (options.predictions && options.agent !== 'predictions') {
     throw new UsageError('--predictions is only used with -a predictions');
   }
@@ -112,7 +135,13 @@ export async function runCommand(options: RunCommandOptions): Promise<number> {
   const json = options.json === true;
   const human = (text: string) => (json ? process.stderr.write(text) : process.stdout.write(text));
   const mode = !json && process.stdout.isTTY && !process.env.CI ? 'tty' : 'lines';
-  const reporter = textReporter({ mode, attempts, write: human });
+  const reporter = textReporter({
+    mode,
+    attempts,
+    write: human,
+    total: plan.length,
+    ...(process.stderr.isTTY ? { progress: (text: string) => process.stderr.write(text) } : {}),
+  });
   for (const note of notes) process.stderr.write(`berth: ${note}\n`);
   const controller = new AbortController();
   let interrupts = 0;
@@ -139,10 +168,15 @@ export async function runCommand(options: RunCommandOptions): Promise<number> {
       providers: createProviders({
         ...(options.repos ? { reposDir: resolve(options.repos) } : {}),
         ...(options.keepEnvironments ? { keep: true } : {}),
+        ...docker,
       }),
       verifiers: createVerifiers(),
       concurrency,
       timeoutMultiplier: multiplier,
+      phaseMultipliers: {
+        ...(phase.agent !== undefined ? { agent: phase.agent } : {}),
+        ...(phase.verifier !== undefined ? { verifier: phase.verifier } : {}),
+      },
       config: {
         dataset: resolve(options.path),
         agent_name: options.agent,

@@ -62,9 +62,17 @@ describe('text reporter', () => {
     ci.trialEnded(result('a__b-1', 'resolved', [1, 1], [2, 2], 'ok', 2), false);
     expect(lines).toBe('a__b-1 #2  yes  F2P 1/1  P2P 2/2  2.5s  ok\n');
     let tty = '';
-    const term = textReporter({ mode: 'tty', attempts: 1, write: (t) => (tty += t) });
+    let progress = '';
+    const term = textReporter({
+      mode: 'tty',
+      attempts: 1,
+      write: (t) => (tty += t),
+      total: 4,
+      progress: (t) => (progress += t),
+    });
     term.trialEnded(trials[0] as TrialResult, false);
     expect(tty).toBe('');
+    expect(progress).toBe('\r\u001b[K1/4 finished, 1 resolved (last: swedl__miniconf-1 yes)');
     term.jobEnded(summary);
     expect(tty).toBe(`${renderTable(trials)}\nresolved 1/4 (25.0%) in 10.3s\n`);
     expect(trialLine(trials[2] as TrialResult)).toContain('patch failed  F2P 0/8');
