@@ -11,6 +11,7 @@ import { defaultJobName, runJob } from '../jobs/job.ts';
 import { planTrials } from '../jobs/plan.ts';
 import { buildRunReport } from '../reporters/json.ts';
 import { textReporter } from '../reporters/text.ts';
+import '../tasks/multilingual/register.ts';
 import { loadTasks } from '../tasks/registry.ts';
 import { localRunProblems } from '../tasks/swebench/runnable.ts';
 import { createVerifiers } from '../verifiers/registry.ts';

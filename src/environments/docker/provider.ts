@@ -199,6 +199,7 @@ export class DockerEnvironmentProvider implements EnvironmentProvider {
           docker,
           labels: { [LABELS.managed]: '1', [LABELS.job]: jobId, [LABELS.trial]: basename(trialDir) },
           name: basename(trialDir),
+          logFile: join(trialDir, 'egress.log'),
           policy: proxyPolicyFor(networkForPhase(task, 'environment')),
           ...(this.options.egressImage ? { image: this.options.egressImage } : {}),
         })
