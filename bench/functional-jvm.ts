@@ -11,10 +11,10 @@
  */
 import { appendFileSync, existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { runFast } from '../src/functional/jvm/fast.js';
-import type { JvmSample, JvmVerdict } from '../src/functional/jvm/jvm-types.js';
-import { runReference } from '../src/functional/jvm/reference.js';
-import { mbkpFiles, type MbxpProblem, readJsonl, toJvmSamples } from '../test/helpers/mbxp-jsonl.js';
+import { runFast } from '../src/functional/jvm/fast.ts';
+import type { JvmSample, JvmVerdict } from '../src/functional/jvm/jvm-types.ts';
+import { runReference } from '../src/functional/jvm/reference.ts';
+import { mbkpFiles, type MbxpProblem, readJsonl, toJvmSamples } from '../test/helpers/mbxp-jsonl.ts';
 
 const { values } = parseArgs({
   options: {

@@ -16,7 +16,16 @@
  * Targets: berth within 1.5x of the bare parse; peak RSS under 200 MB.
  */
 import { spawnSync } from 'node:child_process';
-import { createReadStream, createWriteStream, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import {
+  createReadStream,
+  createWriteStream,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -38,7 +47,9 @@ if (args[0] === '--child') {
   const result = await parseJUnit(createReadStream(file), { sourceName: file });
   const seconds = (performance.now() - started) / 1000;
   const maxRssMb = process.resourceUsage().maxRSS / 1024;
-  process.stdout.write(`${JSON.stringify({ seconds, maxRssMb, tests: result.tests.length, counts: result.counts })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ seconds, maxRssMb, tests: result.tests.length, counts: result.counts })}\n`,
+  );
   process.exit(0);
 }
 
@@ -55,7 +66,8 @@ function realTestcases(): string[] {
   const cases: string[] = [];
   for (const file of files) {
     const text = readFileSync(file, 'utf8');
-    for (const m of text.matchAll(/<testcase\b[^>]*?\/>|<testcase\b[^>]*[^/]>[\s\S]*?<\/testcase>/g)) cases.push(m[0]);
+    for (const m of text.matchAll(/<testcase\b[^>]*?\/>|<testcase\b[^>]*[^/]>[\s\S]*?<\/testcase>/g))
+      cases.push(m[0]);
   }
   return cases;
 }
@@ -65,7 +77,11 @@ function realTestcases(): string[] {
  * Suite N renames every class to `<class>.S<N % distinctSuites>`, so the file holds
  * at most `distinctSuites` x (real testcases) distinct test ids.
  */
-async function generate(file: string, bytes: number, distinctSuites = Number.POSITIVE_INFINITY): Promise<number> {
+async function generate(
+  file: string,
+  bytes: number,
+  distinctSuites = Number.POSITIVE_INFINITY,
+): Promise<number> {
   const cases = realTestcases();
   const out = createWriteStream(file);
   const write = (s: string) =>
@@ -82,7 +98,9 @@ async function generate(file: string, bytes: number, distinctSuites = Number.POS
     await write(chunk);
   }
   await write('</testsuites>\n');
-  await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
+  await new Promise<void>((resolve, reject) =>
+    out.end((err?: Error | null) => (err ? reject(err) : resolve())),
+  );
   return statSync(file).size;
 }
 
@@ -118,22 +136,30 @@ try {
 
   const rate = (s: number) => `${(mb(size) / s).toFixed(1)} MB/s`;
   console.log(`read bytes        ${read.seconds.toFixed(2)} s  ${rate(read.seconds)}`);
-  console.log(`fast-xml-parser   ${fxp.seconds.toFixed(2)} s  ${rate(fxp.seconds)}  (${fxp.value} testcases, whole document)`);
+  console.log(
+    `fast-xml-parser   ${fxp.seconds.toFixed(2)} s  ${rate(fxp.seconds)}  (${fxp.value} testcases, whole document)`,
+  );
   console.log(
     `berth parseJUnit  ${ours.seconds.toFixed(2)} s  ${rate(ours.seconds)}  (${ours.value.elementCount} testcases, ${ours.value.tests.length} ids)`,
   );
   const ratio = ours.seconds / fxp.seconds;
-  console.log(`ratio berth / fast-xml-parser: ${ratio.toFixed(2)} (target <= 1.5) ${ratio <= 1.5 ? 'OK' : 'MISSED'}`);
+  console.log(
+    `ratio berth / fast-xml-parser: ${ratio.toFixed(2)} (target <= 1.5) ${ratio <= 1.5 ? 'OK' : 'MISSED'}`,
+  );
   console.log(`ratio berth / read: ${(ours.seconds / read.seconds).toFixed(1)}`);
 
   // Peak memory in a fresh process. The result map holds one entry per distinct id, so
   // memory follows the number of distinct tests, not the file size: both are shown.
   const child = (file: string) => {
-    const run = spawnSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', file], {
-      encoding: 'utf8',
-      cwd: root,
-      maxBuffer: 1 << 20,
-    });
+    const run = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', file],
+      {
+        encoding: 'utf8',
+        cwd: root,
+        maxBuffer: 1 << 20,
+      },
+    );
     if (run.status !== 0) throw new Error(`child failed: ${run.stderr}`);
     return JSON.parse(run.stdout.trim().split('\n').pop() as string);
   };

@@ -8,6 +8,7 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { Task } from '../tasks/task.ts';
 import { AgentTimeoutError } from '../trials/trial.ts';
 import { VERSION } from '../version.ts';
 import type { Agent, AgentContext, AgentInfo, AgentResult } from './agent.ts';
@@ -20,11 +21,21 @@ export class AgentOutOfMemoryError extends Error {
 }
 
 export class ScriptOracleAgent implements Agent {
-  readonly info: AgentInfo = { name: 'oracle', version: VERSION };
+  readonly info: AgentInfo;
+
+  /** @param patchOracle the oracle for tasks solved by a gold patch (SWE-bench rows), when this one also serves them */
+  constructor(private readonly patchOracle?: Agent) {
+    this.info = patchOracle?.info ?? { name: 'oracle', version: VERSION };
+  }
+
+  plannedPatch(task: Task): string | undefined {
+    return task.solution.kind === 'script' ? undefined : this.patchOracle?.plannedPatch?.(task);
+  }
 
   async run(context: AgentContext): Promise<AgentResult> {
     const { task, environment } = context;
     const solution = task.solution;
+    if (solution.kind !== 'script' && this.patchOracle) return this.patchOracle.run(context);
     if (solution.kind !== 'script')
       throw new Error(`task ${task.name} has no solution/solve.sh for the oracle`);
     await environment.upload(solution.dir, '/solution');

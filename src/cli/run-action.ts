@@ -23,6 +23,13 @@ function positiveInt(flag: string, value: string | undefined, fallback?: number)
   return Number(value);
 }
 
+function positiveNumber(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!(n > 0)) throw new UsageError(`${flag} expects a positive number, got ${JSON.stringify(value)}`);
+  return n;
+}
+
 /** Runs the command; returns the process exit code. Throws BerthError for bad usage or input (exit 2). */
 export async function runCommand(options: RunCommandOptions): Promise<number> {
   const attempts = positiveInt('-k/--attempts', options.attempts, 1) as number;
@@ -33,6 +40,22 @@ export async function runCommand(options: RunCommandOptions): Promise<number> {
     throw new UsageError(
       `--timeout-multiplier expects a positive number, got ${JSON.stringify(options.timeoutMultiplier)}`,
     );
+  const phase = {
+    agent: positiveNumber('--agent-timeout-multiplier', options.agentTimeoutMultiplier),
+    verifier: positiveNumber('--verifier-timeout-multiplier', options.verifierTimeoutMultiplier),
+    build: positiveNumber(
+      '--environment-build-timeout-multiplier',
+      options.environmentBuildTimeoutMultiplier,
+    ),
+  };
+  const { dockerOptionsFrom } = await import('../environments/docker/options.ts');
+  const dockerCli = dockerOptionsFrom(options.imageMap ?? [], options.config);
+  const docker = {
+    imageMap: dockerCli.imageMap,
+    ...(dockerCli.pidsLimit !== undefined ? { pidsLimit: dockerCli.pidsLimit } : {}),
+    ...(options.rebuild ? { rebuild: true } : {}),
+    buildTimeoutMultiplier: phase.build ?? multiplier,
+  };
   if (options.predictions && options.agent !== 'predictions') {
     throw new UsageError('--predictions is only used with -a predictions');
   }
@@ -89,6 +112,7 @@ export async function runCommand(options: RunCommandOptions): Promise<number> {
   const providers = createProviders({
     ...(options.repos ? { reposDir: resolve(options.repos) } : {}),
     ...(options.keepEnvironments ? { keep: true } : {}),
+    ...docker,
   });
   const verifiers = createVerifiers();
   const seen = new Set<string>();
@@ -158,6 +182,10 @@ export async function runCommand(options: RunCommandOptions): Promise<number> {
       verifiers,
       concurrency,
       timeoutMultiplier: multiplier,
+      phaseMultipliers: {
+        ...(phase.agent !== undefined ? { agent: phase.agent } : {}),
+        ...(phase.verifier !== undefined ? { verifier: phase.verifier } : {}),
+      },
       config: {
         dataset: resolve(options.path),
         agent_name: options.agent,

@@ -5,6 +5,7 @@ import { writeFileAtomic } from '../util/atomic-write.ts';
 import { agentSamples, evaluate } from './evaluate.ts';
 import { readProblems } from './formats.ts';
 import { parseKs } from './pass-at-k.ts';
+import { MAX_SLOTS } from './sandbox.ts';
 import type { SandboxOptions } from './types.ts';
 
 export interface EvalCommandOptions {
@@ -17,6 +18,9 @@ export interface EvalCommandOptions {
   workers: string;
   memoryMb: string;
   sandbox: SandboxOptions['kind'];
+  env?: 'local' | 'docker';
+  image: string;
+  reference?: boolean;
   json?: boolean;
 }
 
@@ -31,6 +35,7 @@ function positive(name: string, text: string, integer: boolean): number {
 export async function runEvalCommand(options: EvalCommandOptions): Promise<void> {
   const timeoutSec = positive('--timeout', options.timeout, false);
   const workers = positive('--workers', options.workers, true);
+  if (workers > MAX_SLOTS) throw new UsageError(`--workers: at most ${MAX_SLOTS}`);
   const memoryBytes = positive('--memory-mb', options.memoryMb, true) * 1024 * 1024;
   const ks = options.passAt ? parseKs(options.passAt) : undefined;
   const problems = await readProblems(options.problems);
@@ -64,7 +69,12 @@ export async function runEvalCommand(options: EvalCommandOptions): Promise<void>
       ...(ks ? { ks } : {}),
       timeoutSec,
       workers,
-      sandbox: { kind: options.sandbox, memoryBytes },
+      sandbox: {
+        kind: options.env === 'docker' ? 'docker' : options.sandbox,
+        memoryBytes,
+        image: options.image,
+      },
+      ...(options.reference ? { reference: true } : {}),
       signal: controller.signal,
       onProgress: (done, total) => {
         if (options.json) return;

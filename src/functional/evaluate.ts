@@ -15,7 +15,7 @@ import { VERSION } from '../version.ts';
 import { findExecutor, knownLanguages, normaliseLanguage } from './executors/index.ts';
 import { readProblems, readSamples, resultsPath, writeResults } from './formats.ts';
 import { passAtKSummary, type TaskCounts } from './pass-at-k.ts';
-import { DEFAULT_SANDBOX, detectSandbox } from './sandbox.ts';
+import { DEFAULT_SANDBOX, detectSandbox, MAX_SLOTS } from './sandbox.ts';
 import type {
   ExecutionItem,
   ExecutionResult,
@@ -38,6 +38,8 @@ export interface EvaluateOptions {
   timeoutSec: number;
   workers: number;
   sandbox?: Partial<SandboxOptions>;
+  /** Kotlin/Java: the per-sample reference path instead of the fast path (`--reference`). */
+  reference?: boolean;
   signal?: AbortSignal;
   /** Progress callback: samples done so far and total. */
   onProgress?: (done: number, total: number, sample: Sample, result: ExecutionResult) => void;
@@ -105,7 +107,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluateSummar
   const byLanguage: EvaluateSummary['by_language'] = {};
   const missing: string[] = [];
   for (const language of groups.keys()) {
-    const status = await findExecutor(language)!.checkToolchain();
+    const status = await findExecutor(language)!.checkToolchain(sandbox);
     if (!status.ok) missing.push(status.message);
     byLanguage[language] = {
       samples: groups.get(language)!.length,
@@ -128,8 +130,9 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluateSummar
     }));
     const batch = await executor.runBatch(items, {
       timeoutSec: options.timeoutSec,
-      workers: options.workers,
+      workers: Math.min(options.workers, MAX_SLOTS),
       sandbox,
+      ...(options.reference ? { reference: true } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
       onResult: (index, result) => {
         done++;

@@ -115,6 +115,8 @@ export interface SandboxOptions {
   gid?: number;
   /** Allow network (never for samples; for toolchain set-up only). */
   network?: boolean;
+  /** Image for `kind: 'docker'` (default `berth-base:bookworm`); it must hold the languages' toolchains. */
+  image?: string;
 }
 
 /** One unit of work for an executor. */
@@ -130,6 +132,11 @@ export interface RunBatchOptions {
   workers: number;
   signal?: AbortSignal;
   sandbox: SandboxOptions;
+  /**
+   * Kotlin and Java: run the plain per-sample reference path (compile, then `java -jar`, as mxeval)
+   * instead of the batched fast path, for checking it. Other executors ignore it.
+   */
+  reference?: boolean;
   /** Called as each item finishes (for progress); `index` is the position in `items`. */
   onResult?: (index: number, result: ExecutionResult) => void;
 }
@@ -145,8 +152,11 @@ export interface LanguageExecutor {
   readonly language: string;
   /** Other names accepted in `language` fields (`js`, `ts`, `kt`, `c++`, `go`...). */
   readonly aliases: readonly string[];
-  /** Checks that the toolchain (and what tests need, e.g. lodash) is installed. Never throws. */
-  checkToolchain(): Promise<ToolchainStatus>;
+  /**
+   * Checks that the toolchain (and what tests need, e.g. lodash) is installed. Never throws.
+   * With a docker `sandbox` the check runs in its image.
+   */
+  checkToolchain(sandbox?: SandboxOptions): Promise<ToolchainStatus>;
   /**
    * Runs every item and returns one result per item, in the order of `items`.
    * Must not throw for a bad sample (that is a verdict); may throw when the

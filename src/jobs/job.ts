@@ -34,6 +34,8 @@ export interface JobOptions {
   /** Trials run at once (default 1). */
   concurrency?: number;
   timeoutMultiplier?: number;
+  /** Per-phase timeout multipliers (agent, verifier), replacing `timeoutMultiplier` for their phase. */
+  phaseMultipliers?: { agent?: number; verifier?: number };
   verifyEmptyPatch?: boolean;
   /** Recorded in config.json (the command line's options). */
   config?: Record<string, unknown>;
@@ -183,6 +185,7 @@ export async function runJob(options: JobOptions): Promise<JobSummary> {
           ...(options.timeoutMultiplier !== undefined
             ? { timeoutMultiplier: options.timeoutMultiplier }
             : {}),
+          ...(options.phaseMultipliers ? { phaseMultipliers: options.phaseMultipliers } : {}),
           ...(options.verifyEmptyPatch !== undefined ? { verifyEmptyPatch: options.verifyEmptyPatch } : {}),
           ...(signal ? { signal } : {}),
         });

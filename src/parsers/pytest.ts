@@ -15,7 +15,7 @@
  * A test reported several times (a `-v` line and an `-rA` line, or a call and a
  * teardown error) is merged by ERROR > FAILED > PASSED > SKIPPED.
  */
-import { readLines, stripAnsi, TestCollector } from './common.ts';
+import { detach, readLineBatches, stripAnsi, TestCollector } from './common.ts';
 import type { ParseOptions, ParseResult, Parser, TestCase, TestStatus } from './types.ts';
 
 type Word = 'PASSED' | 'FAILED' | 'ERROR' | 'SKIPPED' | 'XFAIL' | 'XPASS';
@@ -25,7 +25,8 @@ const WORDS = 'PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS';
 const XDIST = /^\[gw\d+\]\s+(?:\[\s*\d+%\]\s+|\[\s*\d+\/\d+\]\s+)?/;
 const STATUS_FIRST = new RegExp(`^(${WORDS})(?:\\s+(.*))?$`);
 // `<id> STATUS`, optionally `(reason)` and a `[ 50%]` / `[3/5]` progress column.
-const STATUS_LAST = new RegExp(`^(\\S.*?) (${WORDS})(?: \\(.*\\))?(?:\\s+\\[\\s*\\d+(?:%|\\/\\d+)\\])?\\s*$`);
+const VERBOSE_TAIL = new RegExp(`\\s(${WORDS})(?: \\(.*\\))?(?:\\s+\\[\\s*\\d+(?:%|\\/\\d+)\\])?\\s*$`);
+const PENDING_ID = /^\S+\.py::\S/;
 // Classic progress: `tests/test_a.py ..F.s   [ 66%]`.
 const CLASSIC = /^(\S+\.py) ([.FEsxX]+)\s*(?:\[\s*\d+%\])?\s*$/;
 const CLASSIC_CONT = /^([.FEsxX]+)\s*(?:\[\s*\d+%\])?\s*$/;
@@ -120,18 +121,32 @@ export const pytestParser: Parser = {
       collector.merge(test);
     };
 
-    for await (const raw of readLines(chunks)) {
+    const countClassic = (file: string, marks: string): void => {
+      let perFile = anonymous.get(file);
+      if (!perFile) {
+        perFile = new Map();
+        anonymous.set(detach(file), perFile);
+      }
+      for (const ch of marks) {
+        const word = CLASSIC_STATUS[ch] as Word;
+        perFile.set(word, (perFile.get(word) ?? 0) + 1);
+      }
+    };
+
+    const handle = (raw: string): void => {
       lineNo++;
       let line = raw;
       if (line.includes('\u001b')) line = stripAnsi(line);
       // Colour codes whose ESC byte was lost (`[32mPASSED[0m`): only when a line starts with one,
       // so a parameter like `test_x[1m]` is left alone.
-      if (REMNANT_START.test(line)) line = line.replace(REMNANTS, '');
-      else if (CONTROL.test(line)) line = line.replace(CONTROL_ALL, '');
-      line = line.trimEnd();
+      const first0 = line.charCodeAt(0);
+      if (first0 === 91 /* [ */ && REMNANT_START.test(line)) line = line.replace(REMNANTS, '');
+      else if (line.charCodeAt(0) < 32 && CONTROL.test(line)) line = line.replace(CONTROL_ALL, '');
+      const lastCode = line.charCodeAt(line.length - 1);
+      if (lastCode === 32 || lastCode === 9) line = line.trimEnd();
       if (line.length === 0) {
         classicFile = undefined;
-        continue;
+        return;
       }
       const first = line.charCodeAt(0);
       if (first === 61 /* = */) {
@@ -141,58 +156,75 @@ export const pytestParser: Parser = {
           const m = FINAL_SUMMARY.exec(line);
           if (m) finalSummary = m[1];
         }
-        continue;
+        return;
       }
-      if (first === 91 /* [ */ && line.startsWith('[gw')) line = line.replace(XDIST, '');
+      let lead = first;
+      if (first === 91 /* [ */ && line.startsWith('[gw')) {
+        line = line.replace(XDIST, '');
+        lead = line.charCodeAt(0);
+      }
 
-      const sf = STATUS_FIRST.exec(line);
-      if (sf) {
-        const word = sf[1] as Word;
-        const rest = sf[2]?.trim() ?? '';
-        if (rest === '' || PROGRESS_ONLY.test(rest)) {
-          // A bare status (optionally with its progress column): it belongs to the
-          // last `-v` id printed without a status (pytest -s output in between).
-          if (pendingId !== undefined) record(pendingId, word, undefined, lineNo);
-          pendingId = undefined;
-          continue;
+      // P F E S X: a status word first (`-rA` summary, xdist).
+      if (lead === 80 || lead === 70 || lead === 69 || lead === 83 || lead === 88) {
+        if (CONTROL.test(line)) line = line.replace(CONTROL_ALL, '');
+        const sf = STATUS_FIRST.exec(line);
+        if (sf) {
+          const word = sf[1] as Word;
+          const rest = sf[2]?.trim() ?? '';
+          if (rest === '' || PROGRESS_ONLY.test(rest)) {
+            // A bare status (optionally with its progress column): it belongs to the
+            // last `-v` id printed without a status (pytest -s output in between).
+            if (pendingId !== undefined) record(pendingId, word, undefined, lineNo);
+            pendingId = undefined;
+            return;
+          }
+          // `SKIPPED [1] tests/test_a.py:12: reason` is a skip summary, not a test id.
+          if (word === 'SKIPPED' && /^\[\d+\]\s/.test(rest)) return;
+          const { id, message } = splitIdAndMessage(rest);
+          if (id.length > 0) record(id, word, message, lineNo);
+          return;
         }
-        // `SKIPPED [1] tests/test_a.py:12: reason` is a skip summary, not a test id.
-        if (word === 'SKIPPED' && /^\[\d+\]\s/.test(rest)) continue;
-        const { id, message } = splitIdAndMessage(rest);
-        if (id.length > 0) record(id, word, message, lineNo);
-        continue;
       }
 
-      const sl = STATUS_LAST.exec(line);
-      if (sl && looksLikeNodeId(sl[1] as string)) {
-        record((sl[1] as string).trim(), sl[2] as Word, undefined, lineNo);
-        pendingId = undefined;
+      if (!line.includes('.py')) {
+        if (classicFile !== undefined && CLASSIC_CONT.test(line)) {
+          countClassic(classicFile, line.trim().split(/\s/)[0] as string);
+          pendingId = undefined;
+          return;
+        }
         classicFile = undefined;
-        continue;
+        return;
+      }
+
+      // Other control characters (a stray `\b`, `\x0f`) only matter on lines that can hold a result.
+      if (CONTROL.test(line)) line = line.replace(CONTROL_ALL, '');
+      // `<id> STATUS [ 50%]` (-v).
+      const tail = VERBOSE_TAIL.exec(line);
+      if (tail) {
+        const id = line.slice(0, tail.index).trim();
+        if (looksLikeNodeId(id)) {
+          record(id, tail[1] as Word, undefined, lineNo);
+          pendingId = undefined;
+          classicFile = undefined;
+          return;
+        }
       }
 
       const cl = CLASSIC.exec(line);
-      const cont = cl ? undefined : classicFile !== undefined ? CLASSIC_CONT.exec(line) : null;
-      if (cl || cont) {
-        const file = cl ? (cl[1] as string) : (classicFile as string);
-        const marks = cl ? (cl[2] as string) : (cont?.[1] as string);
-        let perFile = anonymous.get(file);
-        if (!perFile) {
-          perFile = new Map();
-          anonymous.set(file, perFile);
-        }
-        for (const ch of marks) {
-          const word = CLASSIC_STATUS[ch] as Word;
-          perFile.set(word, (perFile.get(word) ?? 0) + 1);
-        }
-        classicFile = file;
+      if (cl) {
+        classicFile = cl[1] as string;
+        countClassic(classicFile, cl[2] as string);
         pendingId = undefined;
-        continue;
+        return;
       }
       classicFile = undefined;
 
       // `path::test_name ` printed by -v before the test's own output.
-      if (/^\S+\.py::\S/.test(line) && !line.includes(' - ')) pendingId = line.trim();
+      if (PENDING_ID.test(line) && !line.includes(' - ')) pendingId = line.trim();
+    };
+
+    for await (const batch of readLineBatches(chunks)) {
+      for (const raw of batch) handle(raw);
     }
 
     settleAnonymous(collector, anonymous);

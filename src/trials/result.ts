@@ -74,4 +74,6 @@ export interface BerthTrialFacts {
   /** The verifier's details (per-test verdicts, exit code, parser...). */
   verifier_details: Record<string, unknown> | null;
   duration_sec: number;
+  /** The task's provenance (Harbor's `[metadata.source]`: repository, PR, licence), when it has one. */
+  task_source?: Record<string, unknown> | null;
 }

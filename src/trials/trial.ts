@@ -39,6 +39,8 @@ export interface TrialOptions {
   verifiers: readonly Verifier[];
   /** Multiplies every phase timeout (Harbor's --timeout-multiplier). */
   timeoutMultiplier?: number;
+  /** Per-phase multipliers; each replaces `timeoutMultiplier` for its phase (Harbor's --agent-/--verifier-timeout-multiplier). */
+  phaseMultipliers?: { agent?: number; verifier?: number };
   /** Verify empty patches too (dataset validation); by default they end as `empty_patch` without running tests. */
   verifyEmptyPatch?: boolean;
   signal?: AbortSignal;
@@ -146,6 +148,7 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
       note: '',
       verifier_details: null,
       duration_sec: 0,
+      task_source: task.source ?? null,
     },
   };
   if (task.verifier.kind === 'swebench') {
@@ -202,9 +205,10 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
         );
       }
     }
-    // The base commit the environment made (local), else whatever HEAD is before the agent runs.
+    // The base commit the environment made (local); else, for verifiers that reset files to it
+    // (SWE-bench), whatever HEAD is before the agent runs. Harbor's test.sh does its own.
     let baseCommit = (environment as { baseSha?: unknown }).baseSha as string | undefined;
-    if (typeof baseCommit !== 'string') {
+    if (typeof baseCommit !== 'string' && task.verifier.kind === 'swebench') {
       const head = await environment.exec('git rev-parse --verify -q HEAD', { timeoutSec: 60 });
       baseCommit = head.exitCode === 0 ? head.output.trim() : undefined;
     }
@@ -216,7 +220,10 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
     result.agent_execution = phase;
     // Per-phase network (Harbor's [agent] network_mode): switched on the running container.
     await applyPhaseNetwork(environment, task, 'agent');
-    const agentTimeout = task.agentTimeoutSec !== undefined ? task.agentTimeoutSec * multiplier : undefined;
+    const agentTimeout =
+      task.agentTimeoutSec !== undefined
+        ? task.agentTimeoutSec * (options.phaseMultipliers?.agent ?? multiplier)
+        : undefined;
     let agentResult: AgentResult | undefined;
     try {
       agentResult = await withTimeout(
@@ -283,7 +290,9 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
     phase = { started_at: now(), finished_at: '' };
     result.verifier = phase;
     await applyPhaseNetwork(environment, task, 'verifier');
-    const timeoutSec = ('timeoutSec' in task.verifier ? task.verifier.timeoutSec : 1800) * multiplier;
+    const timeoutSec =
+      ('timeoutSec' in task.verifier ? task.verifier.timeoutSec : 1800) *
+      (options.phaseMultipliers?.verifier ?? multiplier);
     const verdict: VerifierResult = await verifier.verify({
       task,
       environment,

@@ -61,6 +61,14 @@ describe('berth parse', () => {
     expect(berth('parse', '--format', 'no-such-format', log).status).toBe(2);
   });
 
+  it('--list names every parser; no file is a usage error', () => {
+    const r = berth('parse', '--list');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/^junit \(junit-xml/m);
+    expect(r.stdout).toMatch(/^go-test \(/m);
+    expect(berth('parse').status).toBe(2);
+  });
+
   it('a non-JUnit or corrupt XML file exits 2 naming the file', () => {
     const bad = path.join(work, 'bad.xml');
     writeFileSync(bad, '<?xml version="1.0"?>\n<suites><suite/></suites>\n');

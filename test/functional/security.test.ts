@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findExecutor } from '../../src/functional/executors/index.ts';
-import { DEFAULT_SANDBOX, detectSandbox, slotIdentity } from '../../src/functional/sandbox.ts';
-import type { ExecutionResult, Problem } from '../../src/functional/types.ts';
+import { DEFAULT_SANDBOX, detectSandbox, sampleRoot, slotIdentity } from '../../src/functional/sandbox.ts';
+import type { ExecutionResult, Problem, SandboxOptions } from '../../src/functional/types.ts';
 
 function problem(language: string, prompt: string, test: string): Problem {
   return {
@@ -42,7 +42,12 @@ const cppProblem = problem(
   '\nint main() { return f() == 1 ? 0 : 1; }\n',
 );
 
-async function run(p: Problem, completion: string, timeoutSec = 3): Promise<ExecutionResult> {
+async function run(
+  p: Problem,
+  completion: string,
+  timeoutSec = 3,
+  kind: SandboxOptions['kind'] = 'auto',
+): Promise<ExecutionResult> {
   const executor = findExecutor(p.language);
   if (!executor) throw new Error(`no executor for ${p.language}`);
   const [result] = await executor.runBatch(
@@ -50,7 +55,7 @@ async function run(p: Problem, completion: string, timeoutSec = 3): Promise<Exec
     {
       timeoutSec,
       workers: 1,
-      sandbox: { ...DEFAULT_SANDBOX, memoryBytes: 512 * 1024 * 1024 },
+      sandbox: { ...DEFAULT_SANDBOX, kind, memoryBytes: 512 * 1024 * 1024 },
     },
   );
   return result as ExecutionResult;
@@ -78,7 +83,7 @@ async function leftoverProcesses(): Promise<string> {
 }
 
 function leftoverFolders(): string[] {
-  const root = join(tmpdir(), 'berth-functional');
+  const root = sampleRoot();
   return existsSync(root) ? readdirSync(root) : [];
 }
 
@@ -187,3 +192,44 @@ describe.skipIf(sandbox.kind === 'none')('hostile samples are contained', () => 
     expect(await leftoverProcesses()).toBe('');
   });
 });
+
+const dockerImage =
+  spawnSync('docker', ['image', 'inspect', 'berth-base:bookworm'], { stdio: 'ignore' }).status === 0;
+const requireDocker = process.env.BERTH_REQUIRE_DOCKER === '1';
+
+describe.skipIf(!dockerImage && !requireDocker)(
+  'hostile samples in --env docker (berth-base:bookworm)',
+  () => {
+    it('loop, 10 GB, fork bomb and socket each fail with their reason; no container is left', async () => {
+      const loop = await run(pythonProblem, '    while True:\n        pass\n', 2, 'docker');
+      expect(loop).toMatchObject({ passed: false, kind: 'timeout', sandbox: 'docker' });
+      const memory = await run(
+        pythonProblem,
+        '    data = bytearray(10 * 1024 ** 3)\n    return 1\n',
+        3,
+        'docker',
+      );
+      expect(memory).toMatchObject({ passed: false, kind: 'crash' });
+      const bomb = await run(
+        pythonProblem,
+        '    import os\n    while True:\n        os.fork()\n',
+        3,
+        'docker',
+      );
+      expect(bomb.passed).toBe(false);
+      expect(['crash', 'timeout']).toContain(bomb.kind);
+      const socket = await run(
+        pythonProblem,
+        '    import socket\n    socket.create_connection(("127.0.0.1", 9), timeout=2)\n    return 1\n',
+        3,
+        'docker',
+      );
+      expect(socket).toMatchObject({ passed: false, kind: 'test_failure' });
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      const left = spawnSync('docker', ['ps', '-aq', '--filter', 'label=berth.functional'], {
+        encoding: 'utf8',
+      }).stdout.trim();
+      expect(left).toBe('');
+    });
+  },
+);

@@ -4,8 +4,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { JvmSample } from '../../src/functional/jvm/jvm-types.js';
-import type { JvmLanguage } from '../../src/functional/jvm/program.js';
+import type { JvmSample } from '../../src/functional/jvm/jvm-types.ts';
+import type { JvmLanguage } from '../../src/functional/jvm/program.ts';
 
 export interface MbxpProblem {
   task_id: string;

@@ -24,6 +24,7 @@ export const registerMultilingual: RegisterCommand = (program: Command) => {
     .option('-a, --agent <name>', 'oracle | nop | predictions', 'oracle')
     .option('--predictions <file>', 'SWE-bench predictions (instance_id, model_patch), JSON or JSONL')
     .option('-i, --include <id...>', 'only these instance ids')
+    .option('--env <kind>', 'local (temporary folder) | docker (the task Dockerfile)', 'local')
     .option('--jobs-dir <dir>', 'where job folders are written', 'jobs')
     .option('--job-name <name>', 'job folder name (default: a timestamp)')
     .option('--json', 'print the job result as one JSON document')
@@ -33,6 +34,7 @@ export const registerMultilingual: RegisterCommand = (program: Command) => {
         agent: string;
         predictions?: string;
         include?: string[];
+        env: string;
         jobsDir: string;
         jobName?: string;
         json?: boolean;
@@ -40,6 +42,8 @@ export const registerMultilingual: RegisterCommand = (program: Command) => {
         if (!['oracle', 'nop', 'predictions'].includes(options.agent)) {
           throw new UsageError(`unknown agent ${options.agent}: use oracle, nop or predictions`);
         }
+        if (!['local', 'docker'].includes(options.env))
+          throw new UsageError(`unknown --env ${options.env}: use local or docker`);
         const { runMultilingualJob } = await import('../../tasks/multilingual/run.ts');
         const { formatCategoryReport } = await import('../../reporters/by-category.ts');
         const started = performance.now();
@@ -48,6 +52,7 @@ export const registerMultilingual: RegisterCommand = (program: Command) => {
           agent: options.agent as 'oracle' | 'nop' | 'predictions',
           predictionsFile: options.predictions,
           include: options.include,
+          environment: options.env as 'local' | 'docker',
           jobsDir: options.jobsDir,
           jobName: options.jobName ?? new Date().toISOString().replace(/[:.]/g, '-'),
           onTrial: options.json
@@ -76,7 +81,7 @@ export const registerMultilingual: RegisterCommand = (program: Command) => {
         process.stdout.write(`\n${formatCategoryReport(result.trials, ['task_type', 'language'])}`);
         const seconds = ((performance.now() - started) / 1000).toFixed(1);
         process.stdout.write(
-          `resolved ${result.resolved}/${result.total} (${((100 * result.resolved) / Math.max(1, result.total)).toFixed(1)}%) in ${seconds}s; not network-isolated (local environment)\n`,
+          `resolved ${result.resolved}/${result.total} (${((100 * result.resolved) / Math.max(1, result.total)).toFixed(1)}%) in ${seconds}s; ${result.isolated ? 'tests ran without network (docker)' : 'not network-isolated (local environment)'}\n`,
         );
       },
     );

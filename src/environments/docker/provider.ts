@@ -13,7 +13,7 @@ import type { EnvironmentSpec, Task } from '../../tasks/task.ts';
 import type { EnvironmentProvider, EnvironmentStartContext } from '../environment.ts';
 import { connectDocker } from './client.ts';
 import { DockerContainerEnvironment } from './container.ts';
-import { type BaseImage, type ImageMap, orderBases, readBasesManifest } from './dockerfile.ts';
+import { type BaseImage, ImageMap, orderBases, readBasesManifest } from './dockerfile.ts';
 import { EgressGateway, proxyPolicyFor } from './egress/gateway.ts';
 import { needsEgressGateway, networkForPhase } from './egress/network-switch.ts';
 import { ImageService } from './images.ts';
@@ -202,4 +202,19 @@ export class DockerEnvironmentProvider implements EnvironmentProvider {
       throw error;
     }
   }
+}
+
+/**
+ * Reads the Docker options out of the generic provider options of
+ * `createProviders` (`imageMap`, `rebuild`, `pidsLimit`, `buildTimeoutMultiplier`).
+ */
+export function dockerProviderOptions(options: Record<string, unknown>): DockerProviderOptions {
+  return {
+    ...(options.imageMap instanceof ImageMap ? { imageMap: options.imageMap } : {}),
+    ...(typeof options.rebuild === 'boolean' ? { rebuild: options.rebuild } : {}),
+    ...(typeof options.pidsLimit === 'number' ? { pidsLimit: options.pidsLimit } : {}),
+    ...(typeof options.buildTimeoutMultiplier === 'number'
+      ? { buildTimeoutMultiplier: options.buildTimeoutMultiplier }
+      : {}),
+  };
 }

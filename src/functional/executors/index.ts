@@ -3,12 +3,13 @@
  * Kotlin and Java come from `src/functional/jvm/` (one import and one entry
  * below, added on the JVM branch).
  */
+import { javaExecutor, kotlinExecutor } from '../jvm/executor.ts';
 import type { LanguageExecutor } from '../types.ts';
 import { processExecutors } from './process.ts';
 import { pythonExecutor } from './python.ts';
 
 /** Every executor berth knows. Order does not matter; names and aliases must be unique. */
-export const executors: LanguageExecutor[] = [pythonExecutor, ...processExecutors];
+export const executors: LanguageExecutor[] = [pythonExecutor, ...processExecutors, kotlinExecutor, javaExecutor];
 
 /** Normalises a language name: lower case, trimmed. */
 export function normaliseLanguage(language: string): string {

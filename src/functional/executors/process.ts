@@ -21,6 +21,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { assembleProgram } from '../assemble.ts';
 import {
+  DEFAULT_IMAGE,
   detectSandbox,
   dirInside,
   makeSampleDir,
@@ -34,6 +35,7 @@ import type {
   FailureKind,
   LanguageExecutor,
   RunBatchOptions,
+  SandboxOptions,
   ToolchainStatus,
 } from '../types.ts';
 
@@ -345,7 +347,31 @@ function makeExecutor(spec: LanguageSpec): LanguageExecutor {
   return {
     language: spec.language,
     aliases: spec.aliases,
-    async checkToolchain(): Promise<ToolchainStatus> {
+    async checkToolchain(sandbox?: SandboxOptions): Promise<ToolchainStatus> {
+      const extra = spec.checkExtra?.();
+      if (extra) return { ok: false, message: `${spec.language}: ${extra}` };
+      if (sandbox?.kind === 'docker') {
+        const image = sandbox.image ?? DEFAULT_IMAGE;
+        const dir = await makeSampleDir(0, 'toolchain');
+        try {
+          const out = await runSandboxed({
+            argv: spec.version,
+            workDir: dir,
+            slot: 0,
+            options: sandbox,
+            timeoutSec: 60,
+          });
+          if (out.exitCode !== 0) {
+            return {
+              ok: false,
+              message: `${spec.language}: \`${spec.version.join(' ')}\` failed in image ${image}; install ${spec.install} in the image`,
+            };
+          }
+          return { ok: true, version: `${out.stdout}${out.stderr}`.trim().split('\n')[0] ?? '' };
+        } finally {
+          await removeDir(dir);
+        }
+      }
       const [command, ...args] = spec.version;
       const out = spawnSync(command as string, args, { encoding: 'utf8', timeout: 30_000 });
       if (out.error || out.status !== 0) {
@@ -354,8 +380,6 @@ function makeExecutor(spec: LanguageSpec): LanguageExecutor {
           message: `${spec.language}: \`${spec.version.join(' ')}\` failed; install ${spec.install}`,
         };
       }
-      const extra = spec.checkExtra?.();
-      if (extra) return { ok: false, message: `${spec.language}: ${extra}` };
       return { ok: true, version: `${out.stdout}${out.stderr}`.trim().split('\n')[0] ?? '' };
     },
     async runBatch(items, options) {

@@ -10,7 +10,15 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { assembleProgram } from '../assemble.ts';
-import { detectSandbox, killGroup, makeSampleDir, removeDir, spawnSandboxed } from '../sandbox.ts';
+import {
+  DEFAULT_IMAGE,
+  detectSandbox,
+  killGroup,
+  makeSampleDir,
+  removeDir,
+  runSandboxed,
+  spawnSandboxed,
+} from '../sandbox.ts';
 import type {
   ExecutionItem,
   ExecutionResult,
@@ -18,6 +26,7 @@ import type {
   LanguageExecutor,
   RunBatchOptions,
   SandboxKind,
+  SandboxOptions,
   ToolchainStatus,
 } from '../types.ts';
 import { PYTHON_WORKER } from './python-worker.ts';
@@ -72,9 +81,15 @@ class Worker {
     const dir = await makeSampleDir(slot, 'python-worker');
     // The worker's argv[1] says whether it runs in its own pid namespace (and may sweep it).
     const planned = detectSandbox(options.sandbox.kind).kind;
-    const inPidNamespace = planned === 'bwrap' || planned === 'unshare' ? '1' : '0';
+    const inPidNamespace = planned === 'none' ? '0' : '1';
     const { child, kind, warning } = spawnSandboxed({
-      argv: [pythonPath(), '-I', '-c', PYTHON_WORKER, inPidNamespace],
+      argv: [
+        planned === 'docker' ? '/usr/bin/python3' : pythonPath(),
+        '-I',
+        '-c',
+        PYTHON_WORKER,
+        inPidNamespace,
+      ],
       workDir: dir,
       slot,
       options: options.sandbox,
@@ -133,7 +148,28 @@ export const pythonExecutor: LanguageExecutor = {
   language: 'python',
   aliases: ['py', 'python3'],
 
-  async checkToolchain(): Promise<ToolchainStatus> {
+  async checkToolchain(sandbox?: SandboxOptions): Promise<ToolchainStatus> {
+    if (sandbox?.kind === 'docker') {
+      const dir = await makeSampleDir(0, 'toolchain');
+      try {
+        const out = await runSandboxed({
+          argv: ['/usr/bin/python3', '--version'],
+          workDir: dir,
+          slot: 0,
+          options: sandbox,
+          timeoutSec: 60,
+        });
+        if (out.exitCode !== 0) {
+          return {
+            ok: false,
+            message: `python: /usr/bin/python3 not found in image ${sandbox.image ?? DEFAULT_IMAGE}`,
+          };
+        }
+        return { ok: true, version: `${out.stdout}${out.stderr}`.trim() };
+      } finally {
+        await removeDir(dir);
+      }
+    }
     const out = spawnSync(pythonPath(), ['--version'], { encoding: 'utf8' });
     if (out.status !== 0) {
       return {

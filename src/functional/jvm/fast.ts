@@ -12,10 +12,10 @@ import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import PQueue from 'p-queue';
-import { splitDiagnostics } from './diagnostics.js';
-import { ensureHelper } from './helper.js';
-import { HELPER_CLASS } from './helper-source.js';
-import { DEFAULTS, type JvmRunOptions, type JvmSample, type JvmVerdict } from './jvm-types.js';
+import { splitDiagnostics } from './diagnostics.ts';
+import { ensureHelper } from './helper.ts';
+import { HELPER_CLASS } from './helper-source.ts';
+import { DEFAULTS, type JvmRunOptions, type JvmSample, type JvmVerdict } from './jvm-types.ts';
 import {
   assembleProgram,
   type JvmLanguage,
@@ -23,9 +23,9 @@ import {
   packageProgram,
   sourceFileName,
   testUsesAssert,
-} from './program.js';
-import { detectSandbox, JvmServer, type SandboxKind, ServerLost, wrapInSandbox } from './server.js';
-import { findJdk, findKotlin, type JdkInfo, type KotlinInfo } from './toolchain.js';
+} from './program.ts';
+import { JvmServer, resolveSandbox, type SandboxKind, ServerLost, wrapInSandbox } from './server.ts';
+import { findJdk, findKotlin, type JdkInfo, type KotlinInfo } from './toolchain.ts';
 
 interface Unit {
   /** Index in the unique-program list; also names the package `s<index>`. */
@@ -61,7 +61,7 @@ export async function runFast(samples: readonly JvmSample[], options: JvmRunOpti
   const jdk = await findJdk();
   const kotlin = samples.some((s) => s.language === 'kotlin') ? await findKotlin() : undefined;
   const helperDir = await ensureHelper();
-  const sandbox = await detectSandbox();
+  const { kind: sandbox, warning: sandboxWarning } = resolveSandbox(options.sandbox);
 
   // Identical programs (same language and -ea) run once.
   const units: Unit[] = [];
@@ -84,65 +84,80 @@ export async function runFast(samples: readonly JvmSample[], options: JvmRunOpti
   const verdicts = new Map<string, JvmVerdict>();
   const emit = (u: Unit, v: Omit<JvmVerdict, 'key' | 'sandbox'>) => {
     for (const key of u.keys) {
-      const full: JvmVerdict = { key, sandbox, ...v };
+      const full: JvmVerdict = { key, sandbox, ...(sandboxWarning ? { warning: sandboxWarning } : {}), ...v };
       verdicts.set(key, full);
       options.onVerdict?.(full);
     }
   };
 
-  const compiler = new CompilerHandle(jdk, kotlin, helperDir, root);
+  // Compilation dominates: one warm compiler JVM per worker, each taking whole batches.
+  const compilerCount = Math.max(1, options.compilers ?? workers);
+  const compilers = Array.from({ length: compilerCount }, () => new CompilerHandle(jdk, kotlin, helperDir, root));
+  const idleCompilers = [...compilers];
   const runners = new RunnerPools({ jdk, kotlin, helperDir, root, sandbox, workers, memoryMiB });
+  const compileQueue = new PQueue({ concurrency: compilerCount });
   const runQueue = new PQueue({ concurrency: workers });
+  // An error that no answer could cause (a runner JVM that cannot start) stops the run.
+  let fatal: unknown;
   try {
     const batches: Unit[][] = [];
     for (const lang of ['kotlin', 'java'] as const) {
       const mine = units.filter((u) => u.language === lang);
-      for (let i = 0; i < mine.length; i += batchSize) batches.push(mine.slice(i, i + batchSize));
+      // Spread small inputs over every compiler.
+      const size = Math.max(1, Math.min(batchSize, Math.ceil(mine.length / compilerCount)));
+      for (let i = 0; i < mine.length; i += size) batches.push(mine.slice(i, i + size));
     }
-    let batchNo = 0;
-    // An error that no answer could cause (a runner JVM that cannot start) stops the run.
-    let fatal: unknown;
-    for (const batch of batches) {
-      if (fatal !== undefined) break;
-      const dir = join(root, `b${batchNo++}`);
-      const outcomes = await compileBatch(compiler, batch, root, dir, compileTimeout);
-      const classesDir = join(dir, 'classes');
-      let left = 0;
-      const done = () => {
-        left--;
-        if (left === 0) void rm(dir, { recursive: true, force: true });
-      };
-      for (const u of batch) {
-        const o = outcomes.get(u);
-        if (!o || !o.ok) {
-          emit(u, {
-            status: o?.status ?? 'compile_error',
-            message: o?.message ?? 'not compiled',
-            stdout: '',
-            exitCode: null,
-            timeMs: null,
-          });
-          continue;
+    batches.forEach((batch, batchNo) => {
+      void compileQueue.add(async () => {
+        if (fatal !== undefined) return;
+        const dir = join(root, `b${batchNo}`);
+        const compiler = idleCompilers.pop()!;
+        let outcomes: Map<Unit, CompileOutcome>;
+        try {
+          outcomes = await compileBatch(compiler, batch, root, dir, compileTimeout);
+        } catch (err) {
+          fatal ??= err;
+          return;
+        } finally {
+          idleCompilers.push(compiler);
         }
-        left++;
-        void runQueue.add(async () => {
-          try {
-            if (fatal === undefined) emit(u, await runners.run(u, classesDir, o.pkg, cap, timeoutSeconds));
-          } catch (err) {
-            fatal ??= err;
-          } finally {
-            done();
+        const classesDir = join(dir, 'classes');
+        let left = 0;
+        const done = () => {
+          left--;
+          if (left === 0) void rm(dir, { recursive: true, force: true });
+        };
+        for (const u of batch) {
+          const o = outcomes.get(u);
+          if (!o || !o.ok) {
+            emit(u, {
+              status: o?.status ?? 'compile_error',
+              message: o?.message ?? 'not compiled',
+              stdout: '',
+              exitCode: null,
+              timeMs: null,
+            });
+            continue;
           }
-        });
-      }
-      if (left === 0) void rm(dir, { recursive: true, force: true });
-      // Keep compiling ahead, but not unboundedly far.
-      while (runQueue.size > workers * batchSize) await runQueue.onSizeLessThan(workers * batchSize);
-    }
+          left++;
+          void runQueue.add(async () => {
+            try {
+              if (fatal === undefined) emit(u, await runners.run(u, classesDir, o.pkg, cap, timeoutSeconds));
+            } catch (err) {
+              fatal ??= err;
+            } finally {
+              done();
+            }
+          });
+        }
+        if (left === 0) void rm(dir, { recursive: true, force: true });
+      });
+    });
+    await compileQueue.onIdle();
     await runQueue.onIdle();
     if (fatal !== undefined) throw fatal;
   } finally {
-    await compiler.stop();
+    await Promise.all(compilers.map((c) => c.stop()));
     await runners.stop();
     await rm(root, { recursive: true, force: true });
   }
@@ -312,10 +327,11 @@ class RunnerPools {
       cp,
       HELPER_CLASS,
       'run',
+      ...(this.cfg.kotlin ? ['kotlin.Unit', 'kotlin.collections.CollectionsKt'] : []),
     ];
     const wrapped = wrapInSandbox(this.cfg.sandbox, this.cfg.jdk.java, javaArgs, {
       scratch,
-      readOnly: [this.cfg.root],
+      readOnly: [this.cfg.root, this.cfg.helperDir, ...(this.cfg.kotlin ? [this.cfg.kotlin.home] : [])],
     });
     const server = new JvmServer({ command: wrapped.command, args: wrapped.args, cwd: scratch });
     this.all.add(server);

@@ -42,6 +42,15 @@ public final class BerthJvmHelper {
     if (args[0].equals("compile")) {
       compileLoop(in, args.length > 1 ? args[1] : "-");
     } else {
+      // Classes every sample needs (the Kotlin stdlib): missing ones make the run itself broken.
+      for (int i = 1; i < args.length; i++) {
+        try {
+          Class.forName(args[i], false, BerthJvmHelper.class.getClassLoader());
+        } catch (Throwable t) {
+          System.err.println("berth: the runner cannot load " + args[i] + ": " + t);
+          Runtime.getRuntime().halt(3);
+        }
+      }
       runLoop(in);
     }
     Runtime.getRuntime().halt(0);

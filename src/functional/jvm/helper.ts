@@ -11,9 +11,9 @@ import { chmod, mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { PrerequisiteError } from '../../errors.js';
-import { HELPER_CLASS, HELPER_SOURCE } from './helper-source.js';
-import { findJdk } from './toolchain.js';
+import { PrerequisiteError } from '../../errors.ts';
+import { HELPER_CLASS, HELPER_SOURCE } from './helper-source.ts';
+import { findJdk } from './toolchain.ts';
 
 const execFileAsync = promisify(execFile);
 

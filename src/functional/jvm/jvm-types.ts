@@ -1,5 +1,5 @@
-import type { JvmLanguage } from './program.js';
-import type { SandboxKind } from './server.js';
+import type { JvmLanguage } from './program.ts';
+import type { SandboxKind } from './server.ts';
 
 /** One Kotlin or Java sample to run: the problem's parts and the completion. */
 export interface JvmSample {
@@ -37,6 +37,8 @@ export interface JvmVerdict {
   timeMs: number | null;
   /** How the program was isolated. */
   sandbox: SandboxKind;
+  /** Set when the program ran with weaker isolation than asked (e.g. unsandboxed). */
+  warning?: string;
 }
 
 export interface JvmRunOptions {
@@ -48,12 +50,16 @@ export interface JvmRunOptions {
   assertions?: 'auto' | boolean;
   /** Runner JVMs (fast path) or parallel samples (reference path). Default: 2 or the CPU count if lower. */
   workers?: number;
-  /** Samples per compiler call on the fast path (default 48). */
+  /** Warm compiler JVMs on the fast path (default: as many as workers). */
+  compilers?: number;
+  /** Samples per compiler call on the fast path (default 100). */
   batchSize?: number;
   /** Cap on captured stdout and stderr, bytes each (default 65536). */
   outputCapBytes?: number;
   /** Heap limit of each runner JVM in MiB (default 1024). */
   memoryMiB?: number;
+  /** Isolation of the program runs (default `auto`: bwrap, else unshare, else none with a warning). */
+  sandbox?: 'auto' | SandboxKind;
   /** Called as each verdict is known. */
   onVerdict?: (v: JvmVerdict) => void;
 }
@@ -61,7 +67,7 @@ export interface JvmRunOptions {
 export const DEFAULTS = {
   timeoutSeconds: 15,
   compileTimeoutSeconds: 100,
-  batchSize: 48,
+  batchSize: 100,
   outputCapBytes: 65536,
   memoryMiB: 1024,
 } as const;

@@ -16,10 +16,10 @@ import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import PQueue from 'p-queue';
-import { DEFAULTS, type JvmRunOptions, type JvmSample, type JvmVerdict } from './jvm-types.js';
-import { assembleProgram, testUsesAssert } from './program.js';
-import { detectSandbox, type SandboxKind, wrapInSandbox } from './server.js';
-import { findJdk, findKotlin } from './toolchain.js';
+import { DEFAULTS, type JvmRunOptions, type JvmSample, type JvmVerdict } from './jvm-types.ts';
+import { assembleProgram, testUsesAssert } from './program.ts';
+import { resolveSandbox, wrapInSandbox } from './server.ts';
+import { findJdk, findKotlin } from './toolchain.ts';
 
 export interface CommandResult {
   exitCode: number | null;
@@ -90,6 +90,9 @@ export function runCommand(
   });
 }
 
+/** The compiler itself failed (missing, half-installed, crashed): an error of the run, never a verdict. */
+export class ToolchainBroken extends Error {}
+
 function randomName(): string {
   const letters = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
   const bytes = randomBytes(10);
@@ -104,7 +107,7 @@ export async function runReference(samples: readonly JvmSample[], options: JvmRu
   const workers = Math.max(1, options.workers ?? Math.min(2, cpus().length));
   const jdk = await findJdk();
   const kotlin = samples.some((s) => s.language === 'kotlin') ? await findKotlin() : undefined;
-  const sandbox = await detectSandbox();
+  const { kind: sandbox, warning: sandboxWarning } = resolveSandbox(options.sandbox);
   const queue = new PQueue({ concurrency: workers });
   const results = await Promise.all(
     samples.map((s) =>
@@ -123,7 +126,11 @@ export async function runReference(samples: readonly JvmSample[], options: JvmRu
       options.assertions === undefined || options.assertions === 'auto' ? testUsesAssert(s.test) : options.assertions;
     const dir = await mkdtemp(join(tmpdir(), 'berth-jvm-ref-'));
     await chmod(dir, 0o777);
-    const base: Pick<JvmVerdict, 'key' | 'sandbox'> = { key: s.key, sandbox: sandbox as SandboxKind };
+    const base: Pick<JvmVerdict, 'key' | 'sandbox' | 'warning'> = {
+      key: s.key,
+      sandbox,
+      ...(sandboxWarning ? { warning: sandboxWarning } : {}),
+    };
     try {
       let compile: CommandResult;
       let run: { command: string; args: string[] };
@@ -148,6 +155,10 @@ export async function runReference(samples: readonly JvmSample[], options: JvmRu
       }
       if (compile.timedOut) {
         return { ...base, status: 'timed_out', message: `timed out: compilation took longer than ${compileTimeout} seconds`, stdout: '', exitCode: null, timeMs: null };
+      }
+      if (compile.exitCode === null || compile.exitCode >= 126 || /Could not find or load main class org\.jetbrains|No such file or directory.*kotlinc/.test(compile.stderr)) {
+        // kotlinc/javac exit 1 (2: internal error) on bad code; a missing command or class is a broken toolchain, not a verdict.
+        throw new ToolchainBroken(`the compiler failed (exit ${compile.exitCode}): ${compile.stderr.slice(0, 2000)}`);
       }
       if (compile.exitCode !== 0) {
         return { ...base, status: 'compile_error', message: compile.stderr, stdout: compile.stdout, exitCode: null, timeMs: null };

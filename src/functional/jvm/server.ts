@@ -3,12 +3,11 @@
  * (see `helper-source.ts`). One request at a time; a request that exceeds its time limit kills the
  * whole process group, and the caller starts a new server.
  */
-import { execFile } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { promisify } from 'node:util';
 import { execa, type ResultPromise } from 'execa';
+import { detectSandbox } from '../sandbox.ts';
+import type { SandboxKind } from '../types.ts';
 
-const execFileAsync = promisify(execFile);
 
 /** Why a request got no answer. */
 export class ServerLost extends Error {
@@ -165,29 +164,15 @@ export class JvmServer {
   }
 }
 
-/** How the runner JVM is isolated. */
-export type SandboxKind = 'bubblewrap' | 'unshare' | 'none';
+export type { SandboxKind };
 
-let sandboxProbe: Promise<SandboxKind> | undefined;
-
-/** Finds the best working sandbox: bubblewrap (user, network, pid namespaces), else `unshare -n`, else none. */
-export function detectSandbox(): Promise<SandboxKind> {
-  sandboxProbe ??= (async () => {
-    if (process.env.BERTH_SANDBOX === 'none') return 'none';
-    try {
-      await execFileAsync('bwrap', [...bwrapBase(), 'true'], { timeout: 20_000 });
-      return 'bubblewrap';
-    } catch {
-      // absent or refused (no user namespaces)
-    }
-    try {
-      await execFileAsync('unshare', ['--net', '--map-root-user', 'true'], { timeout: 20_000 });
-      return 'unshare';
-    } catch {
-      return 'none';
-    }
-  })();
-  return sandboxProbe;
+/**
+ * The isolation for the runner JVMs: the functional module's detection (bwrap, else unshare, else
+ * none with a warning), `preferred` forcing a kind. `BERTH_SANDBOX=none` turns it off.
+ */
+export function resolveSandbox(preferred: 'auto' | SandboxKind = 'auto'): { kind: SandboxKind; warning?: string } {
+  if (process.env.BERTH_SANDBOX === 'none') return detectSandbox('none');
+  return detectSandbox(preferred === 'docker' ? 'auto' : preferred);
 }
 
 function bwrapBase(): string[] {
@@ -221,7 +206,7 @@ export function wrapInSandbox(
   args: string[],
   opts: { scratch: string; readOnly: string[] },
 ): { command: string; args: string[] } {
-  if (kind === 'bubblewrap') {
+  if (kind === 'bwrap') {
     const binds: string[] = [];
     for (const p of opts.readOnly) binds.push('--ro-bind', p, p);
     binds.push('--bind', opts.scratch, opts.scratch, '--chdir', opts.scratch);

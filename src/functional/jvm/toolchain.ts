@@ -11,7 +11,7 @@ import { existsSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { delimiter, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { PrerequisiteError } from '../../errors.js';
+import { PrerequisiteError } from '../../errors.ts';
 
 const execFileAsync = promisify(execFile);
 

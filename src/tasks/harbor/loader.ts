@@ -206,3 +206,14 @@ export function harborTaskDir(task: Task): string | undefined {
   const h = task.metadata.harbor as { task_dir?: string } | undefined;
   return h?.task_dir;
 }
+
+/** The task loader `berth run -p` uses: a Harbor task folder, or a folder with Harbor tasks among its children. */
+export const harborLoader = {
+  format: 'harbor',
+  async recognises(path: string): Promise<boolean> {
+    return isHarborPath(path);
+  },
+  async load(path: string): Promise<Task[]> {
+    return loadHarborPath(path);
+  },
+};

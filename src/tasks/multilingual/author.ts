@@ -203,9 +203,9 @@ storage = '4G'
     .join(' ');
   await writeFile(
     join(dir, 'environment', 'Dockerfile'),
-    `# The toolchain (${TOOLCHAIN[entry.language] ?? entry.language}) must be in the base image:
-# see docs/multilingual-tasks.md. The commit below reproduces base_commit ${entry.base_commit.slice(0, 12)}.
-FROM berth-base:bookworm
+    `# berth-multilingual:bookworm is berth-base plus the toolchains (${TOOLCHAIN[entry.language] ?? entry.language}),
+# built by examples/multilingual/image/build-image.sh. The commit below reproduces base_commit ${entry.base_commit.slice(0, 12)}.
+FROM berth-multilingual:bookworm
 COPY repo /testbed
 WORKDIR /testbed
 RUN ${env} sh -c '${BASE_COMMIT_SCRIPT}'

@@ -10,6 +10,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { InputError } from '../../errors.ts';
 import { formatCategoryReport, groupByCategory } from '../../reporters/by-category.ts';
+import { readCategoryRows } from '../../reporters/read-rows.ts';
 import { buildTask } from './author.ts';
 import { findLogParser, gradeMultilingual } from './grade.ts';
 import { loadMultilingualDataset } from './loader.ts';

@@ -14,6 +14,7 @@
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { Environment } from '../../environments/environment.ts';
 import { InputError } from '../../errors.ts';
 import { type CategoryRow, groupByCategory } from '../../reporters/by-category.ts';
 import { writeJsonAtomic } from '../../util/atomic-write.ts';
@@ -34,6 +35,12 @@ export interface MultilingualRunOptions {
   jobName: string;
   /** Only these instance ids, when given. */
   include?: string[];
+  /**
+   * `local` (default): a temporary folder on this machine, repository from `environment/repo/`.
+   * `docker`: the task's `environment/Dockerfile` (FROM berth-multilingual:bookworm, built by
+   * examples/multilingual/image/build-image.sh), tests run without network.
+   */
+  environment?: 'local' | 'docker';
   onTrial?: (row: MultilingualRow) => void;
 }
 
@@ -53,8 +60,9 @@ export interface MultilingualJobResult {
   job_name: string;
   agent: MultilingualAgent;
   berth_version: string;
-  environment: 'local-temp';
-  isolated: false;
+  environment: 'local-temp' | 'docker';
+  /** True when the tests ran without network (Docker). */
+  isolated: boolean;
   resolved: number;
   total: number;
   by_task_type: ReturnType<typeof groupByCategory>;
@@ -73,7 +81,14 @@ export async function runMultilingualJob(options: MultilingualRunOptions): Promi
   await mkdir(jobDir, { recursive: true });
   const rows: MultilingualRow[] = [];
   for (const task of tasks) {
-    const row = await runTrial(task, options.agent, predictions.get(task.name), jobDir);
+    const row = await runTrial(
+      task,
+      options.agent,
+      predictions.get(task.name),
+      jobDir,
+      options.environment ?? 'local',
+      options.jobName,
+    );
     rows.push(row);
     options.onTrial?.(row);
   }
@@ -81,8 +96,8 @@ export async function runMultilingualJob(options: MultilingualRunOptions): Promi
     job_name: options.jobName,
     agent: options.agent,
     berth_version: VERSION,
-    environment: 'local-temp',
-    isolated: false,
+    environment: options.environment === 'docker' ? 'docker' : 'local-temp',
+    isolated: options.environment === 'docker',
     resolved: rows.filter((row) => row.resolved).length,
     total: rows.length,
     by_task_type: groupByCategory(rows, ['task_type']),
@@ -98,6 +113,8 @@ async function runTrial(
   agent: MultilingualAgent,
   prediction: string | undefined,
   jobDir: string,
+  kind: 'local' | 'docker',
+  jobId: string,
 ): Promise<MultilingualRow> {
   const trialName = `${task.name}__1`;
   const trialDir = join(jobDir, trialName);
@@ -107,30 +124,49 @@ async function runTrial(
   let verifier: VerifierResult | undefined;
   let exception: { type: string; message: string } | undefined;
   const started = performance.now();
-  let env: TempDirEnvironment | undefined;
+  let env: Environment | undefined;
   try {
-    const made = await TempDirEnvironment.fromRepo(join(task.dir, 'environment', 'repo'));
-    env = made.env;
-    if (made.baseCommit !== task.entry.base_commit) {
+    let baseCommit: string;
+    if (kind === 'docker') {
+      const { DockerEnvironmentProvider } = await import('../../environments/docker/provider.ts');
+      env = await new DockerEnvironmentProvider().start({ task, jobId, trialDir });
+      const head = await env.exec('git rev-parse HEAD', { timeoutSec: 60 });
+      baseCommit = head.output.trim();
+    } else {
+      const made = await TempDirEnvironment.fromRepo(join(task.dir, 'environment', 'repo'));
+      env = made.env;
+      baseCommit = made.baseCommit;
+    }
+    if (baseCommit !== task.entry.base_commit) {
       throw new InputError(
-        { file: join(task.dir, 'environment', 'repo'), field: 'base_commit' },
-        `the repository commits as ${made.baseCommit}, sample_task.json says ${task.entry.base_commit}`,
+        { file: join(task.dir, 'environment'), field: 'base_commit' },
+        `the repository is at ${baseCommit}, sample_task.json says ${task.entry.base_commit}`,
       );
     }
     if (agent === 'oracle') {
-      const solve = await env.exec(`bash ${shellQuote(join(task.dir, 'solution', 'solve.sh'))}`, {
+      let solveScript = join(task.dir, 'solution', 'solve.sh');
+      if (kind === 'docker') {
+        await env.upload(join(task.dir, 'solution'), '/solution');
+        solveScript = '/solution/solve.sh';
+      }
+      const solve = await env.exec(`bash ${shellQuote(solveScript)}`, {
         env: { BERTH_WORKDIR: env.workdir },
         timeoutSec: 600,
         outputFile: join(trialDir, 'agent', 'oracle.txt'),
       });
+      if (kind === 'docker') await env.exec('rm -rf /solution', { timeoutSec: 60, user: 'root' });
       if (solve.exitCode !== 0)
         exception = { type: 'NonZeroAgentExitCodeError', message: solve.output.slice(-2000) };
     } else if (agent === 'predictions' && prediction) {
       const patchFile = join(trialDir, 'agent', 'patch.diff');
       await writeFile(patchFile, prediction);
-      const apply = await env.exec(`git apply --whitespace=nowarn ${shellQuote(patchFile)}`, {
-        timeoutSec: 120,
-      });
+      await env.upload(patchFile, `${env.workdir}/.git/berth_agent_patch.diff`);
+      const apply = await env.exec(
+        'git apply --whitespace=nowarn .git/berth_agent_patch.diff && rm .git/berth_agent_patch.diff',
+        {
+          timeoutSec: 120,
+        },
+      );
       if (apply.exitCode !== 0) exception = { type: 'PatchApplyError', message: apply.output.slice(-2000) };
     }
     const spec = task.verifier;
@@ -169,7 +205,12 @@ async function runTrial(
       : null,
     started_at: startedAt.toISOString(),
     finished_at: new Date().toISOString(),
-    metadata: { task_type: task.entry.task_type, language: task.entry.language, isolated: false },
+    metadata: {
+      task_type: task.entry.task_type,
+      language: task.entry.language,
+      isolated: kind === 'docker',
+      environment: kind,
+    },
   });
   return row;
 }

@@ -114,6 +114,8 @@ export async function runMultilingualVerification(
   const logFile = join(dir, 'test-stdout.txt');
   const run = await env.exec(`echo ${begin}\n( ${spec.testCommand}\n)\necho "${end} exit=$?"`, {
     timeoutSec,
+    // Environments that can (Docker) run the tests without network; the local stand-in cannot.
+    network: { mode: 'no-network' },
     outputFile: logFile,
     maxOutputBytes: 64 * 1024 * 1024,
   });

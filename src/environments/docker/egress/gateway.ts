@@ -167,12 +167,16 @@ export class EgressGateway {
   }
 
   /**
-   * Environment variables that send a task container's traffic through the proxy, in both
-   * cases tools read (curl, pip, npm, Go, Gradle via JAVA_TOOL_OPTIONS are not set here).
+   * Environment variables that send a task container's traffic through the proxy: both cases
+   * of the `*_PROXY` variables (curl, pip, npm, Go, git, Python) and `JAVA_TOOL_OPTIONS` with
+   * the JVM's proxy properties (Gradle, Maven and other JVM tools ignore `*_PROXY`).
    */
   proxyEnv(): Record<string, string> {
     const url = this.proxyUrl;
     const noProxy = 'localhost,127.0.0.1,::1';
+    const jvm = ['http', 'https']
+      .map((scheme) => `-D${scheme}.proxyHost=${this.proxyAddress} -D${scheme}.proxyPort=${this.port}`)
+      .join(' ');
     return {
       HTTP_PROXY: url,
       HTTPS_PROXY: url,
@@ -180,6 +184,7 @@ export class EgressGateway {
       https_proxy: url,
       NO_PROXY: noProxy,
       no_proxy: noProxy,
+      JAVA_TOOL_OPTIONS: `${jvm} -Dhttp.nonProxyHosts=localhost|127.0.0.1`,
     };
   }
 
