@@ -228,3 +228,19 @@ describe('verboseTail', () => {
     expect(verboseTail('PASSED')).toBeUndefined();
   });
 });
+
+describe('TestCollector.changes', () => {
+  it('tells whether a repeat would change the merged result', async () => {
+    const { TestCollector } = await import('./common.ts');
+    const c = new TestCollector('x');
+    expect(c.changes('a', 'PASSED')).toBe(true);
+    c.merge({ id: 'a', status: 'PASSED' });
+    expect(c.changes('a', 'PASSED')).toBe(false);
+    expect(c.changes('a', 'SKIPPED')).toBe(false);
+    expect(c.changes('a', 'FAILED')).toBe(true);
+    expect(c.changes('a', 'PASSED', true)).toBe(true);
+    const kept = new TestCollector('x', { keepElements: true });
+    kept.merge({ id: 'a', status: 'PASSED' });
+    expect(kept.changes('a', 'PASSED')).toBe(true);
+  });
+});

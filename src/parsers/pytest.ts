@@ -156,6 +156,8 @@ export const pytestParser: Parser = {
 
     const record = (id: string, word: Word, message: string | undefined, line: number): void => {
       const { status, outcome } = toStatus(word, message);
+      // A repeat that changes nothing (the -rA line of a test its -v line already gave) allocates nothing.
+      if (!collector.changes(id, status, message !== undefined)) return;
       const test: TestCase = { id, status, line };
       if (outcome) test.outcome = outcome;
       if (message) test.message = message;
