@@ -48,5 +48,7 @@ describe('testUsesAssert', () => {
       ),
     ).toBe(false);
     expect(testUsesAssert('Assertions.check(x); myassert(1)')).toBe(false);
+    // MBKP/254's test has the word in a string literal.
+    expect(testUsesAssert('    var arg20 : String = """assert statement"""\n')).toBe(false);
   });
 });
