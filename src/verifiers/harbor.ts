@@ -23,7 +23,11 @@ import type { Environment } from '../environments/environment.ts';
 import type { VerifierSpec } from '../tasks/task.ts';
 import type { Verifier, VerifierResult, VerifyContext } from './verifier.ts';
 
-type HarborVerifierSpec = Extract<VerifierSpec, { kind: 'harbor' }> & { user?: string | number };
+type HarborVerifierSpec = Extract<VerifierSpec, { kind: 'harbor' }> & {
+  user?: string | number;
+  /** A separate verifier's image owns `/tests` (Harbor's `skip_tests_upload`): keep it, upload nothing. */
+  testsInImage?: boolean;
+};
 
 /** An environment that can kill what a phase left behind (the Docker one can). */
 interface ProcessControl {
@@ -128,7 +132,7 @@ export class HarborVerifier implements Verifier {
       ? `${environment.killScript(environment.baselineProcesses)}; `
       : '';
     const reset = await environment.exec(
-      `${killer}rm -rf /tests && mkdir -p /logs/verifier && find /logs/verifier -mindepth 1 -delete && chmod 777 /logs/verifier`,
+      `${killer}${spec.testsInImage ? '' : 'rm -rf /tests && '}mkdir -p /logs/verifier && find /logs/verifier -mindepth 1 -delete && chmod 777 /logs/verifier`,
       {
         user: 'root',
         cwd: '/',
@@ -149,7 +153,7 @@ export class HarborVerifier implements Verifier {
     }
     // 3. Copy the hidden tests in and run them.
     try {
-      await environment.upload(spec.testsDir, '/tests');
+      if (!spec.testsInImage) await environment.upload(spec.testsDir, '/tests');
     } catch (error) {
       return {
         rewards: { reward: 0 },
