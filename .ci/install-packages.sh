@@ -14,6 +14,8 @@ command -v php >/dev/null || need+=(php-cli)
 command -v g++ >/dev/null || need+=(g++)
 command -v prlimit >/dev/null || need+=(util-linux)
 perl -MData::Compare -e 1 2>/dev/null || need+=(libdata-compare-perl)
+# Kotlin and Java problems (the Kotlin compiler itself comes from npm: kotlin-compiler).
+command -v javac >/dev/null || need+=(default-jdk-headless)
 if [ ${#need[@]} -gt 0 ]; then
   apt-get update -qq
   apt-get install -y -qq "${need[@]}"

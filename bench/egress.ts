@@ -20,7 +20,11 @@ for (let i = 0; i < rounds; i++) {
   execFileSync('docker', ['run', '--rm', '--label', 'dev.berth.job=bench-egress', image, 'true']);
   const bare = seconds(t0);
   t0 = performance.now();
-  const gateway = await EgressGateway.start({ docker, labels, policy: { mode: 'allowlist', allowedHosts: ['example.org'] } });
+  const gateway = await EgressGateway.start({
+    docker,
+    labels,
+    policy: { mode: 'allowlist', allowedHosts: ['example.org'] },
+  });
   const start = seconds(t0);
   const container = await docker.createContainer({
     Image: image,
@@ -48,6 +52,10 @@ for (let i = 0; i < rounds; i++) {
 const mean = (key: string) => rows.reduce((sum, row) => sum + (row[key] ?? 0), 0) / rows.length;
 const bare = mean('bare');
 for (const key of ['start', 'toAllowlist', 'toPublic', 'toNone', 'stop']) {
-  console.log(`${key.padEnd(12)} ${mean(key).toFixed(2)} s  (${(mean(key) / bare).toFixed(2)}x a bare docker run of ${bare.toFixed(2)} s)`);
+  console.log(
+    `${key.padEnd(12)} ${mean(key).toFixed(2)} s  (${(mean(key) / bare).toFixed(2)}x a bare docker run of ${bare.toFixed(2)} s)`,
+  );
 }
-console.log(`gateway overhead per trial (start + stop): ${(mean('start') + mean('stop')).toFixed(2)} s over ${rounds} rounds`);
+console.log(
+  `gateway overhead per trial (start + stop): ${(mean('start') + mean('stop')).toFixed(2)} s over ${rounds} rounds`,
+);

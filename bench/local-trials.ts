@@ -106,7 +106,8 @@ async function berth(concurrency: number, round: number): Promise<number> {
   const results = await runAll(
     tasks,
     new OracleAgent(),
-    join(scratch, `berth-${concurrency}-${round}`),
+    scratch,
+    `berth-${concurrency}-${round}`,
     concurrency,
     undefined,
   );

@@ -8,6 +8,7 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { tarPath } from '../environments/docker/tar.ts';
 import type { Task } from '../tasks/task.ts';
 import { AgentTimeoutError } from '../trials/trial.ts';
 import { VERSION } from '../version.ts';
@@ -38,12 +39,22 @@ export class ScriptOracleAgent implements Agent {
     if (solution.kind !== 'script' && this.patchOracle) return this.patchOracle.run(context);
     if (solution.kind !== 'script')
       throw new Error(`task ${task.name} has no solution/solve.sh for the oracle`);
-    await environment.upload(solution.dir, '/solution');
-    const result = await environment.exec('bash /solution/solve.sh > /logs/agent/oracle.txt 2>&1', {
-      timeoutSec: context.timeoutSec,
+    const solve = 'bash /solution/solve.sh > /logs/agent/oracle.txt 2>&1';
+    const options = {
+      ...(context.timeoutSec !== undefined ? { timeoutSec: context.timeoutSec } : {}),
       env: { DEBIAN_FRONTEND: 'noninteractive', ...(solution.env ?? {}) },
-      signal: context.signal,
-    });
+      ...(context.signal ? { signal: context.signal } : {}),
+    };
+    // One command: unpack solution/ from standard input into /solution, then run solve.sh;
+    // the separate upload is the fallback for images without tar.
+    let result = await environment.exec(
+      `command -v tar >/dev/null 2>&1 || { echo berth:no-tar; exit 98; }\nrm -rf /solution && tar -x -f - -C / || exit 99\n${solve}`,
+      { ...options, input: await tarPath(solution.dir, 'solution') },
+    );
+    if (result.exitCode === 98 && result.output.includes('berth:no-tar')) {
+      await environment.upload(solution.dir, '/solution');
+      result = await environment.exec(solve, options);
+    }
     const oomControl = environment as { newOomKills?: () => Promise<number> };
     const oom = result.oomKilled || (oomControl.newOomKills ? (await oomControl.newOomKills()) > 0 : false);
     if (result.exitCode !== 0 && !result.timedOut)

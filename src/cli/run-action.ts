@@ -11,6 +11,7 @@ import { defaultJobName, runJob } from '../jobs/job.ts';
 import { planTrials } from '../jobs/plan.ts';
 import { buildRunReport } from '../reporters/json.ts';
 import { textReporter } from '../reporters/text.ts';
+import '../tasks/multilingual/register.ts';
 import { loadTasks } from '../tasks/registry.ts';
 import { localRunProblems } from '../tasks/swebench/runnable.ts';
 import { createVerifiers } from '../verifiers/registry.ts';
@@ -111,8 +112,22 @@ export async function runCommand(options: RunCommandOptions): Promise<number> {
     ...(limit !== undefined ? { limit } : {}),
   });
   if (plan.length === 0) throw new UsageError('no task to run (check -i/-x/-l and the dataset)');
+  const providers = createProviders({
+    ...(options.repos ? { reposDir: resolve(options.repos) } : {}),
+    ...(options.keepEnvironments ? { keep: true } : {}),
+    ...docker,
+  });
+  const verifiers = createVerifiers();
   const seen = new Set<string>();
   const problems: string[] = [];
+  for (const kind of new Set(plan.map((p) => p.task.environment.kind))) {
+    if (!providers.some((p) => p.kind === kind))
+      problems.push(`no environment provider for ${kind} tasks in this build of berth`);
+  }
+  for (const kind of new Set(plan.map((p) => p.task.verifier.kind))) {
+    if (!verifiers.some((v) => v.kind === kind))
+      problems.push(`no verifier for ${kind} tasks in this build of berth`);
+  }
   for (const { task } of plan) {
     if (seen.has(task.name)) continue;
     seen.add(task.name);
@@ -166,12 +181,8 @@ export async function runCommand(options: RunCommandOptions): Promise<number> {
       source: basename(resolve(options.path)).replace(/\.(jsonl?|ndjson)$/i, ''),
       plan,
       agent,
-      providers: createProviders({
-        ...(options.repos ? { reposDir: resolve(options.repos) } : {}),
-        ...(options.keepEnvironments ? { keep: true } : {}),
-        ...docker,
-      }),
-      verifiers: createVerifiers(),
+      providers,
+      verifiers,
       concurrency,
       timeoutMultiplier: multiplier,
       phaseMultipliers: {

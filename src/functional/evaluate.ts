@@ -15,7 +15,7 @@ import { VERSION } from '../version.ts';
 import { findExecutor, knownLanguages, normaliseLanguage } from './executors/index.ts';
 import { readProblems, readSamples, resultsPath, writeResults } from './formats.ts';
 import { passAtKSummary, type TaskCounts } from './pass-at-k.ts';
-import { DEFAULT_SANDBOX, detectSandbox, MAX_SLOTS } from './sandbox.ts';
+import { DEFAULT_SANDBOX, detectSandbox, MAX_SLOTS, removeSampleRoot } from './sandbox.ts';
 import type {
   ExecutionItem,
   ExecutionResult,
@@ -143,6 +143,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluateSummar
       results[indices[j]!] = result;
     });
   }
+  await removeSampleRoot();
   if (options.signal?.aborted) throw new BerthError('BERTH_INTERRUPTED', 'interrupted', { exitCode: 130 });
 
   const broken = results

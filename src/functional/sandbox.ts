@@ -27,7 +27,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { lstatSync, mkdirSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { chown, mkdir, mkdtemp, rm, rmdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { PrerequisiteError } from '../errors.ts';
 import type { SandboxKind, SandboxOptions } from './types.ts';
 
@@ -446,14 +446,7 @@ export async function makeSampleDir(slot: number, label = 'sample'): Promise<str
       }
     });
   }
-  let dir: string;
-  try {
-    dir = await mkdtemp(join(root, `${label}-`));
-  } catch {
-    // The root was removed by removeDir between our mkdir and mkdtemp: make it again.
-    await mkdir(root, { recursive: true, mode: 0o711 });
-    dir = await mkdtemp(join(root, `${label}-`));
-  }
+  const dir = await mkdtemp(join(root, `${label}-`));
   const identity = slotIdentity(slot);
   if (identity) await chown(dir, identity.uid, identity.gid);
   return dir;
@@ -462,8 +455,11 @@ export async function makeSampleDir(slot: number, label = 'sample'): Promise<str
 /** Removes a sample folder and everything in it (as berth's user, so the sample's files go too). */
 export async function removeDir(dir: string): Promise<void> {
   await rm(dir, { recursive: true, force: true, maxRetries: 3 });
-  // Leave no empty per-process root behind (fails harmlessly while other samples run).
-  if (dirname(dir) === sampleRoot()) await rmdir(sampleRoot()).catch(() => {});
+}
+
+/** Removes this process's sample root when it is empty (call when no sample runs any more). */
+export async function removeSampleRoot(): Promise<void> {
+  await rmdir(sampleRoot()).catch(() => {});
 }
 
 /** Hands out slot numbers 0..n-1 so that concurrent runs never share a uid. */

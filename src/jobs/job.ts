@@ -16,7 +16,7 @@ import PQueue from 'p-queue';
 import type { Agent } from '../agents/agent.ts';
 import type { EnvironmentProvider } from '../environments/environment.ts';
 import type { TrialResult } from '../trials/result.ts';
-import { patchSha256, runTrial } from '../trials/trial.ts';
+import { patchSha256, runTrial, taskChecksum } from '../trials/trial.ts';
 import { writeJsonAtomic } from '../util/atomic-write.ts';
 import type { Verifier } from '../verifiers/verifier.ts';
 import { VERSION } from '../version.ts';
@@ -66,6 +66,7 @@ export interface JobSummary {
 export function resumeMismatch(previous: TrialResult, trial: PlannedTrial, agent: Agent): string | undefined {
   if (previous?.berth?.instance_id !== trial.task.name) return 'different instance';
   if (previous.berth.attempt !== trial.attempt) return 'different attempt';
+  if (previous.task_checksum !== taskChecksum(trial.task)) return 'the task changed';
   if (previous.berth.version !== VERSION) return `made by berth ${previous.berth.version}`;
   if (previous.agent_info?.name !== agent.info.name) return 'different agent';
   if (previous.berth.status === 'cancelled') return 'cancelled';
@@ -232,6 +233,7 @@ function crashedTrialResult(trial: PlannedTrial, options: JobOptions, error: unk
     trial_name: trial.trialName,
     trial_uri: pathToFileURL(join(resolve(options.jobsDir, options.jobName), trial.trialName)).href,
     source: options.source,
+    task_checksum: taskChecksum(trial.task),
     agent_info: { name: options.agent.info.name, version: options.agent.info.version, model_info: null },
     agent_result: null,
     verifier_result: null,

@@ -159,17 +159,30 @@ export class TestCollector {
    * a teardown error): merged by precedence, not counted as a duplicate.
    */
   merge(test: TestCase): void {
-    detachTest(test);
-    this.elements?.push(test);
+    if (this.elements) this.elements.push(detachTest(test));
     const previous = this.byId.get(test.id);
-    if (previous === undefined || this.precedence[test.status] > this.precedence[previous.status]) {
-      this.byId.set(
-        test.id,
-        previous?.message && !test.message ? { ...test, message: previous.message } : test,
-      );
+    if (previous === undefined) {
+      this.byId.set(test.id, detachTest(test));
+    } else if (this.precedence[test.status] > this.precedence[previous.status]) {
+      if (previous.message && !test.message) test.message = previous.message;
+      this.byId.set(previous.id, detachTest(test));
     } else if (!previous.message && test.message) {
-      previous.message = test.message;
+      previous.message = detach(test.message);
     }
+  }
+
+  /**
+   * Whether `merge` of a result with this id and status (and a message or not)
+   * would change anything: lets a hot loop skip building objects for repeats.
+   * Always true when every element is kept.
+   */
+  changes(id: string, status: TestStatus, hasMessage = false): boolean {
+    if (this.elements) return true;
+    const previous = this.byId.get(id);
+    if (previous === undefined) return true;
+    const rank = this.precedence[status];
+    const before = this.precedence[previous.status];
+    return rank > before || (hasMessage && !previous.message && rank >= before);
   }
 
   /** The merged results so far, one per id, in first-seen order. */

@@ -45,29 +45,61 @@ export function indentOf(line: string): number {
   return n;
 }
 
-/** Reads the first non-blank character of a stream without consuming it: `{`/`[` means a JSON report. */
+/**
+ * Decides whether a stream holds a JSON report: its first non-blank character
+ * is `{` or `[`, or, when `start` is given, a line in its first 64 KiB matches
+ * `start` (a JSON report printed after a banner, e.g. `npm test -- --json`);
+ * the text before that line is then dropped. Nothing is consumed: the returned
+ * stream replays what was read.
+ */
 export async function sniffJson(
   chunks: AsyncIterable<string | Uint8Array>,
+  start?: RegExp,
 ): Promise<{ json: boolean; stream: AsyncIterable<string | Uint8Array> }> {
   const iterator = chunks[Symbol.asyncIterator]();
-  const seen: Array<string | Uint8Array> = [];
-  let json = false;
-  let decided = false;
   const decoder = new TextDecoder('utf-8', { fatal: false });
-  while (!decided) {
+  let head = '';
+  let done = false;
+  let json = false;
+  let from = 0;
+  for (;;) {
     const next = await iterator.next();
-    if (next.done) break;
-    seen.push(next.value);
-    const text = typeof next.value === 'string' ? next.value : decoder.decode(next.value, { stream: true });
-    const m = /\S/.exec(text);
+    if (next.done) {
+      done = true;
+      break;
+    }
+    head += typeof next.value === 'string' ? next.value : decoder.decode(next.value, { stream: true });
+    if (/\S/.test(head) || head.length >= 65536) break;
+  }
+  const first = /\S/.exec(head);
+  if (first && (first[0] === '{' || first[0] === '[')) json = true;
+  else if (start) {
+    // Read on to 64 KiB to look for the report's first line.
+    while (!done && head.length < 65536) {
+      const next = await iterator.next();
+      if (next.done) {
+        done = true;
+        break;
+      }
+      head += typeof next.value === 'string' ? next.value : decoder.decode(next.value, { stream: true });
+    }
+    const flags = start.flags.includes('m') ? start.flags : `${start.flags}m`;
+    const m = new RegExp(start.source, flags).exec(head.slice(0, 65536));
     if (m) {
-      json = m[0] === '{' || m[0] === '[';
-      decided = true;
+      json = true;
+      from = m.index;
     }
   }
+  if (done) head += decoder.decode();
+  const rest = from > 0 ? head.slice(from) : head;
   async function* replay(): AsyncGenerator<string | Uint8Array> {
-    yield* seen;
-    for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value;
+    if (rest) yield rest;
+    if (done) return;
+    for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
+      yield typeof next.value === 'string' ? next.value : decoder.decode(next.value, { stream: true });
+    }
+    const tail = decoder.decode();
+    if (tail) yield tail;
   }
   return { json, stream: replay() };
 }

@@ -211,7 +211,7 @@ export const jestParser: Parser = {
     return 0;
   },
   async parse(chunks, options) {
-    const { json, stream } = await sniffJson(chunks);
+    const { json, stream } = await sniffJson(chunks, /^\{"num\w+TestSuites"/);
     return json ? parseJestJson('jest', stream, options) : parseJestText(stream, options);
   },
 };
@@ -228,7 +228,7 @@ export const vitestParser: Parser = {
     return 0;
   },
   async parse(chunks, options) {
-    const { json, stream } = await sniffJson(chunks);
+    const { json, stream } = await sniffJson(chunks, /^\{"num\w+TestSuites"/);
     return json ? parseJestJson('vitest', stream, options) : parseVitestText(stream, options);
   },
 };

@@ -28,7 +28,7 @@ const METHOD2 = /^(\S+?)\(([\w$.]+)\)\s+Time elapsed: [\d.,]+ s(?:ec)?(?:\s+<<< 
 
 export const mavenParser: Parser = {
   name: 'maven',
-  aliases: ['surefire', 'maven-surefire', 'mvn'],
+  aliases: ['maven-console', 'mvn', 'surefire-console'],
   description: 'Maven surefire console summaries (class results, failing methods)',
   detect(head: string): number {
     const text = stripAnsi(head);

@@ -138,7 +138,7 @@ export const mochaParser: Parser = {
     return 0;
   },
   async parse(chunks, options) {
-    const { json, stream } = await sniffJson(chunks);
+    const { json, stream } = await sniffJson(chunks, /^\{\s*\n\s*"stats":/);
     return json ? parseJson(stream, options) : parseSpec(stream, options);
   },
 };

@@ -25,8 +25,47 @@ const WORDS = 'PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS';
 const XDIST = /^\[gw\d+\]\s+(?:\[\s*\d+%\]\s+|\[\s*\d+\/\d+\]\s+)?/;
 const STATUS_FIRST = new RegExp(`^(${WORDS})(?:\\s+(.*))?$`);
 // `<id> STATUS`, optionally `(reason)` and a `[ 50%]` / `[3/5]` progress column.
-const VERBOSE_TAIL = new RegExp(`\\s(${WORDS})(?: \\(.*\\))?(?:\\s+\\[\\s*\\d+(?:%|\\/\\d+)\\])?\\s*$`);
 const PENDING_ID = /^\S+\.py::\S/;
+const WORD_LIST: readonly Word[] = ['PASSED', 'FAILED', 'ERROR', 'SKIPPED', 'XFAIL', 'XPASS'];
+const PROGRESS_COLUMN = /^\[\s*\d+(?:%|\/\d+)\]$/;
+
+/**
+ * `<id> STATUS`, optionally ` (reason)` and a `[ 50%]` / `[3/5]` progress column:
+ * where the status word starts, read from the end of the line (no regex scan
+ * over the id, which may itself contain status words inside its parameters).
+ */
+export function verboseTail(line: string): { index: number; word: Word } | undefined {
+  let end = line.length;
+  while (end > 0 && line.charCodeAt(end - 1) <= 32) end--;
+  if (line.charCodeAt(end - 1) === 93 /* ] */) {
+    const open = line.lastIndexOf('[', end - 1);
+    if (open > 0 && PROGRESS_COLUMN.test(line.slice(open, end))) {
+      end = open;
+      while (end > 0 && line.charCodeAt(end - 1) <= 32) end--;
+    }
+  }
+  const found = wordEndingAt(line, end);
+  if (found) return found;
+  // `SKIPPED (reason)`: the reason's parentheses end the line.
+  if (line.charCodeAt(end - 1) === 41 /* ) */) {
+    for (let open = line.lastIndexOf(' (', end); open > 0; open = line.lastIndexOf(' (', open - 1)) {
+      const before = wordEndingAt(line, open);
+      if (before) return before;
+    }
+  }
+  return undefined;
+}
+
+function wordEndingAt(line: string, end: number): { index: number; word: Word } | undefined {
+  for (const word of WORD_LIST) {
+    const start = end - word.length;
+    if (start > 0 && line.startsWith(word, start)) {
+      const c = line.charCodeAt(start - 1);
+      if (c === 32 || c === 9) return { index: start - 1, word };
+    }
+  }
+  return undefined;
+}
 // Classic progress: `tests/test_a.py ..F.s   [ 66%]`.
 const CLASSIC = /^(\S+\.py) ([.FEsxX]+)\s*(?:\[\s*\d+%\])?\s*$/;
 const CLASSIC_CONT = /^([.FEsxX]+)\s*(?:\[\s*\d+%\])?\s*$/;
@@ -70,17 +109,19 @@ export function splitIdAndMessage(rest: string): { id: string; message?: string 
   return { id: rest.trim() };
 }
 
+const STATUS_OF: Record<Word, { status: TestStatus; outcome?: string }> = {
+  PASSED: { status: 'PASSED' },
+  FAILED: { status: 'FAILED' },
+  ERROR: { status: 'ERROR' },
+  SKIPPED: { status: 'SKIPPED' },
+  XFAIL: { status: 'PASSED', outcome: 'xfailed' },
+  XPASS: { status: 'PASSED', outcome: 'xpassed' },
+};
+const XFAIL_NOTRUN = { status: 'SKIPPED', outcome: 'xfailed-notrun' } as const;
+
 function toStatus(word: Word, message: string | undefined): { status: TestStatus; outcome?: string } {
-  switch (word) {
-    case 'XFAIL':
-      return message?.includes('[NOTRUN]')
-        ? { status: 'SKIPPED', outcome: 'xfailed-notrun' }
-        : { status: 'PASSED', outcome: 'xfailed' };
-    case 'XPASS':
-      return { status: 'PASSED', outcome: 'xpassed' };
-    default:
-      return { status: word };
-  }
+  if (word === 'XFAIL' && message?.includes('[NOTRUN]')) return XFAIL_NOTRUN;
+  return STATUS_OF[word];
 }
 
 /** A node id as pytest prints it: a path, optionally `::` parts. */
@@ -115,6 +156,8 @@ export const pytestParser: Parser = {
 
     const record = (id: string, word: Word, message: string | undefined, line: number): void => {
       const { status, outcome } = toStatus(word, message);
+      // A repeat that changes nothing (the -rA line of a test its -v line already gave) allocates nothing.
+      if (!collector.changes(id, status, message !== undefined)) return;
       const test: TestCase = { id, status, line };
       if (outcome) test.outcome = outcome;
       if (message) test.message = message;
@@ -199,11 +242,11 @@ export const pytestParser: Parser = {
       // Other control characters (a stray `\b`, `\x0f`) only matter on lines that can hold a result.
       if (CONTROL.test(line)) line = line.replace(CONTROL_ALL, '');
       // `<id> STATUS [ 50%]` (-v).
-      const tail = VERBOSE_TAIL.exec(line);
+      const tail = verboseTail(line);
       if (tail) {
         const id = line.slice(0, tail.index).trim();
         if (looksLikeNodeId(id)) {
-          record(id, tail[1] as Word, undefined, lineNo);
+          record(id, tail.word, undefined, lineNo);
           pendingId = undefined;
           classicFile = undefined;
           return;

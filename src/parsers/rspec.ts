@@ -182,7 +182,7 @@ export const rspecParser: Parser = {
     return 0;
   },
   async parse(chunks, options) {
-    const { json, stream } = await sniffJson(chunks);
+    const { json, stream } = await sniffJson(chunks, /^\{"version":/);
     return json ? parseJson(stream, options) : parseDocumentation(stream, options);
   },
 };

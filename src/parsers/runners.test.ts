@@ -318,3 +318,26 @@ describe('helpers', () => {
     expect(a.tests).toEqual(b.tests);
   });
 });
+
+describe('JSON reports after a banner', () => {
+  it('npm prints its banner before `jest --json`: the report is still read as JSON', async () => {
+    const json = readFileSync(join(generated, 'jest.json.txt'), 'utf8');
+    const text = `\n> calc@1.0.0 test\n> jest --json --ci\n\n${json}`;
+    const result = await parseReport(text, { format: 'jest' });
+    const plain = await parseFile(generated, 'jest.json.txt');
+    expect(statusMap(result)).toEqual(statusMap(plain));
+  });
+
+  it('mocha JSON and RSpec JSON after other output', async () => {
+    for (const [file, format] of [
+      ['mocha.json.txt', 'mocha'],
+      ['rspec.json.txt', 'rspec'],
+    ] as const) {
+      const json = readFileSync(join(generated, file), 'utf8');
+      const result = await parseReport(`Warning: something [1] {odd}\n${json}`, { format });
+      const plain = await parseFile(generated, file);
+      expect(statusMap(result), file).toEqual(statusMap(plain));
+      expect(result.tests.length).toBeGreaterThan(3);
+    }
+  });
+});

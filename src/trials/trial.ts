@@ -53,6 +53,13 @@ export function patchSha256(patch: string): string {
   return createHash('sha256').update(patch, 'utf8').digest('hex');
 }
 
+/** sha256 hex of what defines a task's trial: its environment, verifier and solution specs. */
+export function taskChecksum(task: Task): string {
+  return createHash('sha256')
+    .update(JSON.stringify([task.name, task.environment, task.verifier, task.solution]), 'utf8')
+    .digest('hex');
+}
+
 /** Harbor's AgentTimeoutError. */
 export class AgentTimeoutError extends Error {
   override name = 'AgentTimeoutError';
@@ -113,6 +120,7 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
     trial_name: options.trialName,
     trial_uri: pathToFileURL(trialDir).href,
     source: options.source,
+    task_checksum: taskChecksum(task),
     agent_info: {
       name: agent.info.name,
       version: agent.info.version,
@@ -236,7 +244,7 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
       );
     } catch (error) {
       // Harbor records an agent timeout and still runs the verifier (for agents acting in the environment).
-      if (!(error instanceof AgentTimeoutError)) throw error;
+      if (!(error instanceof Error && error.name === 'AgentTimeoutError')) throw error;
       record(error);
     }
     phase.finished_at = now();

@@ -149,6 +149,32 @@ describe.skipIf(!sandboxed)('errors of the run are refused, never verdicts', () 
     expect(existsSync(join(dir, 'needs.jsonl_results.jsonl'))).toBe(false);
   });
 
+  it('a Python problem that imports a module that is not installed', async () => {
+    const problemsFile = join(dir, 'py-needs-module.jsonl');
+    writeFileSync(
+      problemsFile,
+      `${JSON.stringify({
+        task_id: 'P/1',
+        prompt: 'import berth_no_such_module\n\ndef f():\n',
+        entry_point: 'f',
+        canonical_solution: '    return 1\n',
+        test: '\ndef check(candidate):\n    assert candidate() == 1\n',
+      })}\n`,
+    );
+    const problems = await readProblems(problemsFile);
+    const { samples } = agentSamples(problems, 'oracle');
+    await expect(
+      evaluate({
+        problemsFile,
+        problems,
+        samples,
+        samplesFile: join(dir, 'py-needs.jsonl'),
+        timeoutSec: 5,
+        workers: 1,
+      }),
+    ).rejects.toThrow(/the problem imports berth_no_such_module/);
+  });
+
   it('a language without a toolchain says what to install (exit 2)', () => {
     const problemsFile = join(dir, 'swift.jsonl');
     writeFileSync(

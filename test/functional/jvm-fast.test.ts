@@ -55,7 +55,10 @@ describe.skipIf(!toolchains)('fast JVM path', () => {
       kt('loop', '    while (true) {}\n}'),
       kt('exit0', '    System.exit(0)\n    return 0\n}'),
       kt('exit3', '    System.exit(3)\n    return a + b\n}'),
-      kt('alloc-10gb', '    val l = ArrayList<LongArray>()\n    repeat(14) { l.add(LongArray(100_000_000)) }\n    return l.size\n}'),
+      kt(
+        'alloc-10gb',
+        '    val l = ArrayList<LongArray>()\n    repeat(14) { l.add(LongArray(100_000_000)) }\n    return l.size\n}',
+      ),
       kt('fork', '    while (true) { ProcessBuilder("sh", "-c", "sleep 100").start() }\n}'),
       kt('socket', `    java.net.Socket("127.0.0.1", ${port}).close()\n    return a + b\n}`),
       kt('delete-outside', `    java.io.File(${JSON.stringify(victim)}).delete()\n    return a + b\n}`),

@@ -100,6 +100,21 @@ describe('runJob', () => {
     await writeFile(join(jobDir, 'shell__b-1__1', 'result.json'), JSON.stringify(edited));
     const third = await runJob({ ...base, jobsDir, jobName: 'j', plan, agent: new OracleAgent() });
     expect(third.reused).toBe(3);
+    // A changed task (here its FAIL_TO_PASS list) runs again.
+    const changed = await shellTask({ name: 'shell__a-1' });
+    if (changed.verifier.kind === 'swebench') changed.verifier.passToPass = [];
+    const fifth = await runJob({
+      ...base,
+      jobsDir,
+      jobName: 'j',
+      plan: planTrials([changed], { attempts: 2 }),
+      agent: new OracleAgent(),
+    });
+    expect(fifth.reused).toBe(0);
+    expect(fifth.trials.map((t) => t.berth.PASS_TO_PASS)).toEqual([
+      { passed: 0, total: 0 },
+      { passed: 0, total: 0 },
+    ]);
     const other: Agent = {
       info: { name: 'oracle', version: 'x' },
       plannedPatch: () => '',

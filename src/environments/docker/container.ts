@@ -71,14 +71,18 @@ function engineInfo(docker: Docker): Promise<{ NCPU?: number }> {
   return p;
 }
 
-const workdirCache = new Map<string, Promise<string>>();
-function imageWorkdir(docker: Docker, image: string): Promise<string> {
+const workdirCache = new Map<string, Promise<{ workdir: string; entrypoint: boolean }>>();
+/** The image's WORKDIR and whether it has an ENTRYPOINT (which may start services). */
+function imageConfig(docker: Docker, image: string): Promise<{ workdir: string; entrypoint: boolean }> {
   let p = workdirCache.get(image);
   if (!p) {
     p = docker
       .getImage(image)
       .inspect()
-      .then((i) => i.Config?.WorkingDir ?? '');
+      .then((i) => ({
+        workdir: i.Config?.WorkingDir ?? '',
+        entrypoint: (i.Config?.Entrypoint?.length ?? 0) > 0,
+      }));
     workdirCache.set(image, p);
     p.catch(() => workdirCache.delete(image));
   }
@@ -243,12 +247,18 @@ export class DockerContainerEnvironment implements Environment {
       }
       if (memory) await environment.watchOom();
       await container.start();
-      const wd = options.workdir ?? ((await imageWorkdir(docker, options.image)) || '/');
-      (environment as { workdir: string }).workdir = wd;
-      // One exec: create the workdir, list the processes the image started (kept alive across phases).
-      const mkdirWd = options.workdir ? `mkdir -p ${shellQuote(options.workdir)}; ` : '';
-      const out = await environment.quiet(`${mkdirWd}for p in /proc/[0-9]*; do echo \${p#/proc/}; done`);
-      environment.baselineProcesses = new Set(out.split('\n').filter(Boolean).map(Number));
+      const config = await imageConfig(docker, options.image);
+      (environment as { workdir: string }).workdir = options.workdir ?? (config.workdir || '/');
+      if (config.entrypoint) {
+        // One exec: create the workdir, list the processes the entrypoint started (kept alive across phases).
+        const mkdirWd = options.workdir ? `mkdir -p ${shellQuote(options.workdir)}; ` : '';
+        const out = await environment.quiet(`${mkdirWd}for p in /proc/[0-9]*; do echo \${p#/proc/}; done`);
+        environment.baselineProcesses = new Set(out.split('\n').filter(Boolean).map(Number));
+      } else {
+        // Without an entrypoint only the keep-alive loop (PID 1) runs; its `sleep` child may be killed harmlessly.
+        environment.baselineProcesses = new Set([1]);
+        if (options.workdir) await environment.quiet(`mkdir -p ${shellQuote(options.workdir)}`);
+      }
     } catch (error) {
       await environment.stop();
       throw error;
@@ -279,17 +289,26 @@ export class DockerContainerEnvironment implements Environment {
     // The exec's shell is its process group (and session) leader: killing the group kills the command's tree.
     const script = `echo $$ > ${pidFile} 2>/dev/null; c=$BERTH_EXEC_CMD; unset BERTH_EXEC_CMD; if command -v bash >/dev/null 2>&1; then bash -c "$c"; else sh -c "$c"; fi; r=$?; rm -f ${pidFile}; exit $r`;
     const env = { ...(options.env ?? {}), BERTH_EXEC_CMD: command };
+    const withInput = options.input !== undefined;
     const exec = await this.container.exec({
       Cmd: ['sh', '-c', script],
+      AttachStdin: withInput,
       AttachStdout: true,
       AttachStderr: true,
       WorkingDir: options.cwd ?? this.workdir,
       User: options.user ?? this.defaultUser,
       Env: Object.entries(env).map(([k, v]) => `${k}=${v}`),
     });
-    const stream = (await exec.start({ hijack: true, stdin: false })) as NodeJS.ReadWriteStream & {
+    const stream = (await exec.start({ hijack: true, stdin: withInput })) as NodeJS.ReadWriteStream & {
       destroy(): void;
     };
+    if (withInput) {
+      // Standard input, then a half-close so the command sees its end.
+      stream.write(
+        typeof options.input === 'string' ? options.input : Buffer.from(options.input as Uint8Array),
+      );
+      stream.end();
+    }
     const max = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
     const chunks: Buffer[] = [];
     let size = 0;
@@ -411,7 +430,7 @@ export class DockerContainerEnvironment implements Environment {
    * the last call (the engine's `oom` events for this container). Waits up to
    * `graceMs` for an event still in flight.
    */
-  async newOomKills(graceMs = 50): Promise<number> {
+  async newOomKills(graceMs = 20): Promise<number> {
     if (this.oomEvents === undefined) return 0;
     const deadline = Date.now() + graceMs;
     while (this.oomEvents === this.oomCount && Date.now() < deadline)

@@ -5,7 +5,8 @@
  * `/logs/artifacts` (Harbor's `EnvironmentPaths`), and labels it with the job id.
  */
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { chmod } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { InputError } from '../../errors.ts';
@@ -20,6 +21,8 @@ import { ImageService } from './images.ts';
 import { LABELS } from './labels.ts';
 
 export type DockerSpec = Extract<EnvironmentSpec, { kind: 'docker' }> & {
+  /** A Dockerfile's text, built with an empty context (SWE-bench rows that carry one). */
+  dockerfile?: string;
   /** Dataset `bases/` folder (Kotlin Benchmark layout). */
   basesDir?: string;
   /** Local image name stem for built images (`hb__<task>`). */
@@ -74,6 +77,7 @@ export function readComposeMain(file: string): ComposeMain {
 /** What a task's image comes from, in Harbor's order of preference. */
 export type ImagePlan =
   | { kind: 'build'; contextDir: string; dockerfile: string; tags: string[] }
+  | { kind: 'inline'; text: string }
   | { kind: 'image'; image: string };
 
 /** Decides how to get a task's image: compose `main`, `environment/Dockerfile`, or `docker_image`. */
@@ -89,6 +93,7 @@ export function planImage(spec: DockerSpec, origin = 'task'): ImagePlan {
   }
   if (spec.dockerfileDir)
     return { kind: 'build', contextDir: spec.dockerfileDir, dockerfile: 'Dockerfile', tags: [] };
+  if (typeof spec.dockerfile === 'string') return { kind: 'inline', text: spec.dockerfile };
   if (spec.image) return { kind: 'image', image: spec.image };
   throw new InputError(
     { file: origin },
@@ -134,6 +139,22 @@ export class DockerEnvironmentProvider implements EnvironmentProvider {
         : undefined;
     if (plan.kind === 'image')
       return images.provide(plan.image, { bases, onLog: context.onLog, signal: context.signal, timeoutSec });
+    if (plan.kind === 'inline') {
+      const dir = await mkdtemp(join(tmpdir(), 'berth-inline-'));
+      try {
+        await writeFile(join(dir, 'Dockerfile'), plan.text);
+        return await images.build({
+          contextDir: dir,
+          name: spec.imageName ?? task.name,
+          timeoutSec,
+          bases,
+          onLog: context.onLog,
+          signal: context.signal,
+        });
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    }
     return images.build({
       contextDir: plan.contextDir,
       dockerfile: plan.dockerfile,
@@ -178,6 +199,7 @@ export class DockerEnvironmentProvider implements EnvironmentProvider {
           docker,
           labels: { [LABELS.managed]: '1', [LABELS.job]: jobId, [LABELS.trial]: basename(trialDir) },
           name: basename(trialDir),
+          logFile: join(trialDir, 'egress.log'),
           policy: proxyPolicyFor(networkForPhase(task, 'environment')),
           ...(this.options.egressImage ? { image: this.options.egressImage } : {}),
         })

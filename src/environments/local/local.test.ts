@@ -175,6 +175,23 @@ describe('local environment: processes', () => {
     expect(isAlive(leftover)).toBe(false);
   });
 
+  it('kills the groups it started when berth itself exits (a second Ctrl-C)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'berth-proc-'));
+    const pidFile = join(dir, 'grandchild.pid');
+    const processModule = new URL('./process.ts', import.meta.url).href;
+    const script = [
+      `import { runProcess } from ${JSON.stringify(processModule)};`,
+      `void runProcess(['bash', '-c', 'sleep 300 & echo $! > ${pidFile}; sleep 300'], { cwd: ${JSON.stringify(dir)} });`,
+      'setTimeout(() => process.exit(130), 1500);',
+    ].join('\n');
+    const scriptFile = join(dir, 'exit.mts');
+    await writeFile(scriptFile, script);
+    const run = await execa('node', ['--import', 'tsx', scriptFile], { reject: false });
+    expect(run.exitCode).toBe(130);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(isAlive(Number(await readFile(pidFile, 'utf8')))).toBe(false);
+  });
+
   it('caps output in memory and on disk with a visible truncation mark', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'berth-proc-'));
     const outputFile = join(dir, 'out.txt');

@@ -34,6 +34,19 @@ export function truncationMark(cap: number, dropped: number): string {
   return `\n[berth: output truncated at ${cap} bytes; ${dropped} more bytes dropped]\n`;
 }
 
+/** Process groups started by runProcess that may still hold processes. */
+const activeGroups = new Set<number>();
+let exitHookInstalled = false;
+
+/** Kills every group berth started when berth itself exits (e.g. a second Ctrl-C). */
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on('exit', () => {
+    for (const pid of activeGroups) killGroup(pid, 'SIGKILL');
+  });
+}
+
 /** Sends a signal to a whole process group, ignoring a group that is already gone. */
 export function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
   if (pid === undefined) return;
@@ -74,6 +87,8 @@ export async function runProcess(argv: string[], options: RunProcessOptions): Pr
     ...(options.input !== undefined ? { input: options.input } : { stdin: 'ignore' as const }),
   });
   const pid = child.pid;
+  installExitHook();
+  if (pid !== undefined) activeGroups.add(pid);
   let timedOut = false;
   let aborted = false;
   let killTimer: NodeJS.Timeout | undefined;
@@ -110,6 +125,7 @@ export async function runProcess(argv: string[], options: RunProcessOptions): Pr
     file?.write(part);
   });
   const result = await child;
+  if (pid !== undefined) activeGroups.delete(pid);
   if (timer) clearTimeout(timer);
   if (killTimer) clearTimeout(killTimer);
   options.signal?.removeEventListener('abort', onAbort);

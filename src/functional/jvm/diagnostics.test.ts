@@ -38,7 +38,9 @@ describe('splitDiagnostics', () => {
   });
 
   it('keeps errors that name no file apart, so the caller bisects', () => {
-    const split = splitDiagnostics('exception: java.lang.IllegalStateException: boom\n\tat x.y\n', ['a/Main.kt']);
+    const split = splitDiagnostics('exception: java.lang.IllegalStateException: boom\n\tat x.y\n', [
+      'a/Main.kt',
+    ]);
     expect(split.filesWithErrors.size).toBe(0);
     expect(split.unattributedErrors).toContain('IllegalStateException');
   });

@@ -77,10 +77,13 @@ function makeExecutor(language: JvmLanguage, aliases: string[]): LanguageExecuto
         onVerdict: (v) => options.onResult?.(Number(v.key), toExecutionResult(v)),
       };
       try {
-        const verdicts = options.reference ? await runReference(samples, jvmOptions) : await runFast(samples, jvmOptions);
+        const verdicts = options.reference
+          ? await runReference(samples, jvmOptions)
+          : await runFast(samples, jvmOptions);
         return verdicts.map(toExecutionResult);
       } catch (err) {
-        if (err instanceof ToolchainBroken) throw new BerthError('BERTH_TOOLCHAIN', `${language}: ${err.message}`);
+        if (err instanceof ToolchainBroken)
+          throw new BerthError('BERTH_TOOLCHAIN', `${language}: ${err.message}`);
         throw err;
       }
     },

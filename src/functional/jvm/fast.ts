@@ -36,7 +36,9 @@ interface Unit {
   keys: string[];
 }
 
-type CompileOutcome = { ok: true; pkg: string } | { ok: false; status: 'compile_error' | 'timed_out'; message: string };
+type CompileOutcome =
+  | { ok: true; pkg: string }
+  | { ok: false; status: 'compile_error' | 'timed_out'; message: string };
 
 const decode = (s: string | undefined) => Buffer.from(s ?? '', 'base64').toString('utf8');
 const fromB64 = decode;
@@ -50,7 +52,10 @@ const RUNNER_RECYCLE = 400;
 /** Recycle the compiler JVM after this many calls. */
 const COMPILER_RECYCLE = 60;
 
-export async function runFast(samples: readonly JvmSample[], options: JvmRunOptions = {}): Promise<JvmVerdict[]> {
+export async function runFast(
+  samples: readonly JvmSample[],
+  options: JvmRunOptions = {},
+): Promise<JvmVerdict[]> {
   const timeoutSeconds = options.timeoutSeconds ?? DEFAULTS.timeoutSeconds;
   const compileTimeout = options.compileTimeoutSeconds ?? DEFAULTS.compileTimeoutSeconds;
   const batchSize = Math.max(1, options.batchSize ?? DEFAULTS.batchSize);
@@ -68,7 +73,10 @@ export async function runFast(samples: readonly JvmSample[], options: JvmRunOpti
   const byProgram = new Map<string, Unit>();
   for (const s of samples) {
     const program = assembleProgram(s.prompt, s.completion, s.test);
-    const assertions = options.assertions === undefined || options.assertions === 'auto' ? testUsesAssert(s.test) : options.assertions;
+    const assertions =
+      options.assertions === undefined || options.assertions === 'auto'
+        ? testUsesAssert(s.test)
+        : options.assertions;
     const id = `${s.language}\0${assertions}\0${program}`;
     let u = byProgram.get(id);
     if (!u) {
@@ -92,7 +100,10 @@ export async function runFast(samples: readonly JvmSample[], options: JvmRunOpti
 
   // Compilation dominates: one warm compiler JVM per worker, each taking whole batches.
   const compilerCount = Math.max(1, options.compilers ?? workers);
-  const compilers = Array.from({ length: compilerCount }, () => new CompilerHandle(jdk, kotlin, helperDir, root));
+  const compilers = Array.from(
+    { length: compilerCount },
+    () => new CompilerHandle(jdk, kotlin, helperDir, root),
+  );
   const idleCompilers = [...compilers];
   const runners = new RunnerPools({ jdk, kotlin, helperDir, root, sandbox, workers, memoryMiB });
   const compileQueue = new PQueue({ concurrency: compilerCount });
@@ -205,7 +216,9 @@ class CompilerHandle {
       timeoutSeconds,
     );
     if (process.env.BERTH_JVM_DEBUG) {
-      console.error(`[berth jvm] compiled ${files.length} ${language} file(s) in ${((performance.now() - t0) / 1000).toFixed(2)} s, exit ${f[2]}`);
+      console.error(
+        `[berth jvm] compiled ${files.length} ${language} file(s) in ${((performance.now() - t0) / 1000).toFixed(2)} s, exit ${f[2]}`,
+      );
     }
     return { code: Number(f[2]), messages: decode(f[3]) };
   }
@@ -240,7 +253,8 @@ async function compileBatch(
   }
   await chmod(dir, 0o755);
   const language = batch[0]?.language ?? 'kotlin';
-  const clean = (u: Unit, text: string) => text.split(`${relative(root, join(dir, 'src', `s${u.index}`))}/`).join('');
+  const clean = (u: Unit, text: string) =>
+    text.split(`${relative(root, join(dir, 'src', `s${u.index}`))}/`).join('');
 
   const attempt = async (units: Unit[]): Promise<void> => {
     if (units.length === 0) return;
@@ -275,7 +289,11 @@ async function compileBatch(
     const bad = units.filter((u) => split.filesWithErrors.has(fileOf.get(u)!));
     if (bad.length > 0) {
       for (const u of bad) {
-        out.set(u, { ok: false, status: 'compile_error', message: clean(u, split.byFile.get(fileOf.get(u)!) ?? '') });
+        out.set(u, {
+          ok: false,
+          status: 'compile_error',
+          message: clean(u, split.byFile.get(fileOf.get(u)!) ?? ''),
+        });
       }
       await attempt(units.filter((u) => !bad.includes(u)));
       return;

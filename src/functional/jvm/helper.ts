@@ -29,7 +29,11 @@ let helperCache: Promise<string> | undefined;
 export function ensureHelper(): Promise<string> {
   helperCache ??= (async () => {
     const jdk = await findJdk();
-    const hash = createHash('sha256').update(HELPER_SOURCE).update(jdk.versionLine).digest('hex').slice(0, 16);
+    const hash = createHash('sha256')
+      .update(HELPER_SOURCE)
+      .update(jdk.versionLine)
+      .digest('hex')
+      .slice(0, 16);
     const dir = join(cacheRoot(), 'jvm-helper', hash);
     if (existsSync(join(dir, `${HELPER_CLASS}.class`))) return dir;
     const tmp = `${dir}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
@@ -38,10 +42,14 @@ export function ensureHelper(): Promise<string> {
       const src = join(tmp, `${HELPER_CLASS}.java`);
       await writeFile(src, HELPER_SOURCE);
       try {
-        await execFileAsync(jdk.javac, ['-nowarn', '-encoding', 'UTF-8', '-d', tmp, src], { timeout: 120_000 });
+        await execFileAsync(jdk.javac, ['-nowarn', '-encoding', 'UTF-8', '-d', tmp, src], {
+          timeout: 120_000,
+        });
       } catch (err) {
         const e = err as { stderr?: string; message: string };
-        throw new PrerequisiteError(`could not compile berth's JVM helper with ${jdk.javac}: ${e.stderr ?? e.message}`);
+        throw new PrerequisiteError(
+          `could not compile berth's JVM helper with ${jdk.javac}: ${e.stderr ?? e.message}`,
+        );
       }
       // Readable by the unprivileged sandbox user.
       await chmod(tmp, 0o755);

@@ -20,7 +20,8 @@ export function assembleProgram(prompt: string, completion: string, test: string
  * tests throw exceptions instead, and mxeval runs without `-ea`, so for them berth does too.
  */
 export function testUsesAssert(test: string): boolean {
-  return /(^|[^\w.])assert\s*[(\s]/.test(test);
+  // A statement that starts with `assert` (not the word inside a string, as in MBKP/254's test).
+  return /^[ \t]*assert\s*[(\s]/m.test(test);
 }
 
 /** A program moved into its own package, so that many samples can share one compiler call. */

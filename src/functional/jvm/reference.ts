@@ -79,8 +79,15 @@ export function runCommand(
       clearTimeout(timer);
       killGroup(); // reap anything the program left behind
       const text = (name: 'stdout' | 'stderr') =>
-        Buffer.concat(bufs[name]).toString('utf8') + (truncated[name] ? `\n[berth: output truncated at ${opts.capBytes} bytes]` : '');
-      resolve({ exitCode, stdout: text('stdout'), stderr: text('stderr'), timedOut, ms: performance.now() - start });
+        Buffer.concat(bufs[name]).toString('utf8') +
+        (truncated[name] ? `\n[berth: output truncated at ${opts.capBytes} bytes]` : '');
+      resolve({
+        exitCode,
+        stdout: text('stdout'),
+        stderr: text('stderr'),
+        timedOut,
+        ms: performance.now() - start,
+      });
     };
     child.on('error', (err) => {
       bufs.stderr.push(Buffer.from(String(err)));
@@ -100,7 +107,10 @@ function randomName(): string {
 }
 
 /** Runs samples one per process, as mxeval does. Verdicts in input order. */
-export async function runReference(samples: readonly JvmSample[], options: JvmRunOptions = {}): Promise<JvmVerdict[]> {
+export async function runReference(
+  samples: readonly JvmSample[],
+  options: JvmRunOptions = {},
+): Promise<JvmVerdict[]> {
   const timeoutSeconds = options.timeoutSeconds ?? DEFAULTS.timeoutSeconds;
   const compileTimeout = options.compileTimeoutSeconds ?? DEFAULTS.compileTimeoutSeconds;
   const cap = options.outputCapBytes ?? DEFAULTS.outputCapBytes;
@@ -123,7 +133,9 @@ export async function runReference(samples: readonly JvmSample[], options: JvmRu
   async function runOne(s: JvmSample): Promise<JvmVerdict> {
     const program = assembleProgram(s.prompt, s.completion, s.test);
     const assertions =
-      options.assertions === undefined || options.assertions === 'auto' ? testUsesAssert(s.test) : options.assertions;
+      options.assertions === undefined || options.assertions === 'auto'
+        ? testUsesAssert(s.test)
+        : options.assertions;
     const dir = await mkdtemp(join(tmpdir(), 'berth-jvm-ref-'));
     await chmod(dir, 0o777);
     const base: Pick<JvmVerdict, 'key' | 'sandbox' | 'warning'> = {
@@ -141,7 +153,12 @@ export async function runReference(samples: readonly JvmSample[], options: JvmRu
         compile = await runCommand(
           'bash',
           [join(kotlin!.home, 'bin', 'kotlinc'), `${name}.kt`, '-include-runtime', '-d', `${name}.jar`],
-          { cwd: dir, timeoutSeconds: compileTimeout, capBytes: cap, env: { ...process.env, JAVACMD: jdk.java } },
+          {
+            cwd: dir,
+            timeoutSeconds: compileTimeout,
+            capBytes: cap,
+            env: { ...process.env, JAVACMD: jdk.java },
+          },
         );
         run = { command: jdk.java, args: [...ea, '-jar', join(dir, `${name}.jar`)] };
       } else {
@@ -154,19 +171,48 @@ export async function runReference(samples: readonly JvmSample[], options: JvmRu
         run = { command: jdk.java, args: [...ea, '-cp', dir, 'Main'] };
       }
       if (compile.timedOut) {
-        return { ...base, status: 'timed_out', message: `timed out: compilation took longer than ${compileTimeout} seconds`, stdout: '', exitCode: null, timeMs: null };
+        return {
+          ...base,
+          status: 'timed_out',
+          message: `timed out: compilation took longer than ${compileTimeout} seconds`,
+          stdout: '',
+          exitCode: null,
+          timeMs: null,
+        };
       }
-      if (compile.exitCode === null || compile.exitCode >= 126 || /Could not find or load main class org\.jetbrains|No such file or directory.*kotlinc/.test(compile.stderr)) {
+      if (
+        compile.exitCode === null ||
+        compile.exitCode >= 126 ||
+        /Could not find or load main class org\.jetbrains|No such file or directory.*kotlinc/.test(
+          compile.stderr,
+        )
+      ) {
         // kotlinc/javac exit 1 (2: internal error) on bad code; a missing command or class is a broken toolchain, not a verdict.
-        throw new ToolchainBroken(`the compiler failed (exit ${compile.exitCode}): ${compile.stderr.slice(0, 2000)}`);
+        throw new ToolchainBroken(
+          `the compiler failed (exit ${compile.exitCode}): ${compile.stderr.slice(0, 2000)}`,
+        );
       }
       if (compile.exitCode !== 0) {
-        return { ...base, status: 'compile_error', message: compile.stderr, stdout: compile.stdout, exitCode: null, timeMs: null };
+        return {
+          ...base,
+          status: 'compile_error',
+          message: compile.stderr,
+          stdout: compile.stdout,
+          exitCode: null,
+          timeMs: null,
+        };
       }
       const wrapped = wrapInSandbox(sandbox, run.command, run.args, { scratch: dir, readOnly: [] });
       const r = await runCommand(wrapped.command, wrapped.args, { cwd: dir, timeoutSeconds, capBytes: cap });
       if (r.timedOut) {
-        return { ...base, status: 'timed_out', message: `timed out after ${timeoutSeconds} seconds`, stdout: r.stdout, exitCode: null, timeMs: null };
+        return {
+          ...base,
+          status: 'timed_out',
+          message: `timed out after ${timeoutSeconds} seconds`,
+          stdout: r.stdout,
+          exitCode: null,
+          timeMs: null,
+        };
       }
       return {
         ...base,

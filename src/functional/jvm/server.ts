@@ -8,7 +8,6 @@ import { execa, type ResultPromise } from 'execa';
 import { detectSandbox } from '../sandbox.ts';
 import type { SandboxKind } from '../types.ts';
 
-
 /** Why a request got no answer. */
 export class ServerLost extends Error {
   constructor(
@@ -72,7 +71,12 @@ export class JvmServer {
     });
     const timer = setTimeout(
       () => {
-        onFail?.(new ServerLost('timeout', `JVM helper did not start within ${this.spec.startTimeoutSeconds ?? 120} s`));
+        onFail?.(
+          new ServerLost(
+            'timeout',
+            `JVM helper did not start within ${this.spec.startTimeoutSeconds ?? 120} s`,
+          ),
+        );
         this.kill();
       },
       (this.spec.startTimeoutSeconds ?? 120) * 1000,
@@ -170,7 +174,10 @@ export type { SandboxKind };
  * The isolation for the runner JVMs: the functional module's detection (bwrap, else unshare, else
  * none with a warning), `preferred` forcing a kind. `BERTH_SANDBOX=none` turns it off.
  */
-export function resolveSandbox(preferred: 'auto' | SandboxKind = 'auto'): { kind: SandboxKind; warning?: string } {
+export function resolveSandbox(preferred: 'auto' | SandboxKind = 'auto'): {
+  kind: SandboxKind;
+  warning?: string;
+} {
   if (process.env.BERTH_SANDBOX === 'none') return detectSandbox('none');
   return detectSandbox(preferred === 'docker' ? 'auto' : preferred);
 }

@@ -60,10 +60,12 @@ let jdkCache: Promise<JdkInfo> | undefined;
 export function findJdk(): Promise<JdkInfo> {
   jdkCache ??= (async () => {
     const home = process.env.BERTH_JAVA_HOME ?? process.env.JAVA_HOME;
-    const fromHome = (b: string) => (home && existsSync(join(home, 'bin', b)) ? join(home, 'bin', b) : undefined);
+    const fromHome = (b: string) =>
+      home && existsSync(join(home, 'bin', b)) ? join(home, 'bin', b) : undefined;
     const java = fromHome('java') ?? which('java');
     const javac = fromHome('javac') ?? which('javac');
-    if (!java || !javac) throw new PrerequisiteError(`${INSTALL_JDK} (${!java ? 'java' : 'javac'} not found)`);
+    if (!java || !javac)
+      throw new PrerequisiteError(`${INSTALL_JDK} (${!java ? 'java' : 'javac'} not found)`);
     let versionLine = '';
     try {
       const r = await execFileAsync(java, ['-version'], { timeout: 30_000 });
@@ -73,7 +75,8 @@ export function findJdk(): Promise<JdkInfo> {
     }
     const m = /version "(\d+)(?:\.(\d+))?/.exec(versionLine);
     const major = m ? (m[1] === '1' ? Number(m[2]) : Number(m[1])) : 0;
-    if (major < 17) throw new PrerequisiteError(`${INSTALL_JDK} (found: ${versionLine || 'unknown version'})`);
+    if (major < 17)
+      throw new PrerequisiteError(`${INSTALL_JDK} (found: ${versionLine || 'unknown version'})`);
     return { java, javac, major, versionLine };
   })();
   jdkCache.catch(() => {

@@ -264,6 +264,9 @@ export async function checkTask(
     if (plan.kind === 'image') {
       imageLabel = plan.image;
       await need(plan.image);
+    } else if (plan.kind === 'inline') {
+      imageLabel = 'built from the Dockerfile in the row';
+      for (const ref of imagesOfDockerfile(plan.text)) await need(ref.image);
     } else {
       const file = join(plan.contextDir, plan.dockerfile);
       imageLabel = `built from ${relative(root, file)}${plan.tags.length ? ` as ${plan.tags.join(', ')}` : ''}`;

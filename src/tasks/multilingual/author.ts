@@ -223,7 +223,14 @@ RUN bash /setup.sh
   await writeFile(join(dir, 'solution', 'fix.patch'), fixPatch);
   await writeFile(
     join(dir, 'solution', 'solve.sh'),
-    '#!/bin/bash\n# The oracle: applies the gold patch.\nset -euo pipefail\ncd "${BERTH_WORKDIR:-/testbed}"\ngit apply --whitespace=nowarn "$(dirname "$0")/fix.patch"\n',
+    [
+      '#!/bin/bash',
+      '# The oracle: applies the gold patch.',
+      'set -euo pipefail',
+      'cd "$' + '{BERTH_WORKDIR:-/testbed}"',
+      'git apply --whitespace=nowarn "$(dirname "$0")/fix.patch"',
+      '',
+    ].join('\n'),
   );
 }
 

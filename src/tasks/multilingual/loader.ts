@@ -101,7 +101,10 @@ async function loadTask(root: string, entry: SampleTask): Promise<MultilingualTa
       workdir: '/testbed',
       network: { mode: 'public' },
     },
-    solution: { kind: 'script', dir: join(dir, 'solution') },
+    // The gold patch when the task ships one (any environment can apply it), else solve.sh.
+    solution: existsSync(join(dir, 'solution', 'fix.patch'))
+      ? { kind: 'patch', patch: await readFile(join(dir, 'solution', 'fix.patch'), 'utf8') }
+      : { kind: 'script', dir: join(dir, 'solution') },
     verifier: {
       kind: 'multilingual',
       baseCommit: base_commit,

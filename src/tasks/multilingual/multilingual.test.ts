@@ -193,6 +193,15 @@ describe.skipIf(!toolchains)('running the examples (local environment)', () => {
       readFileSync(join(scratch, 'oracle', `${oracle.trials[5]?.instance_id}__1`, 'result.json'), 'utf8'),
     );
     expect(trial.verifier_result.rewards.reward).toBe(1);
+    // `berth report` reads the job's rows, or the trial folders (Harbor's field names) without them.
+    const byLanguage = (rows: Awaited<ReturnType<typeof readCategoryRows>>) =>
+      [...rows].sort((a, b) => String(a.categories.language).localeCompare(String(b.categories.language)));
+    const fromJob = await readCategoryRows(join(scratch, 'oracle'), ['language']);
+    rmSync(join(scratch, 'oracle', 'result.json'));
+    const fromTrials = await readCategoryRows(join(scratch, 'oracle'), ['language']);
+    expect(fromTrials).toHaveLength(6);
+    expect(byLanguage(fromTrials)).toEqual(byLanguage(fromJob));
+    expect(formatCategoryReport(fromTrials, ['language'])).toContain('total  resolved 6/6 (100.0%)');
   }, 180_000);
 
   it('test changes are discarded: a planted conftest and rewritten tests do not pass; gold plus test noise still does', async () => {

@@ -15,7 +15,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Environment } from '../../environments/environment.ts';
-import { InputError } from '../../errors.ts';
+import { InputError, PrerequisiteError } from '../../errors.ts';
 import { type CategoryRow, groupByCategory } from '../../reporters/by-category.ts';
 import { writeJsonAtomic } from '../../util/atomic-write.ts';
 import type { VerifierResult } from '../../verifiers/verifier.ts';
@@ -77,6 +77,7 @@ export async function runMultilingualJob(options: MultilingualRunOptions): Promi
     options.agent === 'predictions'
       ? await readPredictions(options.predictionsFile)
       : new Map<string, string>();
+  if (options.environment === 'docker') await checkDockerImages(tasks);
   const jobDir = join(options.jobsDir, options.jobName);
   await mkdir(jobDir, { recursive: true });
   const rows: MultilingualRow[] = [];
@@ -247,4 +248,30 @@ async function readPredictions(file: string | undefined): Promise<Map<string, st
     map.set(row.instance_id, row.model_patch);
   }
   return map;
+}
+
+/** The image the bundled examples' Dockerfiles start from, built by examples/multilingual/image/build-image.sh. */
+export const MULTILINGUAL_IMAGE = 'berth-multilingual:bookworm';
+
+/** Refuses to start when a Dockerfile needs the toolchain image and it is not built (it cannot be pulled). */
+async function checkDockerImages(tasks: MultilingualTask[]): Promise<void> {
+  const needs = new Set<string>();
+  for (const task of tasks) {
+    const dockerfile = await readFile(join(task.dir, 'environment', 'Dockerfile'), 'utf8').catch(() => '');
+    const from = /^\s*FROM\s+(\S+)/im.exec(dockerfile)?.[1];
+    if (from === MULTILINGUAL_IMAGE) needs.add(from);
+  }
+  if (needs.size === 0) return;
+  const { connectDocker } = await import('../../environments/docker/client.ts');
+  const { docker } = await connectDocker();
+  const found = await docker
+    .getImage(MULTILINGUAL_IMAGE)
+    .inspect()
+    .then(() => true)
+    .catch(() => false);
+  if (!found) {
+    throw new PrerequisiteError(
+      `the image ${MULTILINGUAL_IMAGE} is missing; build it with examples/multilingual/image/build-image.sh (Debian packages and this machine's node, no pull)`,
+    );
+  }
 }

@@ -4,7 +4,7 @@
  * Skips when no engine answers, unless BERTH_REQUIRE_DOCKER=1.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Docker from 'dockerode';
@@ -281,6 +281,10 @@ describe.skipIf(!engine && !required)(
       } finally {
         await environment.stop();
       }
+      // The proxy's decisions are kept in the trial folder.
+      const log = readFileSync(join(scratch, 'trial', 'egress.log'), 'utf8');
+      expect(log).toContain(`"host": "${ip.other}"`);
+      expect(log).toContain('"decision": "deny"');
       const leftContainers = await docker.listContainers({
         all: true,
         filters: { label: [`${LABELS.job}=${jobId}`] },

@@ -11,6 +11,7 @@
  * (`berth-base:bookworm` by default), so no image is built or pulled.
  */
 import { randomBytes } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
 import type Dockerode from 'dockerode';
 import { InputError } from '../../../errors.ts';
 import type { NetworkPolicy } from '../../../tasks/task.ts';
@@ -41,6 +42,8 @@ export interface EgressGatewayOptions {
   port?: number;
   /** Seconds to wait for the proxy to report ready; default 20. */
   startTimeoutSec?: number;
+  /** Host file that receives the proxy's decision log when the gateway stops (e.g. `<trial>/egress.log`). */
+  logFile?: string;
 }
 
 /** What the proxy admits: the listed hosts, or everything (a public phase). */
@@ -90,6 +93,7 @@ export class EgressGateway {
     readonly proxyAddress: string,
     /** Port of the proxy. */
     readonly port: number,
+    private readonly logFile?: string,
   ) {}
 
   /**
@@ -151,6 +155,7 @@ export class EgressGateway {
         container.id,
         address,
         port,
+        options.logFile,
       );
       await gateway.waitReady(options.startTimeoutSec ?? 20);
       return gateway;
@@ -228,6 +233,10 @@ export class EgressGateway {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    if (this.logFile) {
+      const text = await this.log().catch(() => undefined);
+      if (text !== undefined) await writeFile(this.logFile, text).catch(() => {});
+    }
     await this.docker
       .getContainer(this.proxyContainerId)
       .remove({ force: true })
