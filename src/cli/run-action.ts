@@ -60,6 +60,8 @@ export async function runCommand(options: RunCommandOptions): Promise<number> {
   if (options.predictions && options.agent !== 'predictions') {
     throw new UsageError('--predictions is only used with -a predictions');
   }
+  // Consent for ${SECRET} templates in Harbor env tables (src/tasks/harbor/env-template.ts).
+  if (options.allowEnvSecrets) process.env.BERTH_ALLOW_ENV_SECRETS = '1';
   const jobName = options.jobName ?? defaultJobName();
   if (!/^[A-Za-z0-9._-]+$/.test(jobName) || jobName === '.' || jobName === '..') {
     throw new UsageError(

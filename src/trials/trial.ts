@@ -18,7 +18,9 @@ import type { Task } from '../tasks/task.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic-write.ts';
 import type { Verifier, VerifierResult } from '../verifiers/verifier.ts';
 import { VERSION } from '../version.ts';
+import { needsExtendedTrial } from '../tasks/harbor/steps.ts';
 import { applyPatch, isEmptyPatch } from './apply-patch.ts';
+import { runExtendedHarborTrial } from './multi-step.ts';
 import type { ExceptionInfo, TimingInfo, TrialResult } from './result.ts';
 
 /** Default limit of the install step, in seconds. */
@@ -94,6 +96,8 @@ function withTimeout<T>(promise: Promise<T>, seconds: number | undefined, make: 
 
 /** Runs one trial and writes its result. Never throws for what happens inside the trial. */
 export async function runTrial(options: TrialOptions): Promise<TrialResult> {
+  // Harbor tasks with steps, a separate verifier, users, healthchecks, artifacts, env templates or Kotlin grading.
+  if (needsExtendedTrial(options.task)) return runExtendedHarborTrial(options);
   const { task, agent, trialDir, signal } = options;
   const multiplier = options.timeoutMultiplier ?? 1;
   const started = performance.now();

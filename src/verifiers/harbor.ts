@@ -24,7 +24,11 @@ import type { Environment, ExecResult } from '../environments/environment.ts';
 import type { VerifierSpec } from '../tasks/task.ts';
 import type { Verifier, VerifierResult, VerifyContext } from './verifier.ts';
 
-type HarborVerifierSpec = Extract<VerifierSpec, { kind: 'harbor' }> & { user?: string | number };
+type HarborVerifierSpec = Extract<VerifierSpec, { kind: 'harbor' }> & {
+  user?: string | number;
+  /** A separate verifier's image owns `/tests` (Harbor's `skip_tests_upload`): keep it, upload nothing. */
+  testsInImage?: boolean;
+};
 
 /** An environment that can kill what a phase left behind (the Docker one can). */
 interface ProcessControl {
@@ -128,7 +132,7 @@ export class HarborVerifier implements Verifier {
     const killer = hasProcessControl(environment)
       ? `${environment.killScript(environment.baselineProcesses)}; `
       : '';
-    const reset = `${killer}rm -rf /tests && mkdir -p /logs/verifier && find /logs/verifier -mindepth 1 -delete && chmod 777 /logs/verifier`;
+    const reset = `${killer}${spec.testsInImage ? '' : 'rm -rf /tests && '}mkdir -p /logs/verifier && find /logs/verifier -mindepth 1 -delete && chmod 777 /logs/verifier`;
     const testCommand = 'bash /tests/test.sh > /logs/verifier/test-stdout.txt 2>&1';
     const runOptions = {
       timeoutSec: context.timeoutSec,
@@ -137,7 +141,7 @@ export class HarborVerifier implements Verifier {
       ...(spec.network ? { network: spec.network as never } : {}),
     };
     let run: ExecResult | undefined;
-    if (spec.user === undefined) {
+    if (spec.user === undefined && !spec.testsInImage) {
       // Fast path, one command as root: reset, unpack the tests from standard input, run them.
       const archive = await tarPath(spec.testsDir, 'tests');
       const combined = await environment.exec(
@@ -173,7 +177,7 @@ export class HarborVerifier implements Verifier {
       }
       // 3. Copy the hidden tests in and run them.
       try {
-        await environment.upload(spec.testsDir, '/tests');
+        if (!spec.testsInImage) await environment.upload(spec.testsDir, '/tests');
       } catch (error) {
         return {
           rewards: { reward: 0 },

@@ -28,6 +28,7 @@ export interface RunCommandOptions {
   imageMap?: string[];
   config?: string;
   rebuild?: boolean;
+  allowEnvSecrets?: boolean;
 }
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -68,6 +69,10 @@ export const registerRun: RegisterCommand = (program: Command) => {
     )
     .option('--config <file>', 'config file (TOML or JSON) with [docker.image_map] and docker.pids_limit')
     .option('--rebuild', 'Docker: rebuild images even when cached')
+    .option(
+      '--allow-env-secrets',
+      'Harbor: let [verifier] env / [solution] env templates copy secret-looking host variables (*KEY*, *TOKEN*, ...)',
+    )
     .addOption(
       new Option('--keep-environments', 'keep the temporary repository folders (debugging)').hideHelp(),
     )

@@ -150,7 +150,10 @@ export function loadHarborTask(taskDir: string): Task {
     },
     solution: existsSync(join(solutionDir, `solve.${script}`))
       ? { kind: 'script', dir: solutionDir, env: config.solutionEnv }
-      : { kind: 'none' },
+      : multiStep && hasStepSolution(dir, config.steps ?? [], script)
+        ? // Multi-step: each step's solution/ is used in turn (src/trials/multi-step.ts).
+          { kind: 'script', dir: join(dir, 'steps'), env: config.solutionEnv }
+        : { kind: 'none' },
     verifier: {
       kind: 'harbor',
       testsDir,
@@ -179,6 +182,11 @@ export function loadHarborTask(taskDir: string): Task {
       task_toml: config.raw,
     },
   };
+}
+
+/** True when some step of a multi-step task has `steps/<name>/solution/solve.<script>`. */
+function hasStepSolution(dir: string, steps: Array<{ name: string }>, script: string): boolean {
+  return steps.some((s) => existsSync(join(dir, 'steps', s.name, 'solution', `solve.${script}`)));
 }
 
 /**
