@@ -110,7 +110,14 @@ export async function readInputText(file: string): Promise<string> {
  * @throws InputError naming the file and line of an unparsable document or line, or
  *   naming the file when it is missing, a folder or unreadable.
  */
-export async function readRowFile(file: string, options: { rowKey?: string } = {}): Promise<RawRow[]> {
+export async function readRowFile(
+  file: string,
+  options: {
+    rowKey?: string;
+    /** More keys that mark a single JSON object as one row (rather than an object keyed by id). */
+    rowKeys?: readonly string[];
+  } = {},
+): Promise<RawRow[]> {
   let text = await readInputText(file);
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   const isJsonl = extname(file).toLowerCase() === '.jsonl' || extname(file).toLowerCase() === '.ndjson';
@@ -134,7 +141,7 @@ export async function readRowFile(file: string, options: { rowKey?: string } = {
       }
       return readJsonLines(file, text);
     }
-    return rowsOfDocument(file, text, document, options.rowKey ?? 'instance_id');
+    return rowsOfDocument(file, text, document, [options.rowKey ?? 'instance_id', ...(options.rowKeys ?? [])]);
   }
   return readJsonLines(file, text);
 }
@@ -159,13 +166,13 @@ function readJsonLines(file: string, text: string): RawRow[] {
   return rows;
 }
 
-function rowsOfDocument(file: string, text: string, document: unknown, rowKey: string): RawRow[] {
+function rowsOfDocument(file: string, text: string, document: unknown, rowKeys: readonly string[]): RawRow[] {
   if (Array.isArray(document)) {
     const lines = topLevelValueLines(text);
     return document.map((value, index) => ({ value, file, line: lines[index] ?? 1, index }));
   }
   if (document !== null && typeof document === 'object') {
-    if (rowKey in document) return [{ value: document, file, line: 1 }];
+    if (rowKeys.some((key) => key in document)) return [{ value: document, file, line: 1 }];
     const lines = topLevelValueLines(text);
     return Object.entries(document).map(([key, value], index) => ({
       value,
