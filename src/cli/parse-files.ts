@@ -2,6 +2,7 @@
  * What `berth parse` and `berth grade` share: parse several report files with
  * the registry and merge their results.
  */
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { TestCollector } from '../parsers/common.ts';
 import { parseReport } from '../parsers/registry.ts';
@@ -12,6 +13,11 @@ export interface ParseFilesOptions {
   /** Parser name or alias; detected per file when absent. */
   format?: string;
   keepElements?: boolean;
+  /**
+   * Called with a file that cannot be read or parsed; the file is then skipped and the
+   * others are still parsed. Without it the first such error is thrown.
+   */
+  onFileError?: (file: string, error: unknown) => void;
 }
 
 /**
@@ -26,7 +32,27 @@ export async function parseFiles(files: string[], options: ParseFilesOptions = {
   const formats = new Set<string>();
   let truncated = false;
   for (const file of files) {
-    const result = await parseReport({ path: file }, { format: options.format, sourceName: file });
+    const size = await stat(file).then(
+      (info) => (info.isFile() ? info.size : undefined),
+      () => undefined,
+    );
+    if (size === 0) {
+      // Nothing to detect or parse: say so rather than "cannot tell the format" or a silent 0 tests.
+      const format = options.format ?? 'none';
+      perFile.push({ file, format, counts: new TestCollector(file).result().counts, truncated: false });
+      warnings.push(`${file} is empty`);
+      continue;
+    }
+    let result: Awaited<ReturnType<typeof parseReport>>;
+    try {
+      result = await parseReport({ path: file }, { format: options.format, sourceName: file });
+    } catch (error) {
+      if (!options.onFileError) throw error;
+      options.onFileError(file, error);
+      continue;
+    }
+    if (options.format !== undefined && result.tests.length === 0)
+      warnings.push(`no ${result.format} test results found in ${file}`);
     formats.add(result.format);
     truncated ||= result.truncated;
     perFile.push({ file, format: result.format, counts: result.counts, truncated: result.truncated });

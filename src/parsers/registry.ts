@@ -39,8 +39,9 @@ export function getParser(name: string): Parser {
   throw new UsageError(`unknown report format "${name}"; known formats: ${knownFormats()}`);
 }
 
+/** The parser names (aliases are listed by `berth parse --list`). */
 function knownFormats(): string {
-  return parsers.map((p) => (p.aliases?.length ? `${p.name} (${p.aliases.join(', ')})` : p.name)).join(', ');
+  return `${parsers.map((p) => p.name).join(', ')} (aliases: \`berth parse --list\`)`;
 }
 
 /**

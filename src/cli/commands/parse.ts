@@ -34,12 +34,30 @@ export const registerParse: RegisterCommand = (program: Command) => {
           throw new UsageError('berth parse: name at least one report file (or --list)');
         }
         const { parseFiles, renderParseText } = await import('../parse-files.ts');
-        const output = await parseFiles(files, { format: options.format });
-        process.stdout.write(
-          options.json
-            ? `${JSON.stringify(output, null, 2)}\n`
-            : renderParseText(output, { quiet: options.quiet }),
-        );
+        // Each file's error is reported and the others are still parsed; exit 2 at the end.
+        // An unknown --format is bad usage for every file: it stops at once.
+        const { BerthError, UsageError } = await import('../../errors.ts');
+        const failed: string[] = [];
+        const output = await parseFiles(files, {
+          format: options.format,
+          onFileError: (file, error) => {
+            if (error instanceof UsageError && /unknown report format/.test(error.message)) throw error;
+            if (!BerthError.isInstance(error)) throw error;
+            failed.push(file);
+            const message = error.message.includes(file) ? error.message : `${file}: ${error.message}`;
+            process.stderr.write(`berth: ${message}\n`);
+          },
+        });
+        if (output.files.length > 0)
+          process.stdout.write(
+            options.json
+              ? `${JSON.stringify(output, null, 2)}\n`
+              : renderParseText(output, { quiet: options.quiet }),
+          );
+        if (failed.length > 0) {
+          process.stderr.write(`berth: ${failed.length} of ${files.length} file(s) could not be parsed\n`);
+          process.exitCode = 2;
+        }
       },
     );
 };
