@@ -111,7 +111,13 @@ export async function runCommand(options: RunCommandOptions): Promise<number> {
     ...(options.exclude ? { exclude: options.exclude } : {}),
     ...(limit !== undefined ? { limit } : {}),
   });
-  if (plan.length === 0) throw new UsageError('no task to run (check -i/-x/-l and the dataset)');
+  if (plan.length === 0) {
+    const why =
+      tasks.length === 0
+        ? `${options.path} holds no task`
+        : `none of the ${tasks.length} task(s) of ${options.path} is left to run (check -i/-x/-l${agent instanceof PredictionsAgent ? ' and the predictions file' : ''})`;
+    throw new UsageError(`no task to run: ${why}`);
+  }
   const providers = createProviders({
     ...(options.repos ? { reposDir: resolve(options.repos) } : {}),
     ...(options.keepEnvironments ? { keep: true } : {}),

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,5 +34,19 @@ describe('missing or folder input files are InputErrors naming the file', () => 
     expect(run.stderr).toContain('nope.json: no such file');
     expect(run.stderr).not.toContain('internal error');
     expect(run.stderr).not.toMatch(/\n\s+at /);
+  });
+});
+
+describe('berth run with nothing to run names the dataset', () => {
+  it('an empty dataset file and a filter that keeps nothing', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'berth-robust-'));
+    const empty = join(dir, 'empty.jsonl');
+    await writeFile(empty, '');
+    const run = berth(['run', '-p', empty, '--jobs-dir', dir], dir);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(`no task to run: ${empty} holds no task`);
+    const filtered = berth(['run', '-p', example, '-i', 'zzz*', '--jobs-dir', dir], dir);
+    expect(filtered.code).toBe(2);
+    expect(filtered.stderr).toContain(`none of the 4 task(s) of ${example} is left to run (check -i/-x/-l)`);
   });
 });
