@@ -7,6 +7,14 @@ command -v python3 >/dev/null || need+=(python3)
 python3 -c 'import pytest' 2>/dev/null || need+=(python3-pytest)
 command -v bwrap >/dev/null || need+=(bubblewrap)
 command -v patch >/dev/null || need+=(patch)
+# Function-level benchmarks (berth eval): the languages mxeval runs that Debian packages.
+command -v go >/dev/null || need+=(golang-go) # also the multilingual examples' Go tasks
+command -v ruby >/dev/null || need+=(ruby)
+command -v php >/dev/null || need+=(php-cli)
+command -v g++ >/dev/null || need+=(g++)
+command -v prlimit >/dev/null || need+=(util-linux)
+perl -MData::Compare -e 1 2>/dev/null || need+=(libdata-compare-perl)
+# Kotlin and Java problems (the Kotlin compiler itself comes from npm: kotlin-compiler).
 command -v javac >/dev/null || need+=(default-jdk-headless)
 if [ ${#need[@]} -gt 0 ]; then
   apt-get update -qq

@@ -1,15 +1,18 @@
+import type { Task } from '../tasks/task.ts';
 import { VERSION } from '../version.ts';
-import type { Agent, AgentResult } from './agent.ts';
+import type { Agent, AgentContext, AgentResult } from './agent.ts';
 
 /** Submits nothing (an empty patch): the negative control every task must fail. */
 export class NopAgent implements Agent {
   readonly info = { name: 'nop', version: VERSION, modelName: 'nop' };
 
-  plannedPatch(): string {
-    return '';
+  /** An empty patch for tasks graded on a patch; nothing at all for tasks where agents act in the environment (Harbor). */
+  plannedPatch(task?: Task): string | undefined {
+    return task && task.solution.kind === 'script' ? undefined : '';
   }
 
-  async run(): Promise<AgentResult> {
+  async run(context?: AgentContext): Promise<AgentResult> {
+    if (context && context.task.solution.kind === 'script') return { modelName: 'nop' };
     return { patch: '', modelName: 'nop' };
   }
 }

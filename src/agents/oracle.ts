@@ -1,11 +1,13 @@
 import type { Task } from '../tasks/task.ts';
 import { VERSION } from '../version.ts';
 import type { Agent, AgentContext, AgentResult } from './agent.ts';
+import { ScriptOracleAgent } from './script-oracle.ts';
 
 /**
  * The oracle: submits the task's gold patch (SolutionSpec kind `patch`), as
  * SWE-bench's `--predictions_path gold` does (`model_name_or_path: "gold"`).
- * Tasks solved by a script (Harbor's solve.sh) are handled by the agent for that kind.
+ * A task solved by a script (Harbor's solution/solve.sh) is run by the script
+ * oracle, so `-a oracle` works for both kinds.
  */
 export class OracleAgent implements Agent {
   readonly info = { name: 'oracle', version: VERSION, modelName: 'gold' };
@@ -16,6 +18,7 @@ export class OracleAgent implements Agent {
 
   async run(context: AgentContext): Promise<AgentResult> {
     const solution = context.task.solution;
+    if (solution.kind === 'script') return new ScriptOracleAgent().run(context);
     if (solution.kind !== 'patch') {
       throw new Error(
         `the oracle agent has no gold patch for ${context.task.name} (solution kind ${solution.kind})`,

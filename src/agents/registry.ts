@@ -8,6 +8,7 @@ import type { Agent } from './agent.ts';
 import { NopAgent } from './nop.ts';
 import { OracleAgent } from './oracle.ts';
 import { loadPredictions, PredictionsAgent } from './predictions.ts';
+import { ScriptOracleAgent } from './script-oracle.ts';
 
 export interface AgentOptions {
   /** Predictions file for the `predictions` agent. */
@@ -18,7 +19,7 @@ export interface AgentOptions {
 export type AgentFactory = (options: AgentOptions) => Promise<Agent> | Agent;
 
 const factories = new Map<string, AgentFactory>([
-  ['oracle', () => new OracleAgent()],
+  ['oracle', () => new ScriptOracleAgent(new OracleAgent())],
   ['nop', () => new NopAgent()],
   [
     'predictions',

@@ -8,13 +8,13 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { tarPath } from '../environments/docker/tar.ts';
+import type { Task } from '../tasks/task.ts';
+import { AgentTimeoutError } from '../trials/trial.ts';
 import { VERSION } from '../version.ts';
 import type { Agent, AgentContext, AgentInfo, AgentResult } from './agent.ts';
 
-/** Harbor's name for an agent that passed its timeout; the verifier still runs. */
-export class AgentTimeoutError extends Error {
-  override readonly name = 'AgentTimeoutError';
-}
+export { AgentTimeoutError };
 
 /** An agent process killed for exceeding the environment's memory limit. */
 export class AgentOutOfMemoryError extends Error {
@@ -22,23 +22,39 @@ export class AgentOutOfMemoryError extends Error {
 }
 
 export class ScriptOracleAgent implements Agent {
-  readonly info: AgentInfo = { name: 'oracle', version: VERSION };
+  readonly info: AgentInfo;
+
+  /** @param patchOracle the oracle for tasks solved by a gold patch (SWE-bench rows), when this one also serves them */
+  constructor(private readonly patchOracle?: Agent) {
+    this.info = patchOracle?.info ?? { name: 'oracle', version: VERSION };
+  }
+
+  plannedPatch(task: Task): string | undefined {
+    return task.solution.kind === 'script' ? undefined : this.patchOracle?.plannedPatch?.(task);
+  }
 
   async run(context: AgentContext): Promise<AgentResult> {
     const { task, environment } = context;
     const solution = task.solution;
+    if (solution.kind !== 'script' && this.patchOracle) return this.patchOracle.run(context);
     if (solution.kind !== 'script')
       throw new Error(`task ${task.name} has no solution/solve.sh for the oracle`);
-    await environment.upload(solution.dir, '/solution');
-    await environment.exec('chmod -R a+rX /solution && chmod +x /solution/solve.sh', {
-      user: 'root',
-      cwd: '/',
-    });
-    const result = await environment.exec('bash /solution/solve.sh > /logs/agent/oracle.txt 2>&1', {
-      timeoutSec: context.timeoutSec,
+    const solve = 'bash /solution/solve.sh > /logs/agent/oracle.txt 2>&1';
+    const options = {
+      ...(context.timeoutSec !== undefined ? { timeoutSec: context.timeoutSec } : {}),
       env: { DEBIAN_FRONTEND: 'noninteractive', ...(solution.env ?? {}) },
-      signal: context.signal,
-    });
+      ...(context.signal ? { signal: context.signal } : {}),
+    };
+    // One command: unpack solution/ from standard input into /solution, then run solve.sh;
+    // the separate upload is the fallback for images without tar.
+    let result = await environment.exec(
+      `command -v tar >/dev/null 2>&1 || { echo berth:no-tar; exit 98; }\nrm -rf /solution && tar -x -f - -C / || exit 99\n${solve}`,
+      { ...options, input: await tarPath(solution.dir, 'solution') },
+    );
+    if (result.exitCode === 98 && result.output.includes('berth:no-tar')) {
+      await environment.upload(solution.dir, '/solution');
+      result = await environment.exec(solve, options);
+    }
     const oomControl = environment as { newOomKills?: () => Promise<number> };
     const oom = result.oomKilled || (oomControl.newOomKills ? (await oomControl.newOomKills()) > 0 : false);
     if (result.exitCode !== 0 && !result.timedOut)

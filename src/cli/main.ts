@@ -42,5 +42,13 @@ function handleError(error: unknown): number {
   return 1;
 }
 
+// `berth ... | head` closes stdout early: that is the reader's choice, not an error.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw error;
+  });
+}
+
 const code = await main(process.argv.slice(2));
 process.exitCode = code;

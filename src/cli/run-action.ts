@@ -11,6 +11,7 @@ import { defaultJobName, runJob } from '../jobs/job.ts';
 import { planTrials } from '../jobs/plan.ts';
 import { buildRunReport } from '../reporters/json.ts';
 import { textReporter } from '../reporters/text.ts';
+import '../tasks/multilingual/register.ts';
 import { loadTasks } from '../tasks/registry.ts';
 import { localRunProblems } from '../tasks/swebench/runnable.ts';
 import { createVerifiers } from '../verifiers/registry.ts';
@@ -23,6 +24,13 @@ function positiveInt(flag: string, value: string | undefined, fallback?: number)
   return Number(value);
 }
 
+function positiveNumber(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!(n > 0)) throw new UsageError(`${flag} expects a positive number, got ${JSON.stringify(value)}`);
+  return n;
+}
+
 /** Runs the command; returns the process exit code. Throws BerthError for bad usage or input (exit 2). */
 export async function runCommand(options: RunCommandOptions): Promise<number> {
   const attempts = positiveInt('-k/--attempts', options.attempts, 1) as number;
@@ -33,9 +41,27 @@ export async function runCommand(options: RunCommandOptions): Promise<number> {
     throw new UsageError(
       `--timeout-multiplier expects a positive number, got ${JSON.stringify(options.timeoutMultiplier)}`,
     );
+  const phase = {
+    agent: positiveNumber('--agent-timeout-multiplier', options.agentTimeoutMultiplier),
+    verifier: positiveNumber('--verifier-timeout-multiplier', options.verifierTimeoutMultiplier),
+    build: positiveNumber(
+      '--environment-build-timeout-multiplier',
+      options.environmentBuildTimeoutMultiplier,
+    ),
+  };
+  const { dockerOptionsFrom } = await import('../environments/docker/options.ts');
+  const dockerCli = dockerOptionsFrom(options.imageMap ?? [], options.config);
+  const docker = {
+    imageMap: dockerCli.imageMap,
+    ...(dockerCli.pidsLimit !== undefined ? { pidsLimit: dockerCli.pidsLimit } : {}),
+    ...(options.rebuild ? { rebuild: true } : {}),
+    buildTimeoutMultiplier: phase.build ?? multiplier,
+  };
   if (options.predictions && options.agent !== 'predictions') {
     throw new UsageError('--predictions is only used with -a predictions');
   }
+  // Consent for ${SECRET} templates in Harbor env tables (src/tasks/harbor/env-template.ts).
+  if (options.allowEnvSecrets) process.env.BERTH_ALLOW_ENV_SECRETS = '1';
   const jobName = options.jobName ?? defaultJobName();
   if (!/^[A-Za-z0-9._-]+$/.test(jobName) || jobName === '.' || jobName === '..') {
     throw new UsageError(
@@ -86,8 +112,22 @@ export async function runCommand(options: RunCommandOptions): Promise<number> {
     ...(limit !== undefined ? { limit } : {}),
   });
   if (plan.length === 0) throw new UsageError('no task to run (check -i/-x/-l and the dataset)');
+  const providers = createProviders({
+    ...(options.repos ? { reposDir: resolve(options.repos) } : {}),
+    ...(options.keepEnvironments ? { keep: true } : {}),
+    ...docker,
+  });
+  const verifiers = createVerifiers();
   const seen = new Set<string>();
   const problems: string[] = [];
+  for (const kind of new Set(plan.map((p) => p.task.environment.kind))) {
+    if (!providers.some((p) => p.kind === kind))
+      problems.push(`no environment provider for ${kind} tasks in this build of berth`);
+  }
+  for (const kind of new Set(plan.map((p) => p.task.verifier.kind))) {
+    if (!verifiers.some((v) => v.kind === kind))
+      problems.push(`no verifier for ${kind} tasks in this build of berth`);
+  }
   for (const { task } of plan) {
     if (seen.has(task.name)) continue;
     seen.add(task.name);
@@ -111,7 +151,13 @@ export async function runCommand(options: RunCommandOptions): Promise<number> {
   const json = options.json === true;
   const human = (text: string) => (json ? process.stderr.write(text) : process.stdout.write(text));
   const mode = !json && process.stdout.isTTY && !process.env.CI ? 'tty' : 'lines';
-  const reporter = textReporter({ mode, attempts, write: human });
+  const reporter = textReporter({
+    mode,
+    attempts,
+    write: human,
+    total: plan.length,
+    ...(process.stderr.isTTY ? { progress: (text: string) => process.stderr.write(text) } : {}),
+  });
   for (const note of notes) process.stderr.write(`berth: ${note}\n`);
   const controller = new AbortController();
   let interrupts = 0;
@@ -135,13 +181,14 @@ export async function runCommand(options: RunCommandOptions): Promise<number> {
       source: basename(resolve(options.path)).replace(/\.(jsonl?|ndjson)$/i, ''),
       plan,
       agent,
-      providers: createProviders({
-        ...(options.repos ? { reposDir: resolve(options.repos) } : {}),
-        ...(options.keepEnvironments ? { keep: true } : {}),
-      }),
-      verifiers: createVerifiers(),
+      providers,
+      verifiers,
       concurrency,
       timeoutMultiplier: multiplier,
+      phaseMultipliers: {
+        ...(phase.agent !== undefined ? { agent: phase.agent } : {}),
+        ...(phase.verifier !== undefined ? { verifier: phase.verifier } : {}),
+      },
       config: {
         dataset: resolve(options.path),
         agent_name: options.agent,

@@ -251,6 +251,8 @@ export async function loadSpec(path: string, reposDir?: string): Promise<BuildSp
       commit = parent;
       // Without a problem statement, the fix commit's message stands in for the issue text.
       problem ??= await git(repoDir, ['log', '-1', '--format=%B', raw.fix_commit]);
+      // ... and its author date for created_at, as SWE-bench records the pull request's date.
+      raw.created_at ??= (await git(repoDir, ['log', '-1', '--format=%aI', raw.fix_commit])).trim();
       const split = await splitCommit(repoDir, raw.fix_commit, raw.test_paths, raw.exclude_paths ?? []);
       patch = split.patch;
       testPatch = split.testPatch;

@@ -22,9 +22,11 @@ export async function runBuildCommand(
   const rows: Record<string, unknown>[] = [];
   const reports: BuildReport[] = [];
   const started = performance.now();
-  if (!options.json) out(pad(['instance', 'F2P', 'P2P', 'tests s', 'result'], [34, 5, 5, 8]));
-  for (const path of paths) {
-    const spec = await loadSpec(path, reposDir);
+  const specsLoaded = [];
+  for (const path of paths) specsLoaded.push(await loadSpec(path, reposDir));
+  const idWidth = Math.max(8, ...specsLoaded.map((spec) => spec.instance_id.length));
+  if (!options.json) out(pad(['instance', 'F2P', 'P2P', 'tests s', 'result'], [idWidth, 5, 5, 8]));
+  for (const spec of specsLoaded) {
     const { row, report } = await buildInstance(spec);
     reports.push(report);
     if (row) rows.push(row);
@@ -39,7 +41,7 @@ export async function runBuildCommand(
             report.testSeconds.toFixed(1),
             verdict,
           ],
-          [34, 5, 5, 8],
+          [idWidth, 5, 5, 8],
         ),
       );
     }
@@ -64,11 +66,12 @@ export async function runValidateCommand(
 ): Promise<number> {
   const rows = await readRows(file);
   const results: RowValidation[] = [];
+  const idWidth = Math.max(8, ...rows.map((at) => String(at.row.instance_id).length));
   if (!options.json)
     out(
       pad(
         ['instance', 'ok', 'F2P', 'P2P', 'prompt tok', 'patch tok', 'gold', 'empty', 'problems'],
-        [34, 4, 5, 5, 11, 10, 9, 9],
+        [idWidth, 4, 5, 5, 11, 10, 13, 13],
       ),
     );
   for (const at of rows) {
@@ -98,7 +101,7 @@ export async function runValidateCommand(
             cell(result.empty),
             note,
           ],
-          [34, 4, 5, 5, 11, 10, 9, 9],
+          [idWidth, 4, 5, 5, 11, 10, 13, 13],
         ),
       );
     }

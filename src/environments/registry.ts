@@ -2,6 +2,8 @@
  * Environment providers by kind (`EnvironmentSpec['kind']`). The local provider
  * is built in; others (Docker) register here.
  */
+
+import { DockerEnvironmentProvider, dockerProviderOptions } from './docker/provider.ts';
 import type { EnvironmentProvider } from './environment.ts';
 import { LocalEnvironmentProvider, type LocalProviderOptions } from './local/local.ts';
 
@@ -14,6 +16,7 @@ export type ProviderFactory = (options: ProviderOptions) => EnvironmentProvider;
 
 const factories = new Map<string, ProviderFactory>([
   ['local', (options) => new LocalEnvironmentProvider(options)],
+  ['docker', (options) => new DockerEnvironmentProvider(dockerProviderOptions(options))],
 ]);
 
 /** Adds (or replaces) the provider factory of a kind. */

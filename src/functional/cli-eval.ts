@@ -5,6 +5,7 @@ import { writeFileAtomic } from '../util/atomic-write.ts';
 import { agentSamples, evaluate } from './evaluate.ts';
 import { readProblems } from './formats.ts';
 import { parseKs } from './pass-at-k.ts';
+import { MAX_SLOTS } from './sandbox.ts';
 import type { SandboxOptions } from './types.ts';
 
 export interface EvalCommandOptions {
@@ -17,6 +18,8 @@ export interface EvalCommandOptions {
   workers: string;
   memoryMb: string;
   sandbox: SandboxOptions['kind'];
+  env?: 'local' | 'docker';
+  image: string;
   reference?: boolean;
   json?: boolean;
 }
@@ -32,6 +35,7 @@ function positive(name: string, text: string, integer: boolean): number {
 export async function runEvalCommand(options: EvalCommandOptions): Promise<void> {
   const timeoutSec = positive('--timeout', options.timeout, false);
   const workers = positive('--workers', options.workers, true);
+  if (workers > MAX_SLOTS) throw new UsageError(`--workers: at most ${MAX_SLOTS}`);
   const memoryBytes = positive('--memory-mb', options.memoryMb, true) * 1024 * 1024;
   const ks = options.passAt ? parseKs(options.passAt) : undefined;
   const problems = await readProblems(options.problems);
@@ -45,7 +49,8 @@ export async function runEvalCommand(options: EvalCommandOptions): Promise<void>
         `${made.skipped.length} of ${problems.size} problems have no canonical solution and are not counted: ${made.skipped.slice(0, 10).join(', ')}${made.skipped.length > 10 ? ', …' : ''}\n`,
       );
     }
-    if (samples.length === 0) throw new UsageError(`${options.problems}: no problem has a canonical solution`);
+    if (samples.length === 0)
+      throw new UsageError(`${options.problems}: no problem has a canonical solution`);
     const name = basename(options.problems).replace(/\.(jsonl|json)(\.gz)?$/, '');
     samplesFile = options.out ?? join('jobs', `eval-${options.agent}-${name}.jsonl`);
     await writeFileAtomic(samplesFile, `${samples.map((sample) => JSON.stringify(sample.raw)).join('\n')}\n`);
@@ -64,7 +69,11 @@ export async function runEvalCommand(options: EvalCommandOptions): Promise<void>
       ...(ks ? { ks } : {}),
       timeoutSec,
       workers,
-      sandbox: { kind: options.sandbox, memoryBytes },
+      sandbox: {
+        kind: options.env === 'docker' ? 'docker' : options.sandbox,
+        memoryBytes,
+        image: options.image,
+      },
       ...(options.reference ? { reference: true } : {}),
       signal: controller.signal,
       onProgress: (done, total) => {
@@ -83,14 +92,19 @@ export async function runEvalCommand(options: EvalCommandOptions): Promise<void>
     }
     const lines: string[] = [];
     for (const warning of summary.warnings) lines.push(`warning: ${warning}`);
-    lines.push(`problems: ${summary.problems_file} (${summary.tasks} tasks with samples, ${summary.unattempted_tasks} without)`);
-    lines.push(`samples:  ${summary.samples_file} (${summary.samples} samples, ${summary.passed} passed) in ${summary.duration_sec.toFixed(1)}s, sandbox ${summary.sandbox}`);
+    lines.push(
+      `problems: ${summary.problems_file} (${summary.tasks} tasks with samples, ${summary.unattempted_tasks} without)`,
+    );
+    lines.push(
+      `samples:  ${summary.samples_file} (${summary.samples} samples, ${summary.passed} passed) in ${summary.duration_sec.toFixed(1)}s, sandbox ${summary.sandbox}`,
+    );
     const failures = Object.entries(summary.failures)
       .map(([kind, count]) => `${kind} ${count}`)
       .join(', ');
     if (failures) lines.push(`failures: ${failures}`);
     lines.push(`results:  ${summary.results_file}`);
-    for (const [k, value] of Object.entries(summary.pass_at_k)) lines.push(`${k}: ${(value * 100).toFixed(2)}%`);
+    for (const [k, value] of Object.entries(summary.pass_at_k))
+      lines.push(`${k}: ${(value * 100).toFixed(2)}%`);
     process.stdout.write(`${lines.join('\n')}\n`);
   } finally {
     process.off('SIGINT', onSigint);

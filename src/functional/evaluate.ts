@@ -15,8 +15,15 @@ import { VERSION } from '../version.ts';
 import { findExecutor, knownLanguages, normaliseLanguage } from './executors/index.ts';
 import { readProblems, readSamples, resultsPath, writeResults } from './formats.ts';
 import { passAtKSummary, type TaskCounts } from './pass-at-k.ts';
-import { DEFAULT_SANDBOX, detectSandbox } from './sandbox.ts';
-import type { ExecutionItem, ExecutionResult, FailureKind, Problem, Sample, SandboxOptions } from './types.ts';
+import { DEFAULT_SANDBOX, detectSandbox, MAX_SLOTS, removeSampleRoot } from './sandbox.ts';
+import type {
+  ExecutionItem,
+  ExecutionResult,
+  FailureKind,
+  Problem,
+  Sample,
+  SandboxOptions,
+} from './types.ts';
 
 export interface EvaluateOptions {
   problemsFile: string;
@@ -74,7 +81,8 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluateSummar
   const samples = options.samples ?? (await readSamples(options.samplesFile, problems));
   if (options.samples) {
     for (const sample of samples) {
-      if (!problems.has(sample.task_id)) throw new UsageError(`no problem ${sample.task_id} in ${options.problemsFile}`);
+      if (!problems.has(sample.task_id))
+        throw new UsageError(`no problem ${sample.task_id} in ${options.problemsFile}`);
     }
   }
   const sandbox: SandboxOptions = { ...DEFAULT_SANDBOX, ...options.sandbox };
@@ -99,9 +107,13 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluateSummar
   const byLanguage: EvaluateSummary['by_language'] = {};
   const missing: string[] = [];
   for (const language of groups.keys()) {
-    const status = await findExecutor(language)!.checkToolchain();
+    const status = await findExecutor(language)!.checkToolchain(sandbox);
     if (!status.ok) missing.push(status.message);
-    byLanguage[language] = { samples: groups.get(language)!.length, passed: 0, ...(status.ok && status.version ? { toolchain: status.version } : {}) };
+    byLanguage[language] = {
+      samples: groups.get(language)!.length,
+      passed: 0,
+      ...(status.ok && status.version ? { toolchain: status.version } : {}),
+    };
   }
   if (missing.length > 0) throw new PrerequisiteError(`cannot evaluate: ${missing.join('; ')}`);
 
@@ -112,10 +124,13 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluateSummar
   let done = 0;
   for (const [language, indices] of groups) {
     const executor = findExecutor(language)!;
-    const items: ExecutionItem[] = indices.map((i) => ({ problem: problems.get(samples[i]!.task_id)!, sample: samples[i]! }));
+    const items: ExecutionItem[] = indices.map((i) => ({
+      problem: problems.get(samples[i]!.task_id)!,
+      sample: samples[i]!,
+    }));
     const batch = await executor.runBatch(items, {
       timeoutSec: options.timeoutSec,
-      workers: options.workers,
+      workers: Math.min(options.workers, MAX_SLOTS),
       sandbox,
       ...(options.reference ? { reference: true } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
@@ -128,6 +143,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluateSummar
       results[indices[j]!] = result;
     });
   }
+  await removeSampleRoot();
   if (options.signal?.aborted) throw new BerthError('BERTH_INTERRUPTED', 'interrupted', { exitCode: 130 });
 
   const broken = results
@@ -151,7 +167,9 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluateSummar
     entry.n++;
     if (result.passed) entry.c++;
     counts.set(sample.task_id, entry);
-    const language = findExecutor(normaliseLanguage(sample.language ?? problems.get(sample.task_id)!.language))!.language;
+    const language = findExecutor(
+      normaliseLanguage(sample.language ?? problems.get(sample.task_id)!.language),
+    )!.language;
     if (result.passed) byLanguage[language]!.passed++;
     else if (result.kind) failures[result.kind] = (failures[result.kind] ?? 0) + 1;
   });
@@ -182,7 +200,10 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluateSummar
 }
 
 /** Samples for the `oracle` (every canonical solution) and `nop` (empty completions) agents. */
-export function agentSamples(problems: Map<string, Problem>, agent: 'oracle' | 'nop'): { samples: Sample[]; skipped: string[] } {
+export function agentSamples(
+  problems: Map<string, Problem>,
+  agent: 'oracle' | 'nop',
+): { samples: Sample[]; skipped: string[] } {
   const samples: Sample[] = [];
   const skipped: string[] = [];
   for (const problem of problems.values()) {

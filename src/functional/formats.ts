@@ -46,11 +46,16 @@ export async function readRows(file: string): Promise<Row[]> {
     } catch (error) {
       throw new InputError({ file }, `not valid JSON: ${(error as Error).message}`);
     }
+    const single = !Array.isArray(parsed) && typeof (parsed as Record<string, unknown>)?.task_id === 'string';
     const list = Array.isArray(parsed)
       ? parsed
-      : Object.entries(parsed as Record<string, unknown>).map(([key, value]) =>
-          value && typeof value === 'object' && !Array.isArray(value) ? { task_id: key, ...(value as object) } : value,
-        );
+      : single
+        ? [parsed]
+        : Object.entries(parsed as Record<string, unknown>).map(([key, value]) =>
+            value && typeof value === 'object' && !Array.isArray(value)
+              ? { task_id: key, ...(value as object) }
+              : value,
+          );
     return list.map((value, i) => {
       if (!value || typeof value !== 'object' || Array.isArray(value)) {
         throw new InputError({ file, line: i + 1 }, 'each entry must be a JSON object');
@@ -187,7 +192,10 @@ export async function readSamples(file: string, problems?: Map<string, Problem>)
   for (const row of await readRows(file)) {
     const task_id = requireString(row, file, 'task_id');
     if (problems && !problems.has(task_id)) {
-      throw new InputError({ file, line: row.line, field: 'task_id' }, `no problem ${task_id} in the problem file`);
+      throw new InputError(
+        { file, line: row.line, field: 'task_id' },
+        `no problem ${task_id} in the problem file`,
+      );
     }
     const completion = requireString(row, file, 'completion');
     const language = typeof row.value.language === 'string' ? row.value.language : undefined;
@@ -216,7 +224,11 @@ export function resultsPath(samplesFile: string): string {
  * `time_elapsed` (seconds; mxeval writes milliseconds) and, for failures,
  * berth's `failure_kind`. Rows keep the samples file's order.
  */
-export async function writeResults(path: string, samples: readonly Sample[], results: readonly ExecutionResult[]): Promise<void> {
+export async function writeResults(
+  path: string,
+  samples: readonly Sample[],
+  results: readonly ExecutionResult[],
+): Promise<void> {
   const lines = samples.map((sample, i) => {
     const result = results[i] as ExecutionResult;
     const row: Record<string, unknown> = {

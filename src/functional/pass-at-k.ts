@@ -37,7 +37,10 @@ export interface TaskCounts {
  * MultiPL-E silently reports 1.0). Without `requested`, every default k that
  * all tasks have enough samples for.
  */
-export function passAtKSummary(counts: Iterable<TaskCounts>, requested?: readonly number[]): Record<string, number> {
+export function passAtKSummary(
+  counts: Iterable<TaskCounts>,
+  requested?: readonly number[],
+): Record<string, number> {
   const list = [...counts];
   if (list.length === 0) return {};
   const fewest = Math.min(...list.map((task) => task.n));

@@ -24,10 +24,11 @@
  * uids need no /etc/passwd entry.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { chown, mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { lstatSync } from 'node:fs';
+import { lstatSync, mkdirSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chown, mkdir, mkdtemp, rm, rmdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PrerequisiteError } from '../errors.ts';
 import type { SandboxKind, SandboxOptions } from './types.ts';
 
 /** Path of the sample folder inside a bwrap sandbox. */
@@ -47,11 +48,68 @@ const TMPFS_BYTES = 64 * 1024 * 1024;
 
 const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
 
-/** The uid/gid a slot runs as, or undefined when berth is not root (then it runs as the current user). */
+/** Slots per berth process: the most samples one evaluation runs at once. */
+export const MAX_SLOTS = 64;
+/** Blocks of MAX_SLOTS uids that concurrent berth processes can claim. */
+const UID_BLOCKS = 1000;
+let claimedBase: number | undefined;
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * The first uid of this process's block. Two berth processes running at once
+ * must not share uids (process limits count per uid), so each claims a block
+ * with a lock file named after it, holding its pid; a lock whose pid is gone
+ * is taken over. The lock is removed at exit.
+ */
+function uidBase(): number {
+  if (claimedBase !== undefined) return claimedBase;
+  const first = Number(process.env.BERTH_SANDBOX_UID_BASE ?? 61000);
+  const locks = join(tmpdir(), 'berth-functional-uids');
+  mkdirSync(locks, { recursive: true, mode: 0o700 });
+  // Start at a block chosen from the pid so that concurrent processes rarely even try the same lock.
+  const start = process.pid % UID_BLOCKS;
+  for (let i = 0; i < UID_BLOCKS; i++) {
+    const block = (start + i) % UID_BLOCKS;
+    const lock = join(locks, String(block));
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        writeFileSync(lock, String(process.pid), { flag: 'wx' });
+        claimedBase = first + block * MAX_SLOTS;
+        process.once('exit', () => rmSync(lock, { force: true }));
+        return claimedBase;
+      } catch {
+        // Taken. Take it over only when its owner is gone and the lock is not brand new.
+        try {
+          const owner = Number(readFileSync(lock, 'utf8') || 0);
+          if (owner > 0 && processAlive(owner)) break;
+          if (Date.now() - statSync(lock).mtimeMs < 5000) break;
+          rmSync(lock, { force: true });
+        } catch {
+          /* removed meanwhile: try again */
+        }
+      }
+    }
+  }
+  throw new Error(`no free block of sandbox uids (${UID_BLOCKS} berth processes running?)`);
+}
+
+/**
+ * The uid/gid a slot runs as (its own per slot and per berth process), or
+ * undefined when berth is not root (then it runs as the current user).
+ */
 export function slotIdentity(slot: number): { uid: number; gid: number } | undefined {
   if (!isRoot) return undefined;
-  const base = Number(process.env.BERTH_SANDBOX_UID_BASE ?? 61000);
-  return { uid: base + slot, gid: base + slot };
+  if (slot < 0 || slot >= MAX_SLOTS) throw new RangeError(`slot ${slot} outside 0..${MAX_SLOTS - 1}`);
+  const uid = uidBase() + slot;
+  return { uid, gid: uid };
 }
 
 let detected: { kind: SandboxKind; warning?: string } | undefined;
@@ -61,9 +119,22 @@ let detected: { kind: SandboxKind; warning?: string } | undefined;
  * unshare, then none. `preferred` other than `auto` forces a kind (and
  * throws when it does not work).
  */
-export function detectSandbox(preferred: SandboxOptions['kind'] = 'auto'): { kind: SandboxKind; warning?: string } {
+export function detectSandbox(preferred: SandboxOptions['kind'] = 'auto'): {
+  kind: SandboxKind;
+  warning?: string;
+} {
   if (preferred === 'none') return { kind: 'none', warning: 'ran unsandboxed (--sandbox none)' };
-  if (preferred === 'docker') throw new Error('the docker sandbox is not implemented for function-level samples');
+  if (preferred === 'docker') {
+    const out = spawnSync('docker', ['version', '--format', '{{.Server.Version}}'], {
+      stdio: 'ignore',
+      timeout: 20_000,
+    });
+    if (out.status !== 0)
+      throw new PrerequisiteError(
+        '--sandbox docker: no Docker engine answers (start dockerd, or use --sandbox auto)',
+      );
+    return { kind: 'docker' };
+  }
   if (preferred === 'auto' && detected) return detected;
   const identity = slotIdentity(0);
   const tryRun = (argv: string[]): boolean => {
@@ -76,19 +147,24 @@ export function detectSandbox(preferred: SandboxOptions['kind'] = 'auto'): { kin
     return out.status === 0;
   };
   let result: { kind: SandboxKind; warning?: string } | undefined;
-  if ((preferred === 'auto' || preferred === 'bwrap') && tryRun(['bwrap', ...bwrapArgs([], '/', []), 'true'])) {
+  if (
+    (preferred === 'auto' || preferred === 'bwrap') &&
+    tryRun(['bwrap', ...bwrapArgs([], '/', []), 'true'])
+  ) {
     result = { kind: 'bwrap' };
   } else if ((preferred === 'auto' || preferred === 'unshare') && tryRun([...unshareArgs(), 'true'])) {
     result = {
       kind: 'unshare',
-      warning: 'bubblewrap unavailable: isolated with unshare (no network, own pid namespace) but the file system is shared',
+      warning:
+        'bubblewrap unavailable: isolated with unshare (no network, own pid namespace) but the file system is shared',
     };
   } else if (preferred !== 'auto') {
     throw new Error(`sandbox ${preferred} does not work on this machine`);
   } else {
     result = {
       kind: 'none',
-      warning: 'ran unsandboxed: neither bubblewrap nor unshare works here (install Debian package bubblewrap)',
+      warning:
+        'ran unsandboxed: neither bubblewrap nor unshare works here (install Debian package bubblewrap)',
     };
   }
   if (preferred === 'auto') detected = result;
@@ -148,11 +224,70 @@ export interface SandboxCommand {
 
 /** The folder a program sees as its sample folder. */
 export function dirInside(kind: SandboxKind, workDir: string): string {
-  return kind === 'bwrap' ? SANDBOX_DIR : workDir;
+  return kind === 'bwrap' || kind === 'docker' ? SANDBOX_DIR : workDir;
 }
 
+/** Image of the docker sandbox when none is given. */
+export const DEFAULT_IMAGE = 'berth-base:bookworm';
+/** Label on every container the docker sandbox starts (`docker ps -f label=berth.functional`). */
+export const DOCKER_LABEL = 'berth.functional';
+
+/** `docker run` arguments up to the command: no network, limits, a read-only root, the sample folder at /sample. */
+function dockerArgs(command: SandboxCommand, name: string, env: Record<string, string>): string[] {
+  const o = command.options;
+  const identity = slotIdentity(command.slot) ?? { uid: 65534, gid: 65534 };
+  const args = [
+    'run',
+    '--rm',
+    '-i',
+    '--name',
+    name,
+    '--label',
+    `${DOCKER_LABEL}=${process.pid}`,
+    '--network',
+    'none',
+  ];
+  args.push(
+    '--memory',
+    String(o.memoryBytes),
+    '--memory-swap',
+    String(o.memoryBytes),
+    '--pids-limit',
+    String(o.maxProcesses),
+  );
+  args.push('--ulimit', 'core=0', '--ulimit', `fsize=${MAX_FILE_BYTES}`);
+  if (command.cpuSec !== undefined) args.push('--ulimit', `cpu=${Math.max(1, Math.ceil(command.cpuSec))}`);
+  args.push(
+    '--user',
+    `${identity.uid}:${identity.gid}`,
+    '--cap-drop',
+    'ALL',
+    '--security-opt',
+    'no-new-privileges',
+  );
+  args.push(
+    '--read-only',
+    '--tmpfs',
+    `/tmp:size=${TMPFS_BYTES}`,
+    '-v',
+    `${command.workDir}:${SANDBOX_DIR}`,
+    '-w',
+    SANDBOX_DIR,
+  );
+  for (const path of command.readOnlyPaths ?? []) args.push('-v', `${path}:${path}:ro`);
+  for (const [key, value] of Object.entries(env)) args.push('-e', `${key}=${value}`);
+  args.push(o.image ?? DEFAULT_IMAGE);
+  return args;
+}
+
+const containerNames = new WeakMap<ChildProcess, string>();
+
 /** Starts a sandboxed process (in its own process group) with piped stdio. */
-export function spawnSandboxed(command: SandboxCommand): { child: ChildProcess; kind: SandboxKind; warning?: string } {
+export function spawnSandboxed(command: SandboxCommand): {
+  child: ChildProcess;
+  kind: SandboxKind;
+  warning?: string;
+} {
   const { kind, warning } = detectSandbox(command.options.kind);
   const inner = dirInside(kind, command.workDir);
   const env: Record<string, string> = {
@@ -162,6 +297,17 @@ export function spawnSandboxed(command: SandboxCommand): { child: ChildProcess; 
     LANG: 'C.UTF-8',
     ...command.env,
   };
+  if (kind === 'docker') {
+    const name = `berth-fn-${process.pid}-${command.slot}-${Math.random().toString(36).slice(2, 10)}`;
+    const child = spawn('docker', [...dockerArgs(command, name, env), ...command.argv], {
+      cwd: command.workDir,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/' },
+      detached: true,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    containerNames.set(child, name);
+    return { child, kind };
+  }
   const limits = [
     `--data=${command.options.memoryBytes}`,
     `--nproc=${command.options.maxProcesses}`,
@@ -170,7 +316,8 @@ export function spawnSandboxed(command: SandboxCommand): { child: ChildProcess; 
   ];
   if (command.cpuSec !== undefined) limits.push(`--cpu=${Math.max(1, Math.ceil(command.cpuSec))}`);
   const argv = ['prlimit', ...limits, '--'];
-  if (kind === 'bwrap') argv.push('bwrap', ...bwrapArgs(command.readOnlyPaths ?? [], command.workDir, []), '--');
+  if (kind === 'bwrap')
+    argv.push('bwrap', ...bwrapArgs(command.readOnlyPaths ?? [], command.workDir, []), '--');
   else if (kind === 'unshare') argv.push(...unshareArgs(), '--');
   argv.push(...command.argv);
   const identity = slotIdentity(command.slot);
@@ -186,6 +333,12 @@ export function spawnSandboxed(command: SandboxCommand): { child: ChildProcess; 
 
 /** Kills a sandboxed process and its whole process group. */
 export function killGroup(child: ChildProcess): void {
+  const container = containerNames.get(child);
+  // A container whose `docker run` already returned is gone (--rm); only a running one needs removing.
+  if (container && child.exitCode === null && child.signalCode === null) {
+    containerNames.delete(child);
+    spawn('docker', ['rm', '-f', container], { stdio: 'ignore' }).on('error', () => {});
+  }
   if (child.pid === undefined) return;
   try {
     process.kill(-child.pid, 'SIGKILL');
@@ -272,10 +425,27 @@ export function runSandboxed(
   });
 }
 
+/** This process's folder of sample folders (removed at exit when empty). */
+export function sampleRoot(): string {
+  return join(tmpdir(), 'berth-functional', `p${process.pid}`);
+}
+
+let rootCleanup = false;
+
 /** A fresh folder for one sample (or one worker), owned by the slot's uid. Remove it with `removeDir`. */
 export async function makeSampleDir(slot: number, label = 'sample'): Promise<string> {
-  const root = join(tmpdir(), 'berth-functional');
+  const root = sampleRoot();
   await mkdir(root, { recursive: true, mode: 0o711 });
+  if (!rootCleanup) {
+    rootCleanup = true;
+    process.once('exit', () => {
+      try {
+        rmdirSync(root);
+      } catch {
+        /* not empty or gone */
+      }
+    });
+  }
   const dir = await mkdtemp(join(root, `${label}-`));
   const identity = slotIdentity(slot);
   if (identity) await chown(dir, identity.uid, identity.gid);
@@ -285,6 +455,11 @@ export async function makeSampleDir(slot: number, label = 'sample'): Promise<str
 /** Removes a sample folder and everything in it (as berth's user, so the sample's files go too). */
 export async function removeDir(dir: string): Promise<void> {
   await rm(dir, { recursive: true, force: true, maxRetries: 3 });
+}
+
+/** Removes this process's sample root when it is empty (call when no sample runs any more). */
+export async function removeSampleRoot(): Promise<void> {
+  await rmdir(sampleRoot()).catch(() => {});
 }
 
 /** Hands out slot numbers 0..n-1 so that concurrent runs never share a uid. */

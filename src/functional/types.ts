@@ -94,8 +94,11 @@ export type SandboxKind = 'bwrap' | 'unshare' | 'docker' | 'none';
 
 /** Result of `checkToolchain()`. */
 export type ToolchainStatus =
-  | { ok: true; /** e.g. `go version go1.19.8 linux/amd64` */ version?: string }
-  | { ok: false; /** What is missing and how to install it, e.g. "kotlinc not found: npm install kotlin-compiler@2.1.0". */ message: string };
+  | { ok: true /** e.g. `go version go1.19.8 linux/amd64` */; version?: string }
+  | {
+      ok: false /** What is missing and how to install it, e.g. "kotlinc not found: npm install kotlin-compiler@2.1.0". */;
+      message: string;
+    };
 
 /** Sandbox settings an executor must honour for untrusted code. */
 export interface SandboxOptions {
@@ -112,6 +115,8 @@ export interface SandboxOptions {
   gid?: number;
   /** Allow network (never for samples; for toolchain set-up only). */
   network?: boolean;
+  /** Image for `kind: 'docker'` (default `berth-base:bookworm`); it must hold the languages' toolchains. */
+  image?: string;
 }
 
 /** One unit of work for an executor. */
@@ -147,8 +152,11 @@ export interface LanguageExecutor {
   readonly language: string;
   /** Other names accepted in `language` fields (`js`, `ts`, `kt`, `c++`, `go`...). */
   readonly aliases: readonly string[];
-  /** Checks that the toolchain (and what tests need, e.g. lodash) is installed. Never throws. */
-  checkToolchain(): Promise<ToolchainStatus>;
+  /**
+   * Checks that the toolchain (and what tests need, e.g. lodash) is installed. Never throws.
+   * With a docker `sandbox` the check runs in its image.
+   */
+  checkToolchain(sandbox?: SandboxOptions): Promise<ToolchainStatus>;
   /**
    * Runs every item and returns one result per item, in the order of `items`.
    * Must not throw for a bad sample (that is a verdict); may throw when the

@@ -7,14 +7,15 @@
  *   not a regression"); missing, FAILED and ERROR are regressions.
  * - A missing test counts as failed (SWE-bench issue #139).
  * - An expected id cut mid-parameter (more `[` than `]`) matches reported ids by
- *   prefix when every match agrees on pass vs not-pass (SWE-bench PR #617).
+ *   prefix (SWE-bench PR #617), with the order-independent rule of `match.ts`.
  * - resolved = every FAIL_TO_PASS and every PASS_TO_PASS test passes, and the log is valid.
  * - The log is invalid (`error`, never resolved) when the run timed out, when it
  *   parses to nothing while the runner shows no sign of having run, or when the
  *   test command exited non-zero while no test is reported FAILED or ERROR.
  */
 
-import type { ParseResult, TestCase, TestStatus } from '../parsers/types.ts';
+import type { ParseResult, TestStatus } from '../parsers/types.ts';
+import { StatusIndex, verdict } from './match.ts';
 import type { TestVerdict } from './types.ts';
 
 /** Pass count over total of one category. */
@@ -76,61 +77,22 @@ export function suiteRan(log: string): boolean {
 const PASSING_F2P: ReadonlySet<TestStatus> = new Set(['PASSED']);
 const HOLDING_P2P: ReadonlySet<TestStatus> = new Set(['PASSED', 'SKIPPED']);
 
-function countChar(text: string, char: string): number {
-  let n = 0;
-  for (const c of text) if (c === char) n++;
-  return n;
-}
-
 /**
- * Finds the reported result of an expected id: exact match, else (for an id cut
- * mid-parameter) the prefix matches when they all agree on passing.
+ * The verdicts of one category. Ids are looked up with `match.ts`: exact, then
+ * (for an id cut mid-parameter, more `[` than `]`) by prefix. Among several
+ * prefix matches the status is PASSED when all passed, else the worst
+ * non-passing one, which gives the same pass/not-pass verdict as SWE-bench's
+ * "all matches agree" rule for both categories, independent of log order
+ * (SWE-bench issue #663).
  */
-function resolveCase(
-  id: string,
-  byId: Map<string, TestCase>,
-  all: TestCase[],
-  passing: ReadonlySet<TestStatus>,
-): { test?: TestCase; matchedBy?: 'exact' | 'prefix'; ambiguous?: boolean } {
-  const exact = byId.get(id);
-  if (exact) return { test: exact, matchedBy: 'exact' };
-  if (countChar(id, '[') <= countChar(id, ']')) return {};
-  const matches = all.filter((t) => t.id.startsWith(id));
-  if (matches.length === 0) return {};
-  const verdicts = new Set(matches.map((t) => passing.has(t.status)));
-  if (verdicts.size > 1) return { ambiguous: true };
-  // Agreeing matches: report the most severe status among them as the representative.
-  const order: Record<TestStatus, number> = { ERROR: 3, FAILED: 2, SKIPPED: 1, PASSED: 0 };
-  const worst = matches.reduce((a, b) => (order[b.status] > order[a.status] ? b : a));
-  return { test: worst, matchedBy: 'prefix' };
-}
-
 function verdictsFor(
   category: 'FAIL_TO_PASS' | 'PASS_TO_PASS',
   ids: string[],
-  byId: Map<string, TestCase>,
-  all: TestCase[],
+  index: StatusIndex,
   truncatedLog: boolean,
 ): TestVerdict[] {
   const passing = category === 'FAIL_TO_PASS' ? PASSING_F2P : HOLDING_P2P;
-  return ids.map((id) => {
-    const found = resolveCase(id, byId, all, passing);
-    if (!found.test) {
-      return { id, category, passed: false, reason: truncatedLog ? 'truncated-log' : 'missing' };
-    }
-    const status = found.test.status;
-    const passed = passing.has(status);
-    const verdict: TestVerdict = {
-      id,
-      category,
-      status,
-      passed,
-      matchedBy: found.matchedBy as 'exact' | 'prefix',
-    };
-    if (found.matchedBy === 'prefix') verdict.matchedId = found.test.id;
-    if (!passed) verdict.reason = status === 'FAILED' ? 'failed' : status === 'ERROR' ? 'error' : 'skipped';
-    return verdict;
-  });
+  return ids.map((id) => verdict(index, id, category, (status) => passing.has(status), { truncatedLog }));
 }
 
 function count(verdicts: TestVerdict[]): CategoryCount {
@@ -140,11 +102,11 @@ function count(verdicts: TestVerdict[]): CategoryCount {
 /** Grades one test run against an instance's FAIL_TO_PASS and PASS_TO_PASS lists. */
 export function gradeSwebench(input: SwebenchGradeInput): SwebenchGrade {
   const tests = input.parse?.tests ?? [];
-  const byId = new Map(tests.map((t) => [t.id, t]));
+  const index = new StatusIndex(tests);
   const truncated = input.parse?.truncated ?? false;
   const verdicts = [
-    ...verdictsFor('FAIL_TO_PASS', input.failToPass, byId, tests, truncated),
-    ...verdictsFor('PASS_TO_PASS', input.passToPass, byId, tests, truncated),
+    ...verdictsFor('FAIL_TO_PASS', input.failToPass, index, truncated),
+    ...verdictsFor('PASS_TO_PASS', input.passToPass, index, truncated),
   ];
   const f2p = count(verdicts.filter((v) => v.category === 'FAIL_TO_PASS'));
   const p2p = count(verdicts.filter((v) => v.category === 'PASS_TO_PASS'));

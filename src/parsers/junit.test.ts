@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { InputError } from '../errors.ts';
 import { chunksOf } from './common.ts';
-import { detectJUnit, junitTestId, parseJUnit } from './junit.ts';
+import { CapturedOutputFilter, detectJUnit, junitTestId, parseJUnit } from './junit.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const fixtures = path.join(root, 'test/fixtures/junit');
@@ -316,5 +316,62 @@ describe('JUnit XML: entity attacks', () => {
     expect(error).toBeInstanceOf(InputError);
     expect(error.message).toMatch(/x\.xml:line 1: not well-formed XML: .*entity/i);
     expect(grown).toBeLessThan(50 * 1024 * 1024);
+  });
+});
+
+describe('JUnit XML: captured output is skipped in bounded memory', () => {
+  const doc = `<testsuites><testsuite name="s">
+<system-out><![CDATA[suite
+output]]></system-out>
+<testcase classname="k" name="a"><failure><![CDATA[expected <system-out> to
+be closed]]></failure><system-out>line 1
+line 2 <b>not xml</b> &amp; more</system-out><system-err/></testcase>
+<!-- <system-err> in a comment -->
+<testcase classname="k" name="b"><system-err attr="x">err</system-err></testcase>
+</testsuite></testsuites>`;
+
+  it('drops only the content of system-out/err, keeping CDATA and comments intact, across any split', async () => {
+    for (const size of [1, 2, 3, 7, 16, 1000]) {
+      async function* pieces() {
+        for (let i = 0; i < doc.length; i += size) yield doc.slice(i, i + size);
+      }
+      const result = await parseJUnit(pieces(), { sourceName: 'split.xml' });
+      expect(statusMap(result.tests), `chunk size ${size}`).toEqual({ 'k.a': 'FAILED', 'k.b': 'PASSED' });
+      expect(result.tests[0]?.message).toBe('expected <system-out> to');
+    }
+    const filter = new CapturedOutputFilter();
+    let out = '';
+    for (const ch of doc) out += filter.push(ch);
+    out += filter.flush();
+    expect(out).not.toContain('line 2');
+    expect(out).toContain('<system-out>\n</system-out>');
+    expect(out).toContain('<![CDATA[expected <system-out> to\nbe closed]]>');
+    expect(out.split('\n')).toHaveLength(doc.split('\n').length);
+  });
+
+  it('keeps line numbers right after dropped output', async () => {
+    const bad =
+      '<testsuite><testcase name="a"><system-out>1\n2\n3\n</system-out></testcase>\n<testcase name="b" x=></testsuite>';
+    await expect(fromText(bad)).rejects.toThrow(/x\.xml:line 5: not well-formed XML/);
+  });
+
+  it('a 300 MB system-out does not grow the heap', async () => {
+    const line = `${'output that a chatty test printed '.repeat(30)}\n`;
+    const block = line.repeat(Math.ceil((1 << 20) / line.length));
+    global.gc?.();
+    const before = process.memoryUsage().heapUsed;
+    let peak = before;
+    async function* huge() {
+      yield '<testsuite><testcase classname="k" name="chatty"><system-out>';
+      // A fresh string per chunk, as a file read gives; the heap is sampled between chunks.
+      for (let i = 0; i < 300; i++) {
+        yield `${i} ${block}`;
+        peak = Math.max(peak, process.memoryUsage().heapUsed);
+      }
+      yield '</system-out></testcase><testcase classname="k" name="after"><skipped/></testcase></testsuite>';
+    }
+    const result = await parseJUnit(huge(), { sourceName: 'huge.xml' });
+    expect(statusMap(result.tests)).toEqual({ 'k.chatty': 'PASSED', 'k.after': 'SKIPPED' });
+    expect(peak - before).toBeLessThan(100 * 1024 * 1024);
   });
 });

@@ -99,6 +99,15 @@ export interface JUnitParseResult extends ParseResult {
 const HASH_SUFFIX = /@(?=[0-9a-fA-F]*[0-9])[0-9a-fA-F]{5,}$/;
 const MESSAGE_TEXT_CAP = 2000;
 
+/**
+ * A copy of `s` that shares no memory with the parser's input. saxes hands out
+ * slices of its input chunks; keeping one alive would keep its whole chunk (up to
+ * 1 MB) alive, so every string that outlives the chunk is copied.
+ */
+export function detach(s: string): string {
+  return s.length === 0 ? s : Buffer.from(s, 'utf16le').toString('utf16le');
+}
+
 /** Default id rule for one testcase (see the module comment). */
 export function junitTestId(
   classname: string | undefined,
@@ -144,7 +153,9 @@ interface Entry {
   suite: number;
   count: number;
   worst: TestCase;
-  last: TestCase;
+  lastStatus: TestStatus;
+  /** The last occurrence, kept only when it passed after failures (a retry). */
+  lastPass?: TestCase;
   /** Every occurrence of the group before the last failed (FAILED/ERROR). */
   failedBeforeLast: boolean;
 }
@@ -155,10 +166,95 @@ function better(a: TestCase | undefined, b: TestCase): TestCase {
 }
 
 function closeGroup(entry: Entry): TestCase {
-  if (entry.count > 1 && entry.last.status === 'PASSED' && entry.failedBeforeLast) {
-    return { ...entry.last, flaky: true, attempts: entry.count };
+  if (entry.count > 1 && entry.lastStatus === 'PASSED' && entry.failedBeforeLast && entry.lastPass) {
+    return { ...entry.lastPass, flaky: true, attempts: entry.count };
   }
   return entry.worst;
+}
+
+/**
+ * Drops the content of `<system-out>` and `<system-err>` elements before the
+ * XML parser sees it, keeping only its line breaks (so line numbers in
+ * messages stay right). saxes gathers a whole text node in memory before
+ * reporting it, and a runner's captured output can be hundreds of megabytes in
+ * one element; berth never uses it. Works across chunk boundaries.
+ */
+export class CapturedOutputFilter {
+  /** Inside an element being dropped (`drop`) or a CDATA section/comment passed through (`pass`). */
+  private mode: { kind: 'drop' | 'pass'; close: string } | undefined;
+  private held = '';
+
+  private static readonly START = /<system-(out|err)(?=[\s>/])|<!\[CDATA\[|<!--/g;
+
+  /** Filters the next chunk; returns what can be passed on now. */
+  push(chunk: string): string {
+    let text = this.held + chunk;
+    this.held = '';
+    let out = '';
+    for (;;) {
+      if (this.mode !== undefined) {
+        const { kind, close } = this.mode;
+        const at = text.indexOf(close);
+        if (at === -1) {
+          // Keep enough to recognise a terminator split across chunks.
+          const keep = Math.min(text.length, close.length - 1);
+          out +=
+            kind === 'drop' ? newlinesOf(text, 0, text.length - keep) : text.slice(0, text.length - keep);
+          this.held = text.slice(text.length - keep);
+          return out;
+        }
+        if (kind === 'drop') {
+          out += newlinesOf(text, 0, at);
+          text = text.slice(at);
+        } else {
+          out += text.slice(0, at + close.length);
+          text = text.slice(at + close.length);
+        }
+        this.mode = undefined;
+        continue;
+      }
+      CapturedOutputFilter.START.lastIndex = 0;
+      const start = CapturedOutputFilter.START.exec(text);
+      if (start === null) {
+        // Hold back a trailing `<...` that could start an element split across chunks.
+        const lt = text.lastIndexOf('<');
+        if (lt !== -1 && text.length - lt < 16 && text.indexOf('>', lt) === -1) {
+          this.held = text.slice(lt);
+          return out + text.slice(0, lt);
+        }
+        return out + text;
+      }
+      if (start[1] === undefined) {
+        // A CDATA section or a comment: passed through untouched, whatever it contains.
+        const opener = start[0];
+        out += text.slice(0, start.index + opener.length);
+        text = text.slice(start.index + opener.length);
+        this.mode = { kind: 'pass', close: opener === '<!--' ? '-->' : ']]>' };
+        continue;
+      }
+      const end = text.indexOf('>', start.index);
+      if (end === -1) {
+        this.held = text.slice(start.index);
+        return out + text.slice(0, start.index);
+      }
+      out += text.slice(0, end + 1);
+      if (text[end - 1] !== '/') this.mode = { kind: 'drop', close: `</system-${start[1]}` };
+      text = text.slice(end + 1);
+    }
+  }
+
+  /** What is still held at the end of the input. */
+  flush(): string {
+    const rest = this.mode?.kind === 'drop' ? newlinesOf(this.held, 0, this.held.length) : this.held;
+    this.held = '';
+    return rest;
+  }
+}
+
+function newlinesOf(text: string, from: number, to: number): string {
+  let n = 0;
+  for (let i = text.indexOf('\n', from); i !== -1 && i < to; i = text.indexOf('\n', i + 1)) n++;
+  return '\n'.repeat(n);
 }
 
 /** Decodes byte chunks as UTF-8 (or UTF-16 with a BOM), replacing invalid bytes and warning once. */
@@ -221,14 +317,32 @@ export async function parseJUnit(
   let captureText: string | undefined; // text of the first failure/error/skipped without a message
   let captureDepth = -1;
 
-  const parser = new SaxesParser({ xmlns: false, position: true, fileName: file });
+  // saxes's own line tracking costs about a third of its speed; lines are counted here
+  // only when a message needs one: newlines before the current chunk, plus those in it
+  // up to the parser's position.
+  const parser = new SaxesParser({ xmlns: false, position: false });
+  let linesBefore = 0;
+  let chunkText = '';
+  let chunkStart = 0;
+  const currentLine = () => {
+    const upTo = Math.max(0, Math.min(chunkText.length, parser.position - chunkStart));
+    let line = linesBefore + 1;
+    for (let i = chunkText.indexOf('\n'); i !== -1 && i < upTo; i = chunkText.indexOf('\n', i + 1)) line++;
+    return line;
+  };
+  const feed = (text: string) => {
+    chunkText = text;
+    parser.write(text);
+    chunkStart += text.length;
+    for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) linesBefore++;
+  };
   parser.on('error', (err) => {
-    const message = err.message.replace(/^[^:]*:\d+:\d+: /, '');
+    const message = err.message;
     if (/disallowed character|invalid character entity/i.test(message)) {
-      warn(`line ${parser.line}: ${message} (kept going)`);
+      warn(`line ${currentLine()}: ${message} (kept going)`);
       return;
     }
-    throw new InputError({ file, line: parser.line }, `not well-formed XML: ${message}`);
+    throw new InputError({ file, line: currentLine() }, `not well-formed XML: ${message}`);
   });
   parser.on('opentag', (tag: SaxesTagPlain) => {
     depth++;
@@ -238,7 +352,7 @@ export async function parseJUnit(
       rootSeen = true;
       if (name !== 'testsuites' && name !== 'testsuite') {
         throw new InputError(
-          { file, line: parser.line },
+          { file, line: currentLine() },
           `not a JUnit XML report: the root element is <${name}>, expected <testsuites> or <testsuite>`,
         );
       }
@@ -363,72 +477,92 @@ export async function parseJUnit(
     if ((c.name ?? '').trim() === '') {
       unnamed++;
     }
-    const id = junitTestId(c.classname, c.name, ordinal);
+    const id = detach(junitTestId(c.classname, c.name, ordinal));
     const status = elementStatus(c);
     const flaky = status === 'PASSED' && c.flakyRuns > 0;
-    const test: JUnitElement = {
-      id,
-      status,
-      ...(c.durationSec !== undefined ? { durationSec: c.durationSec } : {}),
-      ...(c.message !== undefined && status !== 'PASSED' ? { message: c.message } : {}),
-      ...(c.classname !== undefined ? { classname: c.classname } : {}),
-      ...(c.name !== undefined ? { name: c.name } : {}),
-      ...(c.suite !== undefined ? { suite: c.suite } : {}),
-      ...(c.file !== undefined ? { file: c.file } : {}),
-      hasSkipped: c.hasSkipped,
-      hasFailure: c.hasFailure,
-      hasError: c.hasError,
-      ...(c.reruns > 0 ? { reruns: c.reruns } : {}),
-      ...(flaky ? { flaky: true } : {}),
-      ...(c.xfail ? { xfail: true } : {}),
+    const message = c.message !== undefined && status !== 'PASSED' ? c.message : undefined;
+    if (elements) {
+      const kd = (v: string | undefined) => (v === undefined ? undefined : detach(v));
+      elements.push({
+        id,
+        status,
+        ...(c.durationSec !== undefined ? { durationSec: c.durationSec } : {}),
+        ...(message !== undefined ? { message: detach(message) } : {}),
+        ...(c.classname !== undefined ? { classname: kd(c.classname) } : {}),
+        ...(c.name !== undefined ? { name: kd(c.name) } : {}),
+        ...(c.suite !== undefined ? { suite: kd(c.suite) } : {}),
+        ...(c.file !== undefined ? { file: kd(c.file) } : {}),
+        hasSkipped: c.hasSkipped,
+        hasFailure: c.hasFailure,
+        hasError: c.hasError,
+        ...(c.reruns > 0 ? { reruns: c.reruns } : {}),
+        ...(flaky ? { flaky: true } : {}),
+        ...(c.xfail ? { xfail: true } : {}),
+      });
+    }
+    // The merged map keeps one small record per id; a repeated occurrence that changes
+    // nothing allocates nothing (a record replaced later would be old-space garbage).
+    const makeSlim = (): TestCase => {
+      const slim: TestCase = { id, status };
+      if (c.durationSec !== undefined) slim.durationSec = c.durationSec;
+      if (message !== undefined) slim.message = detach(message);
+      if (c.file !== undefined) slim.file = detach(c.file);
+      if (flaky) slim.flaky = true;
+      if (c.reruns > 0) slim.reruns = c.reruns;
+      if (c.xfail) slim.xfail = true;
+      return slim;
     };
-    elements?.push(test);
-    // The merged map keeps only what `tests` needs.
-    const slim: TestCase = { id, status };
-    if (test.durationSec !== undefined) slim.durationSec = test.durationSec;
-    if (test.message !== undefined) slim.message = test.message;
-    if (test.classname !== undefined) slim.classname = test.classname;
-    if (test.file !== undefined) slim.file = test.file;
-    if (flaky) {
-      slim.flaky = true;
-      slim.reruns = c.reruns;
-    } else if (c.reruns > 0) slim.reruns = c.reruns;
-    if (c.xfail) slim.xfail = true;
+    const plain = !flaky && c.reruns === 0 && !c.xfail;
     const suite = suiteStack[suiteStack.length - 1]?.index ?? 0;
     const entry = byId.get(id);
     if (entry === undefined) {
-      byId.set(id, { suite, count: 1, worst: slim, last: slim, failedBeforeLast: true });
+      const slim = makeSlim();
+      byId.set(id, {
+        suite,
+        count: 1,
+        worst: slim,
+        lastStatus: status,
+        ...(status === 'PASSED' ? { lastPass: slim } : {}),
+        failedBeforeLast: true,
+      });
       return;
     }
     duplicates++;
     if (entry.suite !== suite) {
-      entry.merged = better(entry.merged, closeGroup(entry));
+      const merged = better(entry.merged, closeGroup(entry));
+      entry.merged = merged;
+      const slim = plain && merged.status === status ? merged : makeSlim();
       entry.suite = suite;
       entry.count = 1;
       entry.worst = slim;
-      entry.last = slim;
+      entry.lastStatus = status;
+      entry.lastPass = status === 'PASSED' ? slim : undefined;
       entry.failedBeforeLast = true;
       return;
     }
-    entry.failedBeforeLast &&= entry.last.status === 'FAILED' || entry.last.status === 'ERROR';
+    entry.failedBeforeLast &&= entry.lastStatus === 'FAILED' || entry.lastStatus === 'ERROR';
     entry.count++;
-    entry.worst = better(entry.worst, slim);
-    entry.last = slim;
+    if (STATUS_PRECEDENCE[status] > STATUS_PRECEDENCE[entry.worst.status]) entry.worst = makeSlim();
+    entry.lastStatus = status;
+    entry.lastPass = status === 'PASSED' && entry.failedBeforeLast ? makeSlim() : undefined;
   }
 
   const decoder = new Decoder();
+  const filter = new CapturedOutputFilter();
   let sawBytes = false;
   try {
     for await (const chunk of chunks) {
-      const text = typeof chunk === 'string' ? chunk : decoder.decode(chunk, true);
+      let text = typeof chunk === 'string' ? chunk : decoder.decode(chunk, true);
       if (text.length === 0) continue;
       if (!sawBytes) {
         sawBytes = true;
-        parser.write(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
-      } else parser.write(text);
+        if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+      }
+      const passed = filter.push(text);
+      if (passed) feed(passed);
     }
-    const tail = decoder.decode(new Uint8Array(0), false);
-    if (tail) parser.write(tail);
+    const tail = filter.push(decoder.decode(new Uint8Array(0), false)) + filter.flush();
+    if (tail) feed(tail);
     if (!sawBytes || !rootSeen) {
       if (!sawBytes) throw new InputError({ file }, 'the file is empty, not a JUnit XML report');
       parser.close();
@@ -437,7 +571,7 @@ export async function parseJUnit(
     parser.close();
   } catch (error) {
     if (error instanceof InputError) throw error;
-    throw new InputError({ file, line: parser.line }, `not well-formed XML: ${(error as Error).message}`, {
+    throw new InputError({ file, line: currentLine() }, `not well-formed XML: ${(error as Error).message}`, {
       cause: error,
     });
   }

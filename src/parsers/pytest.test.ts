@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { chunksOf, stripAnsi } from './common.ts';
-import { pytestParser, splitIdAndMessage } from './pytest.ts';
+import { pytestParser, splitIdAndMessage, verboseTail } from './pytest.ts';
 import type { ParseResult } from './types.ts';
 
 const fixtures = join(import.meta.dirname, '../../test/fixtures/parsers');
@@ -212,5 +212,35 @@ describe('pytest parser edge cases (SWE-bench parser bugs)', () => {
       0.9,
     );
     expect(pytestParser.detect('TAP version 13\nok 1 - a\n')).toBe(0);
+  });
+});
+
+describe('verboseTail', () => {
+  it('finds the status word from the end, past a progress column and a reason', () => {
+    expect(verboseTail('t.py::a PASSED [ 50%]')).toEqual({ index: 7, word: 'PASSED' });
+    expect(verboseTail('t.py::a[x PASSED y] FAILED')).toEqual({ index: 19, word: 'FAILED' });
+    expect(verboseTail('t.py::b SKIPPED (needs (a) network)   [100%]')).toEqual({
+      index: 7,
+      word: 'SKIPPED',
+    });
+    expect(verboseTail('t.py::c XFAIL [3/5]')).toEqual({ index: 7, word: 'XFAIL' });
+    expect(verboseTail('t.py::d PASSEDX')).toBeUndefined();
+    expect(verboseTail('PASSED')).toBeUndefined();
+  });
+});
+
+describe('TestCollector.changes', () => {
+  it('tells whether a repeat would change the merged result', async () => {
+    const { TestCollector } = await import('./common.ts');
+    const c = new TestCollector('x');
+    expect(c.changes('a', 'PASSED')).toBe(true);
+    c.merge({ id: 'a', status: 'PASSED' });
+    expect(c.changes('a', 'PASSED')).toBe(false);
+    expect(c.changes('a', 'SKIPPED')).toBe(false);
+    expect(c.changes('a', 'FAILED')).toBe(true);
+    expect(c.changes('a', 'PASSED', true)).toBe(true);
+    const kept = new TestCollector('x', { keepElements: true });
+    kept.merge({ id: 'a', status: 'PASSED' });
+    expect(kept.changes('a', 'PASSED')).toBe(true);
   });
 });

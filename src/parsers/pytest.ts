@@ -15,7 +15,7 @@
  * A test reported several times (a `-v` line and an `-rA` line, or a call and a
  * teardown error) is merged by ERROR > FAILED > PASSED > SKIPPED.
  */
-import { readLines, stripAnsi, TestCollector } from './common.ts';
+import { detach, readLineBatches, stripAnsi, TestCollector } from './common.ts';
 import type { ParseOptions, ParseResult, Parser, TestCase, TestStatus } from './types.ts';
 
 type Word = 'PASSED' | 'FAILED' | 'ERROR' | 'SKIPPED' | 'XFAIL' | 'XPASS';
@@ -25,7 +25,47 @@ const WORDS = 'PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS';
 const XDIST = /^\[gw\d+\]\s+(?:\[\s*\d+%\]\s+|\[\s*\d+\/\d+\]\s+)?/;
 const STATUS_FIRST = new RegExp(`^(${WORDS})(?:\\s+(.*))?$`);
 // `<id> STATUS`, optionally `(reason)` and a `[ 50%]` / `[3/5]` progress column.
-const STATUS_LAST = new RegExp(`^(\\S.*?) (${WORDS})(?: \\(.*\\))?(?:\\s+\\[\\s*\\d+(?:%|\\/\\d+)\\])?\\s*$`);
+const PENDING_ID = /^\S+\.py::\S/;
+const WORD_LIST: readonly Word[] = ['PASSED', 'FAILED', 'ERROR', 'SKIPPED', 'XFAIL', 'XPASS'];
+const PROGRESS_COLUMN = /^\[\s*\d+(?:%|\/\d+)\]$/;
+
+/**
+ * `<id> STATUS`, optionally ` (reason)` and a `[ 50%]` / `[3/5]` progress column:
+ * where the status word starts, read from the end of the line (no regex scan
+ * over the id, which may itself contain status words inside its parameters).
+ */
+export function verboseTail(line: string): { index: number; word: Word } | undefined {
+  let end = line.length;
+  while (end > 0 && line.charCodeAt(end - 1) <= 32) end--;
+  if (line.charCodeAt(end - 1) === 93 /* ] */) {
+    const open = line.lastIndexOf('[', end - 1);
+    if (open > 0 && PROGRESS_COLUMN.test(line.slice(open, end))) {
+      end = open;
+      while (end > 0 && line.charCodeAt(end - 1) <= 32) end--;
+    }
+  }
+  const found = wordEndingAt(line, end);
+  if (found) return found;
+  // `SKIPPED (reason)`: the reason's parentheses end the line.
+  if (line.charCodeAt(end - 1) === 41 /* ) */) {
+    for (let open = line.lastIndexOf(' (', end); open > 0; open = line.lastIndexOf(' (', open - 1)) {
+      const before = wordEndingAt(line, open);
+      if (before) return before;
+    }
+  }
+  return undefined;
+}
+
+function wordEndingAt(line: string, end: number): { index: number; word: Word } | undefined {
+  for (const word of WORD_LIST) {
+    const start = end - word.length;
+    if (start > 0 && line.startsWith(word, start)) {
+      const c = line.charCodeAt(start - 1);
+      if (c === 32 || c === 9) return { index: start - 1, word };
+    }
+  }
+  return undefined;
+}
 // Classic progress: `tests/test_a.py ..F.s   [ 66%]`.
 const CLASSIC = /^(\S+\.py) ([.FEsxX]+)\s*(?:\[\s*\d+%\])?\s*$/;
 const CLASSIC_CONT = /^([.FEsxX]+)\s*(?:\[\s*\d+%\])?\s*$/;
@@ -69,17 +109,19 @@ export function splitIdAndMessage(rest: string): { id: string; message?: string 
   return { id: rest.trim() };
 }
 
+const STATUS_OF: Record<Word, { status: TestStatus; outcome?: string }> = {
+  PASSED: { status: 'PASSED' },
+  FAILED: { status: 'FAILED' },
+  ERROR: { status: 'ERROR' },
+  SKIPPED: { status: 'SKIPPED' },
+  XFAIL: { status: 'PASSED', outcome: 'xfailed' },
+  XPASS: { status: 'PASSED', outcome: 'xpassed' },
+};
+const XFAIL_NOTRUN = { status: 'SKIPPED', outcome: 'xfailed-notrun' } as const;
+
 function toStatus(word: Word, message: string | undefined): { status: TestStatus; outcome?: string } {
-  switch (word) {
-    case 'XFAIL':
-      return message?.includes('[NOTRUN]')
-        ? { status: 'SKIPPED', outcome: 'xfailed-notrun' }
-        : { status: 'PASSED', outcome: 'xfailed' };
-    case 'XPASS':
-      return { status: 'PASSED', outcome: 'xpassed' };
-    default:
-      return { status: word };
-  }
+  if (word === 'XFAIL' && message?.includes('[NOTRUN]')) return XFAIL_NOTRUN;
+  return STATUS_OF[word];
 }
 
 /** A node id as pytest prints it: a path, optionally `::` parts. */
@@ -114,24 +156,40 @@ export const pytestParser: Parser = {
 
     const record = (id: string, word: Word, message: string | undefined, line: number): void => {
       const { status, outcome } = toStatus(word, message);
+      // A repeat that changes nothing (the -rA line of a test its -v line already gave) allocates nothing.
+      if (!collector.changes(id, status, message !== undefined)) return;
       const test: TestCase = { id, status, line };
       if (outcome) test.outcome = outcome;
       if (message) test.message = message;
       collector.merge(test);
     };
 
-    for await (const raw of readLines(chunks)) {
+    const countClassic = (file: string, marks: string): void => {
+      let perFile = anonymous.get(file);
+      if (!perFile) {
+        perFile = new Map();
+        anonymous.set(detach(file), perFile);
+      }
+      for (const ch of marks) {
+        const word = CLASSIC_STATUS[ch] as Word;
+        perFile.set(word, (perFile.get(word) ?? 0) + 1);
+      }
+    };
+
+    const handle = (raw: string): void => {
       lineNo++;
       let line = raw;
       if (line.includes('\u001b')) line = stripAnsi(line);
       // Colour codes whose ESC byte was lost (`[32mPASSED[0m`): only when a line starts with one,
       // so a parameter like `test_x[1m]` is left alone.
-      if (REMNANT_START.test(line)) line = line.replace(REMNANTS, '');
-      else if (CONTROL.test(line)) line = line.replace(CONTROL_ALL, '');
-      line = line.trimEnd();
+      const first0 = line.charCodeAt(0);
+      if (first0 === 91 /* [ */ && REMNANT_START.test(line)) line = line.replace(REMNANTS, '');
+      else if (line.charCodeAt(0) < 32 && CONTROL.test(line)) line = line.replace(CONTROL_ALL, '');
+      const lastCode = line.charCodeAt(line.length - 1);
+      if (lastCode === 32 || lastCode === 9) line = line.trimEnd();
       if (line.length === 0) {
         classicFile = undefined;
-        continue;
+        return;
       }
       const first = line.charCodeAt(0);
       if (first === 61 /* = */) {
@@ -141,58 +199,75 @@ export const pytestParser: Parser = {
           const m = FINAL_SUMMARY.exec(line);
           if (m) finalSummary = m[1];
         }
-        continue;
+        return;
       }
-      if (first === 91 /* [ */ && line.startsWith('[gw')) line = line.replace(XDIST, '');
+      let lead = first;
+      if (first === 91 /* [ */ && line.startsWith('[gw')) {
+        line = line.replace(XDIST, '');
+        lead = line.charCodeAt(0);
+      }
 
-      const sf = STATUS_FIRST.exec(line);
-      if (sf) {
-        const word = sf[1] as Word;
-        const rest = sf[2]?.trim() ?? '';
-        if (rest === '' || PROGRESS_ONLY.test(rest)) {
-          // A bare status (optionally with its progress column): it belongs to the
-          // last `-v` id printed without a status (pytest -s output in between).
-          if (pendingId !== undefined) record(pendingId, word, undefined, lineNo);
-          pendingId = undefined;
-          continue;
+      // P F E S X: a status word first (`-rA` summary, xdist).
+      if (lead === 80 || lead === 70 || lead === 69 || lead === 83 || lead === 88) {
+        if (CONTROL.test(line)) line = line.replace(CONTROL_ALL, '');
+        const sf = STATUS_FIRST.exec(line);
+        if (sf) {
+          const word = sf[1] as Word;
+          const rest = sf[2]?.trim() ?? '';
+          if (rest === '' || PROGRESS_ONLY.test(rest)) {
+            // A bare status (optionally with its progress column): it belongs to the
+            // last `-v` id printed without a status (pytest -s output in between).
+            if (pendingId !== undefined) record(pendingId, word, undefined, lineNo);
+            pendingId = undefined;
+            return;
+          }
+          // `SKIPPED [1] tests/test_a.py:12: reason` is a skip summary, not a test id.
+          if (word === 'SKIPPED' && /^\[\d+\]\s/.test(rest)) return;
+          const { id, message } = splitIdAndMessage(rest);
+          if (id.length > 0) record(id, word, message, lineNo);
+          return;
         }
-        // `SKIPPED [1] tests/test_a.py:12: reason` is a skip summary, not a test id.
-        if (word === 'SKIPPED' && /^\[\d+\]\s/.test(rest)) continue;
-        const { id, message } = splitIdAndMessage(rest);
-        if (id.length > 0) record(id, word, message, lineNo);
-        continue;
       }
 
-      const sl = STATUS_LAST.exec(line);
-      if (sl && looksLikeNodeId(sl[1] as string)) {
-        record((sl[1] as string).trim(), sl[2] as Word, undefined, lineNo);
-        pendingId = undefined;
+      if (!line.includes('.py')) {
+        if (classicFile !== undefined && CLASSIC_CONT.test(line)) {
+          countClassic(classicFile, line.trim().split(/\s/)[0] as string);
+          pendingId = undefined;
+          return;
+        }
         classicFile = undefined;
-        continue;
+        return;
+      }
+
+      // Other control characters (a stray `\b`, `\x0f`) only matter on lines that can hold a result.
+      if (CONTROL.test(line)) line = line.replace(CONTROL_ALL, '');
+      // `<id> STATUS [ 50%]` (-v).
+      const tail = verboseTail(line);
+      if (tail) {
+        const id = line.slice(0, tail.index).trim();
+        if (looksLikeNodeId(id)) {
+          record(id, tail.word, undefined, lineNo);
+          pendingId = undefined;
+          classicFile = undefined;
+          return;
+        }
       }
 
       const cl = CLASSIC.exec(line);
-      const cont = cl ? undefined : classicFile !== undefined ? CLASSIC_CONT.exec(line) : null;
-      if (cl || cont) {
-        const file = cl ? (cl[1] as string) : (classicFile as string);
-        const marks = cl ? (cl[2] as string) : (cont?.[1] as string);
-        let perFile = anonymous.get(file);
-        if (!perFile) {
-          perFile = new Map();
-          anonymous.set(file, perFile);
-        }
-        for (const ch of marks) {
-          const word = CLASSIC_STATUS[ch] as Word;
-          perFile.set(word, (perFile.get(word) ?? 0) + 1);
-        }
-        classicFile = file;
+      if (cl) {
+        classicFile = cl[1] as string;
+        countClassic(classicFile, cl[2] as string);
         pendingId = undefined;
-        continue;
+        return;
       }
       classicFile = undefined;
 
       // `path::test_name ` printed by -v before the test's own output.
-      if (/^\S+\.py::\S/.test(line) && !line.includes(' - ')) pendingId = line.trim();
+      if (PENDING_ID.test(line) && !line.includes(' - ')) pendingId = line.trim();
+    };
+
+    for await (const batch of readLineBatches(chunks)) {
+      for (const raw of batch) handle(raw);
     }
 
     settleAnonymous(collector, anonymous);

@@ -23,7 +23,7 @@
  * inside a subtest or YAML block, or with fewer points than a leading plan
  * promised (and no bail out), is flagged as truncated.
  */
-import { readLines, stripAnsi, TestCollector } from './common.ts';
+import { readLineBatches, stripAnsi, TestCollector } from './common.ts';
 import type { ParseOptions, ParseResult, Parser, TestCase, TestStatus } from './types.ts';
 
 const TEST_POINT = /^(not ok|ok)\b\s*(?:(\d+)\b)?\s*(.*)$/;
@@ -161,125 +161,126 @@ export const tapParser: Parser = {
       }
     };
 
-    for await (const raw of readLines(chunks)) {
-      lineNo++;
-      let line = raw.includes('\u001b') ? stripAnsi(raw) : raw;
-      line = line.replace(/\s+$/, '');
+    for await (const batch of readLineBatches(chunks))
+      for (const raw of batch) {
+        lineNo++;
+        let line = raw.includes('\u001b') ? stripAnsi(raw) : raw;
+        line = line.replace(/\s+$/, '');
 
-      // Inside a YAML diagnostic block: until `...` at its indent, or a line indented less.
-      if (yamlIndent >= 0) {
-        const indent = line.length - line.trimStart().length;
-        if (line.trim() === '...' && indent >= yamlIndent) {
+        // Inside a YAML diagnostic block: until `...` at its indent, or a line indented less.
+        if (yamlIndent >= 0) {
+          const indent = line.length - line.trimStart().length;
+          if (line.trim() === '...' && indent >= yamlIndent) {
+            yamlIndent = -1;
+            continue;
+          }
+          if (line.trim() === '' || indent >= yamlIndent) {
+            if (yamlMessage && !yamlMessage.message) {
+              const m = /^\s*message:\s*(.+)$/.exec(line);
+              if (m) yamlMessage.message = (m[1] as string).replace(/^["']|["']$/g, '');
+            }
+            continue;
+          }
+          collector.warn(`line ${yamlStart}: YAML block not closed by "..."`);
           yamlIndent = -1;
+        }
+        if (line.trim() === '') continue;
+
+        const indent = line.length - line.trimStart().length;
+        const depth = Math.floor(indent / 4);
+        const body = line.trimStart();
+
+        if (bailedOut) {
+          if (TEST_POINT.test(body)) ignoredAfterBail++;
           continue;
         }
-        if (line.trim() === '' || indent >= yamlIndent) {
-          if (yamlMessage && !yamlMessage.message) {
-            const m = /^\s*message:\s*(.+)$/.exec(line);
-            if (m) yamlMessage.message = (m[1] as string).replace(/^["']|["']$/g, '');
-          }
+
+        const bail = BAIL_OUT.exec(body);
+        if (bail) {
+          bailedOut = true;
+          collector.warn(`line ${lineNo}: Bail out!${bail[1] ? ` ${bail[1]}` : ''}`);
           continue;
         }
-        collector.warn(`line ${yamlStart}: YAML block not closed by "..."`);
-        yamlIndent = -1;
-      }
-      if (line.trim() === '') continue;
 
-      const indent = line.length - line.trimStart().length;
-      const depth = Math.floor(indent / 4);
-      const body = line.trimStart();
-
-      if (bailedOut) {
-        if (TEST_POINT.test(body)) ignoredAfterBail++;
-        continue;
-      }
-
-      const bail = BAIL_OUT.exec(body);
-      if (bail) {
-        bailedOut = true;
-        collector.warn(`line ${lineNo}: Bail out!${bail[1] ? ` ${bail[1]}` : ''}`);
-        continue;
-      }
-
-      if (body === '---' && lastPoint && indent > lastPointIndent) {
-        yamlIndent = indent;
-        yamlStart = lineNo;
-        yamlMessage = lastPoint;
-        continue;
-      }
-
-      if (body === '{' && lastPoint && lastPointIndent === indent) {
-        // A buffered subtest whose `{` follows the point's YAML block.
-        groups.push({ depth: depth + 1, name: lastPointName, braced: true, count: 0 });
-        continue;
-      }
-      if (body === '}') {
-        // Closes the braced group whose opening point sits at this depth.
-        closeGroupsDeeperThan(depth);
-        continue;
-      }
-
-      const tp = TEST_POINT.exec(body);
-      if (tp) {
-        let text = tp[3] as string;
-        const braced = /\s*\{$/.test(text) && !/\\\{$/.test(text);
-        if (braced) text = text.replace(/\s*\{$/, '');
-        const { description, directive, reason } = splitDirective(text);
-        // A point at depth d ends every subtest deeper than d; an unnamed one takes its description.
-        closeGroupsDeeperThan(depth, description || undefined);
-        headers = headers.filter((h) => h.depth < depth);
-        openGroupsTo(depth);
-        const level: Level | Group = depth === 0 ? top : (groups[groups.length - 1] as Group);
-        level.count++;
-        const number = tp[2] !== undefined ? Number(tp[2]) : level.count;
-        const name = description || `#${number}`;
-        const ok = tp[1] === 'ok';
-        let status: TestStatus = ok ? 'PASSED' : 'FAILED';
-        if (directive === 'skip') status = 'SKIPPED';
-        else if (directive === 'todo' && !ok) status = 'SKIPPED';
-        const test: TestCase = { id: prefix(depth) + name, status, line: lineNo };
-        if (directive === 'todo') test.todo = true;
-        if (reason) test.message = reason;
-        emit(test);
-        lastPoint = test;
-        lastPointIndent = indent;
-        lastPointName = name;
-        if (braced) {
-          groups.push({ depth: depth + 1, name, braced: true, count: 0 });
+        if (body === '---' && lastPoint && indent > lastPointIndent) {
+          yamlIndent = indent;
+          yamlStart = lineNo;
+          yamlMessage = lastPoint;
+          continue;
         }
-        continue;
-      }
 
-      const plan = PLAN.exec(body);
-      if (plan) {
-        const n = Number(plan[1]);
-        if (depth === 0 && groups.length === 0) {
-          topPlans++;
-          if (topPlans > 1) collector.warn(`line ${lineNo}: more than one plan (1..${n})`);
-          else {
-            top.plan = n;
-            top.planLine = lineNo;
-            if (n === 0 && plan[2]) collector.warn(`skip all: ${plan[2]}`);
-          }
-        } else {
+        if (body === '{' && lastPoint && lastPointIndent === indent) {
+          // A buffered subtest whose `{` follows the point's YAML block.
+          groups.push({ depth: depth + 1, name: lastPointName, braced: true, count: 0 });
+          continue;
+        }
+        if (body === '}') {
+          // Closes the braced group whose opening point sits at this depth.
+          closeGroupsDeeperThan(depth);
+          continue;
+        }
+
+        const tp = TEST_POINT.exec(body);
+        if (tp) {
+          let text = tp[3] as string;
+          const braced = /\s*\{$/.test(text) && !/\\\{$/.test(text);
+          if (braced) text = text.replace(/\s*\{$/, '');
+          const { description, directive, reason } = splitDirective(text);
+          // A point at depth d ends every subtest deeper than d; an unnamed one takes its description.
+          closeGroupsDeeperThan(depth, description || undefined);
+          headers = headers.filter((h) => h.depth < depth);
           openGroupsTo(depth);
-          const group = groups.find((g) => g.depth === depth) ?? groups[groups.length - 1];
-          if (group) group.plan = n;
+          const level: Level | Group = depth === 0 ? top : (groups[groups.length - 1] as Group);
+          level.count++;
+          const number = tp[2] !== undefined ? Number(tp[2]) : level.count;
+          const name = description || `#${number}`;
+          const ok = tp[1] === 'ok';
+          let status: TestStatus = ok ? 'PASSED' : 'FAILED';
+          if (directive === 'skip') status = 'SKIPPED';
+          else if (directive === 'todo' && !ok) status = 'SKIPPED';
+          const test: TestCase = { id: prefix(depth) + name, status, line: lineNo };
+          if (directive === 'todo') test.todo = true;
+          if (reason) test.message = reason;
+          emit(test);
+          lastPoint = test;
+          lastPointIndent = indent;
+          lastPointName = name;
+          if (braced) {
+            groups.push({ depth: depth + 1, name, braced: true, count: 0 });
+          }
+          continue;
         }
-        continue;
-      }
 
-      const header = SUBTEST_HEADER.exec(body);
-      if (header) {
-        headers.push({ depth, name: (header[1] ?? '').trim() });
-        continue;
-      }
-      if (body.startsWith('#') || VERSION.test(body) || PRAGMA.test(body)) continue;
+        const plan = PLAN.exec(body);
+        if (plan) {
+          const n = Number(plan[1]);
+          if (depth === 0 && groups.length === 0) {
+            topPlans++;
+            if (topPlans > 1) collector.warn(`line ${lineNo}: more than one plan (1..${n})`);
+            else {
+              top.plan = n;
+              top.planLine = lineNo;
+              if (n === 0 && plan[2]) collector.warn(`skip all: ${plan[2]}`);
+            }
+          } else {
+            openGroupsTo(depth);
+            const group = groups.find((g) => g.depth === depth) ?? groups[groups.length - 1];
+            if (group) group.plan = n;
+          }
+          continue;
+        }
 
-      garbage++;
-      if (garbageExamples.length < 3)
-        garbageExamples.push(`line ${lineNo}: ${JSON.stringify(body.slice(0, 80))}`);
-    }
+        const header = SUBTEST_HEADER.exec(body);
+        if (header) {
+          headers.push({ depth, name: (header[1] ?? '').trim() });
+          continue;
+        }
+        if (body.startsWith('#') || VERSION.test(body) || PRAGMA.test(body)) continue;
+
+        garbage++;
+        if (garbageExamples.length < 3)
+          garbageExamples.push(`line ${lineNo}: ${JSON.stringify(body.slice(0, 80))}`);
+      }
 
     if (yamlIndent >= 0) {
       collector.truncated = true;

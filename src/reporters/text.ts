@@ -72,18 +72,36 @@ export function trialLine(result: TrialResult, attempts = 1, reused = false): st
   ].join('  ');
 }
 
-/** The reporter for a terminal (`tty`: table at the end) or a log (`lines`: one line per trial). */
+/**
+ * The reporter for a terminal (`tty`: a live progress line on `progress`, the table at
+ * the end) or a log (`lines`: one line per trial as it finishes).
+ */
 export function textReporter(options: {
   mode: 'tty' | 'lines';
   attempts: number;
   write: (text: string) => void;
+  /** Planned trials, for the progress line. */
+  total?: number;
+  /** Where the TTY progress line goes (usually stderr); it is rewritten in place and cleared at the end. */
+  progress?: (text: string) => void;
 }): Reporter {
+  let done = 0;
+  let resolved = 0;
   return {
     trialEnded(result, reused) {
+      done++;
+      if (result.berth.resolved) resolved++;
       if (options.mode === 'lines') options.write(`${trialLine(result, options.attempts, reused)}\n`);
+      else
+        options.progress?.(
+          `\r\u001b[K${done}/${options.total ?? '?'} finished, ${resolved} resolved (last: ${instanceCell(result, options.attempts)} ${resolvedCell(result)})`,
+        );
     },
     jobEnded(summary) {
-      if (options.mode === 'tty') options.write(`${renderTable(summary.trials, options.attempts)}\n`);
+      if (options.mode === 'tty') {
+        options.progress?.('\r\u001b[K');
+        options.write(`${renderTable(summary.trials, options.attempts)}\n`);
+      }
       options.write(`${summaryLine(summary)}\n`);
     },
   };

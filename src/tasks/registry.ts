@@ -4,6 +4,7 @@
  * files (JSON, JSONL or a folder of them) are the built-in fallback.
  */
 import { stat } from 'node:fs/promises';
+import { harborLoader } from './harbor/loader.ts';
 import { loadSwebench } from './swebench/load.ts';
 import type { Task } from './task.ts';
 
@@ -29,7 +30,7 @@ export const swebenchLoader: TaskLoader = {
   load: loadSwebench,
 };
 
-const loaders: TaskLoader[] = [];
+const loaders: TaskLoader[] = [harborLoader];
 
 /** Adds a loader; it is asked before the ones registered earlier and before SWE-bench. */
 export function registerTaskLoader(loader: TaskLoader): void {

@@ -90,6 +90,23 @@ export type VerifierSpec =
       timeoutSec: number;
     }
   | {
+      /** The multilingual demo's grading (src/tasks/multilingual/): split the diff, test patch, named parser. */
+      kind: 'multilingual';
+      /** Commit the agent started from; the agent's diff is taken against it. */
+      baseCommit: string;
+      testPatch: string;
+      /** Shell command run in the repository after the test patch. */
+      testCommand: string;
+      /** Parser registry name from `tests/config.json` (`log_parser`). */
+      parser: string;
+      failToPass: string[];
+      passToPass: string[];
+      /** Informational: reported, never gating. */
+      passToFail: string[];
+      failToFail: string[];
+      timeoutSec: number;
+    }
+  | {
       kind: 'harbor';
       /** Host folder copied to /tests. */
       testsDir: string;

@@ -36,6 +36,8 @@ export interface TrialResult {
   trial_uri: string;
   /** Dataset name (the folder or file name given with -p). */
   source: string;
+  /** sha256 of the task as loaded (environment, verifier, solution): a changed task is re-run on resume. */
+  task_checksum: string;
   agent_info: { name: string; version: string; model_info: { name: string; provider?: string } | null };
   agent_result: Record<string, unknown> | null;
   verifier_result: { rewards: Record<string, number> | null } | null;
@@ -72,4 +74,6 @@ export interface BerthTrialFacts {
   /** The verifier's details (per-test verdicts, exit code, parser...). */
   verifier_details: Record<string, unknown> | null;
   duration_sec: number;
+  /** The task's provenance (Harbor's `[metadata.source]`: repository, PR, licence), when it has one. */
+  task_source?: Record<string, unknown> | null;
 }

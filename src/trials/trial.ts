@@ -6,17 +6,21 @@
  * recorded in its result (Harbor's exception_info), and the result is written
  * atomically to `<trialDir>/result.json`.
  */
+
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Agent, AgentResult } from '../agents/agent.ts';
+import { applyPhaseNetwork } from '../environments/docker/egress/network-switch.ts';
 import type { Environment, EnvironmentProvider } from '../environments/environment.ts';
 import type { Task } from '../tasks/task.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic-write.ts';
 import type { Verifier, VerifierResult } from '../verifiers/verifier.ts';
 import { VERSION } from '../version.ts';
+import { needsExtendedTrial } from '../tasks/harbor/steps.ts';
 import { applyPatch, isEmptyPatch } from './apply-patch.ts';
+import { runExtendedHarborTrial } from './multi-step.ts';
 import type { ExceptionInfo, TimingInfo, TrialResult } from './result.ts';
 
 /** Default limit of the install step, in seconds. */
@@ -37,6 +41,8 @@ export interface TrialOptions {
   verifiers: readonly Verifier[];
   /** Multiplies every phase timeout (Harbor's --timeout-multiplier). */
   timeoutMultiplier?: number;
+  /** Per-phase multipliers; each replaces `timeoutMultiplier` for its phase (Harbor's --agent-/--verifier-timeout-multiplier). */
+  phaseMultipliers?: { agent?: number; verifier?: number };
   /** Verify empty patches too (dataset validation); by default they end as `empty_patch` without running tests. */
   verifyEmptyPatch?: boolean;
   signal?: AbortSignal;
@@ -45,6 +51,13 @@ export interface TrialOptions {
 /** sha256 hex of a patch (the resume key). */
 export function patchSha256(patch: string): string {
   return createHash('sha256').update(patch, 'utf8').digest('hex');
+}
+
+/** sha256 hex of what defines a task's trial: its environment, verifier and solution specs. */
+export function taskChecksum(task: Task): string {
+  return createHash('sha256')
+    .update(JSON.stringify([task.name, task.environment, task.verifier, task.solution]), 'utf8')
+    .digest('hex');
 }
 
 /** Harbor's AgentTimeoutError. */
@@ -83,6 +96,8 @@ function withTimeout<T>(promise: Promise<T>, seconds: number | undefined, make: 
 
 /** Runs one trial and writes its result. Never throws for what happens inside the trial. */
 export async function runTrial(options: TrialOptions): Promise<TrialResult> {
+  // Harbor tasks with steps, a separate verifier, users, healthchecks, artifacts, env templates or Kotlin grading.
+  if (needsExtendedTrial(options.task)) return runExtendedHarborTrial(options);
   const { task, agent, trialDir, signal } = options;
   const multiplier = options.timeoutMultiplier ?? 1;
   const started = performance.now();
@@ -105,6 +120,7 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
     trial_name: options.trialName,
     trial_uri: pathToFileURL(trialDir).href,
     source: options.source,
+    task_checksum: taskChecksum(task),
     agent_info: {
       name: agent.info.name,
       version: agent.info.version,
@@ -136,6 +152,7 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
       note: '',
       verifier_details: null,
       duration_sec: 0,
+      task_source: task.source ?? null,
     },
   };
   if (task.verifier.kind === 'swebench') {
@@ -192,15 +209,25 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
         );
       }
     }
-    const head = await environment.exec('git rev-parse --verify -q HEAD', { timeoutSec: 60 });
-    const baseCommit = head.exitCode === 0 ? head.output.trim() : undefined;
+    // The base commit the environment made (local); else, for verifiers that reset files to it
+    // (SWE-bench), whatever HEAD is before the agent runs. Harbor's test.sh does its own.
+    let baseCommit = (environment as { baseSha?: unknown }).baseSha as string | undefined;
+    if (typeof baseCommit !== 'string' && task.verifier.kind === 'swebench') {
+      const head = await environment.exec('git rev-parse --verify -q HEAD', { timeoutSec: 60 });
+      baseCommit = head.exitCode === 0 ? head.output.trim() : undefined;
+    }
     phase.finished_at = now();
 
     // Agent.
     checkCancelled();
     phase = { started_at: now(), finished_at: '' };
     result.agent_execution = phase;
-    const agentTimeout = task.agentTimeoutSec !== undefined ? task.agentTimeoutSec * multiplier : undefined;
+    // Per-phase network (Harbor's [agent] network_mode): switched on the running container.
+    await applyPhaseNetwork(environment, task, 'agent');
+    const agentTimeout =
+      task.agentTimeoutSec !== undefined
+        ? task.agentTimeoutSec * (options.phaseMultipliers?.agent ?? multiplier)
+        : undefined;
     let agentResult: AgentResult | undefined;
     try {
       agentResult = await withTimeout(
@@ -217,7 +244,7 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
       );
     } catch (error) {
       // Harbor records an agent timeout and still runs the verifier (for agents acting in the environment).
-      if (!(error instanceof AgentTimeoutError)) throw error;
+      if (!(error instanceof Error && error.name === 'AgentTimeoutError')) throw error;
       record(error);
     }
     phase.finished_at = now();
@@ -266,7 +293,10 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
     checkCancelled();
     phase = { started_at: now(), finished_at: '' };
     result.verifier = phase;
-    const timeoutSec = ('timeoutSec' in task.verifier ? task.verifier.timeoutSec : 1800) * multiplier;
+    await applyPhaseNetwork(environment, task, 'verifier');
+    const timeoutSec =
+      ('timeoutSec' in task.verifier ? task.verifier.timeoutSec : 1800) *
+      (options.phaseMultipliers?.verifier ?? multiplier);
     const verdict: VerifierResult = await verifier.verify({
       task,
       environment,

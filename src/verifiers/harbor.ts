@@ -19,21 +19,27 @@
  */
 import { lstat, mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Environment } from '../environments/environment.ts';
+import { tarPath } from '../environments/docker/tar.ts';
+import type { Environment, ExecResult } from '../environments/environment.ts';
 import type { VerifierSpec } from '../tasks/task.ts';
 import type { Verifier, VerifierResult, VerifyContext } from './verifier.ts';
 
-type HarborVerifierSpec = Extract<VerifierSpec, { kind: 'harbor' }> & { user?: string | number };
+type HarborVerifierSpec = Extract<VerifierSpec, { kind: 'harbor' }> & {
+  user?: string | number;
+  /** A separate verifier's image owns `/tests` (Harbor's `skip_tests_upload`): keep it, upload nothing. */
+  testsInImage?: boolean;
+};
 
 /** An environment that can kill what a phase left behind (the Docker one can). */
 interface ProcessControl {
   baselineProcesses: Set<number>;
-  killProcessesExcept(keep: Set<number>): Promise<number>;
+  /** A root shell snippet killing every process but `keep`, printing `killed N`. */
+  killScript(keep: Set<number>): string;
 }
 
 function hasProcessControl(env: Environment): env is Environment & ProcessControl {
   return (
-    typeof (env as Partial<ProcessControl>).killProcessesExcept === 'function' &&
+    typeof (env as Partial<ProcessControl>).killScript === 'function' &&
     (env as Partial<ProcessControl>).baselineProcesses instanceof Set
   );
 }
@@ -121,49 +127,69 @@ export class HarborVerifier implements Verifier {
     await mkdir(hostDir, { recursive: true });
     const details: Record<string, unknown> = {};
 
-    // 1. Nothing the agent started keeps running.
-    if (hasProcessControl(environment))
-      details.killed_agent_processes = await environment.killProcessesExcept(environment.baselineProcesses);
-    // 2. Empty /logs/verifier, remove /tests (whatever the agent planted there).
-    const reset = await environment.exec(
-      'rm -rf /tests && mkdir -p /logs/verifier && find /logs/verifier -mindepth 1 -delete',
-      {
-        user: 'root',
-        cwd: '/',
-        timeoutSec: 60,
-      },
-    );
-    if (reset.exitCode !== 0) {
-      return {
-        rewards: { reward: 0 },
-        details,
-        exception: {
-          type: 'AddTestsDirError',
-          message: `could not reset /tests and /logs/verifier: ${reset.output.slice(0, 500)}`,
-        },
-      };
-    }
-    // 3. Copy the hidden tests in and run them.
-    try {
-      await environment.upload(spec.testsDir, '/tests');
-      await environment.exec(
-        'chmod -R a+rX /tests && chmod +x /tests/test.sh 2>/dev/null; chmod 777 /logs/verifier; true',
-        { user: 'root', cwd: '/' },
-      );
-    } catch (error) {
-      return {
-        rewards: { reward: 0 },
-        details,
-        exception: { type: 'AddTestsDirError', message: (error as Error).message },
-      };
-    }
-    const run = await environment.exec('bash /tests/test.sh > /logs/verifier/test-stdout.txt 2>&1', {
+    // 1. Nothing the agent started keeps running; 2. empty /logs/verifier, remove /tests
+    // (whatever the agent planted there). One root command when the environment can do both.
+    const killer = hasProcessControl(environment)
+      ? `${environment.killScript(environment.baselineProcesses)}; `
+      : '';
+    const reset = `${killer}${spec.testsInImage ? '' : 'rm -rf /tests && '}mkdir -p /logs/verifier && find /logs/verifier -mindepth 1 -delete && chmod 777 /logs/verifier`;
+    const testCommand = 'bash /tests/test.sh > /logs/verifier/test-stdout.txt 2>&1';
+    const runOptions = {
       timeoutSec: context.timeoutSec,
-      env: spec.env,
-      user: spec.user !== undefined ? String(spec.user) : undefined,
-      signal: context.signal,
-      network: spec.network as never,
-    });
+      ...(spec.env ? { env: spec.env } : {}),
+      ...(context.signal ? { signal: context.signal } : {}),
+      ...(spec.network ? { network: spec.network as never } : {}),
+    };
+    let run: ExecResult | undefined;
+    if (spec.user === undefined && !spec.testsInImage) {
+      // Fast path, one command as root: reset, unpack the tests from standard input, run them.
+      const archive = await tarPath(spec.testsDir, 'tests');
+      const combined = await environment.exec(
+        `${reset} || exit 97\ncommand -v tar >/dev/null 2>&1 || { echo ${NO_TAR}; exit 98; }\ntar -x -f - -C / || exit 99\necho ${TESTS_IN}\n${testCommand}`,
+        { ...runOptions, input: archive },
+      );
+      noteKilled(combined.output, details);
+      if (combined.output.includes(TESTS_IN)) run = combined;
+      else if (combined.timedOut) run = combined;
+      else if (!combined.output.includes(NO_TAR)) {
+        return {
+          rewards: { reward: 0 },
+          details,
+          exception: {
+            type: 'AddTestsDirError',
+            message: `could not reset and copy /tests: ${combined.output.slice(0, 500)}`,
+          },
+        };
+      }
+    }
+    if (!run) {
+      const r = await environment.exec(reset, { user: 'root', cwd: '/', timeoutSec: 60 });
+      noteKilled(r.output, details);
+      if (r.exitCode !== 0) {
+        return {
+          rewards: { reward: 0 },
+          details,
+          exception: {
+            type: 'AddTestsDirError',
+            message: `could not reset /tests and /logs/verifier: ${r.output.slice(0, 500)}`,
+          },
+        };
+      }
+      // 3. Copy the hidden tests in and run them.
+      try {
+        if (!spec.testsInImage) await environment.upload(spec.testsDir, '/tests');
+      } catch (error) {
+        return {
+          rewards: { reward: 0 },
+          details,
+          exception: { type: 'AddTestsDirError', message: (error as Error).message },
+        };
+      }
+      run = await environment.exec(testCommand, {
+        ...runOptions,
+        ...(spec.user !== undefined ? { user: String(spec.user) } : {}),
+      });
+    }
     details.test_exit_code = run.exitCode;
     details.test_duration_sec = run.durationSec;
     const oomControl = environment as { newOomKills?: () => Promise<number> };
@@ -219,6 +245,14 @@ export class HarborVerifier implements Verifier {
       ),
     };
   }
+}
+
+const TESTS_IN = 'berth:tests-in';
+const NO_TAR = 'berth:no-tar';
+
+function noteKilled(output: string, details: Record<string, unknown>): void {
+  const killed = /killed (\d+)/.exec(output);
+  if (killed) details.killed_agent_processes = Number(killed[1]);
 }
 
 function oomException(): { type: string; message: string } {

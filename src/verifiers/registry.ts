@@ -2,6 +2,7 @@
  * Verifiers by kind (`VerifierSpec['kind']`). The SWE-bench verifier is built
  * in; others (Harbor's test.sh) register here.
  */
+import { HarborVerifier } from './harbor.ts';
 import { SwebenchVerifier, type SwebenchVerifierOptions } from './swebench.ts';
 import type { Verifier } from './verifier.ts';
 
@@ -13,6 +14,7 @@ export type VerifierFactory = (options: VerifierOptions) => Verifier;
 
 const factories = new Map<string, VerifierFactory>([
   ['swebench', (options) => new SwebenchVerifier(options)],
+  ['harbor', () => new HarborVerifier()],
 ]);
 
 /** Adds (or replaces) the verifier factory of a kind. */

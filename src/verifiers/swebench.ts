@@ -102,22 +102,28 @@ export class SwebenchVerifier implements Verifier {
     let resetLog = '';
     if (paths.length > 0) {
       const quoted = paths.map(shellQuote).join(' ');
-      const changed = await git(`diff --name-only --no-renames ${shellQuote(base)} -- ${quoted}`);
-      const untracked = await git(`ls-files --others -- ${quoted}`);
-      for (const line of `${changed.output}\n${untracked.output}`.split('\n')) {
-        const path = line.trim();
-        if (path && !discarded.includes(path)) discarded.push(path);
-      }
-      const script = paths
-        .map((p) => {
+      // One command lists what the agent changed among these paths, then resets them.
+      const mark = `@@berth-${randomBytes(8).toString('hex')}@@`;
+      const script = [
+        `git -c core.hooksPath=/dev/null diff --name-only --no-renames ${shellQuote(base)} -- ${quoted}`,
+        `git ls-files --others -- ${quoted}`,
+        `echo ${mark}`,
+        'set -e',
+        ...paths.map((p) => {
           const q = shellQuote(p);
           return `if git cat-file -e ${shellQuote(`${base}:${p}`)} 2>/dev/null; then rm -rf -- ${q}; git checkout -q ${shellQuote(base)} -- ${q}; else rm -rf -- ${q}; fi`;
-        })
-        .join('\n');
-      const reset = await env.exec(`set -e\n${script}`, {
+        }),
+      ].join('\n');
+      const reset = await env.exec(script, {
         timeoutSec: 300,
         ...(context.signal ? { signal: context.signal } : {}),
       });
+      const [listing = '', after = ''] = reset.output.split(`${mark}\n`);
+      for (const line of listing.split('\n')) {
+        const path = line.trim();
+        if (path && !discarded.includes(path)) discarded.push(path);
+      }
+      reset.output = after;
       resetLog = reset.output;
       if (reset.exitCode !== 0) {
         return this.failed(

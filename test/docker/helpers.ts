@@ -6,6 +6,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { vi } from 'vitest';
 import type { Agent, AgentContext, AgentResult } from '../../src/agents/agent.ts';
 import { dockerAvailable } from '../../src/environments/docker/client.ts';
 import { ImageMap } from '../../src/environments/docker/dockerfile.ts';
@@ -16,6 +17,9 @@ import {
 import type { Task } from '../../src/tasks/task.ts';
 import { HarborVerifier } from '../../src/verifiers/harbor.ts';
 import type { VerifierResult } from '../../src/verifiers/verifier.ts';
+
+// Real-engine tests build images and start containers on a shared 2-core machine: allow them time.
+vi.setConfig({ testTimeout: 300_000 });
 
 export const BASE_IMAGE = process.env.BERTH_BASE_IMAGE ?? 'berth-base:bookworm';
 export const requireDocker = process.env.BERTH_REQUIRE_DOCKER === '1';

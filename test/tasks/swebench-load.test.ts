@@ -154,6 +154,25 @@ describe('loadSwebench on bad input', () => {
   });
 });
 
+describe('localRunProblems', () => {
+  it('names an unknown parser before anything runs', async () => {
+    const row = {
+      instance_id: 'p__q-1',
+      test_patch: '',
+      FAIL_TO_PASS: [],
+      PASS_TO_PASS: [],
+      dockerless: { files: { a: 'b' }, test_cmd: 'true', parser: 'no-such-format' },
+    };
+    const [task] = await loadSwebench(await tempFile('parser.jsonl', JSON.stringify(row)));
+    const problems = await localRunProblems(task as never);
+    expect(problems.map((p) => p.field)).toEqual(['dockerless.parser']);
+    expect(problems[0]?.message).toMatch(/unknown parser "no-such-format"; known: .*pytest/);
+    const known = { ...row, dockerless: { ...row.dockerless, parser: 'pytest' } };
+    const [ok] = await loadSwebench(await tempFile('parser-ok.jsonl', JSON.stringify(known)));
+    expect(await localRunProblems(ok as never)).toEqual([]);
+  });
+});
+
 describe('testDirectives', () => {
   it('keeps test files of the test patch and drops non-test extensions, as SWE-bench does', () => {
     const patch =

@@ -33,10 +33,20 @@ export const registerEval: RegisterCommand = (program) => {
     .option('-n, --workers <n>', 'samples run in parallel', '2')
     .option('--memory-mb <mb>', 'memory limit per sample in MiB', '2048')
     .addOption(
-      new Option('--sandbox <kind>', 'isolation')
-        .choices(['auto', 'bwrap', 'unshare', 'none'])
+      new Option(
+        '--sandbox <kind>',
+        'isolation: bubblewrap, else unshare (auto), or a Docker container per sample',
+      )
+        .choices(['auto', 'bwrap', 'unshare', 'docker', 'none'])
         .default('auto'),
     )
+    .addOption(
+      new Option(
+        '--env <kind>',
+        'where samples run: local (the --sandbox) or docker (= --sandbox docker)',
+      ).choices(['local', 'docker']),
+    )
+    .option('--image <image>', 'image for --env docker; it must hold the toolchains', 'berth-base:bookworm')
     .option('--reference', 'Kotlin/Java: compile and run each sample on its own as mxeval does (slow; for checking)')
     .option('--json', 'write one JSON summary to stdout')
     .action(async (options) => {

@@ -22,6 +22,13 @@ export interface RunCommandOptions {
   repos?: string;
   timeoutMultiplier?: string;
   keepEnvironments?: boolean;
+  agentTimeoutMultiplier?: string;
+  verifierTimeoutMultiplier?: string;
+  environmentBuildTimeoutMultiplier?: string;
+  imageMap?: string[];
+  config?: string;
+  rebuild?: boolean;
+  allowEnvSecrets?: boolean;
 }
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -32,7 +39,7 @@ export const registerRun: RegisterCommand = (program: Command) => {
     .description('Run an agent on a dataset (SWE-bench rows, DockerLess rows, ...) and grade every trial.')
     .requiredOption(
       '-p, --path <dataset>',
-      'SWE-bench file (JSON list, JSON object keyed by id, JSONL) or a folder of them',
+      'SWE-bench file (JSON list, JSON object keyed by id, JSONL), a folder of them, or a Harbor task or dataset folder',
     )
     .option('-a, --agent <name>', 'agent: oracle, nop, predictions', 'oracle')
     .option('--predictions <file>', 'SWE-bench predictions file (JSON or JSONL) for -a predictions')
@@ -49,6 +56,23 @@ export const registerRun: RegisterCommand = (program: Command) => {
     .option('--json', 'write one JSON document (docs/run-report.schema.json) to stdout')
     .option('--repos <dir>', 'folder of git mirrors (owner__repo or owner/repo) for rows without a snapshot')
     .addOption(new Option('--timeout-multiplier <x>', 'multiply every timeout').default('1'))
+    .option(
+      '--agent-timeout-multiplier <x>',
+      'multiply the agent timeout (replaces --timeout-multiplier for it)',
+    )
+    .option('--verifier-timeout-multiplier <x>', 'multiply the verifier timeout')
+    .option('--environment-build-timeout-multiplier <x>', 'multiply the Docker build timeout')
+    .option(
+      '--image-map <FROM=TO>',
+      'Docker: use a local image instead of FROM (repeatable; FROM may be *)',
+      collect,
+    )
+    .option('--config <file>', 'config file (TOML or JSON) with [docker.image_map] and docker.pids_limit')
+    .option('--rebuild', 'Docker: rebuild images even when cached')
+    .option(
+      '--allow-env-secrets',
+      'Harbor: let [verifier] env / [solution] env templates copy secret-looking host variables (*KEY*, *TOKEN*, ...)',
+    )
     .addOption(
       new Option('--keep-environments', 'keep the temporary repository folders (debugging)').hideHelp(),
     )

@@ -18,7 +18,10 @@ import { execa } from 'execa';
 import { BerthError } from '../../errors.ts';
 import type { NetworkPolicy } from '../../tasks/task.ts';
 import type { Environment, ExecOptions, ExecResult } from '../environment.ts';
+import type { EgressGateway } from './egress/gateway.ts';
+import { ContainerNetworkSwitch } from './egress/network-switch.ts';
 import { LABELS } from './labels.ts';
+import { tarPath } from './tar.ts';
 
 /** A host folder bind-mounted into the container. */
 export interface Mount {
@@ -46,12 +49,45 @@ export interface ContainerOptions {
   mounts?: Mount[];
   /** Default user of `exec` (a name or uid). */
   user?: string;
+  /**
+   * The trial's egress gateway (egress/gateway.ts), needed when any phase runs under an
+   * allowlist. The environment then switches networks through it and removes it on stop.
+   */
+  egress?: EgressGateway;
 }
 
 /** Default cap on captured output: 10 MB. */
 export const DEFAULT_MAX_OUTPUT_BYTES = 10 * 1024 * 1024;
 
 const KEEPALIVE = ['sh', '-c', 'trap "exit 0" TERM INT; while :; do sleep 3600 & wait $!; done'];
+
+const infoCache = new WeakMap<Docker, Promise<{ NCPU?: number }>>();
+function engineInfo(docker: Docker): Promise<{ NCPU?: number }> {
+  let p = infoCache.get(docker);
+  if (!p) {
+    p = docker.info() as Promise<{ NCPU?: number }>;
+    infoCache.set(docker, p);
+  }
+  return p;
+}
+
+const workdirCache = new Map<string, Promise<{ workdir: string; entrypoint: boolean }>>();
+/** The image's WORKDIR and whether it has an ENTRYPOINT (which may start services). */
+function imageConfig(docker: Docker, image: string): Promise<{ workdir: string; entrypoint: boolean }> {
+  let p = workdirCache.get(image);
+  if (!p) {
+    p = docker
+      .getImage(image)
+      .inspect()
+      .then((i) => ({
+        workdir: i.Config?.WorkingDir ?? '',
+        entrypoint: (i.Config?.Entrypoint?.length ?? 0) > 0,
+      }));
+    workdirCache.set(image, p);
+    p.catch(() => workdirCache.delete(image));
+  }
+  return p;
+}
 
 /** Every container this process started and has not removed yet (for Ctrl-C and exit). */
 const live = new Set<DockerContainerEnvironment>();
@@ -103,8 +139,12 @@ export class DockerContainerEnvironment implements Environment {
   readonly kind = 'docker';
   private stopped = false;
   private oomCount = 0;
+  private oomEvents: number | undefined;
+  private eventStream: { destroy(): void } | undefined;
   private execCounter = 0;
   private currentNetwork: NetworkPolicy;
+  private egress: EgressGateway | undefined;
+  private networkSwitch: ContainerNetworkSwitch | undefined;
   /** Warnings about limits that could not be applied as asked. */
   readonly warnings: string[] = [];
   /** Processes running right after start (the image's own services); later phases kill everything else. */
@@ -141,7 +181,7 @@ export class DockerContainerEnvironment implements Environment {
    */
   static async create(options: ContainerOptions): Promise<DockerContainerEnvironment> {
     const { docker } = options;
-    const info = (await docker.info()) as { NCPU?: number };
+    const info = await engineInfo(docker);
     const warnings: string[] = [];
     let nanoCpus: number | undefined;
     if (options.cpus) {
@@ -171,6 +211,8 @@ export class DockerContainerEnvironment implements Environment {
         NetworkMode: 'bridge',
         Binds: (options.mounts ?? []).map((m) => `${m.host}:${m.container}${m.readOnly ? ':ro' : ''}`),
         Init: false,
+        // Removed by the engine as soon as it stops: `stop()` only has to kill it.
+        AutoRemove: true,
       },
     });
     // Registered before start so a failure still removes it.
@@ -185,22 +227,38 @@ export class DockerContainerEnvironment implements Environment {
     live.add(environment);
     installExitHook();
     try {
-      // `no-network`: leave the default bridge before start; loopback only.
-      if (options.network.mode === 'no-network')
+      if (options.egress) {
+        // The egress gateway switches networks (public, allowlist, no-network) before start.
+        environment.egress = options.egress;
+        environment.networkSwitch = new ContainerNetworkSwitch(docker, container.id, {
+          publicNetworks: ['bridge'],
+          gateway: options.egress,
+        });
+        await environment.networkSwitch.apply(options.network);
+      } else if (options.network.mode === 'no-network') {
+        // `no-network`: leave the default bridge before start; loopback only.
         await docker.getNetwork('bridge').disconnect({ Container: container.id, Force: true });
-      if (options.network.mode === 'allowlist') {
+      }
+      if (options.network.mode === 'allowlist' && !options.egress) {
         throw new BerthError(
           'BERTH_UNSUPPORTED',
           'network_mode = "allowlist" needs the egress proxy (not part of the Docker environment itself)',
         );
       }
+      if (memory) await environment.watchOom();
       await container.start();
-      const inspected = await container.inspect();
-      const wd = options.workdir ?? (inspected.Config.WorkingDir || '/');
-      (environment as { workdir: string }).workdir = wd;
-      if (options.workdir)
-        await environment.exec(`mkdir -p ${shellQuote(options.workdir)}`, { user: 'root', cwd: '/' });
-      environment.baselineProcesses = await environment.processIds();
+      const config = await imageConfig(docker, options.image);
+      (environment as { workdir: string }).workdir = options.workdir ?? (config.workdir || '/');
+      if (config.entrypoint) {
+        // One exec: create the workdir, list the processes the entrypoint started (kept alive across phases).
+        const mkdirWd = options.workdir ? `mkdir -p ${shellQuote(options.workdir)}; ` : '';
+        const out = await environment.quiet(`${mkdirWd}for p in /proc/[0-9]*; do echo \${p#/proc/}; done`);
+        environment.baselineProcesses = new Set(out.split('\n').filter(Boolean).map(Number));
+      } else {
+        // Without an entrypoint only the keep-alive loop (PID 1) runs; its `sleep` child may be killed harmlessly.
+        environment.baselineProcesses = new Set([1]);
+        if (options.workdir) await environment.quiet(`mkdir -p ${shellQuote(options.workdir)}`);
+      }
     } catch (error) {
       await environment.stop();
       throw error;
@@ -228,19 +286,29 @@ export class DockerContainerEnvironment implements Environment {
   private async execInner(command: string, options: ExecOptions, started: number): Promise<ExecResult> {
     const pidFile = `/tmp/.berth-exec-${process.pid}-${++this.execCounter}.pid`;
     // Record the group leader's pid, hide the command variable, run under bash (or sh).
-    const script = `echo $$ > ${pidFile} 2>/dev/null; c=$BERTH_EXEC_CMD; unset BERTH_EXEC_CMD; if command -v bash >/dev/null 2>&1; then exec bash -c "$c"; else exec sh -c "$c"; fi`;
+    // The exec's shell is its process group (and session) leader: killing the group kills the command's tree.
+    const script = `echo $$ > ${pidFile} 2>/dev/null; c=$BERTH_EXEC_CMD; unset BERTH_EXEC_CMD; if command -v bash >/dev/null 2>&1; then bash -c "$c"; else sh -c "$c"; fi; r=$?; rm -f ${pidFile}; exit $r`;
     const env = { ...(options.env ?? {}), BERTH_EXEC_CMD: command };
+    const withInput = options.input !== undefined;
     const exec = await this.container.exec({
       Cmd: ['sh', '-c', script],
+      AttachStdin: withInput,
       AttachStdout: true,
       AttachStderr: true,
       WorkingDir: options.cwd ?? this.workdir,
       User: options.user ?? this.defaultUser,
       Env: Object.entries(env).map(([k, v]) => `${k}=${v}`),
     });
-    const stream = (await exec.start({ hijack: true, stdin: false })) as NodeJS.ReadWriteStream & {
+    const stream = (await exec.start({ hijack: true, stdin: withInput })) as NodeJS.ReadWriteStream & {
       destroy(): void;
     };
+    if (withInput) {
+      // Standard input, then a half-close so the command sees its end.
+      stream.write(
+        typeof options.input === 'string' ? options.input : Buffer.from(options.input as Uint8Array),
+      );
+      stream.end();
+    }
     const max = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
     const chunks: Buffer[] = [];
     let size = 0;
@@ -320,9 +388,8 @@ export class DockerContainerEnvironment implements Environment {
       signal = 'SIGKILL';
     }
     let oomKilled: boolean | undefined;
-    if (inspect.ExitCode === 137 && !timedOut && !aborted) oomKilled = await this.checkOom();
-    // Clean the pid file (best effort, not timed).
-    void this.quiet(`rm -f ${pidFile}`);
+    if (inspect.ExitCode === 137 && !timedOut && !aborted) oomKilled = (await this.newOomKills(500)) > 0;
+    if (timedOut || aborted) void this.quiet(`rm -f ${pidFile}`);
     return {
       exitCode,
       signal,
@@ -334,8 +401,8 @@ export class DockerContainerEnvironment implements Environment {
     };
   }
 
-  /** Runs a short root command, ignoring its result. */
-  private async quiet(command: string): Promise<string> {
+  /** Runs a short root command, ignoring its exit code; returns its output. */
+  async quiet(command: string): Promise<string> {
     try {
       const exec = await this.container.exec({
         Cmd: ['sh', '-c', command],
@@ -358,24 +425,39 @@ export class DockerContainerEnvironment implements Environment {
     }
   }
 
-  /** Reads the cgroup's OOM-kill counter (v1 memory.oom_control, v2 memory.events); true when it rose. */
-  private async checkOom(): Promise<boolean> {
-    const text = await this.quiet(
-      'cat /sys/fs/cgroup/memory/memory.oom_control 2>/dev/null || cat /sys/fs/cgroup/memory.events 2>/dev/null',
-    );
-    const m = /oom_kill\s+(\d+)/.exec(text);
-    if (!m) return false;
-    const count = Number(m[1]);
-    const rose = count > this.oomCount;
-    this.oomCount = count;
-    return rose;
+  /**
+   * Number of processes the kernel killed for exceeding the memory limit since
+   * the last call (the engine's `oom` events for this container). Waits up to
+   * `graceMs` for an event still in flight.
+   */
+  async newOomKills(graceMs = 20): Promise<number> {
+    if (this.oomEvents === undefined) return 0;
+    const deadline = Date.now() + graceMs;
+    while (this.oomEvents === this.oomCount && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 10));
+    const n = this.oomEvents - this.oomCount;
+    this.oomCount = this.oomEvents;
+    return n;
   }
 
-  /** Number of processes the kernel killed for exceeding the memory limit since the last call. */
-  async newOomKills(): Promise<number> {
-    const before = this.oomCount;
-    await this.checkOom();
-    return this.oomCount - before;
+  /** Counts the engine's `oom` events for this container (only when a memory limit is set). */
+  private async watchOom(): Promise<void> {
+    this.oomEvents = 0;
+    const stream = (await this.docker.getEvents({
+      filters: { container: [this.container.id], event: ['oom'] },
+    })) as NodeJS.ReadableStream & {
+      destroy(): void;
+    };
+    this.eventStream = stream;
+    stream.on('data', (chunk: Buffer) => {
+      this.oomEvents =
+        (this.oomEvents ?? 0) +
+        chunk
+          .toString('utf8')
+          .split('\n')
+          .filter((l) => l.includes('"oom"')).length;
+    });
+    stream.on('error', () => undefined);
   }
 
   /** Pids of the processes running now (to kill what a phase left behind). */
@@ -389,16 +471,27 @@ export class DockerContainerEnvironment implements Environment {
    * in the background survives into the next phase.
    */
   async killProcessesExcept(keep: Set<number>): Promise<number> {
-    const now = await this.processIds();
-    const victims = [...now].filter((p) => p !== 1 && !keep.has(p));
-    if (victims.length === 0) return 0;
-    await this.quiet(`kill -KILL ${victims.join(' ')} 2>/dev/null; true`);
-    return victims.length;
+    const out = await this.quiet(this.killScript(keep));
+    return Number(/killed (\d+)/.exec(out)?.[1] ?? 0);
   }
 
-  /** Switches the container between `public` (default bridge) and `no-network`. */
+  /** A root shell snippet that kills every process but PID 1, itself and `keep`, and prints `killed N`. */
+  killScript(keep: Set<number>): string {
+    const keepList = [1, ...keep].join(' ');
+    return `n=0; for d in /proc/[0-9]*; do p=\${d#/proc/}; case " ${keepList} $$ $PPID " in *" $p "*) continue;; esac; kill -KILL $p 2>/dev/null && n=$((n+1)); done; echo "killed $n"`;
+  }
+
+  /**
+   * Switches the container between `public` (default bridge) and `no-network`, and to and
+   * from `allowlist` when it was created with an egress gateway.
+   */
   async setNetworkPolicy(policy: NetworkPolicy): Promise<void> {
     if (samePolicy(policy, this.currentNetwork)) return;
+    if (this.networkSwitch) {
+      await this.networkSwitch.apply(policy);
+      this.currentNetwork = policy;
+      return;
+    }
     if (policy.mode === 'allowlist') {
       throw new BerthError(
         'BERTH_UNSUPPORTED',
@@ -437,29 +530,23 @@ export class DockerContainerEnvironment implements Environment {
     this.currentNetwork = policy;
   }
 
-  /** Copies a host file or folder to `environmentPath` (created; a folder's contents land inside it). */
+  /**
+   * Copies a host file or folder to `environmentPath` (a folder's contents land
+   * inside it). Files are made readable by every user (`a+rX`), so a non-root
+   * agent or verifier can read them; one tar stream, no extra exec unless the
+   * parent folder is missing.
+   */
   async upload(hostPath: string, environmentPath: string): Promise<void> {
-    const s = await stat(hostPath);
-    let args: string[];
-    let target: string;
-    if (s.isDirectory()) {
-      target = environmentPath;
-      args = ['-c', '-C', hostPath, '.'];
-    } else {
-      target = dirname(environmentPath);
-      const name = basename(environmentPath);
-      args = [
-        '-c',
-        '-C',
-        dirname(hostPath),
-        `--transform=s|^${basename(hostPath).replace(/[|\\]/g, '\\$&')}$|${name}|`,
-        basename(hostPath),
-      ];
+    const target = environmentPath.replace(/\/+$/, '') || '/';
+    const archive = await tarPath(hostPath, basename(target));
+    const put = () => this.container.putArchive(archive, { path: dirname(target) });
+    try {
+      await put();
+    } catch (error) {
+      if ((error as { statusCode?: number }).statusCode !== 404) throw error;
+      await this.quiet(`mkdir -p ${shellQuote(dirname(target))}`);
+      await put();
     }
-    await this.quiet(`mkdir -p ${shellQuote(target)}`);
-    const tar = execa('tar', args, { buffer: false, encoding: 'buffer' });
-    await this.container.putArchive(tar.stdout as NodeJS.ReadableStream, { path: target });
-    await tar;
   }
 
   /** Copies a file or folder out of the container to `hostPath`. */
@@ -486,11 +573,19 @@ export class DockerContainerEnvironment implements Environment {
         // Files written through the bind mounts belong to the container's users; give them back.
         await this.quiet(`chown -R ${process.getuid()}:${process.getgid?.() ?? 0} /logs 2>/dev/null; true`);
       }
-      await this.container.remove({ force: true, v: true });
+      try {
+        await this.container.kill({ signal: 'SIGKILL' });
+      } catch (error) {
+        // Not running (never started, or already dead): remove it outright.
+        if ((error as { statusCode?: number }).statusCode !== 409) throw error;
+        await this.container.remove({ force: true, v: true });
+      }
     } catch (error) {
       if ((error as { statusCode?: number }).statusCode !== 404) throw error;
     } finally {
       live.delete(this);
+      this.eventStream?.destroy();
+      await this.egress?.stop();
     }
   }
 }

@@ -5,7 +5,8 @@
  * `/logs/artifacts` (Harbor's `EnvironmentPaths`), and labels it with the job id.
  */
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { chmod } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { InputError } from '../../errors.ts';
@@ -13,10 +14,15 @@ import type { EnvironmentSpec, Task } from '../../tasks/task.ts';
 import type { EnvironmentProvider, EnvironmentStartContext } from '../environment.ts';
 import { connectDocker } from './client.ts';
 import { DockerContainerEnvironment } from './container.ts';
-import { type BaseImage, type ImageMap, orderBases, readBasesManifest } from './dockerfile.ts';
+import { type BaseImage, ImageMap, orderBases, readBasesManifest } from './dockerfile.ts';
+import { EgressGateway, proxyPolicyFor } from './egress/gateway.ts';
+import { needsEgressGateway, networkForPhase } from './egress/network-switch.ts';
 import { ImageService } from './images.ts';
+import { LABELS } from './labels.ts';
 
 export type DockerSpec = Extract<EnvironmentSpec, { kind: 'docker' }> & {
+  /** A Dockerfile's text, built with an empty context (SWE-bench rows that carry one). */
+  dockerfile?: string;
   /** Dataset `bases/` folder (Kotlin Benchmark layout). */
   basesDir?: string;
   /** Local image name stem for built images (`hb__<task>`). */
@@ -31,6 +37,8 @@ export interface DockerProviderOptions {
   pidsLimit?: number;
   /** Multiplies `build_timeout_sec` (Harbor's `--environment-build-timeout-multiplier`). */
   buildTimeoutMultiplier?: number;
+  /** Image (with python3) of the egress proxy for allowlist phases; default the base image. */
+  egressImage?: string;
 }
 
 /** What a compose file's `main` service asks for. */
@@ -69,6 +77,7 @@ export function readComposeMain(file: string): ComposeMain {
 /** What a task's image comes from, in Harbor's order of preference. */
 export type ImagePlan =
   | { kind: 'build'; contextDir: string; dockerfile: string; tags: string[] }
+  | { kind: 'inline'; text: string }
   | { kind: 'image'; image: string };
 
 /** Decides how to get a task's image: compose `main`, `environment/Dockerfile`, or `docker_image`. */
@@ -84,6 +93,7 @@ export function planImage(spec: DockerSpec, origin = 'task'): ImagePlan {
   }
   if (spec.dockerfileDir)
     return { kind: 'build', contextDir: spec.dockerfileDir, dockerfile: 'Dockerfile', tags: [] };
+  if (typeof spec.dockerfile === 'string') return { kind: 'inline', text: spec.dockerfile };
   if (spec.image) return { kind: 'image', image: spec.image };
   throw new InputError(
     { file: origin },
@@ -99,6 +109,8 @@ function basesOf(spec: DockerSpec): BaseImage[] | undefined {
 export class DockerEnvironmentProvider implements EnvironmentProvider {
   readonly kind = 'docker' as const;
   private images?: Promise<ImageService>;
+  /** Image per task folder, prepared once per provider (one job): later trials skip hashing. */
+  private prepared = new Map<string, Promise<string>>();
 
   constructor(private readonly options: DockerProviderOptions = {}) {}
 
@@ -127,6 +139,22 @@ export class DockerEnvironmentProvider implements EnvironmentProvider {
         : undefined;
     if (plan.kind === 'image')
       return images.provide(plan.image, { bases, onLog: context.onLog, signal: context.signal, timeoutSec });
+    if (plan.kind === 'inline') {
+      const dir = await mkdtemp(join(tmpdir(), 'berth-inline-'));
+      try {
+        await writeFile(join(dir, 'Dockerfile'), plan.text);
+        return await images.build({
+          contextDir: dir,
+          name: spec.imageName ?? task.name,
+          timeoutSec,
+          bases,
+          onLog: context.onLog,
+          signal: context.signal,
+        });
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    }
     return images.build({
       contextDir: plan.contextDir,
       dockerfile: plan.dockerfile,
@@ -144,11 +172,18 @@ export class DockerEnvironmentProvider implements EnvironmentProvider {
     const spec = task.environment as DockerSpec;
     mkdirSync(trialDir, { recursive: true });
     const buildLog = join(trialDir, 'build.log');
-    const image = await this.prepareImage(task, {
-      jobId,
-      signal: context.signal,
-      onLog: (line) => appendFileSync(buildLog, `${line}\n`),
-    });
+    const key = `${task.origin.file}\0${task.name}`;
+    let prepared = this.prepared.get(key);
+    if (!prepared) {
+      prepared = this.prepareImage(task, {
+        jobId,
+        signal: context.signal,
+        onLog: (line) => appendFileSync(buildLog, `${line}\n`),
+      });
+      this.prepared.set(key, prepared);
+      prepared.catch(() => this.prepared.delete(key));
+    }
+    const image = await prepared;
     const mounts = [];
     for (const name of ['agent', 'verifier', 'artifacts']) {
       const host = join(resolve(trialDir), name);
@@ -158,18 +193,50 @@ export class DockerEnvironmentProvider implements EnvironmentProvider {
       mounts.push({ host, container: `/logs/${name}` });
     }
     const { docker } = await connectDocker();
-    return DockerContainerEnvironment.create({
-      docker,
-      image,
-      jobId,
-      trialName: basename(trialDir),
-      taskName: task.name,
-      workdir: spec.workdir,
-      cpus: spec.cpus,
-      memoryMb: spec.memoryMb,
-      pidsLimit: this.options.pidsLimit,
-      network: spec.network,
-      mounts,
-    });
+    // An allowlist in any phase: the trial gets an internal network and an egress proxy.
+    const egress = needsEgressGateway(task)
+      ? await EgressGateway.start({
+          docker,
+          labels: { [LABELS.managed]: '1', [LABELS.job]: jobId, [LABELS.trial]: basename(trialDir) },
+          name: basename(trialDir),
+          logFile: join(trialDir, 'egress.log'),
+          policy: proxyPolicyFor(networkForPhase(task, 'environment')),
+          ...(this.options.egressImage ? { image: this.options.egressImage } : {}),
+        })
+      : undefined;
+    try {
+      return await DockerContainerEnvironment.create({
+        docker,
+        ...(egress ? { egress, env: egress.proxyEnv() } : {}),
+        image,
+        jobId,
+        trialName: basename(trialDir),
+        taskName: task.name,
+        workdir: spec.workdir,
+        cpus: spec.cpus,
+        memoryMb: spec.memoryMb,
+        pidsLimit: this.options.pidsLimit,
+        network: spec.network,
+        mounts,
+      });
+    } catch (error) {
+      await egress?.stop();
+      throw error;
+    }
   }
+}
+
+/**
+ * Reads the Docker options out of the generic provider options of
+ * `createProviders` (`imageMap`, `rebuild`, `pidsLimit`, `buildTimeoutMultiplier`).
+ */
+export function dockerProviderOptions(options: Record<string, unknown>): DockerProviderOptions {
+  return {
+    ...(options.imageMap instanceof ImageMap ? { imageMap: options.imageMap } : {}),
+    ...(typeof options.rebuild === 'boolean' ? { rebuild: options.rebuild } : {}),
+    ...(typeof options.pidsLimit === 'number' ? { pidsLimit: options.pidsLimit } : {}),
+    ...(typeof options.buildTimeoutMultiplier === 'number'
+      ? { buildTimeoutMultiplier: options.buildTimeoutMultiplier }
+      : {}),
+  };
 }

@@ -15,11 +15,23 @@ export interface IsolationProbe {
   notes: string[];
 }
 
+// unshare leaves the loopback interface down in the new namespace (bwrap brings it up):
+// bring it up, so tests that talk to a local server still work.
+const LO_UP = ['sh', '-c', 'ip link set lo up 2>/dev/null || true; exec "$@"', 'berth-netns'];
+
 const PREFIX: Record<IsolationMethod, string[]> = {
   bwrap: ['bwrap', '--dev-bind', '/', '/', '--unshare-net', '--die-with-parent', '--'],
-  unshare: ['unshare', '--net', '--'],
-  'unshare-user': ['unshare', '--map-root-user', '--net', '--'],
+  unshare: ['unshare', '--net', '--', ...LO_UP],
+  'unshare-user': ['unshare', '--map-root-user', '--net', '--', ...LO_UP],
 };
+
+/** Every method berth knows, in the order `auto` tries them. */
+export const ISOLATION_METHODS: readonly IsolationMethod[] = ['bwrap', 'unshare', 'unshare-user'];
+
+/** Why `method` does not isolate here, or undefined when it works (not cached). */
+export function checkIsolationMethod(method: IsolationMethod): Promise<string | undefined> {
+  return works(PREFIX[method]);
+}
 
 let cached: Promise<IsolationProbe> | undefined;
 
@@ -39,12 +51,18 @@ async function works(argv: string[]): Promise<string | undefined> {
   return interfaces.length === 0 ? undefined : `network interfaces still visible: ${interfaces.join(', ')}`;
 }
 
-/** Finds the first isolation method that works on this machine (cached). `BERTH_NO_ISOLATION=1` disables it. */
+/**
+ * Finds the first isolation method that works on this machine (cached).
+ * `BERTH_NO_ISOLATION=1` disables isolation; `BERTH_ISOLATION=bwrap|unshare|unshare-user`
+ * asks for one method (none is used when it does not work here).
+ */
 export function probeIsolation(): Promise<IsolationProbe> {
   cached ??= (async () => {
     const notes: string[] = [];
     if (process.env.BERTH_NO_ISOLATION === '1') return { notes: ['disabled by BERTH_NO_ISOLATION=1'] };
-    for (const method of ['bwrap', 'unshare', 'unshare-user'] as const) {
+    const wanted = process.env.BERTH_ISOLATION as IsolationMethod | undefined;
+    const methods = wanted && ISOLATION_METHODS.includes(wanted) ? [wanted] : ISOLATION_METHODS;
+    for (const method of methods) {
       const problem = await works(PREFIX[method]);
       if (problem === undefined) return { method, notes };
       notes.push(`${method}: ${problem}`);

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Task } from '../../tasks/task.ts';
-import { probeIsolation } from './isolation.ts';
+import { checkIsolationMethod, ISOLATION_METHODS, probeIsolation } from './isolation.ts';
 import { type LocalEnvironment, LocalEnvironmentProvider } from './local.ts';
 import { runProcess } from './process.ts';
 
@@ -175,6 +175,23 @@ describe('local environment: processes', () => {
     expect(isAlive(leftover)).toBe(false);
   });
 
+  it('kills the groups it started when berth itself exits (a second Ctrl-C)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'berth-proc-'));
+    const pidFile = join(dir, 'grandchild.pid');
+    const processModule = new URL('./process.ts', import.meta.url).href;
+    const script = [
+      `import { runProcess } from ${JSON.stringify(processModule)};`,
+      `void runProcess(['bash', '-c', 'sleep 300 & echo $! > ${pidFile}; sleep 300'], { cwd: ${JSON.stringify(dir)} });`,
+      'setTimeout(() => process.exit(130), 1500);',
+    ].join('\n');
+    const scriptFile = join(dir, 'exit.mts');
+    await writeFile(scriptFile, script);
+    const run = await execa('node', ['--import', 'tsx', scriptFile], { reject: false });
+    expect(run.exitCode).toBe(130);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(isAlive(Number(await readFile(pidFile, 'utf8')))).toBe(false);
+  });
+
   it('caps output in memory and on disk with a visible truncation mark', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'berth-proc-'));
     const outputFile = join(dir, 'out.txt');
@@ -233,6 +250,27 @@ describe('local environment: network isolation', () => {
     expect(interfaces(isolated.output)).toEqual(['lo']);
     const open = await env.exec('cat /proc/net/dev', { network: { mode: 'public' } });
     expect(interfaces(open.output).length).toBeGreaterThan(1);
+  });
+
+  it('every isolation method that works here cuts the network but keeps loopback', async () => {
+    const server = [
+      'import socket',
+      "s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen()",
+      'c = socket.create_connection(s.getsockname())',
+      "print('loopback ok')",
+    ].join('; ');
+    let tried = 0;
+    for (const method of ISOLATION_METHODS) {
+      if ((await checkIsolationMethod(method)) !== undefined) continue;
+      tried++;
+      const env = await start({ kind: 'local', snapshot: { files: { x: '1' } } }, { isolation: method });
+      expect(env.isolationMethodName).toBe(method);
+      const run = await env.exec(
+        `tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '; python3 -c "${server}"`,
+      );
+      expect(run.output).toBe('lo\nloopback ok\n');
+    }
+    if (tried === 0) console.warn('no isolation method works here');
   });
 
   it('isolation off is recorded as not isolated', async () => {

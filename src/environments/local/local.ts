@@ -17,7 +17,7 @@ import type {
   ExecOptions,
   ExecResult,
 } from '../environment.ts';
-import { type IsolationMethod, isolationPrefix, probeIsolation } from './isolation.ts';
+import { checkIsolationMethod, type IsolationMethod, isolationPrefix, probeIsolation } from './isolation.ts';
 import { checkoutFromMirror, commitBase, writeSnapshot } from './materialise.ts';
 import { runProcess } from './process.ts';
 
@@ -38,8 +38,11 @@ export interface LocalProviderOptions {
   reposDir?: string;
   /** Parent of the temporary folders (default the OS temp folder). */
   tmpRoot?: string;
-  /** `off` runs every command with the host network (recorded as not isolated). */
-  isolation?: 'auto' | 'off';
+  /**
+   * `auto` (default) uses the first method that works here; `off` runs every command with
+   * the host network (recorded as not isolated); a method name uses that method if it works.
+   */
+  isolation?: 'auto' | 'off' | IsolationMethod;
   /** Keep the temporary folder after the trial (for debugging). */
   keep?: boolean;
 }
@@ -153,8 +156,16 @@ export class LocalEnvironmentProvider implements EnvironmentProvider {
         await checkoutFromMirror(mirror, spec.baseCommit, workdir);
       }
       const baseSha = await commitBase(workdir);
-      const probe = this.options.isolation === 'off' ? { notes: [] } : await probeIsolation();
-      return new LocalEnvironment(root, workdir, probe.method, baseSha, this.options.keep);
+      const wanted = this.options.isolation ?? 'auto';
+      const method =
+        wanted === 'off'
+          ? undefined
+          : wanted === 'auto'
+            ? (await probeIsolation()).method
+            : (await checkIsolationMethod(wanted)) === undefined
+              ? wanted
+              : undefined;
+      return new LocalEnvironment(root, workdir, method, baseSha, this.options.keep);
     } catch (error) {
       await rm(root, { recursive: true, force: true });
       throw error;

@@ -4,7 +4,7 @@
  * with a byte cap and a visible truncation mark.
  */
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { execa } from 'execa';
 import type { ExecResult } from '../environment.ts';
@@ -34,6 +34,19 @@ export function truncationMark(cap: number, dropped: number): string {
   return `\n[berth: output truncated at ${cap} bytes; ${dropped} more bytes dropped]\n`;
 }
 
+/** Process groups started by runProcess that may still hold processes. */
+const activeGroups = new Set<number>();
+let exitHookInstalled = false;
+
+/** Kills every group berth started when berth itself exits (e.g. a second Ctrl-C). */
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on('exit', () => {
+    for (const pid of activeGroups) killGroup(pid, 'SIGKILL');
+  });
+}
+
 /** Sends a signal to a whole process group, ignoring a group that is already gone. */
 export function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
   if (pid === undefined) return;
@@ -54,7 +67,8 @@ export async function runProcess(argv: string[], options: RunProcessOptions): Pr
   let file: WriteStream | undefined;
   if (options.outputFile) {
     await mkdir(dirname(options.outputFile), { recursive: true });
-    file = createWriteStream(options.outputFile);
+    // Written to a temporary name and renamed at the end, so the file is never seen half-written.
+    file = createWriteStream(`${options.outputFile}.partial`);
   }
   const kept: Buffer[] = [];
   let keptBytes = 0;
@@ -73,6 +87,8 @@ export async function runProcess(argv: string[], options: RunProcessOptions): Pr
     ...(options.input !== undefined ? { input: options.input } : { stdin: 'ignore' as const }),
   });
   const pid = child.pid;
+  installExitHook();
+  if (pid !== undefined) activeGroups.add(pid);
   let timedOut = false;
   let aborted = false;
   let killTimer: NodeJS.Timeout | undefined;
@@ -109,6 +125,7 @@ export async function runProcess(argv: string[], options: RunProcessOptions): Pr
     file?.write(part);
   });
   const result = await child;
+  if (pid !== undefined) activeGroups.delete(pid);
   if (timer) clearTimeout(timer);
   if (killTimer) clearTimeout(killTimer);
   options.signal?.removeEventListener('abort', onAbort);
@@ -124,10 +141,12 @@ export async function runProcess(argv: string[], options: RunProcessOptions): Pr
     output += note;
     file?.write(note);
   }
-  if (file)
+  if (file && options.outputFile) {
     await new Promise<void>((resolve, reject) =>
       file.end((error?: Error | null) => (error ? reject(error) : resolve())),
     );
+    await rename(`${options.outputFile}.partial`, options.outputFile);
+  }
   const failedToStart = result.failed && result.exitCode === undefined && result.signal === undefined;
   if (failedToStart && !timedOut && !aborted) {
     output += `\n[berth: could not start ${command}: ${result.shortMessage ?? result.message}]\n`;

@@ -20,8 +20,24 @@ import { writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { assembleProgram } from '../assemble.ts';
-import { dirInside, detectSandbox, makeSampleDir, removeDir, runSandboxed, type SandboxRunResult } from '../sandbox.ts';
-import type { ExecutionItem, ExecutionResult, FailureKind, LanguageExecutor, RunBatchOptions, ToolchainStatus } from '../types.ts';
+import {
+  DEFAULT_IMAGE,
+  detectSandbox,
+  dirInside,
+  makeSampleDir,
+  removeDir,
+  runSandboxed,
+  type SandboxRunResult,
+} from '../sandbox.ts';
+import type {
+  ExecutionItem,
+  ExecutionResult,
+  FailureKind,
+  LanguageExecutor,
+  RunBatchOptions,
+  SandboxOptions,
+  ToolchainStatus,
+} from '../types.ts';
 
 /** Compile steps get this wall-clock limit in seconds (mxeval's `compile_timeout`). */
 export const COMPILE_TIMEOUT_SEC = 100;
@@ -63,6 +79,8 @@ interface LanguageSpec {
   checkExtra?: () => string | undefined;
   /** Run-step stderr that shows the program did not even parse (a compile error of interpreted languages). */
   syntaxError?: RegExp;
+  /** Compile output that shows a syntax error although the compiler still emitted code (tsc): a failed run is then a compile error. */
+  compileSyntaxError?: RegExp;
 }
 
 const lodashDir = () => packageDir('lodash');
@@ -85,7 +103,9 @@ export const LANGUAGES: LanguageSpec[] = [
     env: () => ({ NODE_PATH: nodePath() }),
     readOnlyPaths: () => [lodashDir()].filter((path): path is string => path !== undefined),
     checkExtra: () =>
-      lodashDir() ? undefined : 'lodash is missing (the MBJSP tests require("lodash")): run npm ci in the berth folder',
+      lodashDir()
+        ? undefined
+        : 'lodash is missing (the MBJSP tests require("lodash")): run npm ci in the berth folder',
     syntaxError: /^SyntaxError: /m,
   },
   {
@@ -95,8 +115,18 @@ export const LANGUAGES: LanguageSpec[] = [
     version: ['node', '--version'],
     install: 'Node.js 20 (Debian package nodejs)',
     // mxeval: npx tsc <base> --target es5 --lib es2016 (the path without .ts)
-    compile: ({ dir }) => ['node', join(typescriptDir() ?? '', 'bin', 'tsc'), join(dir, 'main'), '--target', 'es5', '--lib', 'es2016'],
-    compiled: (run, hostDir) => (run.exitCode === 0 || run.exitCode === 2) && existsSync(join(hostDir, 'main.js')),
+    compile: ({ dir }) => [
+      'node',
+      join(typescriptDir() ?? '', 'bin', 'tsc'),
+      join(dir, 'main'),
+      '--target',
+      'es5',
+      '--lib',
+      'es2016',
+    ],
+    compiled: (run, hostDir) =>
+      (run.exitCode === 0 || run.exitCode === 2) && existsSync(join(hostDir, 'main.js')),
+    compileSyntaxError: /error TS1\d{3}:/,
     run: ({ dir }) => ['node', join(dir, 'main.js')],
     env: () => ({ NODE_PATH: nodePath() }),
     readOnlyPaths: () => [lodashDir(), typescriptDir()].filter((path): path is string => path !== undefined),
@@ -180,7 +210,7 @@ export const LANGUAGES: LanguageSpec[] = [
     version: ['dotnet', '--version'],
     install: ".NET 6 SDK and mxeval's eval_csproj template (not packaged for Debian)",
     run: () => ['false'],
-    checkExtra: () => 'C# needs mxeval\'s eval_csproj project template, which berth does not ship yet',
+    checkExtra: () => "C# needs mxeval's eval_csproj project template, which berth does not ship yet",
   },
 ];
 
@@ -192,31 +222,55 @@ function tail(text: string, max = 2000): string {
 /** A toolchain or a dependency the tests (not the sample) need is missing: an error of the run. */
 function missingDependency(stderr: string, item: ExecutionItem): string | undefined {
   const module = /Cannot find module '([^']+)'/.exec(stderr)?.[1];
-  if (module && item.problem.test.includes(module)) return `the tests need "${module}", which is not installed`;
+  if (module && item.problem.test.includes(module))
+    return `the tests need "${module}", which is not installed`;
   if (/Can't locate (\S+) in @INC/.exec(stderr)) {
     const name = /Can't locate (\S+)\.pm/.exec(stderr)?.[1]?.replaceAll('/', '::');
-    if (name && item.problem.test.includes(name)) return `the tests need Perl module ${name}, which is not installed`;
+    if (name && item.problem.test.includes(name))
+      return `the tests need Perl module ${name}, which is not installed`;
   }
   return undefined;
+}
+
+/** bwrap / unshare / prlimit themselves failed (a path to bind is unreadable, namespaces refused...). */
+function sandboxFailed(run: SandboxRunResult): boolean {
+  if (run.exitCode === 0) return false;
+  return /^(bwrap|unshare|prlimit): /.test(run.stderr);
 }
 
 function classifyCrash(run: SandboxRunResult): string | undefined {
   const text = run.stderr;
-  if (/MemoryError|out of memory|bad_alloc|Cannot allocate memory|heap out of memory|failed to reserve memory/i.test(text)) {
+  if (
+    /MemoryError|out of memory|bad_alloc|Cannot allocate memory|heap out of memory|failed to reserve memory/i.test(
+      text,
+    )
+  ) {
     return 'memory limit reached';
   }
+  // An uncaught C++ exception (how mxeval's C++ tests fail) ends in abort(): a test failure, not a crash.
+  if (run.signal === 'SIGABRT' || run.exitCode === 134) return undefined;
   if (run.signal && run.signal !== 'SIGXCPU') return `killed by signal ${run.signal}`;
-  if (run.exitCode !== null && run.exitCode > 128 && run.exitCode < 160) return `killed by signal ${run.exitCode - 128}`;
+  if (run.exitCode !== null && run.exitCode > 128 && run.exitCode < 160)
+    return `killed by signal ${run.exitCode - 128}`;
   if (/Resource temporarily unavailable|fork: retry|EAGAIN/.test(text)) return 'process limit reached';
   return undefined;
 }
 
-async function runOne(spec: LanguageSpec, item: ExecutionItem, slot: number, options: RunBatchOptions): Promise<ExecutionResult> {
+async function runOne(
+  spec: LanguageSpec,
+  item: ExecutionItem,
+  slot: number,
+  options: RunBatchOptions,
+): Promise<ExecutionResult> {
   const started = performance.now();
   const hostDir = await makeSampleDir(slot, spec.language);
   const { kind: sandbox, warning } = detectSandbox(options.sandbox.kind);
   const ctx: Context = { dir: dirInside(sandbox, hostDir) };
-  const base = () => ({ time_elapsed: (performance.now() - started) / 1000, sandbox, ...(warning ? { warning } : {}) });
+  const base = () => ({
+    time_elapsed: (performance.now() - started) / 1000,
+    sandbox,
+    ...(warning ? { warning } : {}),
+  });
   const fail = (kind: FailureKind, detail: string, output?: string): ExecutionResult => ({
     passed: false,
     result: kind === 'timeout' ? 'timed out' : `failed: ${detail}`,
@@ -235,10 +289,19 @@ async function runOne(spec: LanguageSpec, item: ExecutionItem, slot: number, opt
       options: options.sandbox,
       ...(options.signal ? { signal: options.signal } : {}),
     };
+    let compileOutput = '';
     if (spec.compile) {
-      const compile = await runSandboxed({ ...common, argv: spec.compile(ctx), timeoutSec: COMPILE_TIMEOUT_SEC, cpuSec: COMPILE_TIMEOUT_SEC });
+      const compile = await runSandboxed({
+        ...common,
+        argv: spec.compile(ctx),
+        timeoutSec: COMPILE_TIMEOUT_SEC,
+        cpuSec: COMPILE_TIMEOUT_SEC,
+      });
       const output = `${compile.stdout}${compile.stderr}`;
+      compileOutput = output;
       if (compile.spawnError) return fail('error_of_run', `sandbox could not start: ${compile.spawnError}`);
+      if (sandboxFailed(compile))
+        return fail('error_of_run', `sandbox could not start: ${tail(compile.stderr, 500)}`, output);
       if (compile.timedOut) return fail('timeout', '', output);
       const ok = spec.compiled ? spec.compiled(compile, hostDir) : compile.exitCode === 0;
       if (!ok) {
@@ -247,17 +310,34 @@ async function runOne(spec: LanguageSpec, item: ExecutionItem, slot: number, opt
         return fail('compile_error', `compile error: ${tail(output)}`, output);
       }
     }
-    const run = await runSandboxed({ ...common, argv: spec.run(ctx), timeoutSec: options.timeoutSec, cpuSec: options.timeoutSec + 1 });
+    const run = await runSandboxed({
+      ...common,
+      argv: spec.run(ctx),
+      timeoutSec: options.timeoutSec,
+      cpuSec: options.timeoutSec + 1,
+    });
     const output = `${run.stdout}${run.stderr}`;
     if (run.spawnError) return fail('error_of_run', `sandbox could not start: ${run.spawnError}`);
-    if (run.timedOut || run.signal === 'SIGXCPU' || run.exitCode === 128 + 24) return fail('timeout', '', output);
+    if (sandboxFailed(run))
+      return fail('error_of_run', `sandbox could not start: ${tail(run.stderr, 500)}`, output);
+    if (run.timedOut || run.signal === 'SIGXCPU' || run.exitCode === 128 + 24)
+      return fail('timeout', '', output);
     if (run.exitCode === 0) return { passed: true, result: 'passed', ...base(), output };
     const missing = missingDependency(run.stderr, item);
     if (missing) return fail('error_of_run', missing, output);
     const crash = classifyCrash(run);
     if (crash) return fail('crash', `${crash}: ${tail(run.stderr, 500)}`, output);
-    if (spec.syntaxError?.test(run.stderr)) return fail('compile_error', tail(run.stderr) || `exit code ${run.exitCode}`, output);
-    return fail('test_failure', tail(run.stderr) || `exit code ${run.exitCode}`, output);
+    if (spec.compileSyntaxError?.test(compileOutput)) {
+      return fail(
+        'compile_error',
+        `compile error: ${tail(compileOutput, 1000)}\n${tail(run.stderr, 1000)}`,
+        output,
+      );
+    }
+    if (spec.syntaxError?.test(run.stderr))
+      return fail('compile_error', tail(run.stderr) || `exit code ${run.exitCode}`, output);
+    const detail = tail(run.stderr) || (run.signal ? `killed by ${run.signal}` : `exit code ${run.exitCode}`);
+    return fail('test_failure', detail, output);
   } finally {
     await removeDir(hostDir);
   }
@@ -267,27 +347,55 @@ function makeExecutor(spec: LanguageSpec): LanguageExecutor {
   return {
     language: spec.language,
     aliases: spec.aliases,
-    async checkToolchain(): Promise<ToolchainStatus> {
+    async checkToolchain(sandbox?: SandboxOptions): Promise<ToolchainStatus> {
+      const extra = spec.checkExtra?.();
+      if (extra) return { ok: false, message: `${spec.language}: ${extra}` };
+      if (sandbox?.kind === 'docker') {
+        const image = sandbox.image ?? DEFAULT_IMAGE;
+        const dir = await makeSampleDir(0, 'toolchain');
+        try {
+          const out = await runSandboxed({
+            argv: spec.version,
+            workDir: dir,
+            slot: 0,
+            options: sandbox,
+            timeoutSec: 60,
+          });
+          if (out.exitCode !== 0) {
+            return {
+              ok: false,
+              message: `${spec.language}: \`${spec.version.join(' ')}\` failed in image ${image}; install ${spec.install} in the image`,
+            };
+          }
+          return { ok: true, version: `${out.stdout}${out.stderr}`.trim().split('\n')[0] ?? '' };
+        } finally {
+          await removeDir(dir);
+        }
+      }
       const [command, ...args] = spec.version;
       const out = spawnSync(command as string, args, { encoding: 'utf8', timeout: 30_000 });
       if (out.error || out.status !== 0) {
-        return { ok: false, message: `${spec.language}: \`${spec.version.join(' ')}\` failed; install ${spec.install}` };
+        return {
+          ok: false,
+          message: `${spec.language}: \`${spec.version.join(' ')}\` failed; install ${spec.install}`,
+        };
       }
-      const extra = spec.checkExtra?.();
-      if (extra) return { ok: false, message: `${spec.language}: ${extra}` };
       return { ok: true, version: `${out.stdout}${out.stderr}`.trim().split('\n')[0] ?? '' };
     },
     async runBatch(items, options) {
       const results: ExecutionResult[] = new Array(items.length);
       let next = 0;
-      const lanes = Array.from({ length: Math.max(1, Math.min(options.workers, items.length)) }, async (_, slot) => {
-        while (next < items.length && !options.signal?.aborted) {
-          const index = next++;
-          const result = await runOne(spec, items[index] as ExecutionItem, slot, options);
-          results[index] = result;
-          options.onResult?.(index, result);
-        }
-      });
+      const lanes = Array.from(
+        { length: Math.max(1, Math.min(options.workers, items.length)) },
+        async (_, slot) => {
+          while (next < items.length && !options.signal?.aborted) {
+            const index = next++;
+            const result = await runOne(spec, items[index] as ExecutionItem, slot, options);
+            results[index] = result;
+            options.onResult?.(index, result);
+          }
+        },
+      );
       await Promise.all(lanes);
       return results;
     },

@@ -56,8 +56,11 @@ def child(req, dirname, wfd):
         result = "timed out"
         kind = "timeout"
     except MemoryError as e:
-        result = "failed: " + str(e)
+        result = "failed: MemoryError: memory limit reached " + str(e)
         kind = "crash:memory"
+    except BlockingIOError as e:
+        result = "failed: process limit reached: " + str(e)
+        kind = "crash:processes"
     except BaseException as e:
         result = "failed: " + str(e)
         kind = "test_failure:" + type(e).__name__

@@ -10,7 +10,15 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { assembleProgram } from '../assemble.ts';
-import { detectSandbox, killGroup, makeSampleDir, removeDir, spawnSandboxed } from '../sandbox.ts';
+import {
+  DEFAULT_IMAGE,
+  detectSandbox,
+  killGroup,
+  makeSampleDir,
+  removeDir,
+  runSandboxed,
+  spawnSandboxed,
+} from '../sandbox.ts';
 import type {
   ExecutionItem,
   ExecutionResult,
@@ -18,6 +26,7 @@ import type {
   LanguageExecutor,
   RunBatchOptions,
   SandboxKind,
+  SandboxOptions,
   ToolchainStatus,
 } from '../types.ts';
 import { PYTHON_WORKER } from './python-worker.ts';
@@ -72,9 +81,15 @@ class Worker {
     const dir = await makeSampleDir(slot, 'python-worker');
     // The worker's argv[1] says whether it runs in its own pid namespace (and may sweep it).
     const planned = detectSandbox(options.sandbox.kind).kind;
-    const inPidNamespace = planned === 'bwrap' || planned === 'unshare' ? '1' : '0';
+    const inPidNamespace = planned === 'none' ? '0' : '1';
     const { child, kind, warning } = spawnSandboxed({
-      argv: [pythonPath(), '-I', '-c', PYTHON_WORKER, inPidNamespace],
+      argv: [
+        planned === 'docker' ? '/usr/bin/python3' : pythonPath(),
+        '-I',
+        '-c',
+        PYTHON_WORKER,
+        inPidNamespace,
+      ],
       workDir: dir,
       slot,
       options: options.sandbox,
@@ -90,7 +105,9 @@ class Worker {
     if (this.dead) return Promise.resolve(undefined);
     return new Promise((resolve) => {
       this.pending.set(id, resolve);
-      this.child.stdin?.write(`${JSON.stringify({ id, program, timeout: timeoutSec, memory: memoryBytes })}\n`);
+      this.child.stdin?.write(
+        `${JSON.stringify({ id, program, timeout: timeoutSec, memory: memoryBytes })}\n`,
+      );
     });
   }
 
@@ -109,19 +126,71 @@ function toResult(answer: Answer, sandbox: SandboxKind, warning: string | undefi
   const [kindName, detail] = answer.kind.split(':');
   let kind: FailureKind = (kindName as FailureKind) || 'test_failure';
   // A program that does not parse is Python's compile error.
-  if (detail === 'SyntaxError' || detail === 'IndentationError' || detail === 'TabError') kind = 'compile_error';
-  const result = answer.result.startsWith('failed:') ? (answer.result as `failed: ${string}`) : (`failed: ${answer.result}` as const);
-  return { passed: false, result, kind, ...base, ...(detail === 'memory' ? { output: 'memory limit reached' } : {}) };
+  if (detail === 'SyntaxError' || detail === 'IndentationError' || detail === 'TabError')
+    kind = 'compile_error';
+  const result = answer.result.startsWith('failed:')
+    ? (answer.result as `failed: ${string}`)
+    : (`failed: ${answer.result}` as const);
+  return {
+    passed: false,
+    result,
+    kind,
+    ...base,
+    ...(detail === 'memory'
+      ? { output: 'memory limit reached' }
+      : detail === 'processes'
+        ? { output: 'process limit reached' }
+        : {}),
+  };
+}
+
+/**
+ * A module the problem itself imports (in its prompt or tests) is not installed: no completion could
+ * pass, so this is an error of the run, not a verdict.
+ */
+function missingModule(result: ExecutionResult, item: ExecutionItem): string | undefined {
+  const name = /^failed: No module named '([\w.]+)'/.exec(result.result)?.[1];
+  if (!name) return undefined;
+  const top = name.split('.')[0] as string;
+  const problemText = `${item.problem.prompt}\n${item.problem.test}`;
+  const imported = new RegExp(`^\\s*(import|from)\\s+${top.replace('.', '\\.')}\\b`, 'm').test(problemText);
+  return imported
+    ? `the problem imports ${name}, which is not installed for the sandbox's python3`
+    : undefined;
 }
 
 export const pythonExecutor: LanguageExecutor = {
   language: 'python',
   aliases: ['py', 'python3'],
 
-  async checkToolchain(): Promise<ToolchainStatus> {
+  async checkToolchain(sandbox?: SandboxOptions): Promise<ToolchainStatus> {
+    if (sandbox?.kind === 'docker') {
+      const dir = await makeSampleDir(0, 'toolchain');
+      try {
+        const out = await runSandboxed({
+          argv: ['/usr/bin/python3', '--version'],
+          workDir: dir,
+          slot: 0,
+          options: sandbox,
+          timeoutSec: 60,
+        });
+        if (out.exitCode !== 0) {
+          return {
+            ok: false,
+            message: `python: /usr/bin/python3 not found in image ${sandbox.image ?? DEFAULT_IMAGE}`,
+          };
+        }
+        return { ok: true, version: `${out.stdout}${out.stderr}`.trim() };
+      } finally {
+        await removeDir(dir);
+      }
+    }
     const out = spawnSync(pythonPath(), ['--version'], { encoding: 'utf8' });
     if (out.status !== 0) {
-      return { ok: false, message: `python3 not found (${pythonPath()}): install Debian package python3, or set BERTH_PYTHON` };
+      return {
+        ok: false,
+        message: `python3 not found (${pythonPath()}): install Debian package python3, or set BERTH_PYTHON`,
+      };
     }
     return { ok: true, version: `${out.stdout}${out.stderr}`.trim() };
   },
@@ -143,12 +212,16 @@ export const pythonExecutor: LanguageExecutor = {
           let result: ExecutionResult;
           if (answer) {
             result = toResult(answer, worker.kind, worker.warning);
+            const missing = missingModule(result, item);
+            if (missing) result = { ...result, result: `failed: ${missing}`, kind: 'error_of_run' };
           } else {
             // The worker died: the sample killed it, or the sandbox could not start.
             const startedOk = worker.stderr.join('') === '';
             result = {
               passed: false,
-              result: startedOk ? 'failed: the sample killed its sandbox' : `failed: sandbox error: ${worker.stderr.join('').slice(0, 500)}`,
+              result: startedOk
+                ? 'failed: the sample killed its sandbox'
+                : `failed: sandbox error: ${worker.stderr.join('').slice(0, 500)}`,
               kind: startedOk ? 'crash' : 'error_of_run',
               time_elapsed: (performance.now() - started) / 1000,
               sandbox: worker.kind,
@@ -167,4 +240,3 @@ export const pythonExecutor: LanguageExecutor = {
     return results;
   },
 };
-

@@ -150,7 +150,10 @@ export function loadHarborTask(taskDir: string): Task {
     },
     solution: existsSync(join(solutionDir, `solve.${script}`))
       ? { kind: 'script', dir: solutionDir, env: config.solutionEnv }
-      : { kind: 'none' },
+      : multiStep && hasStepSolution(dir, config.steps ?? [], script)
+        ? // Multi-step: each step's solution/ is used in turn (src/trials/multi-step.ts).
+          { kind: 'script', dir: join(dir, 'steps'), env: config.solutionEnv }
+        : { kind: 'none' },
     verifier: {
       kind: 'harbor',
       testsDir,
@@ -161,6 +164,10 @@ export function loadHarborTask(taskDir: string): Task {
       mode: config.verifierMode,
     },
     agentTimeoutSec: config.agentTimeoutSec,
+    phaseNetwork: {
+      ...(config.agentNetwork ? { agent: config.agentNetwork } : {}),
+      ...(config.verifierNetwork ? { verifier: config.verifierNetwork } : {}),
+    },
     source: toTaskSource(config.source),
     metadata: {
       harbor: {
@@ -175,6 +182,11 @@ export function loadHarborTask(taskDir: string): Task {
       task_toml: config.raw,
     },
   };
+}
+
+/** True when some step of a multi-step task has `steps/<name>/solution/solve.<script>`. */
+function hasStepSolution(dir: string, steps: Array<{ name: string }>, script: string): boolean {
+  return steps.some((s) => existsSync(join(dir, 'steps', s.name, 'solution', `solve.${script}`)));
 }
 
 /**
@@ -202,3 +214,14 @@ export function harborTaskDir(task: Task): string | undefined {
   const h = task.metadata.harbor as { task_dir?: string } | undefined;
   return h?.task_dir;
 }
+
+/** The task loader `berth run -p` uses: a Harbor task folder, or a folder with Harbor tasks among its children. */
+export const harborLoader = {
+  format: 'harbor',
+  async recognises(path: string): Promise<boolean> {
+    return isHarborPath(path);
+  },
+  async load(path: string): Promise<Task[]> {
+    return loadHarborPath(path);
+  },
+};

@@ -49,6 +49,11 @@ const CONSUMED = new Set([
   'FAIL_TO_PASS',
   'PASS_TO_PASS',
   'dockerless',
+  'docker_image',
+  'image_name',
+  'dockerfile',
+  'workdir',
+  'test_cmd',
 ]);
 
 /**
@@ -154,6 +159,20 @@ export function rowToTask(row: RawRow): Task {
   }
 
   const dockerless = readDockerless(value.dockerless, at);
+  // Rows that name a Docker image (`docker_image`, SWE-smith's `image_name`) or carry a Dockerfile
+  // run in a container holding the repository at `workdir` (SWE-bench's /testbed), without network.
+  const dockerImage = str('docker_image', true) ?? str('image_name', true);
+  const dockerfile = str('dockerfile', true);
+  const docker =
+    dockerImage !== undefined || dockerfile !== undefined
+      ? {
+          kind: 'docker' as const,
+          ...(dockerImage !== undefined ? { image: dockerImage } : {}),
+          ...(dockerfile !== undefined ? { dockerfile } : {}),
+          workdir: str('workdir', true) ?? '/testbed',
+          network: { mode: 'no-network' as const },
+        }
+      : undefined;
   const testFiles = dockerless?.testFiles ?? testDirectives(testPatch);
   const metadata: Record<string, unknown> = {};
   for (const [key, v] of Object.entries(value)) if (!CONSUMED.has(key)) metadata[key] = v;
@@ -163,7 +182,7 @@ export function rowToTask(row: RawRow): Task {
     format: 'swebench',
     origin: { file: row.file, line: row.line },
     instruction: problem,
-    environment: {
+    environment: docker ?? {
       kind: 'local',
       ...(dockerless?.snapshot ? { snapshot: dockerless.snapshot } : {}),
       ...(repo !== undefined ? { repo } : {}),
@@ -174,7 +193,7 @@ export function rowToTask(row: RawRow): Task {
     verifier: {
       kind: 'swebench',
       testPatch,
-      testCommand: dockerless?.testCmd ?? '',
+      testCommand: dockerless?.testCmd ?? str('test_cmd', true) ?? '',
       testFiles,
       failToPass: lists.FAIL_TO_PASS,
       passToPass: lists.PASS_TO_PASS,

@@ -6,6 +6,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
+import { findParser, parserNames } from '../../verifiers/parser-lookup.ts';
 import type { Task } from '../task.ts';
 
 /** One reason a task cannot run, with the row field it concerns. */
@@ -85,6 +86,16 @@ export async function localRunProblems(
         });
       }
     }
+  }
+  if (
+    task.verifier.kind === 'swebench' &&
+    task.verifier.parser !== undefined &&
+    !findParser(task.verifier.parser)
+  ) {
+    problems.push({
+      field: 'dockerless.parser',
+      message: `unknown parser ${JSON.stringify(task.verifier.parser)}; known: ${parserNames().join(', ')}`,
+    });
   }
   if (task.verifier.kind === 'swebench' && task.verifier.testCommand.trim() === '') {
     problems.push({

@@ -4,11 +4,18 @@
  * Skips when no engine answers, unless BERTH_REQUIRE_DOCKER=1.
  */
 import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import Docker from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadHarborTask } from '../../../tasks/harbor/loader.ts';
+import { shellQuote } from '../../../tasks/multilingual/verify.ts';
+import { LABELS } from '../labels.ts';
+import { DockerEnvironmentProvider } from '../provider.ts';
 import { execIn } from './docker-io.ts';
 import { EgressGateway } from './gateway.ts';
-import { ContainerNetworkSwitch } from './network-switch.ts';
+import { applyPhaseNetwork, ContainerNetworkSwitch } from './network-switch.ts';
 
 const docker = new Docker();
 const image = process.env.BERTH_BASE_IMAGE ?? 'berth-base:bookworm';
@@ -197,3 +204,93 @@ describe.skipIf(!engine && !required)('egress gateway on the Docker engine', () 
     expect((await client('direct', `${ip.denied}:8000`)).ok).toBe(false);
   });
 });
+
+describe.skipIf(!engine && !required)(
+  'per-phase network modes of a Harbor task in the Docker environment',
+  () => {
+    const created: Docker.Container[] = [];
+    const ip: Record<string, string> = {};
+    let scratch: string;
+
+    beforeAll(async () => {
+      for (const name of ['mirror', 'other']) {
+        const container = await docker.createContainer({
+          name: `berth-test-phase-${name}-${run}`,
+          Image: image,
+          Labels: labels,
+          Cmd: [
+            'sh',
+            '-c',
+            `mkdir -p /tmp/www && echo ${name} > /tmp/www/index.html && cd /tmp/www && exec python3 -m http.server 8000`,
+          ],
+          HostConfig: { NetworkMode: 'bridge' },
+        });
+        created.push(container);
+        await container.start();
+        ip[name] = (await container.inspect()).NetworkSettings.Networks.bridge?.IPAddress as string;
+      }
+      scratch = mkdtempSync(join(tmpdir(), 'berth-egress-task-'));
+    }, 60_000);
+
+    afterAll(async () => {
+      for (const container of created) await container.remove({ force: true }).catch(() => {});
+      if (scratch) rmSync(scratch, { recursive: true, force: true });
+    });
+
+    it('environment public -> [agent] allowlist -> [verifier] no-network, then everything removed', async () => {
+      const taskDir = join(scratch, 'phase-task');
+      mkdirSync(join(taskDir, 'environment'), { recursive: true });
+      mkdirSync(join(taskDir, 'tests'), { recursive: true });
+      writeFileSync(join(taskDir, 'instruction.md'), 'Fetch the mirror.\n');
+      writeFileSync(join(taskDir, 'environment', 'Dockerfile'), `FROM ${image}\nWORKDIR /app\n`);
+      writeFileSync(join(taskDir, 'tests', 'test.sh'), 'echo 1 > /logs/verifier/reward.txt\n');
+      writeFileSync(
+        join(taskDir, 'task.toml'),
+        `version = "1.0"\n[environment]\nnetwork_mode = "public"\n[agent]\nnetwork_mode = "allowlist"\nallowed_hosts = ["${ip.mirror}"]\n[verifier]\nnetwork_mode = "no-network"\n`,
+      );
+      const task = loadHarborTask(taskDir);
+      expect(task.phaseNetwork).toEqual({
+        agent: { mode: 'allowlist', allowedHosts: [ip.mirror] },
+        verifier: { mode: 'no-network' },
+      });
+      const jobId = `test-egress-phase-${run}`;
+      const environment = await new DockerEnvironmentProvider().start({
+        task,
+        jobId,
+        trialDir: join(scratch, 'trial'),
+      });
+      const client = async (kind: string, target: string): Promise<Outcome> => {
+        const result = await environment.exec(
+          `python3 -c ${shellQuote(CLIENT)} ${kind} ${shellQuote(target)}`,
+          { timeoutSec: 30 },
+        );
+        return JSON.parse(result.output.trim().split('\n').pop() as string) as Outcome;
+      };
+      try {
+        // Environment baseline: public.
+        expect(await client('direct', `${ip.other}:8000`)).toMatchObject({ ok: true, body: 'other' });
+        // Agent phase: allowlist.
+        expect(await applyPhaseNetwork(environment, task, 'agent')).toMatchObject({ mode: 'allowlist' });
+        expect(await client('get', `http://${ip.mirror}:8000/`)).toMatchObject({ ok: true, body: 'mirror' });
+        expect(await client('get', `http://${ip.other}:8000/`)).toMatchObject({ ok: false, status: 403 });
+        expect((await client('direct', `${ip.mirror}:8000`)).ok).toBe(false);
+        // Verifier phase: no network at all.
+        expect(await applyPhaseNetwork(environment, task, 'verifier')).toEqual({ mode: 'no-network' });
+        expect((await client('get', `http://${ip.mirror}:8000/`)).ok).toBe(false);
+        expect((await client('direct', `${ip.other}:8000`)).ok).toBe(false);
+      } finally {
+        await environment.stop();
+      }
+      // The proxy's decisions are kept in the trial folder.
+      const log = readFileSync(join(scratch, 'trial', 'egress.log'), 'utf8');
+      expect(log).toContain(`"host": "${ip.other}"`);
+      expect(log).toContain('"decision": "deny"');
+      const leftContainers = await docker.listContainers({
+        all: true,
+        filters: { label: [`${LABELS.job}=${jobId}`] },
+      });
+      const leftNetworks = await docker.listNetworks({ filters: { label: [`${LABELS.job}=${jobId}`] } });
+      expect([leftContainers.length, leftNetworks.length]).toEqual([0, 0]);
+    }, 180_000);
+  },
+);

@@ -11,6 +11,7 @@
  * (`berth-base:bookworm` by default), so no image is built or pulled.
  */
 import { randomBytes } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
 import type Dockerode from 'dockerode';
 import { InputError } from '../../../errors.ts';
 import type { NetworkPolicy } from '../../../tasks/task.ts';
@@ -41,6 +42,8 @@ export interface EgressGatewayOptions {
   port?: number;
   /** Seconds to wait for the proxy to report ready; default 20. */
   startTimeoutSec?: number;
+  /** Host file that receives the proxy's decision log when the gateway stops (e.g. `<trial>/egress.log`). */
+  logFile?: string;
 }
 
 /** What the proxy admits: the listed hosts, or everything (a public phase). */
@@ -90,6 +93,7 @@ export class EgressGateway {
     readonly proxyAddress: string,
     /** Port of the proxy. */
     readonly port: number,
+    private readonly logFile?: string,
   ) {}
 
   /**
@@ -151,6 +155,7 @@ export class EgressGateway {
         container.id,
         address,
         port,
+        options.logFile,
       );
       await gateway.waitReady(options.startTimeoutSec ?? 20);
       return gateway;
@@ -167,12 +172,16 @@ export class EgressGateway {
   }
 
   /**
-   * Environment variables that send a task container's traffic through the proxy, in both
-   * cases tools read (curl, pip, npm, Go, Gradle via JAVA_TOOL_OPTIONS are not set here).
+   * Environment variables that send a task container's traffic through the proxy: both cases
+   * of the `*_PROXY` variables (curl, pip, npm, Go, git, Python) and `JAVA_TOOL_OPTIONS` with
+   * the JVM's proxy properties (Gradle, Maven and other JVM tools ignore `*_PROXY`).
    */
   proxyEnv(): Record<string, string> {
     const url = this.proxyUrl;
     const noProxy = 'localhost,127.0.0.1,::1';
+    const jvm = ['http', 'https']
+      .map((scheme) => `-D${scheme}.proxyHost=${this.proxyAddress} -D${scheme}.proxyPort=${this.port}`)
+      .join(' ');
     return {
       HTTP_PROXY: url,
       HTTPS_PROXY: url,
@@ -180,6 +189,7 @@ export class EgressGateway {
       https_proxy: url,
       NO_PROXY: noProxy,
       no_proxy: noProxy,
+      JAVA_TOOL_OPTIONS: `${jvm} -Dhttp.nonProxyHosts=localhost|127.0.0.1`,
     };
   }
 
@@ -223,6 +233,10 @@ export class EgressGateway {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    if (this.logFile) {
+      const text = await this.log().catch(() => undefined);
+      if (text !== undefined) await writeFile(this.logFile, text).catch(() => {});
+    }
     await this.docker
       .getContainer(this.proxyContainerId)
       .remove({ force: true })

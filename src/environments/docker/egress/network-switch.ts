@@ -106,3 +106,20 @@ export class ContainerNetworkSwitch {
     await this.docker.getNetwork(name).disconnect({ Container: this.containerId, Force: true });
   }
 }
+
+/**
+ * Puts a started environment under the network of `phase` (agent or verifier) when the
+ * environment can switch (the Docker environment's `setNetworkPolicy`) and the task is a
+ * Docker task. Returns the policy applied, or undefined when nothing was switched.
+ */
+export async function applyPhaseNetwork(
+  environment: object,
+  task: Task,
+  phase: Exclude<NetworkPhase, 'environment'>,
+): Promise<NetworkPolicy | undefined> {
+  const switcher = environment as { setNetworkPolicy?: (policy: NetworkPolicy) => Promise<void> };
+  if (task.environment.kind !== 'docker' || typeof switcher.setNetworkPolicy !== 'function') return undefined;
+  const policy = networkForPhase(task, phase);
+  await switcher.setNetworkPolicy(policy);
+  return policy;
+}

@@ -1,0 +1,3 @@
+module example.com/kvconf
+
+go 1.19

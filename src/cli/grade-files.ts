@@ -1,0 +1,197 @@
+/**
+ * `berth grade`: grade report files against an expectations file with one of
+ * the rule sets in `src/grading/`.
+ *
+ * Expectations, by rule set:
+ * - `swebench`: a SWE-bench row (JSON object, or a list holding one row, or
+ *   pick one with `instanceId`) with `FAIL_TO_PASS` / `PASS_TO_PASS` as lists or
+ *   JSON-encoded strings.
+ * - `multi-swe-bench`: a Multi-SWE-bench row (`run_result`,
+ *   `test_patch_result`, `p2p_tests`, `f2p_tests`, `s2p_tests`, `n2p_tests`).
+ * - `kotlin`: a Kotlin Benchmark `expected_tests.json`; reports may be
+ *   folders, searched for `**\/build/test-results/**\/TEST*.xml`.
+ * Without `rules`: `expected_tests.json` -> kotlin, a row with `FAIL_TO_PASS`
+ * -> swebench, one with `test_patch_result` -> multi-swe-bench.
+ */
+import { readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { InputError, UsageError } from '../errors.ts';
+import { collectReports, gradeKotlin } from '../grading/kotlin-benchmark.ts';
+import type { PrefixMode } from '../grading/match.ts';
+import { gradeTransitions, parseMsbExpected } from '../grading/multi-swe-bench.ts';
+import { countCategories, type GradeReport } from '../grading/report.ts';
+import { gradeSwebench } from '../grading/swebench.ts';
+import type { GradeOutput } from './output-schemas.ts';
+import { parseFiles, statusMapOf } from './parse-files.ts';
+
+export type Rules = 'swebench' | 'multi-swe-bench' | 'kotlin';
+export const RULES: readonly Rules[] = ['swebench', 'multi-swe-bench', 'kotlin'];
+
+export interface GradeFilesOptions {
+  expected: string;
+  reports: string[];
+  rules?: Rules;
+  /** Parser for the reports (swebench, multi-swe-bench); detected when absent. */
+  format?: string;
+  prefix?: PrefixMode;
+  /** Kotlin: keep parameterised cases (the reference drops them). */
+  keepParameterized?: boolean;
+  /** SWE-bench: which row of a file holding several. */
+  instanceId?: string;
+}
+
+async function readJson(file: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    throw new InputError({ file }, `cannot read: ${(error as Error).message}`, { cause: error });
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new InputError({ file }, `not valid JSON: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+function guessRules(file: string, value: unknown): Rules {
+  if (path.basename(file) === 'expected_tests.json') return 'kotlin';
+  const row = Array.isArray(value) ? value[0] : value;
+  if (row && typeof row === 'object') {
+    if ('FAIL_TO_PASS' in row || 'PASS_TO_PASS' in row) return 'swebench';
+    if ('test_patch_result' in row || 'f2p_tests' in row) return 'multi-swe-bench';
+  }
+  throw new InputError(
+    { file },
+    'cannot tell the rule set from this file; give --rules swebench|multi-swe-bench|kotlin',
+  );
+}
+
+function idList(value: unknown, file: string, field: string): string[] {
+  if (value === undefined || value === null) return [];
+  let list = value;
+  if (typeof value === 'string') {
+    try {
+      list = JSON.parse(value);
+    } catch {
+      throw new InputError({ file, field }, 'expected a list of test ids or a JSON-encoded list');
+    }
+  }
+  if (!Array.isArray(list) || list.some((x) => typeof x !== 'string')) {
+    throw new InputError({ file, field }, 'expected a list of test ids');
+  }
+  return list as string[];
+}
+
+function pickRow(value: unknown, file: string, instanceId: string | undefined): Record<string, unknown> {
+  const rows = Array.isArray(value) ? value : [value];
+  const candidates = instanceId
+    ? rows.filter((r) => r && typeof r === 'object' && r.instance_id === instanceId)
+    : rows;
+  if (candidates.length !== 1 || typeof candidates[0] !== 'object' || candidates[0] === null) {
+    throw new InputError(
+      { file },
+      instanceId
+        ? `expected exactly one row with instance_id ${instanceId}, found ${candidates.length}`
+        : `holds ${rows.length} rows; name one with --instance`,
+    );
+  }
+  return candidates[0] as Record<string, unknown>;
+}
+
+async function expandReports(reports: string[]): Promise<string[]> {
+  const out: string[] = [];
+  for (const report of reports) {
+    const info = await stat(report).catch(() => undefined);
+    if (info?.isDirectory()) out.push(...(await collectReports(report)));
+    else out.push(report);
+  }
+  return out;
+}
+
+/** Grades `reports` against `expected`. @throws InputError / UsageError on bad input. */
+export async function gradeFiles(options: GradeFilesOptions): Promise<GradeOutput> {
+  if (options.rules !== undefined && !RULES.includes(options.rules)) {
+    throw new UsageError(`unknown rules "${options.rules}"; use one of ${RULES.join(', ')}`);
+  }
+  const value = await readJson(options.expected);
+  const rules = options.rules ?? guessRules(options.expected, value);
+  let report: GradeReport;
+  let reports = options.reports;
+  if (rules === 'kotlin') {
+    reports = await expandReports(options.reports);
+    const expected = parseMsbExpected(value, options.expected);
+    report = await gradeKotlin(expected, reports, { dropParameterized: !options.keepParameterized });
+  } else if (rules === 'multi-swe-bench') {
+    const expected = parseMsbExpected(pickRow(value, options.expected, options.instanceId), options.expected);
+    const parsed = await parseFiles(reports, { format: options.format });
+    report = gradeTransitions(expected, statusMapOf(parsed), {
+      prefix: options.prefix,
+      truncatedLog: parsed.truncated,
+    });
+    report.warnings.push(...parsed.warnings);
+  } else {
+    const row = pickRow(value, options.expected, options.instanceId);
+    const failToPass = idList(row.FAIL_TO_PASS, options.expected, 'FAIL_TO_PASS');
+    const passToPass = idList(row.PASS_TO_PASS, options.expected, 'PASS_TO_PASS');
+    const parsed = await parseFiles(reports, { format: options.format });
+    const grade = gradeSwebench({
+      failToPass,
+      passToPass,
+      parse: {
+        format: parsed.format,
+        tests: parsed.tests,
+        counts: parsed.counts,
+        warnings: [],
+        truncated: parsed.truncated,
+      },
+      log: '',
+      exitCode: 0,
+      timedOut: false,
+    });
+    report = {
+      rules: 'swebench',
+      resolved: grade.resolved,
+      reward: grade.resolved ? 1 : 0,
+      valid: grade.status !== 'error',
+      ...(grade.errorReason ? { invalidReason: grade.errorReason } : {}),
+      verdicts: grade.verdicts,
+      categories: countCategories(grade.verdicts, ['FAIL_TO_PASS', 'PASS_TO_PASS']),
+      prefixMatches: grade.verdicts
+        .filter((v) => v.matchedBy === 'prefix')
+        .map((v) => ({ expected: v.id, matched: v.matchedId ? [v.matchedId] : [] })),
+      warnings: parsed.warnings,
+    };
+  }
+  return { ...report, rules, reports } as GradeOutput;
+}
+
+/** The human-readable verdict with the reason for every test that does not count as passed. */
+export function renderGradeText(output: GradeOutput, options: { limit?: number } = {}): string {
+  const limit = options.limit ?? 50;
+  const lines: string[] = [];
+  const verdict = output.resolved ? 'RESOLVED' : 'NOT RESOLVED';
+  const why = output.error ?? output.invalidReason;
+  lines.push(`${verdict} (reward ${output.reward}, ${output.rules} rules)${why ? `: ${why}` : ''}`);
+  lines.push(
+    Object.entries(output.categories)
+      .map(([name, c]) => `${name} ${c.passed}/${c.expected}`)
+      .join('  '),
+  );
+  const failing = output.verdicts.filter((v) => !v.passed);
+  if (failing.length > 0) {
+    lines.push(`not passed (${failing.length}):`);
+    for (const v of failing.slice(0, limit)) {
+      lines.push(`  ${v.category.padEnd(12)} ${(v.reason ?? '').padEnd(14)} ${v.id}`);
+    }
+    if (failing.length > limit) lines.push(`  ... and ${failing.length - limit} more (--json lists all)`);
+  }
+  if (output.prefixMatches.length > 0) {
+    lines.push(`prefix matches used for ${output.prefixMatches.length} truncated id(s):`);
+    for (const m of output.prefixMatches.slice(0, limit))
+      lines.push(`  ${m.expected} -> ${m.matched.join(', ')}`);
+  }
+  lines.push(`reports: ${output.reports.length}`);
+  for (const w of output.warnings.slice(0, limit)) lines.push(`warning: ${w}`);
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,99 @@
+/**
+ * The JSON documents `berth parse --json` and `berth grade --json` print, as
+ * zod schemas. `docs/parse-output.schema.json` and
+ * `docs/grade-output.schema.json` are generated from them
+ * (`npx tsx src/cli/output-schemas.ts --write`); a test keeps them in sync.
+ */
+import { writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+
+const status = z.enum(['PASSED', 'FAILED', 'ERROR', 'SKIPPED']);
+const counts = z.object({
+  passed: z.number().int().nonnegative(),
+  failed: z.number().int().nonnegative(),
+  error: z.number().int().nonnegative(),
+  skipped: z.number().int().nonnegative(),
+});
+
+export const parseOutputSchema = z
+  .object({
+    format: z.string().describe('Registry name of the parser; `mixed` when the files had different formats.'),
+    counts: counts.describe('Tests per status after merging duplicates.'),
+    tests: z
+      .array(
+        z
+          .object({
+            id: z.string().describe('Stable test id, documented per format (JUnit: `classname.name`).'),
+            status,
+            durationSec: z.number().optional(),
+            message: z.string().optional().describe('First line of the failure or skip message.'),
+          })
+          .catchall(z.unknown())
+          .describe('One test; format-specific fields (file, package, flaky, reruns...) may follow.'),
+      )
+      .describe('One entry per test id; across files duplicates merge by ERROR > FAILED > PASSED > SKIPPED.'),
+    warnings: z.array(z.string()).describe('Problems that did not stop parsing, prefixed by the file name.'),
+    truncated: z.boolean().describe('True when any input looks cut short.'),
+    files: z.array(
+      z.object({
+        file: z.string(),
+        format: z.string(),
+        counts,
+        truncated: z.boolean(),
+      }),
+    ),
+  })
+  .describe('`berth parse --json` output');
+
+export type ParseOutput = z.infer<typeof parseOutputSchema>;
+
+const reason = z.enum(['missing', 'failed', 'error', 'skipped', 'truncated-log', 'wrong-category']);
+
+export const gradeOutputSchema = z
+  .object({
+    rules: z.enum(['swebench', 'multi-swe-bench', 'kotlin']),
+    resolved: z.boolean(),
+    reward: z.number().describe('1 when resolved, else 0.'),
+    valid: z.boolean().describe('The run passed the rule set validity checks.'),
+    invalidReason: z.string().optional(),
+    error: z.string().optional().describe('Why no grade could be computed (reward 0).'),
+    categories: z.record(
+      z.string(),
+      z.object({ expected: z.number().int().nonnegative(), passed: z.number().int().nonnegative() }),
+    ),
+    verdicts: z.array(
+      z.object({
+        id: z.string(),
+        category: z.string(),
+        passed: z.boolean(),
+        status: status.optional(),
+        reason: reason.optional().describe('Why the test does not count as passed.'),
+        matchedBy: z.enum(['exact', 'prefix']).optional(),
+        matchedId: z.string().optional(),
+      }),
+    ),
+    prefixMatches: z.array(z.object({ expected: z.string(), matched: z.array(z.string()) })),
+    warnings: z.array(z.string()),
+    reports: z.array(z.string()).describe('The report files read.'),
+  })
+  .describe('`berth grade --json` output');
+
+export type GradeOutput = z.infer<typeof gradeOutputSchema>;
+
+/** The JSON Schema documents written to `docs/`. */
+export function jsonSchemas(): Record<string, unknown> {
+  return {
+    'parse-output.schema.json': z.toJSONSchema(parseOutputSchema),
+    'grade-output.schema.json': z.toJSONSchema(gradeOutputSchema),
+  };
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv.includes('--write')) {
+  for (const [name, schema] of Object.entries(jsonSchemas())) {
+    writeFileSync(
+      fileURLToPath(new URL(`../../docs/${name}`, import.meta.url)),
+      `${JSON.stringify(schema, null, 2)}\n`,
+    );
+  }
+}

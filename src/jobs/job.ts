@@ -1,0 +1,277 @@
+/**
+ * Runs a job: the planned trials with bounded concurrency (p-queue), into
+ * `jobs/<job>/` laid out as Harbor lays it out (config.json, result.json, one
+ * folder per trial with its result.json). Every write is atomic. Re-running a
+ * job name resumes: a finished trial is kept only when its instance, attempt,
+ * the sha256 of the patch the agent will submit (when known in advance), the
+ * agent and berth's version all match; the rest run again. Aborting the signal
+ * (Ctrl-C) stops cleanly: pending trials are not started, running ones are
+ * cancelled, finished ones are kept.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFile, rm } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import PQueue from 'p-queue';
+import type { Agent } from '../agents/agent.ts';
+import type { EnvironmentProvider } from '../environments/environment.ts';
+import type { TrialResult } from '../trials/result.ts';
+import { patchSha256, runTrial, taskChecksum } from '../trials/trial.ts';
+import { writeJsonAtomic } from '../util/atomic-write.ts';
+import type { Verifier } from '../verifiers/verifier.ts';
+import { VERSION } from '../version.ts';
+import type { PlannedTrial } from './plan.ts';
+
+export interface JobOptions {
+  jobsDir: string;
+  jobName: string;
+  /** Dataset name recorded as each trial's `source`. */
+  source: string;
+  plan: PlannedTrial[];
+  agent: Agent;
+  providers: readonly EnvironmentProvider[];
+  verifiers: readonly Verifier[];
+  /** Trials run at once (default 1). */
+  concurrency?: number;
+  timeoutMultiplier?: number;
+  /** Per-phase timeout multipliers (agent, verifier), replacing `timeoutMultiplier` for their phase. */
+  phaseMultipliers?: { agent?: number; verifier?: number };
+  verifyEmptyPatch?: boolean;
+  /** Recorded in config.json (the command line's options). */
+  config?: Record<string, unknown>;
+  signal?: AbortSignal;
+  /** Called when a trial starts and when it ends (or is kept from a previous run). */
+  onTrialStart?: (trial: PlannedTrial) => void;
+  onTrialEnd?: (result: TrialResult, info: { reused: boolean; trial: PlannedTrial }) => void;
+}
+
+export interface JobSummary {
+  job_name: string;
+  job_dir: string;
+  started_at: string;
+  finished_at: string;
+  duration_sec: number;
+  /** Trials planned. */
+  total: number;
+  resolved: number;
+  /** True when the job was stopped before every trial finished. */
+  cancelled: boolean;
+  /** Results in plan order (trials never started are absent). */
+  trials: TrialResult[];
+  /** How many results were kept from a previous run of the same job. */
+  reused: number;
+}
+
+/** Why an existing trial result cannot be kept, or undefined when it can. */
+export function resumeMismatch(previous: TrialResult, trial: PlannedTrial, agent: Agent): string | undefined {
+  if (previous?.berth?.instance_id !== trial.task.name) return 'different instance';
+  if (previous.berth.attempt !== trial.attempt) return 'different attempt';
+  if (previous.task_checksum !== taskChecksum(trial.task)) return 'the task changed';
+  if (previous.berth.version !== VERSION) return `made by berth ${previous.berth.version}`;
+  if (previous.agent_info?.name !== agent.info.name) return 'different agent';
+  if (previous.berth.status === 'cancelled') return 'cancelled';
+  if (previous.berth.status === 'error' && previous.verifier_result === null) return 'crashed';
+  const planned = agent.plannedPatch?.(trial.task);
+  if (planned !== undefined) {
+    if (previous.berth.patch_sha256 !== patchSha256(planned)) return 'different patch';
+  } else if (previous.agent_info.version !== agent.info.version) return 'different agent version';
+  return undefined;
+}
+
+async function readPrevious(path: string): Promise<TrialResult | undefined> {
+  try {
+    return JSON.parse(await readFile(path, 'utf8')) as TrialResult;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Runs (or resumes) a job and returns its summary. Trial failures never reject. */
+export async function runJob(options: JobOptions): Promise<JobSummary> {
+  const jobDir = resolve(options.jobsDir, options.jobName);
+  const startedAt = new Date().toISOString();
+  const started = performance.now();
+  const results = new Map<number, TrialResult>();
+  const running = new Set<number>();
+  let reused = 0;
+
+  await writeJsonAtomic(join(jobDir, 'config.json'), {
+    job_name: options.jobName,
+    source: options.source,
+    agent: options.agent.info,
+    n_trials: options.plan.length,
+    n_concurrent_trials: options.concurrency ?? 1,
+    timeout_multiplier: options.timeoutMultiplier ?? 1,
+    berth_version: VERSION,
+    ...options.config,
+  });
+
+  // Job result writes are serialised so the last one written is the latest state.
+  let writing: Promise<void> = Promise.resolve();
+  let finishedAt: string | null = null;
+  const writeJobResult = () => {
+    const snapshot = [...results.values()];
+    const body = {
+      id: options.jobName,
+      job_name: options.jobName,
+      berth_version: VERSION,
+      started_at: startedAt,
+      updated_at: new Date().toISOString(),
+      finished_at: finishedAt,
+      n_total_trials: options.plan.length,
+      stats: {
+        n_completed_trials: snapshot.filter((r) => r.berth.status !== 'cancelled').length,
+        n_errored_trials: snapshot.filter((r) => r.exception_info !== null && r.berth.status !== 'cancelled')
+          .length,
+        n_running_trials: running.size,
+        n_pending_trials: options.plan.length - results.size - running.size,
+        n_cancelled_trials: snapshot.filter((r) => r.berth.status === 'cancelled').length,
+        n_resolved_trials: snapshot.filter((r) => r.berth.resolved).length,
+        by_status: Object.fromEntries(
+          ['resolved', 'unresolved', 'error', 'empty_patch', 'patch_failed', 'cancelled'].map((s) => [
+            s,
+            snapshot.filter((r) => r.berth.status === s).length,
+          ]),
+        ),
+      },
+      trials: options.plan
+        .map((p, i) => ({ p, r: results.get(i) }))
+        .filter((x) => x.r)
+        .map(({ p, r }) => ({
+          trial_name: p.trialName,
+          task_name: p.task.name,
+          attempt: p.attempt,
+          status: r?.berth.status,
+          reward: r?.verifier_result?.rewards?.reward ?? 0,
+        })),
+    };
+    writing = writing.then(() => writeJsonAtomic(join(jobDir, 'result.json'), body)).catch(() => {});
+    return writing;
+  };
+  await writeJobResult();
+
+  const queue = new PQueue({ concurrency: Math.max(1, options.concurrency ?? 1) });
+  const signal = options.signal;
+  const onAbort = () => queue.clear();
+  signal?.addEventListener('abort', onAbort, { once: true });
+
+  options.plan.forEach((trial, index) => {
+    queue.add(async () => {
+      if (signal?.aborted) return;
+      const trialDir = join(jobDir, trial.trialName);
+      const previous = await readPrevious(join(trialDir, 'result.json'));
+      if (previous && resumeMismatch(previous, trial, options.agent) === undefined) {
+        results.set(index, previous);
+        reused++;
+        options.onTrialEnd?.(previous, { reused: true, trial });
+        await writeJobResult();
+        return;
+      }
+      if (previous) await rm(trialDir, { recursive: true, force: true });
+      running.add(index);
+      options.onTrialStart?.(trial);
+      let result: TrialResult;
+      try {
+        result = await runTrial({
+          task: trial.task,
+          agent: options.agent,
+          attempt: trial.attempt,
+          trialName: trial.trialName,
+          trialDir,
+          jobId: options.jobName,
+          source: options.source,
+          providers: options.providers,
+          verifiers: options.verifiers,
+          ...(options.timeoutMultiplier !== undefined
+            ? { timeoutMultiplier: options.timeoutMultiplier }
+            : {}),
+          ...(options.phaseMultipliers ? { phaseMultipliers: options.phaseMultipliers } : {}),
+          ...(options.verifyEmptyPatch !== undefined ? { verifyEmptyPatch: options.verifyEmptyPatch } : {}),
+          ...(signal ? { signal } : {}),
+        });
+      } catch (error) {
+        // runTrial records everything that happens inside a trial; this only catches
+        // failures to write its folder, which must not stop the job either.
+        result = crashedTrialResult(trial, options, error);
+      } finally {
+        running.delete(index);
+      }
+      results.set(index, result);
+      options.onTrialEnd?.(result, { reused: false, trial });
+      await writeJobResult();
+    });
+  });
+  await queue.onIdle();
+  signal?.removeEventListener('abort', onAbort);
+  const cancelled =
+    (signal?.aborted ?? false) ||
+    results.size < options.plan.length ||
+    [...results.values()].some((r) => r.berth.status === 'cancelled');
+  finishedAt = new Date().toISOString();
+  await writeJobResult();
+  const trials = options.plan.map((_, i) => results.get(i)).filter((r): r is TrialResult => r !== undefined);
+  return {
+    job_name: options.jobName,
+    job_dir: jobDir,
+    started_at: startedAt,
+    finished_at: finishedAt,
+    duration_sec: (performance.now() - started) / 1000,
+    total: options.plan.length,
+    resolved: trials.filter((r) => r.berth.resolved).length,
+    cancelled,
+    trials,
+    reused,
+  };
+}
+
+function crashedTrialResult(trial: PlannedTrial, options: JobOptions, error: unknown): TrialResult {
+  const at = new Date().toISOString();
+  const e = error instanceof Error ? error : new Error(String(error));
+  return {
+    id: randomUUID(),
+    task_name: trial.task.name,
+    trial_name: trial.trialName,
+    trial_uri: pathToFileURL(join(resolve(options.jobsDir, options.jobName), trial.trialName)).href,
+    source: options.source,
+    task_checksum: taskChecksum(trial.task),
+    agent_info: { name: options.agent.info.name, version: options.agent.info.version, model_info: null },
+    agent_result: null,
+    verifier_result: null,
+    exception_info: {
+      exception_type: e.name,
+      exception_message: e.message,
+      exception_traceback: e.stack ?? e.message,
+      occurred_at: at,
+    },
+    started_at: at,
+    finished_at: at,
+    environment_setup: null,
+    agent_setup: null,
+    agent_execution: null,
+    verifier: null,
+    berth: {
+      version: VERSION,
+      instance_id: trial.task.name,
+      attempt: trial.attempt,
+      status: 'error',
+      resolved: false,
+      patch_sha256: null,
+      files: {},
+      patch_apply: null,
+      install: null,
+      isolated: false,
+      isolation_method: null,
+      FAIL_TO_PASS: null,
+      PASS_TO_PASS: null,
+      note: `${e.name}: ${e.message}`,
+      verifier_details: null,
+      duration_sec: 0,
+    },
+  };
+}
+
+/** Harbor's default job name: `YYYY-MM-DD__HH-MM-SS` (local time). */
+export function defaultJobName(date = new Date()): string {
+  const p = (n: number) => String(n).padStart(2, '0');
+  return `${date.getFullYear()}-${p(date.getMonth() + 1)}-${p(date.getDate())}__${p(date.getHours())}-${p(date.getMinutes())}-${p(date.getSeconds())}`;
+}

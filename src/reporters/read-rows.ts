@@ -1,0 +1,63 @@
+/**
+ * Reads finished trials of a job folder as category rows: the job's
+ * `result.json` when it lists `trials` with the keys, else every
+ * `<trial>/result.json` (Harbor's `verifier_result.rewards.reward`; categories
+ * from the trial's `metadata`, then its top level).
+ */
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { InputError } from '../errors.ts';
+import type { CategoryRow } from './by-category.ts';
+
+async function readJson(file: string): Promise<unknown> {
+  const text = await readFile(file, 'utf8');
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new InputError({ file }, `not JSON: ${(error as Error).message}`);
+  }
+}
+
+function pick(source: Record<string, unknown>, keys: readonly string[]): Record<string, string | undefined> {
+  const metadata = (source.metadata ?? {}) as Record<string, unknown>;
+  return Object.fromEntries(
+    keys.map((key) => {
+      const value = metadata[key] ?? source[key];
+      return [key, value === undefined || value === null ? undefined : String(value)];
+    }),
+  );
+}
+
+export async function readCategoryRows(jobDir: string, keys: readonly string[]): Promise<CategoryRow[]> {
+  const jobFile = join(jobDir, 'result.json');
+  const job = (await readJson(jobFile).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return undefined;
+    throw error;
+  })) as { trials?: Array<Record<string, unknown>> } | undefined;
+  if (
+    Array.isArray(job?.trials) &&
+    job.trials.every((trial) => typeof trial === 'object' && trial !== null)
+  ) {
+    return job.trials.map((trial) => ({
+      categories: pick(trial, keys),
+      reward: typeof trial.reward === 'number' ? trial.reward : undefined,
+    }));
+  }
+  const entries = await readdir(jobDir, { withFileTypes: true }).catch(() => {
+    throw new InputError({ file: jobDir }, 'not a job folder');
+  });
+  const rows: CategoryRow[] = [];
+  for (const entry of entries) {
+    if (!entry.isDirectory()) continue;
+    const file = join(jobDir, entry.name, 'result.json');
+    const trial = (await readJson(file).catch(() => undefined)) as Record<string, unknown> | undefined;
+    if (!trial) continue;
+    const rewards = (trial.verifier_result as { rewards?: Record<string, unknown> } | null | undefined)
+      ?.rewards;
+    rows.push({
+      categories: pick(trial, keys),
+      reward: typeof rewards?.reward === 'number' ? rewards.reward : undefined,
+    });
+  }
+  return rows;
+}

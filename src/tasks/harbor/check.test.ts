@@ -1,0 +1,83 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ImageMap } from '../../environments/docker/dockerfile.ts';
+import { checkTask, formatCheck, networkUse, taskFeatures } from './check.ts';
+import { loadHarborTask } from './loader.ts';
+
+const FIXTURES = join(import.meta.dirname, '..', '..', '..', 'test', 'fixtures', 'harbor');
+
+describe('berth check (static)', () => {
+  it('knows which commands reach the network', () => {
+    expect(networkUse('./gradlew clean test --continue || true')).toMatch(/Gradle/);
+    expect(networkUse('./gradlew --offline test')).toBeUndefined();
+    expect(networkUse('mvn -q test')).toMatch(/Maven Central/);
+    expect(networkUse('apt-get update -qq && apt-get install -y tmux')).toMatch(/apt/);
+    expect(networkUse('git clone https://github.com/x/y.git /home/y')).toMatch(/git/);
+    expect(networkUse('git apply --whitespace=nowarn /tests/test.patch')).toBeUndefined();
+    expect(networkUse('python3 /tests/junit_compare.py --xml a.xml')).toBeUndefined();
+  });
+
+  it('names the build step that needs the network, through a script the Dockerfile runs, and the bases', async () => {
+    const task = loadHarborTask(join(FIXTURES, 'based', 'tasks', 'tool-1'));
+    const present = new Set(['debian:bookworm-slim']);
+    const check = await checkTask(task, new ImageMap(), async (image) => present.has(image));
+    expect(check.needs.map((n) => `${n.image} ${n.status}`)).toEqual([
+      'based/tool:base-extra dataset base',
+      'based/tool:base dataset base',
+      'debian:bookworm-slim local',
+    ]);
+    expect(check.network).toEqual([]);
+    expect(check.canRun).toBe('yes');
+    // Without the root image and with a network step in the script the Dockerfile runs:
+    const missing = await checkTask(task, new ImageMap(), async () => false);
+    expect(missing.canRun).toBe('no');
+    expect(missing.reasons.join('\n')).toMatch(/missing image\(s\): debian:bookworm-slim/);
+    const mapped = await checkTask(
+      task,
+      new ImageMap({ 'debian:bookworm-slim': 'berth-base:bookworm' }),
+      async () => false,
+    );
+    expect(mapped.canRun).toBe('yes');
+    expect(formatCheck(mapped)).toMatch(
+      /needs debian:bookworm-slim: mapped \(--image-map -> berth-base:bookworm\)/,
+    );
+  });
+
+  it('follows a script the Dockerfile runs to the line that needs the network', async () => {
+    const { mkdtempSync, writeFileSync, mkdirSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { scanDockerfile } = await import('./check.ts');
+    const root = mkdtempSync(join(tmpdir(), 'berth-check-'));
+    const ctx = join(root, 'task', 'environment');
+    mkdirSync(ctx, { recursive: true });
+    writeFileSync(join(ctx, 'Dockerfile'), 'FROM x\nCOPY prepare.sh /home/\nRUN bash /home/prepare.sh\n');
+    writeFileSync(join(ctx, 'prepare.sh'), '#!/bin/bash\ncd /home/app\n./gradlew clean test\n');
+    const steps = scanDockerfile(join(ctx, 'Dockerfile'), ctx, root, 'build');
+    expect(steps).toEqual([
+      {
+        phase: 'build',
+        where: 'task/environment/prepare.sh:3',
+        command: './gradlew clean test',
+        reaches: 'Gradle: its distribution, Maven Central and the Gradle Plugin Portal',
+        via: 'task/environment/Dockerfile:3 RUN bash /home/prepare.sh',
+      },
+    ]);
+  });
+
+  it('reports the features a task needs beyond this issue', () => {
+    expect(taskFeatures({ steps: [{ name: 'a' }], agent: { user: 'agent' } })).toEqual([
+      '[agent]/[verifier] user',
+      'multi-step',
+    ]);
+    expect(
+      taskFeatures({ artifacts: ['/logs/artifacts/x.txt'], environment: { network_mode: 'no-network' } }),
+    ).toEqual([]);
+    expect(
+      taskFeatures({
+        artifacts: ['/app/x'],
+        agent: { network_mode: 'public' },
+        environment: { allow_internet: false },
+      }),
+    ).toEqual(['artifacts', 'per-phase network mode']);
+  });
+});

@@ -1,0 +1,359 @@
+/**
+ * `berth check`: a static report of what a Harbor task needs (images, dataset
+ * bases, the network during the build and the phases) and whether it can run
+ * on this machine, naming the step that needs the network. Nothing is built
+ * or run; the engine is only asked which images it has.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { basename, join, relative } from 'node:path';
+import {
+  type BaseImage,
+  type ImageMap,
+  imagesOfDockerfile,
+  logicalLines,
+  normalizeImage,
+  orderBases,
+  readBasesManifest,
+} from '../../environments/docker/dockerfile.ts';
+import { type DockerSpec, planImage } from '../../environments/docker/provider.ts';
+import type { Task } from '../task.ts';
+
+/** A command that reaches the network, and where it is. */
+export interface NetworkStep {
+  /** Build of the task image, of a base image, or a phase. */
+  phase: 'build' | 'base build' | 'agent' | 'verifier' | 'oracle';
+  /** `file:line`, relative to the task or dataset. */
+  where: string;
+  /** The command (trimmed). */
+  command: string;
+  /** What it reaches, e.g. "Gradle: Maven Central". */
+  reaches: string;
+  /** The RUN line that calls the script, when the command is in a script. */
+  via?: string;
+}
+
+export interface ImageNeed {
+  image: string;
+  /** How it is made available. */
+  status: 'local' | 'mapped' | 'dataset base' | 'missing';
+  detail?: string;
+}
+
+export interface TaskCheck {
+  task: string;
+  image: string;
+  needs: ImageNeed[];
+  network: NetworkStep[];
+  /** Network mode of each phase. */
+  phases: { agent: string; verifier: string };
+  /** yes: runs here offline; needs-network: runs only with the network; no: cannot run here. */
+  canRun: 'yes' | 'needs-network' | 'no';
+  reasons: string[];
+  /** Harbor features the task uses (multi-step, allowlist network, ...). */
+  features: string[];
+}
+
+const RULES: Array<[RegExp, string]> = [
+  [
+    /\bapt(-get)?\s+(-\S+\s+)*(update|install|upgrade|dist-upgrade|build-dep)\b/,
+    'apt: Debian/Ubuntu package mirrors',
+  ],
+  [/\bapk\s+(add|update|upgrade)\b/, 'apk: Alpine package mirrors'],
+  [/\b(yum|dnf|microdnf)\s+(-\S+\s+)*install\b/, 'yum/dnf: package mirrors'],
+  [/\b(curl|wget)\b/, 'a download (curl/wget)'],
+  [/\bpip3?\s+install\b|\bpython3?\s+-m\s+pip\s+install\b/, 'pip: PyPI'],
+  [/\buvx?\b\s+(?!--offline)/, 'uv: PyPI'],
+  [/\b(npm|yarn|pnpm)\s+(install|ci|add|i)\b|\bnpx\s/, 'npm: the npm registry'],
+  [/\bgit\s+(clone|fetch|pull|ls-remote|submodule\s+update)\b/, 'git: a remote repository'],
+  [/(\.\/)?gradlew\b|\bgradle\s/, 'Gradle: its distribution, Maven Central and the Gradle Plugin Portal'],
+  [/\bmvnw?\s/, 'Maven: Maven Central'],
+  [/\bsdkmanager\b/, 'Android sdkmanager: dl.google.com'],
+  [/\bgo\s+(get|install|mod\s+download|build|test)\b/, 'go: the Go module proxy'],
+  [/\bcargo\s+(fetch|build|test|install|update)\b/, 'cargo: crates.io'],
+  [/\b(bundle\s+install|gem\s+install)\b/, 'RubyGems'],
+  [/\bcomposer\s+(install|update|require)\b/, 'Composer: Packagist'],
+  [/\burlopen\(|\brequests\.(get|post)\(|\bfetch\(\s*['"]https?:/, 'an HTTP request from code'],
+];
+
+/**
+ * Task features this build of berth runs. Others are reported by `berth check`
+ * as the reason a task cannot run yet; a module that adds a feature adds its name.
+ */
+export const SUPPORTED_FEATURES = new Set<string>(['workdir']);
+
+/** Harbor features a task uses beyond a single-step, shared-verifier task (from its task.toml). */
+export function taskFeatures(raw: Record<string, unknown>): string[] {
+  const f = new Set<string>();
+  const t = raw as {
+    steps?: unknown[];
+    agent?: { user?: unknown; network_mode?: string };
+    verifier?: {
+      user?: unknown;
+      network_mode?: string;
+      environment?: unknown;
+      environment_mode?: string;
+      env?: Record<string, string>;
+    };
+    environment?: {
+      healthcheck?: unknown;
+      gpus?: number;
+      mcp_servers?: unknown[];
+      network_mode?: string;
+      allow_internet?: boolean;
+      workdir?: string;
+      skills_dir?: string;
+    };
+    artifacts?: unknown[];
+    solution?: { env?: Record<string, string> };
+  };
+  if (t.steps?.length) f.add('multi-step');
+  if (t.verifier?.environment || t.verifier?.environment_mode === 'separate')
+    f.add('separate verifier environment');
+  if (t.agent?.user !== undefined || t.verifier?.user !== undefined) f.add('[agent]/[verifier] user');
+  if (t.environment?.healthcheck) f.add('healthcheck');
+  if ((t.environment?.gpus ?? 0) > 0) f.add('gpus');
+  if (t.environment?.mcp_servers?.length) f.add('mcp servers');
+  if (t.environment?.skills_dir) f.add('skills');
+  if (t.environment?.workdir) f.add('workdir');
+  // Artifacts under /logs/artifacts are in the trial folder already (a bind mount); others need collecting.
+  const outside = (t.artifacts ?? []).some((a) => {
+    const source = typeof a === 'string' ? a : (a as { source?: string }).source;
+    return !source?.startsWith('/logs/artifacts/');
+  });
+  if (outside) f.add('artifacts');
+  const base =
+    t.environment?.network_mode ?? (t.environment?.allow_internet === false ? 'no-network' : 'public');
+  if ([base, t.agent?.network_mode, t.verifier?.network_mode].includes('allowlist'))
+    f.add('allowlist network');
+  for (const phase of [t.agent?.network_mode, t.verifier?.network_mode])
+    if (phase && phase !== base) f.add('per-phase network mode');
+  const templated = Object.values({ ...(t.verifier?.env ?? {}), ...(t.solution?.env ?? {}) }).some((v) =>
+    v.includes('${'),
+  );
+  if (templated) f.add('env templating from the host');
+  return [...f].sort();
+}
+
+/** What a shell command reaches on the network, or undefined. `--offline` Gradle/Maven runs are offline. */
+export function networkUse(command: string): string | undefined {
+  const c = command.replace(/#.*$/, '');
+  if (/--offline\b|\s-o\s/.test(c) && /gradle|mvn/.test(c)) return undefined;
+  for (const [re, what] of RULES) if (re.test(c)) return what;
+  return undefined;
+}
+
+function findFile(dir: string, name: string): string | undefined {
+  if (!existsSync(dir)) return undefined;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isFile() && e.name === name) return p;
+    if (e.isDirectory()) {
+      const found = findFile(p, name);
+      if (found) return found;
+    }
+  }
+  return undefined;
+}
+
+/** Network steps of a shell script: one per line that reaches the network. */
+export function scanScript(
+  file: string,
+  root: string,
+  phase: NetworkStep['phase'],
+  via?: string,
+): NetworkStep[] {
+  if (!existsSync(file)) return [];
+  const out: NetworkStep[] = [];
+  for (const [line, n] of logicalLines(readFileSync(file, 'utf8'))) {
+    const reaches = networkUse(line);
+    if (reaches)
+      out.push({
+        phase,
+        where: `${relative(root, file)}:${n}`,
+        command: line.slice(0, 160),
+        reaches,
+        ...(via ? { via } : {}),
+      });
+  }
+  return out;
+}
+
+/** Network steps of a Dockerfile's RUN lines, following scripts from the context that RUN lines execute. */
+export function scanDockerfile(
+  file: string,
+  contextDir: string,
+  root: string,
+  phase: NetworkStep['phase'],
+): NetworkStep[] {
+  const out: NetworkStep[] = [];
+  for (const [line, n] of logicalLines(readFileSync(file, 'utf8'))) {
+    const run = /^RUN\s+(.*)$/i.exec(line);
+    if (!run) continue;
+    const command = run[1] as string;
+    const where = `${relative(root, file)}:${n}`;
+    const reaches = networkUse(command);
+    if (reaches) out.push({ phase, where, command: command.slice(0, 160), reaches });
+    for (const script of command.match(/[\w./-]+\.sh\b/g) ?? []) {
+      const local = findFile(contextDir, basename(script));
+      if (local) out.push(...scanScript(local, root, phase, `${where} RUN ${command.slice(0, 80)}`));
+    }
+  }
+  return out;
+}
+
+function describe(policy: { mode: string; allowedHosts?: string[] } | undefined): string | undefined {
+  if (!policy) return undefined;
+  return policy.mode === 'allowlist' ? `allowlist (${policy.allowedHosts?.length ?? 0} hosts)` : policy.mode;
+}
+
+/**
+ * Checks one task.
+ * @param imageExists asks the engine whether an image is present (undefined when no engine answers)
+ */
+export async function checkTask(
+  task: Task,
+  imageMap: ImageMap,
+  imageExists: ((image: string) => Promise<boolean>) | undefined,
+): Promise<TaskCheck> {
+  const spec = task.environment as DockerSpec;
+  const taskDir = (task.metadata.harbor as { task_dir?: string } | undefined)?.task_dir ?? task.origin.file;
+  const root = spec.basesDir ? join(spec.basesDir, '..') : join(taskDir, '..');
+  const reasons: string[] = [];
+  const needs: ImageNeed[] = [];
+  const network: NetworkStep[] = [];
+  const bases: BaseImage[] = spec.basesDir ? orderBases(readBasesManifest(spec.basesDir)) : [];
+  const seen = new Set<string>();
+  let missing = false;
+
+  const need = async (image: string): Promise<void> => {
+    const key = normalizeImage(image);
+    if (seen.has(key)) return;
+    seen.add(key);
+    const mapped = imageMap.explicit(image);
+    if (mapped) {
+      needs.push({ image, status: 'mapped', detail: `--image-map -> ${mapped}` });
+      return;
+    }
+    if (imageExists && (await imageExists(image))) {
+      needs.push({ image, status: 'local' });
+      return;
+    }
+    const base = bases.find((b) => normalizeImage(b.image) === key);
+    if (base) {
+      const file = join(base.contextDir, base.dockerfile);
+      needs.push({ image, status: 'dataset base', detail: `built from ${relative(root, file)}` });
+      network.push(...scanDockerfile(file, base.contextDir, root, 'base build'));
+      for (const ref of imagesOfDockerfile(readFileSync(file, 'utf8'))) await need(ref.image);
+      return;
+    }
+    if (imageMap.fallback) {
+      needs.push({ image, status: 'mapped', detail: `--image-map *=${imageMap.fallback}` });
+      return;
+    }
+    missing = true;
+    needs.push({
+      image,
+      status: 'missing',
+      detail: imageExists ? 'not on this engine and berth does not pull' : 'no Docker engine answers',
+    });
+  };
+
+  let imageLabel: string;
+  try {
+    const plan = planImage(spec, task.origin.file);
+    if (plan.kind === 'image') {
+      imageLabel = plan.image;
+      await need(plan.image);
+    } else if (plan.kind === 'inline') {
+      imageLabel = 'built from the Dockerfile in the row';
+      for (const ref of imagesOfDockerfile(plan.text)) await need(ref.image);
+    } else {
+      const file = join(plan.contextDir, plan.dockerfile);
+      imageLabel = `built from ${relative(root, file)}${plan.tags.length ? ` as ${plan.tags.join(', ')}` : ''}`;
+      for (const ref of imagesOfDockerfile(readFileSync(file, 'utf8'))) await need(ref.image);
+      network.push(...scanDockerfile(file, plan.contextDir, root, 'build'));
+    }
+  } catch (error) {
+    imageLabel = 'none';
+    missing = true;
+    reasons.push((error as Error).message);
+  }
+
+  const envNet = describe(spec.network) ?? 'public';
+  const harbor = task.metadata.harbor as
+    | { agent_network?: { mode: string; allowedHosts?: string[] } }
+    | undefined;
+  const verifierNet = describe((task.verifier as { network?: { mode: string } }).network) ?? envNet;
+  const agentNet = describe(harbor?.agent_network) ?? envNet;
+  if (task.verifier.kind === 'harbor')
+    network.push(...scanScript(join(task.verifier.testsDir, 'test.sh'), root, 'verifier'));
+  if (task.solution.kind === 'script')
+    network.push(...scanScript(join(task.solution.dir, 'solve.sh'), root, 'oracle'));
+
+  if (imageExists === undefined) reasons.push('no Docker engine answers');
+  if (missing)
+    reasons.push(
+      `missing image(s): ${needs
+        .filter((n) => n.status === 'missing')
+        .map((n) => n.image)
+        .join(', ')}`,
+    );
+  const buildNet = network.filter((s) => s.phase === 'build' || s.phase === 'base build');
+  if (buildNet.length)
+    reasons.push(
+      `the build needs the network (${buildNet.length} step(s), first ${buildNet[0]?.where}: ${buildNet[0]?.reaches})`,
+    );
+  const verifierSteps = network.filter((s) => s.phase === 'verifier');
+  if (verifierSteps.length) {
+    if (verifierNet === 'no-network')
+      reasons.push(
+        `tests/test.sh reaches the network (${verifierSteps[0]?.reaches}) but the verifier runs with no-network`,
+      );
+    else
+      reasons.push(
+        `the verifier needs the network (${verifierSteps[0]?.where}: ${verifierSteps[0]?.reaches})`,
+      );
+  }
+  if (task.environment.kind === 'docker' && spec.os === 'windows') {
+    missing = true;
+    reasons.push('a Windows task (os = "windows") cannot run on this Linux engine');
+  }
+  const features = taskFeatures((task.metadata.task_toml ?? {}) as Record<string, unknown>);
+  const unsupported = features.filter((f) => !SUPPORTED_FEATURES.has(f));
+  if (unsupported.length)
+    reasons.push(`uses Harbor features berth does not run yet: ${unsupported.join(', ')}`);
+  const canRun: TaskCheck['canRun'] =
+    missing || imageExists === undefined || unsupported.length
+      ? 'no'
+      : network.some((s) => s.phase !== 'oracle')
+        ? 'needs-network'
+        : 'yes';
+  return {
+    task: task.name,
+    image: imageLabel,
+    needs,
+    network,
+    phases: { agent: agentNet, verifier: verifierNet },
+    canRun,
+    reasons,
+    features,
+  };
+}
+
+/** Human-readable report of one task. */
+export function formatCheck(c: TaskCheck): string {
+  const lines = [
+    `${c.task}: ${c.canRun === 'yes' ? 'can run here' : c.canRun === 'needs-network' ? 'can run here only with the network' : 'cannot run here'}`,
+  ];
+  lines.push(`  image: ${c.image}`);
+  for (const n of c.needs) lines.push(`  needs ${n.image}: ${n.status}${n.detail ? ` (${n.detail})` : ''}`);
+  lines.push(`  network: agent ${c.phases.agent}, verifier ${c.phases.verifier}`);
+  if (c.features.length) lines.push(`  features: ${c.features.join(', ')}`);
+  for (const s of c.network) {
+    lines.push(
+      `  ${s.phase} step needs the network: ${s.where}: ${s.command}  -> ${s.reaches}${s.via ? `  [via ${s.via}]` : ''}`,
+    );
+  }
+  for (const r of c.reasons) lines.push(`  - ${r}`);
+  return lines.join('\n');
+}

@@ -1,0 +1,66 @@
+/**
+ * `${VAR}` and `${VAR:-default}` templating of `[verifier] env` and
+ * `[solution] env` from the host environment (Harbor's `resolve_env_vars`).
+ *
+ * Consent: a value that reads a host variable whose name looks like a secret
+ * (KEY, TOKEN, SECRET, PASSWORD, PASSWD, CREDENTIAL, AUTH, PRIVATE) is copied only
+ * when the user allowed it with `berth run --allow-env-secrets` (or
+ * `BERTH_ALLOW_ENV_SECRETS=1`); otherwise the trial fails before anything runs
+ * with `EnvSecretConsentError` naming the key and the variable. Harbor asks the
+ * same question interactively unless `-y`.
+ */
+
+/** Thrown when a template reads a secret-looking host variable without consent. */
+export class EnvSecretConsentError extends Error {
+  override name = 'EnvSecretConsentError';
+}
+
+/** Thrown when `${VAR}` names a host variable that is not set and has no default. */
+export class EnvTemplateError extends Error {
+  override name = 'EnvTemplateError';
+}
+
+const SECRET_NAME = /(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|PRIVATE)/i;
+const TEMPLATE = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
+
+/** True when a host variable name looks like a secret. */
+export function isSecretName(name: string): boolean {
+  return SECRET_NAME.test(name);
+}
+
+/** Whether the user consented to copying secret host variables (the flag sets BERTH_ALLOW_ENV_SECRETS=1). */
+export function secretsAllowed(hostEnv: NodeJS.ProcessEnv = process.env): boolean {
+  return hostEnv.BERTH_ALLOW_ENV_SECRETS === '1';
+}
+
+/**
+ * Resolves every `${VAR}` / `${VAR:-default}` in the values of `env`.
+ * `${VAR:-default}` uses the default when VAR is unset or empty (shell semantics).
+ * @param section name for messages, e.g. `[verifier] env`
+ * @throws EnvTemplateError when VAR is unset and has no default
+ * @throws EnvSecretConsentError when VAR looks like a secret and `allowSecrets` is false
+ */
+export function resolveEnvTemplates(
+  env: Record<string, string>,
+  options: { hostEnv?: NodeJS.ProcessEnv; allowSecrets?: boolean; section?: string } = {},
+): Record<string, string> {
+  const hostEnv = options.hostEnv ?? process.env;
+  const allowSecrets = options.allowSecrets ?? secretsAllowed(hostEnv);
+  const section = options.section ?? 'env';
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env)) {
+    out[key] = value.replace(TEMPLATE, (_m, name: string, fallback: string | undefined) => {
+      const host = hostEnv[name];
+      const present = host !== undefined && host !== '';
+      if (present && isSecretName(name) && !allowSecrets)
+        throw new EnvSecretConsentError(
+          `${section}: ${key} reads the host variable ${name}, which looks like a secret; ` +
+            'pass --allow-env-secrets (or set BERTH_ALLOW_ENV_SECRETS=1) to copy it into the container',
+        );
+      if (present) return host;
+      if (fallback !== undefined) return fallback;
+      throw new EnvTemplateError(`${section}: ${key} reads the host variable ${name}, which is not set`);
+    });
+  }
+  return out;
+}

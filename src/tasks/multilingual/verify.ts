@@ -1,0 +1,180 @@
+/**
+ * The multilingual demo's verifier (seed "Evaluation Pipeline", steps 3-7),
+ * run in any `Environment` whose workdir is the task's git repository:
+ *
+ * 1. the agent's work is taken as one diff against `base_commit` (new files
+ *    included), kept as `verifier/agent.diff`;
+ * 2. it is split into `code_changes.diff` and `test_changes.diff` by the rule
+ *    in split.ts; test files the agent changed, and every file the test patch
+ *    touches, are reset to the base (deleted when the base lacks them), which
+ *    leaves exactly the code changes in place;
+ * 3. the task's test patch is applied (`git apply`);
+ * 4. the test command runs between two lines carrying a random nonce, with a
+ *    timeout; only the output between the markers is parsed, so nothing the
+ *    agent prints before can count, and a log without the end marker is
+ *    flagged as truncated;
+ * 5. the log is parsed by the parser `tests/config.json` names and graded:
+ *    reward 1 only when every f2p and p2p test PASSED.
+ *
+ * Failures are outcomes, never crashes: a test patch that does not apply, a
+ * missing parser or a log with no tests gives reward 0 with a named exception.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Environment } from '../../environments/environment.ts';
+import { chunksOf } from '../../parsers/common.ts';
+import { writeFileAtomic } from '../../util/atomic-write.ts';
+import type { Verifier, VerifierResult, VerifyContext } from '../../verifiers/verifier.ts';
+import type { VerifierSpec } from '../task.ts';
+import { findLogParser, gradeMultilingual } from './grade.ts';
+import { diffPaths, splitDiff } from './split.ts';
+
+type MultilingualSpec = Extract<VerifierSpec, { kind: 'multilingual' }>;
+
+/** Quotes a string for a POSIX shell. */
+export function shellQuote(value: string): string {
+  return `'${value.replaceAll("'", `'\\''`)}'`;
+}
+
+export class MultilingualVerifier implements Verifier {
+  readonly kind = 'multilingual' as const;
+
+  async verify(context: VerifyContext): Promise<VerifierResult> {
+    const spec = context.task.verifier;
+    if (spec.kind !== 'multilingual') throw new Error(`MultilingualVerifier got a ${spec.kind} task`);
+    const dir = join(context.trialDir, 'verifier');
+    return runMultilingualVerification(context.environment, spec, dir, context.timeoutSec ?? spec.timeoutSec);
+  }
+}
+
+/** The steps above; `dir` is the host folder that receives the logs and `report.json`. */
+export async function runMultilingualVerification(
+  env: Environment,
+  spec: MultilingualSpec,
+  dir: string,
+  timeoutSec: number,
+): Promise<VerifierResult> {
+  const fail = async (type: string, message: string, details: Record<string, unknown> = {}) => {
+    const result: VerifierResult = { rewards: { reward: 0 }, exception: { type, message }, details };
+    await writeFileAtomic(join(dir, 'report.json'), `${JSON.stringify(result, null, 2)}\n`);
+    return result;
+  };
+  await mkdir(dir, { recursive: true });
+  const base = spec.baseCommit;
+
+  // 1. The agent's work as one diff (untracked files included).
+  const diffRun = await env.exec(
+    `git add -A && git -c core.quotepath=true diff --cached --binary --no-renames --no-color --no-ext-diff --no-textconv ${shellQuote(base)}`,
+    { timeoutSec: 120, maxOutputBytes: 256 * 1024 * 1024 },
+  );
+  if (diffRun.exitCode !== 0)
+    return fail('AgentDiffError', `cannot diff against ${base}: ${diffRun.output.slice(-2000)}`);
+  const agentDiff = diffRun.output;
+  await writeFile(join(dir, 'agent.diff'), agentDiff);
+
+  // 2. Split; reset test files and everything the test patch touches.
+  const testPatchPaths = diffPaths(spec.testPatch);
+  const split = splitDiff(agentDiff, testPatchPaths);
+  await writeFile(join(dir, 'code_changes.diff'), split.codeDiff);
+  await writeFile(join(dir, 'test_changes.diff'), split.testDiff);
+  const reset = [
+    ...new Set([...split.test.flatMap((file) => [file.oldPath, file.newPath]), ...testPatchPaths]),
+  ];
+  if (reset.length > 0) {
+    const script = reset
+      .map(
+        (path) =>
+          `if git cat-file -e ${shellQuote(`${base}:${path}`)} 2>/dev/null; then git checkout -q ${shellQuote(base)} -- ${shellQuote(path)}; else rm -rf -- ${shellQuote(path)}; fi`,
+      )
+      .join('\n');
+    const resetRun = await env.exec(`set -e\ngit reset -q\n${script}`, { timeoutSec: 120 });
+    if (resetRun.exitCode !== 0) return fail('TestResetError', resetRun.output.slice(-2000));
+  }
+
+  // 3. The task's test patch.
+  const patchFile = join(dir, 'test_patch.diff');
+  await writeFile(patchFile, spec.testPatch);
+  await env.upload(patchFile, `${env.workdir}/.git/berth_test_patch.diff`);
+  const apply = await env.exec('git apply --whitespace=nowarn .git/berth_test_patch.diff', {
+    timeoutSec: 120,
+  });
+  if (apply.exitCode !== 0) {
+    return fail(
+      'TestPatchApplyError',
+      `the test patch does not apply: ${apply.output.slice(-2000)}`,
+      splitDetails(split),
+    );
+  }
+
+  // 4. The tests, between nonce markers.
+  const nonce = randomBytes(12).toString('hex');
+  const begin = `BERTH-TESTS-BEGIN-${nonce}`;
+  const end = `BERTH-TESTS-END-${nonce}`;
+  const logFile = join(dir, 'test-stdout.txt');
+  const run = await env.exec(`echo ${begin}\n( ${spec.testCommand}\n)\necho "${end} exit=$?"`, {
+    timeoutSec,
+    // Environments that can (Docker) run the tests without network; the local stand-in cannot.
+    network: { mode: 'no-network' },
+    outputFile: logFile,
+    maxOutputBytes: 64 * 1024 * 1024,
+  });
+  const startAt = run.output.indexOf(`${begin}\n`);
+  const endMatch = new RegExp(`${end} exit=(\\d+)`).exec(run.output);
+  const testExit = endMatch ? Number(endMatch[1]) : null;
+  const log =
+    startAt >= 0
+      ? run.output.slice(startAt + begin.length + 1, endMatch ? endMatch.index : undefined)
+      : run.output;
+  const truncated = run.truncated || run.timedOut || !endMatch;
+
+  // 5. Parse and grade.
+  const parser = findLogParser(spec.parser);
+  if (!parser)
+    return fail('UnknownLogParserError', `no parser named ${spec.parser} is registered`, splitDetails(split));
+  const parsed = await parser.parse(chunksOf(log), { sourceName: logFile });
+  if (truncated) parsed.truncated = true;
+  if (parsed.tests.length === 0) {
+    return fail(
+      'VerifierOutputParseError',
+      `the ${parser.name} parser found no test in the log (exit ${testExit})`,
+      {
+        ...splitDetails(split),
+        timedOut: run.timedOut,
+        warnings: parsed.warnings,
+      },
+    );
+  }
+  const grade = gradeMultilingual(parsed, {
+    f2p: spec.failToPass,
+    p2p: spec.passToPass,
+    p2f: spec.passToFail,
+    f2f: spec.failToFail,
+  });
+  const result: VerifierResult = {
+    rewards: { reward: grade.reward },
+    details: {
+      resolved: grade.resolved,
+      parser: parser.name,
+      counts: grade.counts,
+      parsed_counts: parsed.counts,
+      verdicts: grade.verdicts,
+      test_exit_code: testExit,
+      timed_out: run.timedOut,
+      truncated: parsed.truncated,
+      warnings: parsed.warnings,
+      ...splitDetails(split),
+    },
+  };
+  if (run.timedOut)
+    result.exception = { type: 'VerifierTimeoutError', message: `tests exceeded ${timeoutSec}s` };
+  await writeFileAtomic(join(dir, 'report.json'), `${JSON.stringify(result, null, 2)}\n`);
+  return result;
+}
+
+function splitDetails(split: ReturnType<typeof splitDiff>): Record<string, unknown> {
+  return {
+    code_files: split.code.map((file) => file.newPath),
+    discarded_test_files: split.test.map((file) => ({ path: file.newPath, reason: file.reason })),
+  };
+}

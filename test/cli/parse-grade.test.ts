@@ -1,0 +1,211 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { gradeOutputSchema, jsonSchemas, parseOutputSchema } from '../../src/cli/output-schemas.ts';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const bin = path.join(root, 'bin/berth.js');
+const fixtures = path.join(root, 'test/fixtures/junit');
+const data = process.env.BERTH_DATA ?? path.resolve(root, '../shared/data');
+const work = mkdtempSync(path.join(tmpdir(), 'berth-cli-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+const berth = (...args: string[]) => spawnSync('node', [bin, ...args], { encoding: 'utf8', cwd: root });
+
+describe('docs JSON Schemas', () => {
+  it('match the zod schemas they are generated from', () => {
+    for (const [name, schema] of Object.entries(jsonSchemas())) {
+      const committed = JSON.parse(readFileSync(path.join(root, 'docs', name), 'utf8'));
+      expect(committed, `${name} is stale: run npx tsx src/cli/output-schemas.ts --write`).toEqual(schema);
+    }
+  });
+});
+
+describe('berth parse', () => {
+  it('prints statuses and counts for a Gradle report', () => {
+    const r = berth('parse', path.join(fixtures, 'TEST-org.test.sample.SampleTestSuite.xml'));
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain('SKIPPED  org.test.sample.SampleTestSuite.a test skipped()');
+    expect(r.stdout).toMatch(/junit, 1 passed, 2 failed, 0 error, 1 skipped/);
+  });
+
+  it('--json gives one document matching the schema, merged across files', () => {
+    const r = berth(
+      'parse',
+      '--json',
+      path.join(fixtures, 'nextest-basic.xml'),
+      path.join(fixtures, 'TEST-io.olamy.FlakyTest.xml'),
+    );
+    expect(r.status).toBe(0);
+    const doc = parseOutputSchema.parse(JSON.parse(r.stdout));
+    expect(doc.format).toBe('junit');
+    expect(doc.counts).toEqual({ passed: 3, failed: 1, error: 0, skipped: 0 });
+    expect(doc.tests.find((t) => t.id === 'io.olamy.FlakyTest.testApp')).toMatchObject({
+      status: 'PASSED',
+      flaky: true,
+    });
+    expect(doc.files).toHaveLength(2);
+  });
+
+  it('--format names the parser; an unknown one is a usage error', () => {
+    const log = path.join(work, 'go.log');
+    writeFileSync(log, '=== RUN   TestA\n--- PASS: TestA (0.00s)\nok  \tex/p\t0.1s\n');
+    const r = berth('parse', '--json', '--format', 'go-test', log);
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout).tests).toEqual([
+      expect.objectContaining({ id: 'TestA', status: 'PASSED', package: 'ex/p' }),
+    ]);
+    expect(berth('parse', '--format', 'no-such-format', log).status).toBe(2);
+  });
+
+  it('--list names every parser; no file is a usage error', () => {
+    const r = berth('parse', '--list');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/^junit \(junit-xml/m);
+    expect(r.stdout).toMatch(/^go-test \(/m);
+    expect(berth('parse').status).toBe(2);
+  });
+
+  it('a non-JUnit or corrupt XML file exits 2 naming the file', () => {
+    const bad = path.join(work, 'bad.xml');
+    writeFileSync(bad, '<?xml version="1.0"?>\n<suites><suite/></suites>\n');
+    const r = berth('parse', '--format', 'junit', bad);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('bad.xml');
+    expect(r.stderr).toContain('not a JUnit XML report');
+  });
+});
+
+describe('berth grade', () => {
+  it('SWE-bench rules on a pytest JUnit report: verdict and reasons', () => {
+    const row = path.join(work, 'row.json');
+    writeFileSync(
+      row,
+      JSON.stringify({
+        instance_id: 'x__y-1',
+        FAIL_TO_PASS: JSON.stringify([
+          'tests.test_lib.test_always_fail',
+          'tests.test_lib.test_parameterized[param',
+        ]),
+        PASS_TO_PASS: [
+          'tests.test_lib.test_always_pass',
+          'tests.test_lib.test_always_skip',
+          'tests.test_lib.gone',
+        ],
+      }),
+    );
+    const r = berth(
+      'grade',
+      '--json',
+      '--expected',
+      row,
+      '--report',
+      path.join(fixtures, 'python-xunit-pytest.xml'),
+    );
+    expect(r.status).toBe(0);
+    const out = gradeOutputSchema.parse(JSON.parse(r.stdout));
+    expect(out).toMatchObject({ rules: 'swebench', resolved: false, reward: 0 });
+    const byId = Object.fromEntries(out.verdicts.map((v) => [v.id, v]));
+    expect(byId['tests.test_lib.test_always_fail']).toMatchObject({ passed: false, reason: 'failed' });
+    expect(byId['tests.test_lib.test_parameterized[param']).toMatchObject({
+      passed: true,
+      matchedBy: 'prefix',
+    });
+    expect(byId['tests.test_lib.test_always_skip']).toMatchObject({ passed: true });
+    expect(byId['tests.test_lib.gone']).toMatchObject({ passed: false, reason: 'missing' });
+    const text = berth(
+      'grade',
+      '--expected',
+      row,
+      '--report',
+      path.join(fixtures, 'python-xunit-pytest.xml'),
+    );
+    expect(text.stdout).toMatch(/^NOT RESOLVED \(reward 0, swebench rules\)/);
+    expect(text.stdout).toMatch(/PASS_TO_PASS\s+missing\s+tests\.test_lib\.gone/);
+    expect(text.stdout).toMatch(/prefix matches used for 1 truncated id/);
+  });
+
+  it('Kotlin rules on a build folder: resolved, and reward 0 when no report exists', () => {
+    const expected = path.join(work, 'expected_tests.json');
+    writeFileSync(
+      expected,
+      JSON.stringify({
+        f2p_tests: ['k.T$Nested class.fixed case()'],
+        p2p_tests: ['k.T.kept'],
+        s2p_tests: [],
+        n2p_tests: [],
+        run_result: { passed_tests: ['k.T.kept'], failed_tests: [], skipped_tests: [] },
+        test_patch_result: {
+          passed_tests: ['k.T.kept'],
+          failed_tests: ['k.T$Nested class.fixed case()'],
+          skipped_tests: [],
+        },
+      }),
+    );
+    const project = path.join(work, 'project');
+    mkdirSync(path.join(project, 'core/build/test-results/test'), { recursive: true });
+    writeFileSync(
+      path.join(project, 'core/build/test-results/test/TEST-k.T.xml'),
+      '<testsuite name="k.T"><testcase classname="k.T$Nested class" name="fixed case()"/><testcase classname="k.T@1a2b3c4d" name="kept"/></testsuite>',
+    );
+    const ok = berth('grade', '--json', '--expected', expected, '--report', project);
+    expect(ok.status).toBe(0);
+    expect(JSON.parse(ok.stdout)).toMatchObject({ rules: 'kotlin', resolved: true, reward: 1 });
+    const none = berth(
+      'grade',
+      '--expected',
+      expected,
+      '--report',
+      path.join(work, 'empty-dir-that-does-not-exist'),
+    );
+    expect(none.status).toBe(0);
+    expect(none.stdout).toMatch(/^NOT RESOLVED \(reward 0, kotlin rules\)/);
+  });
+
+  it.skipIf(!existsSync(path.join(data, 'reports/go-test')))(
+    'Multi-SWE-bench rules on a go test log (BERTH_DATA)',
+    () => {
+      const row = path.join(work, 'msb.json');
+      writeFileSync(
+        row,
+        JSON.stringify({
+          run_result: { passed_tests: [], failed_tests: [], skipped_tests: [] },
+          test_patch_result: { passed_tests: ['TestPass'], failed_tests: ['TestOne'], skipped_tests: [] },
+          p2p_tests: { TestPass: {} },
+          f2p_tests: { TestOne: {} },
+          s2p_tests: {},
+          n2p_tests: {},
+        }),
+      );
+      const r = berth(
+        'grade',
+        '--json',
+        '--rules',
+        'multi-swe-bench',
+        '--expected',
+        row,
+        '--report',
+        path.join(data, 'reports/go-test/001-pass-fail-skip.txt'),
+      );
+      expect(r.status).toBe(0);
+      const out = JSON.parse(r.stdout);
+      // TestPassLog (absent with the test patch, passing now) counts as fixed, so the run is valid.
+      expect(out).toMatchObject({ rules: 'multi-swe-bench', resolved: false, valid: true });
+      expect(out.categories.p2p).toEqual({ expected: 1, passed: 1 });
+      expect(out.verdicts.find((v: { id: string }) => v.id === 'TestOne')).toMatchObject({
+        reason: 'failed',
+      });
+    },
+  );
+
+  it('bad expectations exit 2 naming the file', () => {
+    const bad = path.join(work, 'bad.json');
+    writeFileSync(bad, '{"FAIL_TO_PASS": 3}');
+    const r = berth('grade', '--expected', bad, '--report', path.join(fixtures, 'nextest-basic.xml'));
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('bad.json');
+  });
+});

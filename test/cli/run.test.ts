@@ -1,0 +1,288 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { runReportSchema } from '../../src/reporters/json.ts';
+import { fixturesDir } from '../helpers/data.ts';
+
+const bin = fileURLToPath(new URL('../../bin/berth.js', import.meta.url));
+const mini = join(fixturesDir, 'swebench', 'mini.jsonl');
+const rows = readFileSync(mini, 'utf8')
+  .trim()
+  .split('\n')
+  .map((l) => JSON.parse(l) as Record<string, unknown>);
+
+function berth(args: string[]) {
+  const result = spawnSync('node', [bin, ...args], { encoding: 'utf8', env: { ...process.env, CI: '1' } });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+async function tmp(): Promise<string> {
+  return mkdtemp(join(tmpdir(), 'berth-cli-'));
+}
+
+describe('berth run end to end (DockerLess fixture: Python/pytest and JS/node:test)', () => {
+  it('oracle resolves both instances; --json writes one valid document; results on disk', async () => {
+    const jobs = await tmp();
+    const run = berth(['run', '-p', mini, '--jobs-dir', jobs, '--job-name', 'gold', '-n', '2', '--json']);
+    expect(run.stderr).toContain('resolved 2/2 (100.0%)');
+    expect(run.code).toBe(0);
+    const report = runReportSchema.parse(JSON.parse(run.stdout));
+    expect(report).toMatchObject({ resolved: 2, total: 2, agent: 'oracle', cancelled: false });
+    const stats = report.trials.find((t) => t.instance_id === 'mini__stats-1');
+    expect(stats).toMatchObject({
+      attempt: 1,
+      status: 'resolved',
+      resolved: true,
+      FAIL_TO_PASS: { passed: 3, total: 3 },
+      PASS_TO_PASS: { passed: 3, total: 3 },
+    });
+    const range = report.trials.find((t) => t.instance_id === 'mini__range-1');
+    expect(range).toMatchObject({
+      status: 'resolved',
+      FAIL_TO_PASS: { passed: 1, total: 1 },
+      PASS_TO_PASS: { passed: 3, total: 3 },
+    });
+    for (const file of [
+      'config.json',
+      'result.json',
+      'mini__stats-1__1/result.json',
+      'mini__stats-1__1/agent/patch.diff',
+      'mini__stats-1__1/verifier/test-output.txt',
+    ]) {
+      expect(existsSync(join(jobs, 'gold', file))).toBe(true);
+    }
+  });
+
+  it('predictions: an empty patch and a patch printing forged pytest PASSED lines resolve nothing', async () => {
+    const dir = await tmp();
+    // The patch leaves the bug and prints pytest-style PASSED lines for the FAIL_TO_PASS tests at import.
+    const forged = [
+      'diff --git a/mini/stats.py b/mini/stats.py',
+      '--- a/mini/stats.py',
+      '+++ b/mini/stats.py',
+      '@@ -1,3 +1,8 @@',
+      '+print("PASSED tests/test_stats.py::test_median_even")',
+      '+print("PASSED tests/test_stats.py::test_median_even_pairs[values0-1.5]")',
+      '+print("PASSED tests/test_stats.py::test_median_even_pairs[values1-5.5]")',
+      '+print("===== 6 passed in 0.01s =====")',
+      '+',
+      ' def mean(values):',
+      '     if not values:',
+      '         raise ValueError("mean of empty data")',
+      '',
+    ].join('\n');
+    const predictions = join(dir, 'preds.jsonl');
+    await writeFile(
+      predictions,
+      [
+        { instance_id: 'mini__stats-1', model_name_or_path: 'forger', model_patch: forged },
+        { instance_id: 'mini__range-1', model_name_or_path: 'forger', model_patch: '' },
+      ]
+        .map((r) => JSON.stringify(r))
+        .join('\n'),
+    );
+    const run = berth([
+      'run',
+      '-p',
+      mini,
+      '-a',
+      'predictions',
+      '--predictions',
+      predictions,
+      '--jobs-dir',
+      dir,
+      '--json',
+    ]);
+    expect(run.code).toBe(0);
+    const report = runReportSchema.parse(JSON.parse(run.stdout));
+    expect(report.resolved).toBe(0);
+    const byId = Object.fromEntries(report.trials.map((t) => [t.instance_id, t]));
+    expect(byId['mini__range-1']?.status).toBe('empty_patch');
+    expect(byId['mini__stats-1']?.status).toBe('unresolved');
+    expect(byId['mini__stats-1']?.FAIL_TO_PASS).toEqual({ passed: 0, total: 3 });
+  });
+
+  it('prints one line per trial without a TTY and the seed-style summary line', async () => {
+    const run = berth(['run', '-p', mini, '-a', 'nop', '--jobs-dir', await tmp()]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^mini__stats-1 {2}empty patch {2}F2P 0\/3 {2}P2P 0\/3 /m);
+    expect(run.stdout).toMatch(/^resolved 0\/2 \(0\.0%\) in \d+\.\ds$/m);
+  });
+});
+
+describe('berth run --repos: rows without a snapshot, from git mirrors', () => {
+  it('checks out base_commit from owner__repo and owner/repo mirrors and resolves with the oracle', async () => {
+    const dir = await tmp();
+    const repos = join(dir, 'repos');
+    const out: Record<string, unknown>[] = [];
+    for (const [index, row] of rows.entries()) {
+      const dockerless = row.dockerless as { files: Record<string, string> };
+      const work = join(dir, `work${index}`);
+      const git = (...args: string[]) =>
+        spawnSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], {
+          cwd: work,
+          encoding: 'utf8',
+        });
+      spawnSync('git', ['init', '-q', work]);
+      for (const [path, content] of Object.entries(dockerless.files)) {
+        spawnSync('mkdir', ['-p', join(work, path, '..')]);
+        await writeFile(join(work, path), content);
+      }
+      git('add', '-A');
+      git('commit', '-qm', 'base');
+      const base = git('rev-parse', 'HEAD').stdout.trim();
+      // A later commit (the fix) that must not be reachable in the trial.
+      const apply = spawnSync('git', ['apply', '-'], { cwd: work, input: row.patch as string });
+      expect(apply.status).toBe(0);
+      git('commit', '-qam', 'fix');
+      const name = (row.repo as string).replace('/', index === 0 ? '__' : '/');
+      spawnSync('git', ['clone', '-q', '--mirror', work, join(repos, `${name}${index === 0 ? '' : '.git'}`)]);
+      const { files: _files, ...rest } = row.dockerless as Record<string, unknown>;
+      out.push({ ...row, base_commit: base, dockerless: rest });
+    }
+    const dataset = join(dir, 'mirrored.jsonl');
+    await writeFile(dataset, out.map((r) => JSON.stringify(r)).join('\n'));
+    expect(berth(['run', '-p', dataset, '--jobs-dir', dir]).code).toBe(2);
+    const run = berth(['run', '-p', dataset, '--repos', repos, '--jobs-dir', dir, '--json', '-n', '2']);
+    expect(run.code).toBe(0);
+    expect(runReportSchema.parse(JSON.parse(run.stdout))).toMatchObject({ resolved: 2, total: 2 });
+  });
+});
+
+describe('berth run: bad usage and bad input exit 2 before any trial starts', () => {
+  it('unknown agent', async () => {
+    const jobs = await tmp();
+    const run = berth(['run', '-p', mini, '-a', 'gpt', '--jobs-dir', jobs, '--job-name', 'x']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/unknown agent "gpt"; known agents: nop, oracle, predictions/);
+    expect(existsSync(join(jobs, 'x'))).toBe(false);
+  });
+
+  it('a bad predictions file names file, line and field', async () => {
+    const dir = await tmp();
+    const predictions = join(dir, 'p.jsonl');
+    await writeFile(
+      predictions,
+      `${JSON.stringify({ instance_id: 'mini__stats-1', model_patch: '' })}\n{"instance_id": 3}\n`,
+    );
+    const run = berth([
+      'run',
+      '-p',
+      mini,
+      '-a',
+      'predictions',
+      '--predictions',
+      predictions,
+      '--jobs-dir',
+      dir,
+      '--job-name',
+      'x',
+    ]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(`${predictions}:line 2 (field \`instance_id\`)`);
+    expect(existsSync(join(dir, 'x'))).toBe(false);
+  });
+
+  it('a prediction for an instance not in the dataset', async () => {
+    const dir = await tmp();
+    const predictions = join(dir, 'p.jsonl');
+    await writeFile(predictions, JSON.stringify({ instance_id: 'nope__nope-1', model_patch: '' }));
+    const run = berth([
+      'run',
+      '-p',
+      mini,
+      '-a',
+      'predictions',
+      '--predictions',
+      predictions,
+      '--jobs-dir',
+      dir,
+    ]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/name instances not in .*nope__nope-1/);
+  });
+
+  it('a row without snapshot or test command, a duplicate id, a bad line, a bad flag', async () => {
+    const dir = await tmp();
+    const noSnapshot = join(dir, 'bare.jsonl');
+    await writeFile(
+      noSnapshot,
+      JSON.stringify({
+        instance_id: 'o__r-1',
+        repo: 'o/r',
+        base_commit: 'abc',
+        patch: '',
+        test_patch: '',
+        FAIL_TO_PASS: '[]',
+        PASS_TO_PASS: '[]',
+      }),
+    );
+    let run = berth(['run', '-p', noSnapshot, '--jobs-dir', dir, '--job-name', 'x']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('pass --repos DIR');
+    expect(run.stderr).toContain('dockerless.test_cmd');
+    const duplicate = join(dir, 'dup.jsonl');
+    await writeFile(duplicate, `${JSON.stringify(rows[0])}\n${JSON.stringify(rows[0])}\n`);
+    run = berth(['run', '-p', duplicate, '--jobs-dir', dir, '--job-name', 'x']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(
+      `${duplicate}:line 2 (field \`instance_id\`): duplicate instance_id "mini__stats-1"`,
+    );
+    const broken = join(dir, 'broken.jsonl');
+    await writeFile(broken, `${JSON.stringify(rows[0])}\nnot json\n`);
+    run = berth(['run', '-p', broken, '--jobs-dir', dir, '--job-name', 'x']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(`${broken}:line 2`);
+    run = berth(['run', '-p', mini, '-n', 'zero', '--jobs-dir', dir, '--job-name', 'x']);
+    expect(run.code).toBe(2);
+    expect(existsSync(join(dir, 'x'))).toBe(false);
+  });
+});
+
+describe('berth run: Ctrl-C', () => {
+  it('stops cleanly, keeps finished trials, exits 130; the next run resumes', async () => {
+    const dir = await tmp();
+    const hanging = {
+      ...rows[1],
+      instance_id: 'mini__hang-1',
+      dockerless: { ...(rows[1]?.dockerless as object), test_cmd: 'sleep 300' },
+    };
+    const dataset = join(dir, 'ds.jsonl');
+    await writeFile(dataset, `${JSON.stringify(rows[1])}\n${JSON.stringify(hanging)}\n`);
+    const child: ChildProcess = spawn(
+      'node',
+      [bin, 'run', '-p', dataset, '--jobs-dir', dir, '--job-name', 'c'],
+      {
+        env: { ...process.env, CI: '1' },
+      },
+    );
+    let stdout = '';
+    child.stdout?.on('data', (d: Buffer) => {
+      stdout += d.toString();
+    });
+    const deadline = Date.now() + 60_000;
+    while (!existsSync(join(dir, 'c', 'mini__hang-1__1', 'agent', 'patch.diff')) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    await new Promise((r) => setTimeout(r, 1500));
+    child.kill('SIGINT');
+    const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+    expect(code).toBe(130);
+    expect(stdout).toContain('mini__range-1  yes');
+    const kept = JSON.parse(readFileSync(join(dir, 'c', 'mini__range-1__1', 'result.json'), 'utf8')) as {
+      berth: { status: string };
+    };
+    expect(kept.berth.status).toBe('resolved');
+    const cancelled = JSON.parse(readFileSync(join(dir, 'c', 'mini__hang-1__1', 'result.json'), 'utf8')) as {
+      berth: { status: string };
+    };
+    expect(cancelled.berth.status).toBe('cancelled');
+    const resumed = berth(['run', '-p', dataset, '-x', 'mini__hang-*', '--jobs-dir', dir, '--job-name', 'c']);
+    expect(resumed.code).toBe(0);
+    expect(resumed.stdout).toContain('kept from a previous run');
+  });
+});

@@ -1,0 +1,73 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const bin = fileURLToPath(new URL('../../bin/berth.js', import.meta.url));
+const sample = fileURLToPath(new URL('../../examples/swe-dockerless.jsonl', import.meta.url));
+const scratch = await mkdtemp(join(tmpdir(), 'berth-dataset-cli-'));
+afterAll(() => rm(scratch, { recursive: true, force: true }));
+
+const berth = (...args: string[]) => spawnSync('node', [bin, ...args], { encoding: 'utf8' });
+
+describe('berth dataset', () => {
+  it('controls writes the three predictions files of the sample, matching the committed ones', async () => {
+    const result = berth('dataset', 'controls', sample, '-o', scratch);
+    expect(result.status).toBe(0);
+    expect(result.stdout).toMatch(/empty: 4 prediction\(s\)[\s\S]*cross: 4[\s\S]*partial: 4/);
+    for (const name of ['empty', 'cross', 'partial']) {
+      const committed = fileURLToPath(new URL(`../../examples/predictions/${name}.jsonl`, import.meta.url));
+      expect(await readFile(join(scratch, `${name}.jsonl`), 'utf8')).toBe(await readFile(committed, 'utf8'));
+    }
+  });
+
+  it('validate --no-run checks schema, patches and test files, and estimates tokens', () => {
+    const result = berth('dataset', 'validate', sample, '--no-run', '--json');
+    expect(result.status).toBe(0);
+    const report = JSON.parse(result.stdout);
+    expect(report.total).toBe(4);
+    expect(report.invalid).toBe(0);
+    for (const row of report.rows) {
+      const byName = Object.fromEntries(row.checks.map((c: { name: string; ok: boolean }) => [c.name, c.ok]));
+      expect(byName).toMatchObject({
+        schema: true,
+        lists: true,
+        'test-files-only': true,
+        'patches-apply': true,
+      });
+      expect(row.promptTokens).toBeGreaterThan(500);
+    }
+  });
+
+  it('validate exits 2 and says why when the test patch touches source and gold does not apply', async () => {
+    const rows = (await readFile(sample, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    const [first, second] = rows;
+    first.test_patch = first.patch; // a "test patch" that changes source files
+    second.patch = rows[2].patch; // another instance's gold: does not apply
+    const file = join(scratch, 'broken.jsonl');
+    await writeFile(file, `${JSON.stringify(first)}\n${JSON.stringify(second)}\n`);
+    const result = berth('dataset', 'validate', file, '--no-run');
+    expect(result.status).toBe(2);
+    expect(result.stdout).toMatch(
+      /berth__csvline-1\s+NO .*test-files-only: test_patch touches non-test files: lib\/csvline\.js/,
+    );
+    expect(result.stdout).toMatch(/berth__durations-1\s+NO .*patches-apply: gold patch does not apply/);
+    expect(result.stdout).toContain('0/2 valid');
+  });
+
+  it('build exits 2 naming the spec file and field of a bad spec', async () => {
+    const spec = join(scratch, 'spec.json');
+    await writeFile(
+      spec,
+      JSON.stringify({ instance_id: 'x', repo: 'a/b', test_cmd: 'true {tests}', base_commit: 'abc' }),
+    );
+    const result = berth('dataset', 'build', spec, '-o', join(scratch, 'out.jsonl'));
+    expect(result.status).toBe(2);
+    expect(result.stderr).toMatch(/spec\.json \(field `problem_statement`\): missing/);
+  });
+});
