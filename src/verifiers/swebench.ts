@@ -105,8 +105,10 @@ export class SwebenchVerifier implements Verifier {
       // One command lists what the agent changed among these paths, then resets them.
       const mark = `@@berth-${randomBytes(8).toString('hex')}@@`;
       const script = [
-        `git -c core.hooksPath=/dev/null diff --name-only --no-renames ${shellQuote(base)} -- ${quoted}`,
-        `git ls-files --others -- ${quoted}`,
+        // stderr is dropped here: git warns about folders the test patch creates that do not
+        // exist yet ("could not open directory"), and a warning is not a changed file.
+        `git -c core.hooksPath=/dev/null -c core.quotePath=false diff --name-only --no-renames ${shellQuote(base)} -- ${quoted} 2>/dev/null`,
+        `git -c core.quotePath=false ls-files --others -- ${quoted} 2>/dev/null`,
         `echo ${mark}`,
         'set -e',
         ...paths.map((p) => {
@@ -119,9 +121,11 @@ export class SwebenchVerifier implements Verifier {
         ...(context.signal ? { signal: context.signal } : {}),
       });
       const [listing = '', after = ''] = reset.output.split(`${mark}\n`);
+      // Only paths the test patch touches (or files under them) are recorded.
+      const isTouched = (path: string) => paths.some((p) => path === p || path.startsWith(`${p}/`));
       for (const line of listing.split('\n')) {
         const path = line.trim();
-        if (path && !discarded.includes(path)) discarded.push(path);
+        if (path && isTouched(path) && !discarded.includes(path)) discarded.push(path);
       }
       reset.output = after;
       resetLog = reset.output;

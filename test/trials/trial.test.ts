@@ -197,6 +197,23 @@ describe('security: what an agent patch cannot do', () => {
     expect(result.berth.note).toContain('discarded agent changes to 1 test file(s)');
   });
 
+  it('a test patch creating a file in a folder that does not exist yet records no discarded change', async () => {
+    // git ls-files warns "could not open directory 'tests/new/'" on stderr; that warning
+    // once ended up in discarded_agent_changes (seen on a real tomli instance).
+    // (git warns only when the deepest folder shared by the patch's paths is missing.)
+    const base = { ...baseFiles, 'tests/keep.txt': 'keep\n' };
+    const task = await shellTask({ testCommand: 'bash tests/new/check.sh' });
+    if (task.verifier.kind !== 'swebench' || task.environment.kind !== 'local') throw new Error('shell task');
+    task.environment.snapshot = { files: base };
+    task.verifier.testPatch = await makeDiff(base, { 'tests/new/check.sh': checkScript });
+    const result = await trial(task, new OracleAgent());
+    expect(result.berth.status).toBe('resolved');
+    expect(
+      (result.berth.verifier_details as { discarded_agent_changes: string[] }).discarded_agent_changes,
+    ).toEqual([]);
+    expect(result.berth.note).toBe('ok');
+  });
+
   it('a hanging test command is killed with its process group at the timeout', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'berth-hang-'));
     const pidFile = join(dir, 'bg.pid');
