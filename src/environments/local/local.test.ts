@@ -273,6 +273,26 @@ describe('local environment: network isolation', () => {
     if (tried === 0) console.warn('no isolation method works here');
   });
 
+  it('trusted bookkeeping skips the wrapper, unless the git config was changed since the repository was made', async () => {
+    const probe = await probeIsolation();
+    if (!probe.method) {
+      console.warn(`network isolation unavailable here: ${probe.notes.join('; ')}`);
+      return;
+    }
+    const env = await start({ kind: 'local', snapshot: { files: { x: '1' } } });
+    const count = async () =>
+      (await env.exec('tail -n +3 /proc/net/dev | wc -l', { trusted: true })).output.trim();
+    expect(Number(await count())).toBeGreaterThan(1);
+    // A changed config could make git run a command of its own (core.fsmonitor, filters): isolated again.
+    await writeFile(
+      join(env.workdir, '.git', 'config'),
+      `${await readFile(join(env.workdir, '.git', 'config'), 'utf8')}[core]\n\tfsmonitor = true\n`,
+    );
+    expect(await count()).toBe('1');
+    // The default (untrusted) is always isolated.
+    expect((await env.exec('tail -n +3 /proc/net/dev | wc -l')).output.trim()).toBe('1');
+  });
+
   it('isolation off is recorded as not isolated', async () => {
     const env = await start({ kind: 'local', snapshot: { files: { x: '1' } } }, { isolation: 'off' });
     expect(env.isolated).toBe(false);
