@@ -1,8 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, readFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { Agent } from '../../src/agents/agent.ts';
 import { NopAgent } from '../../src/agents/nop.ts';
 import { OracleAgent } from '../../src/agents/oracle.ts';
@@ -13,7 +12,11 @@ import { runTrial } from '../../src/trials/trial.ts';
 import { SwebenchVerifier } from '../../src/verifiers/swebench.ts';
 import { makeDiff } from '../helpers/diff.ts';
 import { statusLinesParser } from '../helpers/status-lines-parser.ts';
+import { tempDirs } from '../helpers/temp-dirs.ts';
 import { baseFiles, checkScript, shellTask } from './shell-task.ts';
+
+const temp = tempDirs();
+afterAll(temp.cleanup);
 
 const verifier = new SwebenchVerifier({ parsers: [statusLinesParser] });
 const provider = new LocalEnvironmentProvider();
@@ -27,7 +30,7 @@ async function trial(
   agent: Agent,
   extra: Partial<Parameters<typeof runTrial>[0]> = {},
 ): Promise<TrialResult> {
-  const trialDir = join(await mkdtemp(join(tmpdir(), 'berth-trial-')), 'trial');
+  const trialDir = join(await temp.make('berth-trial-'), 'trial');
   return runTrial({
     task,
     agent,
@@ -215,7 +218,7 @@ describe('security: what an agent patch cannot do', () => {
   });
 
   it('a hanging test command is killed with its process group at the timeout', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'berth-hang-'));
+    const dir = await temp.make('berth-hang-');
     const pidFile = join(dir, 'bg.pid');
     const task = await shellTask({
       testCommand: `sleep 600 & echo $! > ${pidFile}; sleep 600`,
