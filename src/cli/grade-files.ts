@@ -13,7 +13,7 @@
  * Without `rules`: `expected_tests.json` -> kotlin, a row with `FAIL_TO_PASS`
  * -> swebench, one with `test_patch_result` -> multi-swe-bench.
  */
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { InputError, UsageError } from '../errors.ts';
 import { collectReports, gradeKotlin } from '../grading/kotlin-benchmark.ts';
@@ -21,6 +21,8 @@ import type { PrefixMode } from '../grading/match.ts';
 import { gradeTransitions, parseMsbExpected } from '../grading/multi-swe-bench.ts';
 import { countCategories, type GradeReport } from '../grading/report.ts';
 import { gradeSwebench } from '../grading/swebench.ts';
+import { type RawRow, readInputText, readRowFile } from '../tasks/swebench/read-rows.ts';
+import { decodeTestList, TestListError } from '../tasks/swebench/test-list.ts';
 import type { GradeOutput } from './output-schemas.ts';
 import { parseFiles, statusMapOf } from './parse-files.ts';
 
@@ -41,17 +43,25 @@ export interface GradeFilesOptions {
 }
 
 async function readJson(file: string): Promise<unknown> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    throw new InputError({ file }, `cannot read: ${(error as Error).message}`, { cause: error });
-  }
+  const text = await readInputText(file);
   try {
     return JSON.parse(text);
   } catch (error) {
     throw new InputError({ file }, `not valid JSON: ${(error as Error).message}`, { cause: error });
   }
+}
+
+/** Keys that mark a single JSON object as one row (SWE-bench or Multi-SWE-bench). */
+const ROW_KEYS = ['FAIL_TO_PASS', 'PASS_TO_PASS', 'test_patch_result', 'f2p_tests', 'p2p_tests'];
+
+/**
+ * Reads the expected rows in every form `berth run` reads (JSON list, object keyed by
+ * instance_id, single row, JSONL), each with its line, via the SWE-bench row reader.
+ */
+async function readExpectedRows(file: string): Promise<RawRow[]> {
+  const rows = await readRowFile(file, { rowKeys: ROW_KEYS });
+  if (rows.length === 0) throw new InputError({ file }, 'holds no row');
+  return rows;
 }
 
 function guessRules(file: string, value: unknown): Rules {
@@ -67,36 +77,36 @@ function guessRules(file: string, value: unknown): Rules {
   );
 }
 
-function idList(value: unknown, file: string, field: string): string[] {
+function idList(value: unknown, file: string, field: string, line?: number): string[] {
   if (value === undefined || value === null) return [];
-  let list = value;
-  if (typeof value === 'string') {
-    try {
-      list = JSON.parse(value);
-    } catch {
-      throw new InputError({ file, field }, 'expected a list of test ids or a JSON-encoded list');
-    }
+  try {
+    return decodeTestList(value);
+  } catch (error) {
+    if (!(error instanceof TestListError)) throw error;
+    throw new InputError({ file, ...(line !== undefined ? { line } : {}), field }, error.message);
   }
-  if (!Array.isArray(list) || list.some((x) => typeof x !== 'string')) {
-    throw new InputError({ file, field }, 'expected a list of test ids');
-  }
-  return list as string[];
 }
 
-function pickRow(value: unknown, file: string, instanceId: string | undefined): Record<string, unknown> {
-  const rows = Array.isArray(value) ? value : [value];
-  const candidates = instanceId
-    ? rows.filter((r) => r && typeof r === 'object' && r.instance_id === instanceId)
-    : rows;
-  if (candidates.length !== 1 || typeof candidates[0] !== 'object' || candidates[0] === null) {
+function rowIdOf(row: RawRow): unknown {
+  const value = row.value as Record<string, unknown> | null;
+  return value && typeof value === 'object' ? (value.instance_id ?? row.key) : undefined;
+}
+
+function pickRow(rows: RawRow[], file: string, instanceId: string | undefined): RawRow {
+  const candidates = instanceId ? rows.filter((r) => rowIdOf(r) === instanceId) : rows;
+  const row = candidates[0];
+  if (candidates.length !== 1 || row === undefined) {
+    const lines = candidates.map((r) => r.line).slice(0, 5);
     throw new InputError(
       { file },
       instanceId
-        ? `expected exactly one row with instance_id ${instanceId}, found ${candidates.length}`
+        ? `expected exactly one row with instance_id ${instanceId}, found ${candidates.length}${lines.length ? ` (lines ${lines.join(', ')})` : ''}`
         : `holds ${rows.length} rows; name one with --instance`,
     );
   }
-  return candidates[0] as Record<string, unknown>;
+  if (typeof row.value !== 'object' || row.value === null || Array.isArray(row.value))
+    throw new InputError({ file, line: row.line }, 'a row must be a JSON object');
+  return row;
 }
 
 async function expandReports(reports: string[]): Promise<string[]> {
@@ -114,8 +124,11 @@ export async function gradeFiles(options: GradeFilesOptions): Promise<GradeOutpu
   if (options.rules !== undefined && !RULES.includes(options.rules)) {
     throw new UsageError(`unknown rules "${options.rules}"; use one of ${RULES.join(', ')}`);
   }
-  const value = await readJson(options.expected);
-  const rules = options.rules ?? guessRules(options.expected, value);
+  const isKotlin =
+    options.rules === 'kotlin' || (options.rules === undefined && path.basename(options.expected) === 'expected_tests.json');
+  const value = isKotlin ? await readJson(options.expected) : undefined;
+  const rows = isKotlin ? [] : await readExpectedRows(options.expected);
+  const rules = options.rules ?? (isKotlin ? 'kotlin' : guessRules(options.expected, rows[0]?.value));
   let report: GradeReport;
   let reports = options.reports;
   if (rules === 'kotlin') {
@@ -123,7 +136,8 @@ export async function gradeFiles(options: GradeFilesOptions): Promise<GradeOutpu
     const expected = parseMsbExpected(value, options.expected);
     report = await gradeKotlin(expected, reports, { dropParameterized: !options.keepParameterized });
   } else if (rules === 'multi-swe-bench') {
-    const expected = parseMsbExpected(pickRow(value, options.expected, options.instanceId), options.expected);
+    const row = pickRow(rows, options.expected, options.instanceId);
+    const expected = parseMsbExpected(row.value, options.expected);
     const parsed = await parseFiles(reports, { format: options.format });
     report = gradeTransitions(expected, statusMapOf(parsed), {
       prefix: options.prefix,
@@ -131,9 +145,10 @@ export async function gradeFiles(options: GradeFilesOptions): Promise<GradeOutpu
     });
     report.warnings.push(...parsed.warnings);
   } else {
-    const row = pickRow(value, options.expected, options.instanceId);
-    const failToPass = idList(row.FAIL_TO_PASS, options.expected, 'FAIL_TO_PASS');
-    const passToPass = idList(row.PASS_TO_PASS, options.expected, 'PASS_TO_PASS');
+    const picked = pickRow(rows, options.expected, options.instanceId);
+    const row = picked.value as Record<string, unknown>;
+    const failToPass = idList(row.FAIL_TO_PASS, options.expected, 'FAIL_TO_PASS', picked.line);
+    const passToPass = idList(row.PASS_TO_PASS, options.expected, 'PASS_TO_PASS', picked.line);
     const parsed = await parseFiles(reports, { format: options.format });
     const grade = gradeSwebench({
       failToPass,

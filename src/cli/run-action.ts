@@ -199,6 +199,15 @@ export async function runCommand(options: RunCommandOptions): Promise<number> {
         limit: limit ?? null,
         repos: options.repos ? resolve(options.repos) : null,
       },
+      identity: {
+        dataset: resolve(options.path),
+        agent: options.agent,
+        predictions: options.predictions ? resolve(options.predictions) : null,
+        attempts,
+        include: options.include ?? [],
+        exclude: options.exclude ?? [],
+        limit: limit ?? null,
+      },
       signal: controller.signal,
       onTrialEnd: (result, info) => reporter.trialEnded(result, info.reused),
     });

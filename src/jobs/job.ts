@@ -8,12 +8,13 @@
  * (Ctrl-C) stops cleanly: pending trials are not started, running ones are
  * cancelled, finished ones are kept.
  */
-import { randomUUID } from 'node:crypto';
-import { readFile, rm } from 'node:fs/promises';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import PQueue from 'p-queue';
 import type { Agent } from '../agents/agent.ts';
+import { UsageError } from '../errors.ts';
 import type { EnvironmentProvider } from '../environments/environment.ts';
 import type { TrialResult } from '../trials/result.ts';
 import { patchSha256, runTrial, taskChecksum } from '../trials/trial.ts';
@@ -39,6 +40,12 @@ export interface JobOptions {
   verifyEmptyPatch?: boolean;
   /** Recorded in config.json (the command line's options). */
   config?: Record<string, unknown>;
+  /**
+   * What defines the job's trials (dataset, agent, predictions file, attempts, filters), by
+   * label. Recorded in config.json as `berth_identity`; re-running the job name with a different
+   * identity is refused (resume is for the same configuration).
+   */
+  identity?: Record<string, unknown>;
   signal?: AbortSignal;
   /** Called when a trial starts and when it ends (or is kept from a previous run). */
   onTrialStart?: (trial: PlannedTrial) => void;
@@ -86,14 +93,111 @@ async function readPrevious(path: string): Promise<TrialResult | undefined> {
   }
 }
 
-/** Runs (or resumes) a job and returns its summary. Trial failures never reject. */
+function describeValue(value: unknown): string {
+  if (value === null || value === undefined) return 'none';
+  if (Array.isArray(value)) return value.length === 0 ? 'none' : value.join(',');
+  return String(value);
+}
+
+/**
+ * The differences between the identity of an existing job and a new run's, as
+ * `label new vs old` phrases; empty when they match (or the old job recorded none).
+ */
+export function identityMismatch(
+  previous: Record<string, unknown> | undefined,
+  current: Record<string, unknown>,
+): string[] {
+  if (!previous || typeof previous !== 'object') return [];
+  const out: string[] = [];
+  for (const label of new Set([...Object.keys(current), ...Object.keys(previous)])) {
+    const now = describeValue(current[label]);
+    const before = describeValue(previous[label]);
+    if (now !== before) out.push(`${label} ${now} vs ${before}`);
+  }
+  return out;
+}
+
+function pidAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Takes the job folder's lock (`.berth.lock`, created exclusively, holding the pid).
+ * A lock whose pid is no longer running is taken over.
+ * @returns a function that releases the lock.
+ * @throws UsageError when another running process holds the lock.
+ */
+export async function lockJobDir(jobDir: string, jobName: string): Promise<() => Promise<void>> {
+  await mkdir(jobDir, { recursive: true });
+  const lock = join(jobDir, '.berth.lock');
+  for (let tries = 0; tries < 5; tries++) {
+    try {
+      await writeFile(lock, `${process.pid}\n`, { flag: 'wx' });
+      return async () => {
+        const holder = await readFile(lock, 'utf8').catch(() => '');
+        if (Number(holder.trim()) === process.pid) await rm(lock, { force: true });
+      };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    const text = await readFile(lock, 'utf8').catch(() => undefined);
+    if (text === undefined) continue; // released meanwhile
+    const pid = Number(text.trim());
+    if (text.trim() !== '' && pidAlive(pid) && pid !== process.pid) {
+      throw new UsageError(
+        `job ${jobName} is being run by another berth process (pid ${pid}); wait for it, or use another --job-name`,
+      );
+    }
+    // An empty lock may be one being written right now: give its writer a moment.
+    if (text.trim() === '' && tries === 0) {
+      await new Promise((r) => setTimeout(r, 100));
+      continue;
+    }
+    await rm(lock, { force: true });
+  }
+  throw new UsageError(`job ${jobName}: could not take the lock ${lock}`);
+}
+
+/**
+ * Runs (or resumes) a job and returns its summary. Trial failures never reject.
+ * @throws UsageError when the job folder is locked by another running process, or
+ *   holds a job with a different `identity`.
+ */
 export async function runJob(options: JobOptions): Promise<JobSummary> {
   const jobDir = resolve(options.jobsDir, options.jobName);
+  const release = await lockJobDir(jobDir, options.jobName);
+  try {
+    return await runLockedJob(options, jobDir);
+  } finally {
+    await release();
+  }
+}
+
+async function runLockedJob(options: JobOptions, jobDir: string): Promise<JobSummary> {
   const startedAt = new Date().toISOString();
   const started = performance.now();
   const results = new Map<number, TrialResult>();
   const running = new Set<number>();
   let reused = 0;
+
+  if (options.identity) {
+    const previous = await readFile(join(jobDir, 'config.json'), 'utf8')
+      .then((text) => (JSON.parse(text) as { berth_identity?: Record<string, unknown> }).berth_identity)
+      .catch(() => undefined);
+    const differences = identityMismatch(previous, options.identity);
+    if (differences.length > 0) {
+      throw new UsageError(
+        `job ${options.jobName} exists with a different configuration: ${differences.join('; ')} ` +
+          `(this run vs the job's); use another --job-name or remove the folder ${jobDir}`,
+      );
+    }
+  }
 
   await writeJsonAtomic(join(jobDir, 'config.json'), {
     job_name: options.jobName,
@@ -104,6 +208,7 @@ export async function runJob(options: JobOptions): Promise<JobSummary> {
     timeout_multiplier: options.timeoutMultiplier ?? 1,
     berth_version: VERSION,
     ...options.config,
+    ...(options.identity ? { berth_identity: options.identity } : {}),
   });
 
   // Job result writes are serialised so the last one written is the latest state.
@@ -270,8 +375,11 @@ function crashedTrialResult(trial: PlannedTrial, options: JobOptions, error: unk
   };
 }
 
-/** Harbor's default job name: `YYYY-MM-DD__HH-MM-SS` (local time). */
+/**
+ * The default job name: Harbor's `YYYY-MM-DD__HH-MM-SS` (local time) plus a short random
+ * suffix (`-` and 4 hex digits), so two runs started in the same second get different folders.
+ */
 export function defaultJobName(date = new Date()): string {
   const p = (n: number) => String(n).padStart(2, '0');
-  return `${date.getFullYear()}-${p(date.getMonth() + 1)}-${p(date.getDate())}__${p(date.getHours())}-${p(date.getMinutes())}-${p(date.getSeconds())}`;
+  return `${date.getFullYear()}-${p(date.getMonth() + 1)}-${p(date.getDate())}__${p(date.getHours())}-${p(date.getMinutes())}-${p(date.getSeconds())}-${randomBytes(2).toString('hex')}`;
 }

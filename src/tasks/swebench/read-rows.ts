@@ -84,12 +84,41 @@ function jsonErrorLine(text: string, error: unknown): number | undefined {
 }
 
 /**
+ * Reads a text input file (UTF-8).
+ * @throws InputError naming the file when it does not exist, is a folder or cannot be read.
+ */
+export async function readInputText(file: string): Promise<string> {
+  try {
+    return await readFile(file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const reason =
+      code === 'ENOENT'
+        ? 'no such file'
+        : code === 'EISDIR'
+          ? 'is a folder, expected a file'
+          : code === 'EACCES'
+            ? 'permission denied'
+            : `cannot read: ${(error as Error).message}`;
+    throw new InputError({ file }, reason, { cause: error });
+  }
+}
+
+/**
  * Reads the rows of one file. A `.jsonl` file (or a `.json` file that is not one JSON
  * document but one object per line) is read line by line; blank lines are skipped.
- * @throws InputError naming the file and line of an unparsable document or line.
+ * @throws InputError naming the file and line of an unparsable document or line, or
+ *   naming the file when it is missing, a folder or unreadable.
  */
-export async function readRowFile(file: string, options: { rowKey?: string } = {}): Promise<RawRow[]> {
-  let text = await readFile(file, 'utf8');
+export async function readRowFile(
+  file: string,
+  options: {
+    rowKey?: string;
+    /** More keys that mark a single JSON object as one row (rather than an object keyed by id). */
+    rowKeys?: readonly string[];
+  } = {},
+): Promise<RawRow[]> {
+  let text = await readInputText(file);
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   const isJsonl = extname(file).toLowerCase() === '.jsonl' || extname(file).toLowerCase() === '.ndjson';
   if (!isJsonl) {
@@ -112,7 +141,7 @@ export async function readRowFile(file: string, options: { rowKey?: string } = {
       }
       return readJsonLines(file, text);
     }
-    return rowsOfDocument(file, text, document, options.rowKey ?? 'instance_id');
+    return rowsOfDocument(file, text, document, [options.rowKey ?? 'instance_id', ...(options.rowKeys ?? [])]);
   }
   return readJsonLines(file, text);
 }
@@ -137,13 +166,13 @@ function readJsonLines(file: string, text: string): RawRow[] {
   return rows;
 }
 
-function rowsOfDocument(file: string, text: string, document: unknown, rowKey: string): RawRow[] {
+function rowsOfDocument(file: string, text: string, document: unknown, rowKeys: readonly string[]): RawRow[] {
   if (Array.isArray(document)) {
     const lines = topLevelValueLines(text);
     return document.map((value, index) => ({ value, file, line: lines[index] ?? 1, index }));
   }
   if (document !== null && typeof document === 'object') {
-    if (rowKey in document) return [{ value: document, file, line: 1 }];
+    if (rowKeys.some((key) => key in document)) return [{ value: document, file, line: 1 }];
     const lines = topLevelValueLines(text);
     return Object.entries(document).map(([key, value], index) => ({
       value,
