@@ -45,7 +45,7 @@ import type { Verifier, VerifierResult } from '../verifiers/verifier.ts';
 import { VERSION } from '../version.ts';
 import { collectArtifacts, uploadArtifacts } from './artifacts.ts';
 import type { ExceptionInfo, TimingInfo, TrialResult } from './result.ts';
-import type { TrialOptions } from './trial.ts';
+import { type TrialOptions, taskChecksum } from './trial.ts';
 
 /** Harbor's StepResult. */
 export interface StepResult {
@@ -159,6 +159,7 @@ export async function runExtendedHarborTrial(options: TrialOptions): Promise<Ext
     trial_name: options.trialName,
     trial_uri: pathToFileURL(trialDir).href,
     source: options.source,
+    task_checksum: taskChecksum(task),
     agent_info: {
       name: agent.info.name,
       version: agent.info.version,
@@ -254,7 +255,20 @@ export async function runExtendedHarborTrial(options: TrialOptions): Promise<Ext
       // Step preparation: workdir upload, setup.sh, healthcheck.
       try {
         if (step.workdirDir) {
+          // The upload's tar entry for the folder itself would reset its owner and mode to the host's:
+          // keep the folder as the image made it, and give the uploaded files to the folder's owner.
+          const wd = shellQuote(env.workdir);
+          const before = await env.exec(`stat -c '%u:%g %a' ${wd}`, { user: 'root', cwd: '/', timeoutSec: 30 });
           await env.upload(step.workdirDir, env.workdir);
+          const [owner, mode] = before.output.trim().split(' ');
+          if (before.exitCode === 0 && owner && mode) {
+            const names = (await readdir(step.workdirDir)).map((n) => shellQuote(`${env.workdir.replace(/\/+$/, '')}/${n}`));
+            await env.exec(`chown ${owner} ${wd} && chmod ${mode} ${wd} && chown -R ${owner} ${names.join(' ')}`, {
+              user: 'root',
+              cwd: '/',
+              timeoutSec: 60,
+            });
+          }
           if (existsSync(join(step.workdirDir, 'setup.sh'))) {
             const setup = await agentEnv.exec(`bash ${shellQuote(`${env.workdir.replace(/\/+$/, '')}/setup.sh`)}`, {
               timeoutSec: 600,

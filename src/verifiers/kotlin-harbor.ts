@@ -45,7 +45,7 @@ export async function verifyKotlinHarbor(
   expectedFile: string,
 ): Promise<VerifierResult> {
   const { environment } = context;
-  const stale = await environment.exec(`${killerOf(environment)}${FIND_REPORTS} -print -delete | wc -l`, {
+  const stale = await environment.exec(`${killerOf(environment)}${FIND_REPORTS} -print -exec rm -f {} + | wc -l`, {
     user: 'root',
     cwd: '/',
     timeoutSec: 120,

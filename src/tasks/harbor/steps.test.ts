@@ -50,7 +50,7 @@ describe('multi-step plan', () => {
   });
 
   it('mean per key over steps with a verdict (missing key 0); final = last step', () => {
-    const steps = [
+    const steps: Array<{ verifier_result: { rewards: Record<string, number> } | null }> = [
       { verifier_result: { rewards: { reward: 1, quality: 0.5 } } },
       { verifier_result: null },
       { verifier_result: { rewards: { reward: 0 } } },
