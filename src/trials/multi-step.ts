@@ -101,6 +101,7 @@ export function withDefaultUser(environment: Environment, user: string | number 
   if (user === undefined) return environment;
   return new Proxy(environment, {
     get(target, prop) {
+      if (prop === 'defaultExecUser') return String(user);
       if (prop === 'exec')
         return (command: string, options: Parameters<Environment['exec']>[1] = {}) =>
           target.exec(command, { ...options, user: options.user ?? String(user) });
