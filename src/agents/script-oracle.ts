@@ -52,7 +52,13 @@ export class ScriptOracleAgent implements Agent {
     // /solution: upload as root first (as Harbor does), then run.
     const asUser = (environment as { defaultExecUser?: string }).defaultExecUser !== undefined;
     let result = asUser
-      ? ({ exitCode: 98, output: 'berth:no-tar', timedOut: false, truncated: false, durationSec: 0 } as ExecResult)
+      ? ({
+          exitCode: 98,
+          output: 'berth:no-tar',
+          timedOut: false,
+          truncated: false,
+          durationSec: 0,
+        } as ExecResult)
       : await environment.exec(
           `command -v tar >/dev/null 2>&1 || { echo berth:no-tar; exit 98; }\nrm -rf /solution && tar -x -f - -C / || exit 99\n${solve}`,
           { ...options, input: await tarPath(solution.dir, 'solution') },

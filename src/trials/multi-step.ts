@@ -84,7 +84,12 @@ function exceptionInfo(error: unknown, prefix = ''): ExceptionInfo {
 }
 
 function verdictException(v: { type: string; message: string }): ExceptionInfo {
-  return { exception_type: v.type, exception_message: v.message, exception_traceback: v.message, occurred_at: now() };
+  return {
+    exception_type: v.type,
+    exception_message: v.message,
+    exception_traceback: v.message,
+    occurred_at: now(),
+  };
 }
 
 function withTimeout<T>(promise: Promise<T>, seconds: number | undefined, make: () => Error): Promise<T> {
@@ -219,13 +224,20 @@ export async function runExtendedHarborTrial(options: TrialOptions): Promise<Ext
     // Templates first: a missing variable or a secret without consent fails before anything starts.
     const solutionEnv = resolveEnvTemplates(plan.solutionEnv, { section: '[solution] env' });
     const verifierEnvs = plan.steps.map((s) =>
-      resolveEnvTemplates(s.verifierEnv, { section: `${s.name ? `[steps.${s.name}.verifier]` : '[verifier]'} env` }),
+      resolveEnvTemplates(s.verifierEnv, {
+        section: `${s.name ? `[steps.${s.name}.verifier]` : '[verifier]'} env`,
+      }),
     );
 
     checkCancelled();
     phase = { started_at: now(), finished_at: '' };
     result.environment_setup = phase;
-    environment = await provider.start({ task, jobId: options.jobId, trialDir, ...(signal ? { signal } : {}) });
+    environment = await provider.start({
+      task,
+      jobId: options.jobId,
+      trialDir,
+      ...(signal ? { signal } : {}),
+    });
     result.berth.isolated = environment.isolated;
     result.berth.isolation_method = environment.isolated ? environment.kind : null;
     if (plan.healthcheck) {
@@ -259,23 +271,35 @@ export async function runExtendedHarborTrial(options: TrialOptions): Promise<Ext
           // The upload's tar entry for the folder itself would reset its owner and mode to the host's:
           // keep the folder as the image made it, and give the uploaded files to the folder's owner.
           const wd = shellQuote(env.workdir);
-          const before = await env.exec(`stat -c '%u:%g %a' ${wd}`, { user: 'root', cwd: '/', timeoutSec: 30 });
+          const before = await env.exec(`stat -c '%u:%g %a' ${wd}`, {
+            user: 'root',
+            cwd: '/',
+            timeoutSec: 30,
+          });
           await env.upload(step.workdirDir, env.workdir);
           const [owner, mode] = before.output.trim().split(' ');
           if (before.exitCode === 0 && owner && mode) {
-            const names = (await readdir(step.workdirDir)).map((n) => shellQuote(`${env.workdir.replace(/\/+$/, '')}/${n}`));
-            await env.exec(`chown ${owner} ${wd} && chmod ${mode} ${wd} && chown -R ${owner} ${names.join(' ')}`, {
-              user: 'root',
-              cwd: '/',
-              timeoutSec: 60,
-            });
+            const names = (await readdir(step.workdirDir)).map((n) =>
+              shellQuote(`${env.workdir.replace(/\/+$/, '')}/${n}`),
+            );
+            await env.exec(
+              `chown ${owner} ${wd} && chmod ${mode} ${wd} && chown -R ${owner} ${names.join(' ')}`,
+              {
+                user: 'root',
+                cwd: '/',
+                timeoutSec: 60,
+              },
+            );
           }
           if (existsSync(join(step.workdirDir, 'setup.sh'))) {
-            const setup = await agentEnv.exec(`bash ${shellQuote(`${env.workdir.replace(/\/+$/, '')}/setup.sh`)}`, {
-              timeoutSec: 600,
-              outputFile: join(trialDir, 'agent', 'setup.log'),
-              ...(signal ? { signal } : {}),
-            });
+            const setup = await agentEnv.exec(
+              `bash ${shellQuote(`${env.workdir.replace(/\/+$/, '')}/setup.sh`)}`,
+              {
+                timeoutSec: 600,
+                outputFile: join(trialDir, 'agent', 'setup.log'),
+                ...(signal ? { signal } : {}),
+              },
+            );
             if (setup.exitCode !== 0)
               throw new StepSetupError(
                 `setup.sh exited with code ${setup.exitCode}: ${setup.output.trim().split('\n').slice(-3).join(' | ')}`,
@@ -297,9 +321,12 @@ export async function runExtendedHarborTrial(options: TrialOptions): Promise<Ext
         const stepTask: Task = {
           ...task,
           instruction: step.instruction,
-          solution: step.solutionDir ? { kind: 'script', dir: step.solutionDir, env: solutionEnv } : { kind: 'none' },
+          solution: step.solutionDir
+            ? { kind: 'script', dir: step.solutionDir, env: solutionEnv }
+            : { kind: 'none' },
         };
-        const timeoutSec = step.agentTimeoutSec !== undefined ? step.agentTimeoutSec * agentMultiplier : undefined;
+        const timeoutSec =
+          step.agentTimeoutSec !== undefined ? step.agentTimeoutSec * agentMultiplier : undefined;
         try {
           agentResult = await withTimeout(
             agent.run({
@@ -382,14 +409,18 @@ export async function runExtendedHarborTrial(options: TrialOptions): Promise<Ext
         if (verdict.exception) {
           // Harbor: a verifier error leaves this step without a verdict.
           if (!target.exception_info)
-            target.exception_info = verdictException({ ...verdict.exception, message: `${stepPrefix}${verdict.exception.message}` });
+            target.exception_info = verdictException({
+              ...verdict.exception,
+              message: `${stepPrefix}${verdict.exception.message}`,
+            });
         } else target.verifier_result = { rewards: verdict.rewards };
         target.berth = { verifier_details: verdict.details ?? null };
       }
 
       if (plan.multiStep) {
         const stepDir = join(trialDir, 'steps', target.step_name);
-        for (const d of ['agent', 'verifier', 'artifacts']) await moveContents(join(trialDir, d), join(stepDir, d));
+        for (const d of ['agent', 'verifier', 'artifacts'])
+          await moveContents(join(trialDir, d), join(stepDir, d));
         await writeJsonAtomic(join(stepDir, 'result.json'), target);
       } else {
         result.agent_result = target.agent_result;
@@ -505,7 +536,12 @@ async function runSeparateVerifier(args: {
   };
   const subDir = join(options.trialDir, '.verifier-env', safe);
   await rm(subDir, { recursive: true, force: true });
-  const venv = await provider.start({ task: vTask, jobId: options.jobId, trialDir: subDir, ...(signal ? { signal } : {}) });
+  const venv = await provider.start({
+    task: vTask,
+    jobId: options.jobId,
+    trialDir: subDir,
+    ...(signal ? { signal } : {}),
+  });
   let verdict: VerifierResult;
   try {
     await uploadArtifacts(venv, args.artifactsDir, step.artifacts, join(subDir, 'artifacts'));

@@ -214,7 +214,10 @@ export function harborPlan(task: Task): HarborPlan {
   const sharedTests = join(dir, 'tests');
   const hasShared = existsSync(sharedTests);
   const expectedIn = (dirs: string[]) =>
-    [...dirs].reverse().map((d) => join(d, 'expected_tests.json')).find((f) => existsSync(f));
+    [...dirs]
+      .reverse()
+      .map((d) => join(d, 'expected_tests.json'))
+      .find((f) => existsSync(f));
 
   const separateEnv = (step: Raw | undefined, contextDir: string): VerifierEnvironmentSpec => {
     const stepEnv = step ? obj(step.verifier).environment : undefined;
