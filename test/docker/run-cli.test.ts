@@ -114,6 +114,39 @@ describe.skipIf(skipDocker)('berth CLI on Harbor tasks (real engine)', () => {
     expect(result.verifier_result).toEqual({ rewards: { reward: 1 } });
   });
 
+  it('Ctrl-C stops the run: exit 130, no container of the job left', async () => {
+    const dir = join(tempDir(), 'calc');
+    cpSync(join(FIXTURES, 'tasks', 'calc'), dir, { recursive: true });
+    writeFileSync(join(dir, 'solution', 'solve.sh'), '#!/bin/bash\nsleep 300\n');
+    const jobName = `ctrl-c-${process.pid}`;
+    const { spawn } = await import('node:child_process');
+    const child = spawn('node', [
+      bin,
+      'run',
+      '-p',
+      dir,
+      '-a',
+      'oracle',
+      ...map,
+      '--jobs-dir',
+      tempDir(),
+      '--job-name',
+      jobName,
+    ]);
+    const { docker } = await connectDocker();
+    const filters = { label: [`${LABELS.job}=${jobName}`] };
+    // Wait for the trial's container, then interrupt.
+    for (let i = 0; i < 600 && (await docker.listContainers({ filters })).length === 0; i++)
+      await new Promise((r) => setTimeout(r, 200));
+    expect((await docker.listContainers({ filters })).length).toBe(1);
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    child.kill('SIGINT');
+    expect(await exited).toBe(130);
+    for (let i = 0; i < 50 && (await docker.listContainers({ all: true, filters })).length > 0; i++)
+      await new Promise((r) => setTimeout(r, 200));
+    expect(await docker.listContainers({ all: true, filters })).toEqual([]);
+  });
+
   it('berth check names what a task needs; berth clean removes what a crashed run left', async () => {
     const check = berth('check', '-p', join(FIXTURES, 'based', 'tasks'), '--json');
     expect(check.status, check.stderr).toBe(0);
