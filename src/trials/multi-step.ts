@@ -264,6 +264,10 @@ export async function runExtendedHarborTrial(options: TrialOptions): Promise<Ext
       const env = environment;
       if (!env) throw new Error('the agent environment is gone');
       const agentEnv = withDefaultUser(env, step.agentUser);
+      // The step's own phase networks ([steps.agent] / [steps.verifier] network_mode) override the task's.
+      const netTask: Task = step.phaseNetwork
+        ? { ...task, phaseNetwork: { ...(task.phaseNetwork ?? {}), ...step.phaseNetwork } }
+        : task;
 
       // Step preparation: workdir upload, setup.sh, healthcheck.
       try {
@@ -317,7 +321,7 @@ export async function runExtendedHarborTrial(options: TrialOptions): Promise<Ext
         const timing: TimingInfo = { started_at: now(), finished_at: '' };
         target.agent_execution = timing;
         result.agent_execution ??= timing;
-        await applyPhaseNetwork(env, task, 'agent');
+        await applyPhaseNetwork(env, netTask, 'agent');
         const stepTask: Task = {
           ...task,
           instruction: step.instruction,
@@ -376,7 +380,7 @@ export async function runExtendedHarborTrial(options: TrialOptions): Promise<Ext
             agentResult: agentResult ?? {},
           });
         } else {
-          await applyPhaseNetwork(env, task, 'verifier');
+          await applyPhaseNetwork(env, netTask, 'verifier');
           const merged = await mergedTestsDir(step.testsDirs);
           try {
             const vTask: Task = {

@@ -43,6 +43,18 @@ describe('multi-step plan', () => {
     );
   });
 
+  it("step-level agent/verifier network_mode become that step's phase networks", () => {
+    const task = loadHarborTask(join(FIXTURES, 'steps-gate'));
+    const steps = (task.metadata.task_toml as { steps: Array<Record<string, unknown>> }).steps;
+    steps[1] = { ...steps[1], agent: { network_mode: 'public' }, verifier: { network_mode: 'no-network' } };
+    const plan = harborPlan(task);
+    expect(plan.steps[0]?.phaseNetwork).toBeUndefined();
+    expect(plan.steps[1]?.phaseNetwork).toEqual({
+      agent: { mode: 'public' },
+      verifier: { mode: 'no-network' },
+    });
+  });
+
   it('min_reward: a number gates `reward`, a table gates each key, a missing key is -infinity', () => {
     expect(minRewardFailure({ reward: 1 }, 1)).toBeUndefined();
     expect(minRewardFailure({ reward: 0.5 }, 1)).toBe('reward=0.5 below min_reward 1');
