@@ -108,7 +108,7 @@ describe('env templating', () => {
 describe('artifacts and healthcheck', () => {
   it('places artifacts as Harbor does', () => {
     expect(artifactHostPath({ source: '/tmp/configured-artifact.txt' })).toBe('configured-artifact.txt');
-    expect(artifactHostPath({ source: '/work/out/', destination: 'a/../b' })).toBe('a/b');
+    expect(artifactHostPath({ source: '/srv/out/', destination: 'a/../b' })).toBe('a/b');
     expect(artifactHostPath({ source: '/logs/artifacts' })).toBe('');
   });
 
