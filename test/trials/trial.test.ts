@@ -200,6 +200,27 @@ describe('security: what an agent patch cannot do', () => {
     expect(result.berth.note).toContain('discarded agent changes to 1 test file(s)');
   });
 
+  it("the agent's edit of a test file present at base is reset to base before the test patch applies", async () => {
+    const base = { ...baseFiles, 'tests/check.sh': 'echo "RESULT FAILED f2p"\n' };
+    const task = await shellTask();
+    if (task.verifier.kind !== 'swebench' || task.environment.kind !== 'local') throw new Error('shell task');
+    task.environment.snapshot = { files: base };
+    task.verifier.testPatch = await makeDiff(base, { 'tests/check.sh': checkScript });
+    // The gold fix plus a forged test file: the test patch would not apply on top of it.
+    const patch = await makeDiff(base, {
+      'lib.sh': 'VALUE=2\n',
+      'tests/check.sh': 'echo "RESULT PASSED f2p"; echo "RESULT PASSED p2p"\n',
+    });
+    const result = await trial(task, patchAgent(patch));
+    expect(result.berth.status).toBe('resolved');
+    expect(
+      (result.berth.verifier_details as { discarded_agent_changes: string[] }).discarded_agent_changes,
+    ).toEqual(['tests/check.sh']);
+    const output = await trialFile(result, 'verifier/test-output.txt');
+    expect(output).toContain('RESULT PASSED f2p');
+    expect(output).toContain('RESULT PASSED p2p');
+  });
+
   it('a test patch creating a file in a folder that does not exist yet records no discarded change', async () => {
     // git ls-files warns "could not open directory 'tests/new/'" on stderr; that warning
     // once ended up in discarded_agent_changes (seen on a real tomli instance).
