@@ -4,6 +4,7 @@
  * refused or fails validation (bad input), 0 otherwise.
  */
 import { resolve } from 'node:path';
+import { InputError } from '../errors.ts';
 import { writeJsonAtomic } from '../util/atomic-write.ts';
 import { type BuildReport, buildInstance, findSpecs, loadSpec } from './build.ts';
 import { makeControls, writeControls } from './controls.ts';
@@ -65,6 +66,7 @@ export async function runValidateCommand(
   options: { repos?: string; run: boolean; json?: boolean },
 ): Promise<number> {
   const rows = await readRows(file);
+  if (rows.length === 0) throw new InputError({ file }, 'the dataset holds no row; nothing to validate');
   const results: RowValidation[] = [];
   const idWidth = Math.max(8, ...rows.map((at) => String(at.row.instance_id).length));
   if (!options.json)
@@ -85,14 +87,18 @@ export async function runValidateCommand(
         .filter((check) => !check.ok)
         .map((check) => `${check.name}: ${check.message ?? 'failed'}`);
       const skipped = result.checks.filter((check) => check.skipped).map((check) => check.name);
-      const note = [...problems, ...(skipped.length ? [`skipped ${skipped.join(', ')}`] : [])].join('; ');
+      const note = [
+        ...problems,
+        ...(result.notChecked ? [`not checked: ${result.notChecked}`] : []),
+        ...(skipped.length ? [`skipped ${skipped.join(', ')}`] : []),
+      ].join('; ');
       const cell = (value?: { f2p: number; p2p: number }) =>
         value ? `${value.f2p}/${result.failToPass} ${value.p2p}/${result.passToPass}` : '-';
       out(
         pad(
           [
             result.instance_id,
-            result.ok ? 'yes' : 'NO',
+            result.ok ? 'yes' : result.notChecked && problemsOf(result) === 0 ? '-' : 'NO',
             String(result.failToPass),
             String(result.passToPass),
             `~${result.promptTokens}`,
@@ -106,21 +112,45 @@ export async function runValidateCommand(
       );
     }
   }
-  const bad = results.filter((result) => !result.ok).length;
+  const valid = results.filter((result) => result.ok).length;
+  const bad = results.filter((result) => problemsOf(result) > 0).length;
+  const notChecked = results.filter((result) => !result.ok && problemsOf(result) === 0).length;
   const tokens = results.reduce((sum, result) => sum + result.promptTokens, 0);
   if (options.json)
     out(
       JSON.stringify(
-        { file, total: results.length, invalid: bad, promptTokens: tokens, rows: results },
+        {
+          file,
+          total: results.length,
+          valid,
+          invalid: bad,
+          not_checked: notChecked,
+          promptTokens: tokens,
+          rows: results,
+        },
         null,
         2,
       ),
     );
-  else
+  else {
+    // Reasons without the repository name, each with how many rows it stopped.
+    const counts = new Map<string, number>();
+    for (const result of results)
+      for (const reason of result.notChecked?.split('; ') ?? []) {
+        const key = reason.replace(/ of \S+$/, '');
+        counts.set(key, (counts.get(key) ?? 0) + 1);
+      }
+    const reasons = [...counts].map(([reason, n]) => `${n}x ${reason}`);
     out(
-      `${results.length - bad}/${results.length} valid; prompt tokens ~${tokens} in total (characters / 4)`,
+      `${valid}/${results.length} valid` +
+        (bad ? `, ${bad} invalid` : '') +
+        (notChecked
+          ? `, ${notChecked} not checked (${reasons.slice(0, 4).join('; ')}${reasons.length > 4 ? '; ...' : ''})`
+          : '') +
+        `; prompt tokens ~${tokens} in total (characters / 4)`,
     );
-  return bad > 0 ? 2 : 0;
+  }
+  return bad > 0 || notChecked > 0 ? 2 : 0;
 }
 
 export async function runControlsCommand(file: string, options: { output: string }): Promise<number> {
@@ -133,6 +163,11 @@ export async function runControlsCommand(file: string, options: { output: string
   for (const skip of controls.skipped)
     err(`note: no ${skip.control} prediction for ${skip.instance_id}: ${skip.reason}`);
   return 0;
+}
+
+/** How many checks ran and failed. */
+function problemsOf(result: RowValidation): number {
+  return result.checks.filter((check) => !check.ok).length;
 }
 
 function pad(cells: string[], widths: number[]): string {

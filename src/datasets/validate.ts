@@ -66,7 +66,10 @@ export interface RowValidation {
   instance_id: string;
   line?: number;
   checks: Check[];
+  /** True only when every check ran and passed (a row with `notChecked` is not valid). */
   ok: boolean;
+  /** Why some checks could not run here (no snapshot and no mirror, no test command); the row is then not valid. */
+  notChecked?: string;
   /** Estimated prompt tokens (characters / 4) of the problem statement and the snapshot. */
   promptTokens: number;
   /** Estimated tokens of the gold patch. */
@@ -170,11 +173,13 @@ export async function validateRow(
     } catch (error) {
       why = (error as Error).message;
     }
-  } else why = 'no dockerless.files and no --repos';
+  } else why = `no snapshot (dockerless.files): use --repos DIR holding a git mirror of ${data.repo}`;
   if (!base) {
+    const reasons = [why, ...(options.run && !data.dockerless ? ['no test command (dockerless.test_cmd)'] : [])];
+    result.notChecked = reasons.join('; ');
     for (const name of ['patches-apply', 'gold-resolves', 'empty-fails'] as const)
       checks.push({ name, ok: true, skipped: true, message: why });
-    result.ok = checks.every((check) => check.ok);
+    result.ok = false;
     return result;
   }
 
@@ -208,6 +213,7 @@ export async function validateRow(
           : 'no dockerless.test_cmd';
       checks.push({ name: 'gold-resolves', ok: true, skipped: true, message });
       checks.push({ name: 'empty-fails', ok: true, skipped: true, message });
+      if (options.run && problems.length === 0) result.notChecked = 'no test command (dockerless.test_cmd)';
     } else {
       await workspace.dispose();
       const gold = await runThroughTrial(at, new OracleAgent(), options);
@@ -232,7 +238,7 @@ export async function validateRow(
   } finally {
     await workspace.dispose();
   }
-  result.ok = checks.every((check) => check.ok);
+  result.ok = checks.every((check) => check.ok) && result.notChecked === undefined;
   return result;
 }
 
