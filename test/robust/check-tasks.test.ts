@@ -1,0 +1,51 @@
+import { spawnSync } from 'node:child_process';
+import { cp, mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { dataDir, fixturesDir, hasData } from '../helpers/data.ts';
+
+const bin = fileURLToPath(new URL('../../bin/berth.js', import.meta.url));
+
+function berth(...args: string[]) {
+  const result = spawnSync('node', [bin, ...args], { encoding: 'utf8', env: { ...process.env, CI: '1' } });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+describe('berth check goes on past a task that does not load', () => {
+  it('reports the bad task as "cannot run here" with the reason, checks the others, exits 2 at the end', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'berth-robust-'));
+    // Sorted first, so a check that stops at the first bad task never reaches calc.
+    await mkdir(join(dir, 'aaa-bad'));
+    await writeFile(join(dir, 'aaa-bad', 'task.toml'), 'version = "1.0"\n');
+    await writeFile(join(dir, 'aaa-bad', 'instruction.md'), 'do it\n');
+    await cp(join(fixturesDir, 'harbor', 'tasks', 'calc'), join(dir, 'calc'), { recursive: true });
+    const json = berth('check', '-p', dir, '--json');
+    expect(json.code).toBe(2);
+    const report = JSON.parse(json.stdout) as {
+      summary: { total: number };
+      tasks: Array<{ task: string; canRun: string; reasons: string[] }>;
+    };
+    expect(report.summary.total).toBe(2);
+    expect(report.tasks.map((t) => t.task)).toEqual(['aaa-bad', 'calc']);
+    expect(report.tasks[0]?.canRun).toBe('no');
+    expect(report.tasks[0]?.reasons.join()).toContain('the task does not load:');
+    expect(report.tasks[0]?.reasons.join()).toContain('aaa-bad');
+    // calc was checked for real (its image may be missing here, but it loaded).
+    expect(report.tasks[1]?.reasons.join()).not.toContain('does not load');
+    expect((report.tasks[1] as { image?: string }).image).not.toBe('-');
+    const text = berth('check', '-p', dir);
+    expect(text.code).toBe(2);
+    expect(text.stdout).toContain('aaa-bad: cannot run here');
+    expect(text.stdout).toContain('2 task(s):');
+    expect(text.stdout).toContain('(1 do not load)');
+  });
+
+  it.skipIf(!hasData)('kotlin-swe-bench (shared data): every task reported, none stops the check', () => {
+    const result = berth('check', '-p', join(dataDir, 'kotlin-swe-bench'));
+    expect(result.code).toBe(2);
+    expect(result.stdout).toContain('3 task(s): 0 can run here offline, 0 need the network, 3 cannot run here');
+    expect(result.stdout).toMatch(/pinterest_ktlint-2029: cannot run here\n[^]*missing test script/);
+  });
+});
