@@ -9,6 +9,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tarPath } from '../environments/docker/tar.ts';
+import type { ExecResult } from '../environments/environment.ts';
 import type { Task } from '../tasks/task.ts';
 import { AgentTimeoutError } from '../trials/trial.ts';
 import { VERSION } from '../version.ts';
@@ -47,10 +48,21 @@ export class ScriptOracleAgent implements Agent {
     };
     // One command: unpack solution/ from standard input into /solution, then run solve.sh;
     // the separate upload is the fallback for images without tar.
-    let result = await environment.exec(
-      `command -v tar >/dev/null 2>&1 || { echo berth:no-tar; exit 98; }\nrm -rf /solution && tar -x -f - -C / || exit 99\n${solve}`,
-      { ...options, input: await tarPath(solution.dir, 'solution') },
-    );
+    // Under `[agent] user` (src/trials/multi-step.ts) solve.sh runs as that user, who cannot write
+    // /solution: upload as root first (as Harbor does), then run.
+    const asUser = (environment as { defaultExecUser?: string }).defaultExecUser !== undefined;
+    let result = asUser
+      ? ({
+          exitCode: 98,
+          output: 'berth:no-tar',
+          timedOut: false,
+          truncated: false,
+          durationSec: 0,
+        } as ExecResult)
+      : await environment.exec(
+          `command -v tar >/dev/null 2>&1 || { echo berth:no-tar; exit 98; }\nrm -rf /solution && tar -x -f - -C / || exit 99\n${solve}`,
+          { ...options, input: await tarPath(solution.dir, 'solution') },
+        );
     if (result.exitCode === 98 && result.output.includes('berth:no-tar')) {
       await environment.upload(solution.dir, '/solution');
       result = await environment.exec(solve, options);

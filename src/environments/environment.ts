@@ -17,6 +17,13 @@ export interface ExecOptions {
   user?: string;
   /** Network for this command; default the environment's policy. */
   network?: NetworkPolicy;
+  /**
+   * berth's own bookkeeping (git commands on berth-chosen paths, no code from the task or the
+   * agent): an environment may skip the isolation wrapper it puts around untrusted commands
+   * (the local environment does, unless the repository's git config was changed since it was
+   * made). Default false.
+   */
+  trusted?: boolean;
   /** Host file that receives stdout and stderr interleaved, capped at `maxOutputBytes`. */
   outputFile?: string;
   /** Cap on captured output in bytes; past it the output ends with a visible truncation mark. */

@@ -61,7 +61,11 @@ export async function collectArtifacts(
   for (const artifact of list) {
     const rel = artifactHostPath(artifact);
     const destination = rel ? `artifacts/${rel}` : 'artifacts';
-    if (isConvention(artifact.source) && rel === '' && (environment as { mountedLogs?: boolean }).mountedLogs) {
+    if (
+      isConvention(artifact.source) &&
+      rel === '' &&
+      (environment as { mountedLogs?: boolean }).mountedLogs
+    ) {
       const has = await nonEmptyDir(hostDir);
       entries.push({ source: artifact.source, destination, type: 'directory', status: has ? 'ok' : 'empty' });
       continue;
@@ -111,7 +115,12 @@ export async function uploadArtifacts(
 ): Promise<void> {
   await mkdir(conventionHostDir, { recursive: true });
   // The convention folder: everything the agent left in /logs/artifacts (not the configured copies nor the manifest).
-  const configured = new Set(artifacts.map(artifactHostPath).filter(Boolean).map((p) => p.split('/')[0]));
+  const configured = new Set(
+    artifacts
+      .map(artifactHostPath)
+      .filter(Boolean)
+      .map((p) => p.split('/')[0]),
+  );
   for (const name of await readdir(hostDir).catch(() => [] as string[])) {
     if (name === 'manifest.json' || configured.has(name)) continue;
     await cp(join(hostDir, name), join(conventionHostDir, name), { recursive: true });

@@ -45,7 +45,7 @@ import type { Verifier, VerifierResult } from '../verifiers/verifier.ts';
 import { VERSION } from '../version.ts';
 import { collectArtifacts, uploadArtifacts } from './artifacts.ts';
 import type { ExceptionInfo, TimingInfo, TrialResult } from './result.ts';
-import type { TrialOptions } from './trial.ts';
+import { type TrialOptions, taskChecksum } from './trial.ts';
 
 /** Harbor's StepResult. */
 export interface StepResult {
@@ -84,7 +84,12 @@ function exceptionInfo(error: unknown, prefix = ''): ExceptionInfo {
 }
 
 function verdictException(v: { type: string; message: string }): ExceptionInfo {
-  return { exception_type: v.type, exception_message: v.message, exception_traceback: v.message, occurred_at: now() };
+  return {
+    exception_type: v.type,
+    exception_message: v.message,
+    exception_traceback: v.message,
+    occurred_at: now(),
+  };
 }
 
 function withTimeout<T>(promise: Promise<T>, seconds: number | undefined, make: () => Error): Promise<T> {
@@ -101,6 +106,7 @@ export function withDefaultUser(environment: Environment, user: string | number 
   if (user === undefined) return environment;
   return new Proxy(environment, {
     get(target, prop) {
+      if (prop === 'defaultExecUser') return String(user);
       if (prop === 'exec')
         return (command: string, options: Parameters<Environment['exec']>[1] = {}) =>
           target.exec(command, { ...options, user: options.user ?? String(user) });
@@ -159,6 +165,7 @@ export async function runExtendedHarborTrial(options: TrialOptions): Promise<Ext
     trial_name: options.trialName,
     trial_uri: pathToFileURL(trialDir).href,
     source: options.source,
+    task_checksum: taskChecksum(task),
     agent_info: {
       name: agent.info.name,
       version: agent.info.version,
@@ -217,13 +224,20 @@ export async function runExtendedHarborTrial(options: TrialOptions): Promise<Ext
     // Templates first: a missing variable or a secret without consent fails before anything starts.
     const solutionEnv = resolveEnvTemplates(plan.solutionEnv, { section: '[solution] env' });
     const verifierEnvs = plan.steps.map((s) =>
-      resolveEnvTemplates(s.verifierEnv, { section: `${s.name ? `[steps.${s.name}.verifier]` : '[verifier]'} env` }),
+      resolveEnvTemplates(s.verifierEnv, {
+        section: `${s.name ? `[steps.${s.name}.verifier]` : '[verifier]'} env`,
+      }),
     );
 
     checkCancelled();
     phase = { started_at: now(), finished_at: '' };
     result.environment_setup = phase;
-    environment = await provider.start({ task, jobId: options.jobId, trialDir, ...(signal ? { signal } : {}) });
+    environment = await provider.start({
+      task,
+      jobId: options.jobId,
+      trialDir,
+      ...(signal ? { signal } : {}),
+    });
     result.berth.isolated = environment.isolated;
     result.berth.isolation_method = environment.isolated ? environment.kind : null;
     if (plan.healthcheck) {
@@ -250,17 +264,46 @@ export async function runExtendedHarborTrial(options: TrialOptions): Promise<Ext
       const env = environment;
       if (!env) throw new Error('the agent environment is gone');
       const agentEnv = withDefaultUser(env, step.agentUser);
+      // The step's own phase networks ([steps.agent] / [steps.verifier] network_mode) override the task's.
+      const netTask: Task = step.phaseNetwork
+        ? { ...task, phaseNetwork: { ...(task.phaseNetwork ?? {}), ...step.phaseNetwork } }
+        : task;
 
       // Step preparation: workdir upload, setup.sh, healthcheck.
       try {
         if (step.workdirDir) {
+          // The upload's tar entry for the folder itself would reset its owner and mode to the host's:
+          // keep the folder as the image made it, and give the uploaded files to the folder's owner.
+          const wd = shellQuote(env.workdir);
+          const before = await env.exec(`stat -c '%u:%g %a' ${wd}`, {
+            user: 'root',
+            cwd: '/',
+            timeoutSec: 30,
+          });
           await env.upload(step.workdirDir, env.workdir);
+          const [owner, mode] = before.output.trim().split(' ');
+          if (before.exitCode === 0 && owner && mode) {
+            const names = (await readdir(step.workdirDir)).map((n) =>
+              shellQuote(`${env.workdir.replace(/\/+$/, '')}/${n}`),
+            );
+            await env.exec(
+              `chown ${owner} ${wd} && chmod ${mode} ${wd} && chown -R ${owner} ${names.join(' ')}`,
+              {
+                user: 'root',
+                cwd: '/',
+                timeoutSec: 60,
+              },
+            );
+          }
           if (existsSync(join(step.workdirDir, 'setup.sh'))) {
-            const setup = await agentEnv.exec(`bash ${shellQuote(`${env.workdir.replace(/\/+$/, '')}/setup.sh`)}`, {
-              timeoutSec: 600,
-              outputFile: join(trialDir, 'agent', 'setup.log'),
-              ...(signal ? { signal } : {}),
-            });
+            const setup = await agentEnv.exec(
+              `bash ${shellQuote(`${env.workdir.replace(/\/+$/, '')}/setup.sh`)}`,
+              {
+                timeoutSec: 600,
+                outputFile: join(trialDir, 'agent', 'setup.log'),
+                ...(signal ? { signal } : {}),
+              },
+            );
             if (setup.exitCode !== 0)
               throw new StepSetupError(
                 `setup.sh exited with code ${setup.exitCode}: ${setup.output.trim().split('\n').slice(-3).join(' | ')}`,
@@ -278,13 +321,16 @@ export async function runExtendedHarborTrial(options: TrialOptions): Promise<Ext
         const timing: TimingInfo = { started_at: now(), finished_at: '' };
         target.agent_execution = timing;
         result.agent_execution ??= timing;
-        await applyPhaseNetwork(env, task, 'agent');
+        await applyPhaseNetwork(env, netTask, 'agent');
         const stepTask: Task = {
           ...task,
           instruction: step.instruction,
-          solution: step.solutionDir ? { kind: 'script', dir: step.solutionDir, env: solutionEnv } : { kind: 'none' },
+          solution: step.solutionDir
+            ? { kind: 'script', dir: step.solutionDir, env: solutionEnv }
+            : { kind: 'none' },
         };
-        const timeoutSec = step.agentTimeoutSec !== undefined ? step.agentTimeoutSec * agentMultiplier : undefined;
+        const timeoutSec =
+          step.agentTimeoutSec !== undefined ? step.agentTimeoutSec * agentMultiplier : undefined;
         try {
           agentResult = await withTimeout(
             agent.run({
@@ -334,7 +380,7 @@ export async function runExtendedHarborTrial(options: TrialOptions): Promise<Ext
             agentResult: agentResult ?? {},
           });
         } else {
-          await applyPhaseNetwork(env, task, 'verifier');
+          await applyPhaseNetwork(env, netTask, 'verifier');
           const merged = await mergedTestsDir(step.testsDirs);
           try {
             const vTask: Task = {
@@ -367,14 +413,18 @@ export async function runExtendedHarborTrial(options: TrialOptions): Promise<Ext
         if (verdict.exception) {
           // Harbor: a verifier error leaves this step without a verdict.
           if (!target.exception_info)
-            target.exception_info = verdictException({ ...verdict.exception, message: `${stepPrefix}${verdict.exception.message}` });
+            target.exception_info = verdictException({
+              ...verdict.exception,
+              message: `${stepPrefix}${verdict.exception.message}`,
+            });
         } else target.verifier_result = { rewards: verdict.rewards };
         target.berth = { verifier_details: verdict.details ?? null };
       }
 
       if (plan.multiStep) {
         const stepDir = join(trialDir, 'steps', target.step_name);
-        for (const d of ['agent', 'verifier', 'artifacts']) await moveContents(join(trialDir, d), join(stepDir, d));
+        for (const d of ['agent', 'verifier', 'artifacts'])
+          await moveContents(join(trialDir, d), join(stepDir, d));
         await writeJsonAtomic(join(stepDir, 'result.json'), target);
       } else {
         result.agent_result = target.agent_result;
@@ -490,7 +540,12 @@ async function runSeparateVerifier(args: {
   };
   const subDir = join(options.trialDir, '.verifier-env', safe);
   await rm(subDir, { recursive: true, force: true });
-  const venv = await provider.start({ task: vTask, jobId: options.jobId, trialDir: subDir, ...(signal ? { signal } : {}) });
+  const venv = await provider.start({
+    task: vTask,
+    jobId: options.jobId,
+    trialDir: subDir,
+    ...(signal ? { signal } : {}),
+  });
   let verdict: VerifierResult;
   try {
     await uploadArtifacts(venv, args.artifactsDir, step.artifacts, join(subDir, 'artifacts'));

@@ -45,11 +45,14 @@ export async function verifyKotlinHarbor(
   expectedFile: string,
 ): Promise<VerifierResult> {
   const { environment } = context;
-  const stale = await environment.exec(`${killerOf(environment)}${FIND_REPORTS} -print -delete | wc -l`, {
-    user: 'root',
-    cwd: '/',
-    timeoutSec: 120,
-  });
+  const stale = await environment.exec(
+    `${killerOf(environment)}${FIND_REPORTS} -print -exec rm -f {} + | wc -l`,
+    {
+      user: 'root',
+      cwd: '/',
+      timeoutSec: 120,
+    },
+  );
   const deleted = Number(/(\d+)\s*$/.exec(stale.output.trim())?.[1] ?? 0);
   const verdict = await inner.verify(context);
   const details: Record<string, unknown> = { ...(verdict.details ?? {}), stale_reports_deleted: deleted };
@@ -64,7 +67,10 @@ export async function verifyKotlinHarbor(
     { user: 'root', cwd: '/', timeoutSec: 300 },
   );
   if (!(environment as { mountedLogs?: boolean }).mountedLogs)
-    await environment.download('/logs/verifier/junit-reports', join(context.trialDir, 'verifier', 'junit-reports'));
+    await environment.download(
+      '/logs/verifier/junit-reports',
+      join(context.trialDir, 'verifier', 'junit-reports'),
+    );
   const files = await collectReports(join(context.trialDir, 'verifier', 'junit-reports'));
   const expected = await readKotlinExpected(expectedFile);
   const report = await gradeKotlin(expected, files, { expectedName: 'expected_tests.json' });

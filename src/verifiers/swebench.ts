@@ -83,12 +83,11 @@ export class SwebenchVerifier implements Verifier {
     const dir = join(context.trialDir, 'verifier');
     const base = context.baseCommit ?? 'HEAD';
     const started = performance.now();
-    const git = (args: string, input?: string) =>
-      env.exec(`git -c core.hooksPath=/dev/null ${args}`, {
-        timeoutSec: 300,
-        ...(input !== undefined ? { input } : {}),
-        ...(context.signal ? { signal: context.signal } : {}),
-      });
+    // Steps 1 and 2 are berth's own git bookkeeping, one script (a few processes per trial):
+    // the environment may run it without the isolation wrapper the tests get (`trusted`).
+    const GIT =
+      'git --literal-pathspecs -c core.hooksPath=/dev/null -c core.quotePath=false -c core.fsmonitor=false';
+    const q = shellQuote;
 
     // 1. Discard the agent's changes to the files the test patch touches.
     const touched = new Set<string>();
@@ -98,57 +97,72 @@ export class SwebenchVerifier implements Verifier {
     }
     // Paths that are absolute, climb out with `..` or point into .git are never reset or deleted.
     const paths = [...touched].filter((p) => checkSnapshotPath(p) === undefined);
-    const discarded: string[] = [];
-    let resetLog = '';
+    const quoted = paths.map(q).join(' ');
+    const listed = `@@berth-listed-${randomBytes(8).toString('hex')}@@`;
+    const reset = `@@berth-reset-${randomBytes(8).toString('hex')}@@`;
+    const testPatch = spec.testPatch.trim() === '' ? undefined : spec.testPatch;
+    const script: string[] = [];
     if (paths.length > 0) {
-      const quoted = paths.map(shellQuote).join(' ');
-      // One command lists what the agent changed among these paths, then resets them.
-      const mark = `@@berth-${randomBytes(8).toString('hex')}@@`;
-      const script = [
-        `git -c core.hooksPath=/dev/null diff --name-only --no-renames ${shellQuote(base)} -- ${quoted}`,
-        `git ls-files --others -- ${quoted}`,
-        `echo ${mark}`,
+      script.push(
+        // What the agent changed among these paths (the record). stderr is dropped: git warns
+        // about folders the test patch creates that do not exist yet ("could not open
+        // directory"), and a warning is not a changed file.
+        `${GIT} diff --name-only --no-renames ${q(base)} -- ${quoted} 2>/dev/null`,
+        `${GIT} ls-files --others -- ${quoted} 2>/dev/null`,
+        `echo ${listed}`,
         'set -e',
-        ...paths.map((p) => {
-          const q = shellQuote(p);
-          return `if git cat-file -e ${shellQuote(`${base}:${p}`)} 2>/dev/null; then rm -rf -- ${q}; git checkout -q ${shellQuote(base)} -- ${q}; else rm -rf -- ${q}; fi`;
-        }),
-      ].join('\n');
-      const reset = await env.exec(script, {
-        timeoutSec: 300,
-        ...(context.signal ? { signal: context.signal } : {}),
-      });
-      const [listing = '', after = ''] = reset.output.split(`${mark}\n`);
+        // Every touched path back to the base commit (present there) or gone (absent there),
+        // whatever the listing says: the reset does not rely on the index being honest.
+        `rm -rf -- ${quoted}`,
+        'set -o pipefail',
+        `if ! ${GIT} ls-tree -r -z --name-only ${q(base)} -- ${quoted} | xargs -0 -r ${GIT} checkout -q ${q(base)} --; then`,
+        ...paths.map(
+          (p) =>
+            `  if ${GIT} cat-file -e ${q(`${base}:${p}`)} 2>/dev/null; then rm -rf -- ${q(p)}; ${GIT} checkout -q ${q(base)} -- ${q(p)}; else rm -rf -- ${q(p)}; fi`,
+        ),
+        'fi',
+      );
+    }
+    script.push(`echo ${reset}`);
+    // 2. Apply the test patch.
+    if (testPatch) script.push(`exec ${GIT} apply -v -`);
+    const bookkeeping = await env.exec(script.join('\n'), {
+      timeoutSec: 300,
+      trusted: true,
+      ...(testPatch ? { input: testPatch.endsWith('\n') ? testPatch : `${testPatch}\n` } : {}),
+      ...(context.signal ? { signal: context.signal } : {}),
+    });
+    if (context.signal?.aborted) throw context.signal.reason ?? new Error('cancelled');
+    const discarded: string[] = [];
+    let rest = bookkeeping.output;
+    if (paths.length > 0) {
+      const [listing = '', after = ''] = rest.split(`${listed}\n`);
+      rest = after;
+      // Only paths the test patch touches (or files under them) are recorded.
+      const isTouched = (path: string) => paths.some((p) => path === p || path.startsWith(`${p}/`));
       for (const line of listing.split('\n')) {
         const path = line.trim();
-        if (path && !discarded.includes(path)) discarded.push(path);
-      }
-      reset.output = after;
-      resetLog = reset.output;
-      if (reset.exitCode !== 0) {
-        return this.failed(
-          dir,
-          spec,
-          `resetting the test patch's files failed: ${reset.output.slice(-500)}`,
-          { discarded, paths },
-        );
+        if (path && isTouched(path) && !discarded.includes(path)) discarded.push(path);
       }
     }
-
-    // 2. Apply the test patch.
-    const apply =
-      spec.testPatch.trim() === ''
-        ? undefined
-        : await git('apply -v -', spec.testPatch.endsWith('\n') ? spec.testPatch : `${spec.testPatch}\n`);
+    const resetDone = rest.includes(`${reset}\n`);
+    const [resetLog = '', applyLog = ''] = rest.split(`${reset}\n`);
+    if (!resetDone) {
+      await writeFileAtomic(join(dir, 'test-patch-apply.log'), resetLog);
+      return this.failed(dir, spec, `resetting the test patch's files failed: ${resetLog.slice(-500)}`, {
+        discarded,
+        paths,
+      });
+    }
     await writeFileAtomic(
       join(dir, 'test-patch-apply.log'),
-      `${resetLog}${apply?.output ?? '(empty test patch)\n'}`,
+      `${resetLog}${testPatch ? applyLog : '(empty test patch)\n'}`,
     );
-    if (apply && apply.exitCode !== 0) {
+    if (testPatch && bookkeeping.exitCode !== 0) {
       return this.failed(
         dir,
         spec,
-        `the test patch does not apply: ${apply.output.trim().split('\n').slice(-3).join(' | ')}`,
+        `the test patch does not apply: ${applyLog.trim().split('\n').slice(-3).join(' | ')}`,
         { discarded, paths },
         'TestPatchApplyError',
       );

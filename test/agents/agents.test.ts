@@ -1,15 +1,19 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { loadPredictions, PredictionsAgent } from '../../src/agents/predictions.ts';
 import { agentNames, createAgent } from '../../src/agents/registry.ts';
 import { InputError, UsageError } from '../../src/errors.ts';
 import { loadSwebench } from '../../src/tasks/swebench/load.ts';
 import { fixturesDir } from '../helpers/data.ts';
+import { tempDirs } from '../helpers/temp-dirs.ts';
+
+const temp = tempDirs();
+afterAll(temp.cleanup);
 
 async function file(name: string, content: string): Promise<string> {
-  const path = join(await mkdtemp(join(tmpdir(), 'berth-preds-')), name);
+  const path = join(await temp.make('berth-preds-'), name);
   await writeFile(path, content);
   return path;
 }

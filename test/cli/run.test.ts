@@ -1,12 +1,15 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { runReportSchema } from '../../src/reporters/json.ts';
 import { fixturesDir } from '../helpers/data.ts';
+import { tempDirs } from '../helpers/temp-dirs.ts';
+
+const temp = tempDirs();
+afterAll(temp.cleanup);
 
 const bin = fileURLToPath(new URL('../../bin/berth.js', import.meta.url));
 const mini = join(fixturesDir, 'swebench', 'mini.jsonl');
@@ -21,7 +24,7 @@ function berth(args: string[]) {
 }
 
 async function tmp(): Promise<string> {
-  return mkdtemp(join(tmpdir(), 'berth-cli-'));
+  return temp.make('berth-cli-');
 }
 
 describe('berth run end to end (DockerLess fixture: Python/pytest and JS/node:test)', () => {

@@ -1,8 +1,7 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { Agent } from '../../src/agents/agent.ts';
 import { OracleAgent } from '../../src/agents/oracle.ts';
 import { LocalEnvironmentProvider } from '../../src/environments/local/local.ts';
@@ -12,7 +11,11 @@ import type { Task } from '../../src/tasks/task.ts';
 import type { TrialResult } from '../../src/trials/result.ts';
 import { SwebenchVerifier } from '../../src/verifiers/swebench.ts';
 import { statusLinesParser } from '../helpers/status-lines-parser.ts';
+import { tempDirs } from '../helpers/temp-dirs.ts';
 import { shellTask } from '../trials/shell-task.ts';
+
+const temp = tempDirs();
+afterAll(temp.cleanup);
 
 const base = {
   providers: [new LocalEnvironmentProvider()],
@@ -54,7 +57,7 @@ describe('planTrials', () => {
 
 describe('runJob', () => {
   it('writes the jobs folder, resumes finished trials, and reruns what no longer matches', async () => {
-    const jobsDir = await mkdtemp(join(tmpdir(), 'berth-jobs-'));
+    const jobsDir = await temp.make('berth-jobs-');
     const tasks = [await shellTask({ name: 'shell__a-1' }), await shellTask({ name: 'shell__b-1' })];
     const plan = planTrials(tasks, { attempts: 2 });
     const first = await runJob({
@@ -126,7 +129,7 @@ describe('runJob', () => {
   });
 
   it('stops cleanly on abort: finished trials kept, running ones cancelled, pending ones not started; resume reruns the rest', async () => {
-    const jobsDir = await mkdtemp(join(tmpdir(), 'berth-jobs-'));
+    const jobsDir = await temp.make('berth-jobs-');
     const quick = await shellTask({ name: 'shell__quick-1' });
     const slow = await shellTask({ name: 'shell__slow-1', testCommand: 'sleep 120' });
     const pending = await shellTask({ name: 'shell__pending-1' });

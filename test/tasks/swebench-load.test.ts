@@ -1,16 +1,20 @@
-import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { InputError } from '../../src/errors.ts';
 import { loadSwebench, testDirectives } from '../../src/tasks/swebench/load.ts';
 import { localRunProblems } from '../../src/tasks/swebench/runnable.ts';
 import { dataDir, fixturesDir, hasData } from '../helpers/data.ts';
+import { tempDirs } from '../helpers/temp-dirs.ts';
+
+const temp = tempDirs();
+afterAll(temp.cleanup);
 
 const mini = join(fixturesDir, 'swebench', 'mini.jsonl');
 
 async function tempFile(name: string, content: string): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'berth-load-'));
+  const dir = await temp.make('berth-load-');
   const path = join(dir, name);
   await writeFile(path, content);
   return path;
@@ -61,7 +65,7 @@ describe('loadSwebench on the DockerLess fixture', () => {
       'keyed.json',
       JSON.stringify(Object.fromEntries(rows.map((r) => [r.instance_id, r]))),
     );
-    const dir = await mkdtemp(join(tmpdir(), 'berth-load-dir-'));
+    const dir = await temp.make('berth-load-dir-');
     for (const row of rows) await writeFile(join(dir, `${row.instance_id}.json`), JSON.stringify(row));
     for (const path of [list, keyed, dir]) {
       const tasks = await loadSwebench(path);

@@ -1,8 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, readFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { Agent } from '../../src/agents/agent.ts';
 import { NopAgent } from '../../src/agents/nop.ts';
 import { OracleAgent } from '../../src/agents/oracle.ts';
@@ -13,7 +12,11 @@ import { runTrial } from '../../src/trials/trial.ts';
 import { SwebenchVerifier } from '../../src/verifiers/swebench.ts';
 import { makeDiff } from '../helpers/diff.ts';
 import { statusLinesParser } from '../helpers/status-lines-parser.ts';
+import { tempDirs } from '../helpers/temp-dirs.ts';
 import { baseFiles, checkScript, shellTask } from './shell-task.ts';
+
+const temp = tempDirs();
+afterAll(temp.cleanup);
 
 const verifier = new SwebenchVerifier({ parsers: [statusLinesParser] });
 const provider = new LocalEnvironmentProvider();
@@ -27,7 +30,7 @@ async function trial(
   agent: Agent,
   extra: Partial<Parameters<typeof runTrial>[0]> = {},
 ): Promise<TrialResult> {
-  const trialDir = join(await mkdtemp(join(tmpdir(), 'berth-trial-')), 'trial');
+  const trialDir = join(await temp.make('berth-trial-'), 'trial');
   return runTrial({
     task,
     agent,
@@ -197,8 +200,46 @@ describe('security: what an agent patch cannot do', () => {
     expect(result.berth.note).toContain('discarded agent changes to 1 test file(s)');
   });
 
+  it("the agent's edit of a test file present at base is reset to base before the test patch applies", async () => {
+    const base = { ...baseFiles, 'tests/check.sh': 'echo "RESULT FAILED f2p"\n' };
+    const task = await shellTask();
+    if (task.verifier.kind !== 'swebench' || task.environment.kind !== 'local') throw new Error('shell task');
+    task.environment.snapshot = { files: base };
+    task.verifier.testPatch = await makeDiff(base, { 'tests/check.sh': checkScript });
+    // The gold fix plus a forged test file: the test patch would not apply on top of it.
+    const patch = await makeDiff(base, {
+      'lib.sh': 'VALUE=2\n',
+      'tests/check.sh': 'echo "RESULT PASSED f2p"; echo "RESULT PASSED p2p"\n',
+    });
+    const result = await trial(task, patchAgent(patch));
+    expect(result.berth.status).toBe('resolved');
+    expect(
+      (result.berth.verifier_details as { discarded_agent_changes: string[] }).discarded_agent_changes,
+    ).toEqual(['tests/check.sh']);
+    const output = await trialFile(result, 'verifier/test-output.txt');
+    expect(output).toContain('RESULT PASSED f2p');
+    expect(output).toContain('RESULT PASSED p2p');
+  });
+
+  it('a test patch creating a file in a folder that does not exist yet records no discarded change', async () => {
+    // git ls-files warns "could not open directory 'tests/new/'" on stderr; that warning
+    // once ended up in discarded_agent_changes (seen on a real tomli instance).
+    // (git warns only when the deepest folder shared by the patch's paths is missing.)
+    const base = { ...baseFiles, 'tests/keep.txt': 'keep\n' };
+    const task = await shellTask({ testCommand: 'bash tests/new/check.sh' });
+    if (task.verifier.kind !== 'swebench' || task.environment.kind !== 'local') throw new Error('shell task');
+    task.environment.snapshot = { files: base };
+    task.verifier.testPatch = await makeDiff(base, { 'tests/new/check.sh': checkScript });
+    const result = await trial(task, new OracleAgent());
+    expect(result.berth.status).toBe('resolved');
+    expect(
+      (result.berth.verifier_details as { discarded_agent_changes: string[] }).discarded_agent_changes,
+    ).toEqual([]);
+    expect(result.berth.note).toBe('ok');
+  });
+
   it('a hanging test command is killed with its process group at the timeout', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'berth-hang-'));
+    const dir = await temp.make('berth-hang-');
     const pidFile = join(dir, 'bg.pid');
     const task = await shellTask({
       testCommand: `sleep 600 & echo $! > ${pidFile}; sleep 600`,

@@ -5,8 +5,9 @@
  * `start_interval_sec`; after it, `retries` consecutive failures (each try
  * bounded by `timeout_sec`, `interval_sec` apart) raise `HealthcheckError`.
  */
-import type { Environment } from '../environment.ts';
+
 import type { HealthcheckSpec } from '../../tasks/harbor/steps.ts';
+import type { Environment } from '../environment.ts';
 
 /** Harbor's HealthcheckError. */
 export class HealthcheckError extends Error {

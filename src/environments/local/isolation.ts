@@ -28,9 +28,16 @@ const PREFIX: Record<IsolationMethod, string[]> = {
 /** Every method berth knows, in the order `auto` tries them. */
 export const ISOLATION_METHODS: readonly IsolationMethod[] = ['bwrap', 'unshare', 'unshare-user'];
 
-/** Why `method` does not isolate here, or undefined when it works (not cached). */
+const checked = new Map<IsolationMethod, Promise<string | undefined>>();
+
+/** Why `method` does not isolate here, or undefined when it works (probed once per process). */
 export function checkIsolationMethod(method: IsolationMethod): Promise<string | undefined> {
-  return works(PREFIX[method]);
+  let probe = checked.get(method);
+  if (!probe) {
+    probe = works(PREFIX[method]);
+    checked.set(method, probe);
+  }
+  return probe;
 }
 
 let cached: Promise<IsolationProbe> | undefined;

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { lstat, mkdtemp, readFile, readlink, stat, writeFile } from 'node:fs/promises';
+import { lstat, mkdtemp, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
@@ -31,9 +31,18 @@ function task(environment: Task['environment']): Task {
 }
 
 const started: LocalEnvironment[] = [];
+/** Temporary folders this file made; removed when it ends. */
+const temps: string[] = [];
 afterAll(async () => {
   for (const env of started) await env.stop();
+  await Promise.all(temps.map((dir) => rm(dir, { recursive: true, force: true, maxRetries: 3 })));
 });
+
+async function tempDir(prefix: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  temps.push(dir);
+  return dir;
+}
 
 async function start(environment: Task['environment'], options = {}): Promise<LocalEnvironment> {
   const env = await new LocalEnvironmentProvider(options).start({
@@ -100,7 +109,7 @@ describe('local environment: materialising a snapshot', () => {
 
 describe('local environment: materialising from a git mirror', () => {
   it('checks out base_commit with nothing later reachable: no commits, refs, tags, reflog or stray objects', async () => {
-    const repos = await mkdtemp(join(tmpdir(), 'berth-mirrors-'));
+    const repos = await tempDir('berth-mirrors-');
     const work = join(repos, 'work');
     await execa('git', ['init', '-q', '-b', 'main', work]);
     const commit = async (file: string, content: string, message: string) => {
@@ -147,7 +156,7 @@ describe('local environment: materialising from a git mirror', () => {
 
 describe('local environment: processes', () => {
   it('kills the whole process group of a command that times out', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'berth-proc-'));
+    const dir = await tempDir('berth-proc-');
     const pidFile = join(dir, 'child.pid');
     const started = Date.now();
     const result = await runProcess(['bash', '-c', `sleep 300 & echo $! > ${pidFile}; sleep 300`], {
@@ -163,7 +172,7 @@ describe('local environment: processes', () => {
   });
 
   it('kills what a command leaves running in its group when it exits', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'berth-proc-'));
+    const dir = await tempDir('berth-proc-');
     const pidFile = join(dir, 'bg.pid');
     const result = await runProcess(
       ['bash', '-c', `sleep 300 >/dev/null 2>&1 & echo $! > ${pidFile}; echo done`],
@@ -176,7 +185,7 @@ describe('local environment: processes', () => {
   });
 
   it('kills the groups it started when berth itself exits (a second Ctrl-C)', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'berth-proc-'));
+    const dir = await tempDir('berth-proc-');
     const pidFile = join(dir, 'grandchild.pid');
     const processModule = new URL('./process.ts', import.meta.url).href;
     const script = [
@@ -193,7 +202,7 @@ describe('local environment: processes', () => {
   });
 
   it('caps output in memory and on disk with a visible truncation mark', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'berth-proc-'));
+    const dir = await tempDir('berth-proc-');
     const outputFile = join(dir, 'out.txt');
     const result = await runProcess(
       ['bash', '-c', 'head -c 100000 /dev/zero | tr "\\0" x; echo; echo tail-line'],
@@ -211,7 +220,7 @@ describe('local environment: processes', () => {
   });
 
   it('records exit codes, stdin input and a command that cannot start', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'berth-proc-'));
+    const dir = await tempDir('berth-proc-');
     expect((await runProcess(['bash', '-c', 'exit 3'], { cwd: dir })).exitCode).toBe(3);
     expect((await runProcess(['cat'], { cwd: dir, input: 'from stdin' })).output).toBe('from stdin');
     const missing = await runProcess(['/nonexistent/tool'], { cwd: dir });
@@ -271,6 +280,26 @@ describe('local environment: network isolation', () => {
       expect(run.output).toBe('lo\nloopback ok\n');
     }
     if (tried === 0) console.warn('no isolation method works here');
+  });
+
+  it('trusted bookkeeping skips the wrapper, unless the git config was changed since the repository was made', async () => {
+    const probe = await probeIsolation();
+    if (!probe.method) {
+      console.warn(`network isolation unavailable here: ${probe.notes.join('; ')}`);
+      return;
+    }
+    const env = await start({ kind: 'local', snapshot: { files: { x: '1' } } });
+    const count = async () =>
+      (await env.exec('tail -n +3 /proc/net/dev | wc -l', { trusted: true })).output.trim();
+    expect(Number(await count())).toBeGreaterThan(1);
+    // A changed config could make git run a command of its own (core.fsmonitor, filters): isolated again.
+    await writeFile(
+      join(env.workdir, '.git', 'config'),
+      `${await readFile(join(env.workdir, '.git', 'config'), 'utf8')}[core]\n\tfsmonitor = true\n`,
+    );
+    expect(await count()).toBe('1');
+    // The default (untrusted) is always isolated.
+    expect((await env.exec('tail -n +3 /proc/net/dev | wc -l')).output.trim()).toBe('1');
   });
 
   it('isolation off is recorded as not isolated', async () => {

@@ -4,7 +4,7 @@
  * own process group with a timeout that kills the group; untrusted commands run
  * without network where the machine allows it (see isolation.ts).
  */
-import { cp, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { access, cp, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { InputError } from '../../errors.ts';
@@ -61,6 +61,8 @@ export class LocalEnvironment implements Environment {
     /** Sha of the base commit berth made. */
     readonly baseSha: string,
     private readonly keep = false,
+    /** Content of `.git/config` when the repository was made (see gitConfigUnchanged). */
+    private readonly gitConfig?: string,
   ) {}
 
   get isolated(): boolean {
@@ -84,10 +86,12 @@ export class LocalEnvironment implements Environment {
     if (this.stopped) throw new Error('the environment is stopped');
     const network: NetworkPolicy = options.network ?? { mode: 'no-network' };
     const argv = ['bash', '-c', command];
+    const isolate =
+      network.mode !== 'public' &&
+      this.isolationMethod !== undefined &&
+      !(options.trusted && (await this.gitConfigUnchanged()));
     const wrapped =
-      network.mode !== 'public' && this.isolationMethod
-        ? [...isolationPrefix(this.isolationMethod), ...argv]
-        : argv;
+      isolate && this.isolationMethod ? [...isolationPrefix(this.isolationMethod), ...argv] : argv;
     const result = await runProcess(wrapped, {
       cwd: options.cwd ? this.inside(options.cwd) : this.workdir,
       env: commandEnv(options.env),
@@ -98,6 +102,22 @@ export class LocalEnvironment implements Environment {
       signal: options.signal ? AbortSignal.any([options.signal, this.stopping.signal]) : this.stopping.signal,
     });
     return result;
+  }
+
+  /**
+   * True when `.git/config` is still what berth wrote when it made the repository. A trusted
+   * command (git bookkeeping) runs unwrapped only then: a changed config could make git run
+   * commands of its own (core.fsmonitor, filter drivers, ...).
+   */
+  private async gitConfigUnchanged(): Promise<boolean> {
+    if (this.gitConfig === undefined) return false;
+    const now = await readFile(join(this.workdir, '.git', 'config'), 'utf8').catch(() => undefined);
+    // A `commondir` file would make git read another folder's config instead.
+    const commondir = await access(join(this.workdir, '.git', 'commondir')).then(
+      () => true,
+      () => false,
+    );
+    return now === this.gitConfig && !commondir;
   }
 
   async upload(hostPath: string, environmentPath: string): Promise<void> {
@@ -165,7 +185,8 @@ export class LocalEnvironmentProvider implements EnvironmentProvider {
             : (await checkIsolationMethod(wanted)) === undefined
               ? wanted
               : undefined;
-      return new LocalEnvironment(root, workdir, method, baseSha, this.options.keep);
+      const gitConfig = await readFile(join(workdir, '.git', 'config'), 'utf8');
+      return new LocalEnvironment(root, workdir, method, baseSha, this.options.keep, gitConfig);
     } catch (error) {
       await rm(root, { recursive: true, force: true });
       throw error;

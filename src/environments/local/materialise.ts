@@ -5,7 +5,7 @@
  * commit's tree is checked out through a throw-away index (never a clone, and
  * unlike `git archive` it keeps `export-ignore` files such as tests).
  */
-import { chmod, mkdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { appendFile, chmod, mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { execa } from 'execa';
 import type { RepositorySnapshot } from '../../tasks/task.ts';
@@ -61,23 +61,42 @@ export async function checkoutFromMirror(gitDir: string, commit: string, dir: st
   }
 }
 
+/** berth's settings in the base repository's `.git/config` (written directly, no `git config` process). */
+const BASE_CONFIG = '[user]\n\tname = berth\n\temail = berth@localhost\n[core]\n\thooksPath = /dev/null\n';
+
 /**
- * Makes `dir` a fresh git repository whose only commit holds its current files.
+ * Options for every git call berth makes while materialising: no hooks, no signing, and no
+ * automatic `git gc` / `git maintenance` spawned after the commit.
+ */
+const GIT_OPTIONS = [
+  '-c',
+  'core.hooksPath=/dev/null',
+  '-c',
+  'commit.gpgSign=false',
+  '-c',
+  'gc.auto=0',
+  '-c',
+  'maintenance.auto=false',
+];
+
+/**
+ * Makes `dir` a fresh git repository whose only commit holds its current files: three git
+ * processes (`init`, `add`, `commit`); the settings are appended to `.git/config` and the
+ * commit's sha is read from the branch's ref file.
  * @returns the sha of that base commit.
  */
 export async function commitBase(dir: string): Promise<string> {
   const env = { ...process.env, ...BASE_COMMIT_ENV };
-  const git = (...args: string[]) =>
-    execa('git', ['-c', 'core.hooksPath=/dev/null', '-c', 'commit.gpgSign=false', ...args], {
-      cwd: dir,
-      env,
-    });
+  const git = (...args: string[]) => execa('git', [...GIT_OPTIONS, ...args], { cwd: dir, env });
   await git('init', '-q', '--template=', '-b', 'main');
-  await git('config', 'user.name', 'berth');
-  await git('config', 'user.email', 'berth@localhost');
-  await git('config', 'core.hooksPath', '/dev/null');
+  await appendFile(join(dir, '.git', 'config'), BASE_CONFIG);
   await git('add', '-A', '-f', '.');
   await git('commit', '-q', '--allow-empty', '--no-verify', '-m', 'base');
-  const { stdout } = await git('rev-parse', 'HEAD');
-  return stdout.trim();
+  const sha = await readFile(join(dir, '.git', 'refs', 'heads', 'main'), 'utf8').then(
+    (text) => text.trim(),
+    () => '',
+  );
+  if (/^[0-9a-f]{40,64}$/.test(sha)) return sha;
+  // Another ref storage (reftable) or a packed ref: ask git.
+  return (await git('rev-parse', 'HEAD')).stdout.trim();
 }

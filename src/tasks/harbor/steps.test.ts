@@ -1,7 +1,8 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: Harbor's ${VAR} templates are what these tests are about
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { Environment, ExecResult } from '../../environments/environment.ts';
 import { HealthcheckError, runHealthcheck } from '../../environments/docker/healthcheck.ts';
+import type { Environment, ExecResult } from '../../environments/environment.ts';
 import { artifactHostPath } from '../../trials/artifacts.ts';
 import { EnvSecretConsentError, EnvTemplateError, resolveEnvTemplates } from './env-template.ts';
 import { loadHarborTask } from './loader.ts';
@@ -32,11 +33,26 @@ describe('multi-step plan', () => {
 
     const sep = harborPlan(loadHarborTask(join(FIXTURES, 'separate-artifacts')));
     expect(sep.steps[0]?.verifierMode).toBe('separate');
-    expect(sep.steps[0]?.verifierEnvironment).toMatchObject({ network: { mode: 'no-network' }, memoryMb: 512 });
+    expect(sep.steps[0]?.verifierEnvironment).toMatchObject({
+      network: { mode: 'no-network' },
+      memoryMb: 512,
+    });
     expect(sep.healthcheck).toMatchObject({ intervalSec: 0.2, timeoutSec: 5, retries: 5, startPeriodSec: 0 });
     expect(harborPlan(loadHarborTask(join(FIXTURES, 'kotlin-junit'))).steps[0]?.kotlinExpected).toMatch(
       /expected_tests\.json$/,
     );
+  });
+
+  it("step-level agent/verifier network_mode become that step's phase networks", () => {
+    const task = loadHarborTask(join(FIXTURES, 'steps-gate'));
+    const steps = (task.metadata.task_toml as { steps: Array<Record<string, unknown>> }).steps;
+    steps[1] = { ...steps[1], agent: { network_mode: 'public' }, verifier: { network_mode: 'no-network' } };
+    const plan = harborPlan(task);
+    expect(plan.steps[0]?.phaseNetwork).toBeUndefined();
+    expect(plan.steps[1]?.phaseNetwork).toEqual({
+      agent: { mode: 'public' },
+      verifier: { mode: 'no-network' },
+    });
   });
 
   it('min_reward: a number gates `reward`, a table gates each key, a missing key is -infinity', () => {
@@ -50,7 +66,7 @@ describe('multi-step plan', () => {
   });
 
   it('mean per key over steps with a verdict (missing key 0); final = last step', () => {
-    const steps = [
+    const steps: Array<{ verifier_result: { rewards: Record<string, number> } | null }> = [
       { verifier_result: { rewards: { reward: 1, quality: 0.5 } } },
       { verifier_result: null },
       { verifier_result: { rewards: { reward: 0 } } },
@@ -75,9 +91,14 @@ describe('env templating', () => {
   });
   it('copies a secret-looking variable only with consent', () => {
     expect(() => resolveEnvTemplates({ K: '${OPENAI_API_KEY}' }, { hostEnv })).toThrow(EnvSecretConsentError);
-    expect(resolveEnvTemplates({ K: '${OPENAI_API_KEY}' }, { hostEnv, allowSecrets: true })).toEqual({ K: 'sk-1' });
+    expect(resolveEnvTemplates({ K: '${OPENAI_API_KEY}' }, { hostEnv, allowSecrets: true })).toEqual({
+      K: 'sk-1',
+    });
     expect(
-      resolveEnvTemplates({ K: '${OPENAI_API_KEY}' }, { hostEnv: { ...hostEnv, BERTH_ALLOW_ENV_SECRETS: '1' } }),
+      resolveEnvTemplates(
+        { K: '${OPENAI_API_KEY}' },
+        { hostEnv: { ...hostEnv, BERTH_ALLOW_ENV_SECRETS: '1' } },
+      ),
     ).toEqual({ K: 'sk-1' });
     // a secret name that is unset falls back to its default without consent: nothing is copied from the host
     expect(resolveEnvTemplates({ K: '${GH_TOKEN:-none}' }, { hostEnv })).toEqual({ K: 'none' });
@@ -87,7 +108,7 @@ describe('env templating', () => {
 describe('artifacts and healthcheck', () => {
   it('places artifacts as Harbor does', () => {
     expect(artifactHostPath({ source: '/tmp/configured-artifact.txt' })).toBe('configured-artifact.txt');
-    expect(artifactHostPath({ source: '/work/out/', destination: 'a/../b' })).toBe('a/b');
+    expect(artifactHostPath({ source: '/srv/out/', destination: 'a/../b' })).toBe('a/b');
     expect(artifactHostPath({ source: '/logs/artifacts' })).toBe('');
   });
 
@@ -112,11 +133,19 @@ describe('artifacts and healthcheck', () => {
     const sleep = async () => {};
     const env = fakeEnv([1, 1, 0]);
     await expect(
-      runHealthcheck(env, { command: 'x', intervalSec: 0, timeoutSec: 1, startPeriodSec: 0, startIntervalSec: 0, retries: 3 }, { sleep }),
+      runHealthcheck(
+        env,
+        { command: 'x', intervalSec: 0, timeoutSec: 1, startPeriodSec: 0, startIntervalSec: 0, retries: 3 },
+        { sleep },
+      ),
     ).resolves.toBe(3);
     const failing = fakeEnv([1]);
     await expect(
-      runHealthcheck(failing, { command: 'x', intervalSec: 0, timeoutSec: 1, startPeriodSec: 0, startIntervalSec: 0, retries: 2 }, { sleep }),
+      runHealthcheck(
+        failing,
+        { command: 'x', intervalSec: 0, timeoutSec: 1, startPeriodSec: 0, startIntervalSec: 0, retries: 2 },
+        { sleep },
+      ),
     ).rejects.toThrow(HealthcheckError);
     expect(failing.calls).toBe(2);
     // During a start period failures do not count: 5 failures inside it, then 2 more end it.
@@ -126,11 +155,15 @@ describe('artifacts and healthcheck', () => {
     performance.now = () => t;
     try {
       await expect(
-        runHealthcheck(slow, { command: 'x', intervalSec: 0, timeoutSec: 1, startPeriodSec: 5, startIntervalSec: 1, retries: 2 }, {
-          sleep: async (ms) => {
-            t += ms;
+        runHealthcheck(
+          slow,
+          { command: 'x', intervalSec: 0, timeoutSec: 1, startPeriodSec: 5, startIntervalSec: 1, retries: 2 },
+          {
+            sleep: async (ms) => {
+              t += ms;
+            },
           },
-        }),
+        ),
       ).rejects.toThrow(HealthcheckError);
     } finally {
       performance.now = start;

@@ -77,6 +77,8 @@ export interface HarborStepPlan {
   artifacts: ArtifactSpec[];
   /** `expected_tests.json` in this step's tests, when berth grades it (Kotlin Benchmark). */
   kotlinExpected?: string;
+  /** `[steps.agent] network_mode` / `[steps.verifier] network_mode`: this step's phase networks. */
+  phaseNetwork?: { agent?: NetworkPolicy; verifier?: NetworkPolicy };
 }
 
 export interface HarborPlan {
@@ -214,7 +216,10 @@ export function harborPlan(task: Task): HarborPlan {
   const sharedTests = join(dir, 'tests');
   const hasShared = existsSync(sharedTests);
   const expectedIn = (dirs: string[]) =>
-    [...dirs].reverse().map((d) => join(d, 'expected_tests.json')).find((f) => existsSync(f));
+    [...dirs]
+      .reverse()
+      .map((d) => join(d, 'expected_tests.json'))
+      .find((f) => existsSync(f));
 
   const separateEnv = (step: Raw | undefined, contextDir: string): VerifierEnvironmentSpec => {
     const stepEnv = step ? obj(step.verifier).environment : undefined;
@@ -280,6 +285,10 @@ export function harborPlan(task: Task): HarborPlan {
     const agentUser = user(sAgent.user) ?? base.agentUser;
     const verifierUser = user(sVerifier.user) ?? base.verifierUser;
     const kotlinExpected = expectedIn(testsDirs);
+    const phaseNetwork = {
+      ...(sAgent.network_mode !== undefined ? { agent: networkOf(sAgent) } : {}),
+      ...(sVerifier.network_mode !== undefined ? { verifier: networkOf(sVerifier) } : {}),
+    };
     steps.push({
       name,
       instruction: stripCanary(readFileSync(instructionFile, 'utf8')),
@@ -297,6 +306,7 @@ export function harborPlan(task: Task): HarborPlan {
       ...(healthcheck ? { healthcheck } : {}),
       artifacts: [...taskArtifacts, ...parseArtifacts(s.artifacts)],
       ...(kotlinExpected ? { kotlinExpected } : {}),
+      ...(Object.keys(phaseNetwork).length > 0 ? { phaseNetwork } : {}),
     });
   });
   const hc = parseHealthcheck(env.healthcheck);
