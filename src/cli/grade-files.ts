@@ -125,7 +125,8 @@ export async function gradeFiles(options: GradeFilesOptions): Promise<GradeOutpu
     throw new UsageError(`unknown rules "${options.rules}"; use one of ${RULES.join(', ')}`);
   }
   const isKotlin =
-    options.rules === 'kotlin' || (options.rules === undefined && path.basename(options.expected) === 'expected_tests.json');
+    options.rules === 'kotlin' ||
+    (options.rules === undefined && path.basename(options.expected) === 'expected_tests.json');
   const value = isKotlin ? await readJson(options.expected) : undefined;
   const rows = isKotlin ? [] : await readExpectedRows(options.expected);
   const rules = options.rules ?? (isKotlin ? 'kotlin' : guessRules(options.expected, rows[0]?.value));

@@ -175,7 +175,10 @@ export async function validateRow(
     }
   } else why = `no snapshot (dockerless.files): use --repos DIR holding a git mirror of ${data.repo}`;
   if (!base) {
-    const reasons = [why, ...(options.run && !data.dockerless ? ['no test command (dockerless.test_cmd)'] : [])];
+    const reasons = [
+      why,
+      ...(options.run && !data.dockerless ? ['no test command (dockerless.test_cmd)'] : []),
+    ];
     result.notChecked = reasons.join('; ');
     for (const name of ['patches-apply', 'gold-resolves', 'empty-fails'] as const)
       checks.push({ name, ok: true, skipped: true, message: why });

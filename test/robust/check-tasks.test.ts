@@ -1,10 +1,13 @@
 import { spawnSync } from 'node:child_process';
-import { cp, mkdir, mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cp, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { dataDir, fixturesDir, hasData } from '../helpers/data.ts';
+import { tempDirs } from '../helpers/temp-dirs.ts';
+
+const temp = tempDirs();
+afterAll(temp.cleanup);
 
 const bin = fileURLToPath(new URL('../../bin/berth.js', import.meta.url));
 
@@ -15,7 +18,7 @@ function berth(...args: string[]) {
 
 describe('berth check goes on past a task that does not load', () => {
   it('reports the bad task as "cannot run here" with the reason, checks the others, exits 2 at the end', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'berth-robust-'));
+    const dir = await temp.make('berth-robust-');
     // Sorted first, so a check that stops at the first bad task never reaches calc.
     await mkdir(join(dir, 'aaa-bad'));
     await writeFile(join(dir, 'aaa-bad', 'task.toml'), 'version = "1.0"\n');
@@ -45,7 +48,9 @@ describe('berth check goes on past a task that does not load', () => {
   it.skipIf(!hasData)('kotlin-swe-bench (shared data): every task reported, none stops the check', () => {
     const result = berth('check', '-p', join(dataDir, 'kotlin-swe-bench'));
     expect(result.code).toBe(2);
-    expect(result.stdout).toContain('3 task(s): 0 can run here offline, 0 need the network, 3 cannot run here');
-    expect(result.stdout).toMatch(/pinterest_ktlint-2029: cannot run here\n[^]*missing test script/);
+    expect(result.stdout).toContain(
+      '3 task(s): 0 can run here offline, 0 need the network, 3 cannot run here',
+    );
+    expect(result.stdout).toMatch(/pinterest_ktlint-2029: cannot run here\n[\s\S]*missing test script/);
   });
 });

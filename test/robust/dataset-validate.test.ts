@@ -1,11 +1,14 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { dataDir, hasData } from '../helpers/data.ts';
+import { tempDirs } from '../helpers/temp-dirs.ts';
+
+const temp = tempDirs();
+afterAll(temp.cleanup);
 
 const bin = fileURLToPath(new URL('../../bin/berth.js', import.meta.url));
 const example = fileURLToPath(new URL('../../examples/swe-dockerless.jsonl', import.meta.url));
@@ -17,7 +20,7 @@ function berth(...args: string[]) {
 
 describe('berth dataset validate: empty datasets and rows that cannot be checked', () => {
   it('an empty dataset is refused, exit 2 naming the file', async () => {
-    const file = join(await mkdtemp(join(tmpdir(), 'berth-robust-')), 'empty.jsonl');
+    const file = join(await temp.make('berth-robust-'), 'empty.jsonl');
     await writeFile(file, '');
     const result = berth('dataset', 'validate', file);
     expect(result.code).toBe(2);
@@ -26,7 +29,7 @@ describe('berth dataset validate: empty datasets and rows that cannot be checked
   });
 
   it('a row without snapshot is "not checked" with the reason, not valid', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'berth-robust-'));
+    const dir = await temp.make('berth-robust-');
     const row = JSON.parse(readFileSync(example, 'utf8').split('\n')[0] as string) as Record<string, unknown>;
     delete row.dockerless;
     const file = join(dir, 'bare.jsonl');

@@ -1,16 +1,19 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { gradeFiles } from '../../src/cli/grade-files.ts';
+import { tempDirs } from '../helpers/temp-dirs.ts';
+
+const temp = tempDirs();
+afterAll(temp.cleanup);
 
 const example = fileURLToPath(new URL('../../examples/swe-dockerless.jsonl', import.meta.url));
 const tap = ['TAP version 13', 'ok 1 - plain fields', 'ok 2 - another delimiter', '1..2', ''].join('\n');
 
 describe('berth grade reads expected rows in every form berth run reads', () => {
   it('a JSONL dataset with --instance (examples/swe-dockerless.jsonl)', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'berth-robust-'));
+    const dir = await temp.make('berth-robust-');
     const report = join(dir, 'x.tap');
     await writeFile(report, tap);
     const out = await gradeFiles({ expected: example, reports: [report], instanceId: 'berth__csvline-1' });
@@ -23,7 +26,7 @@ describe('berth grade reads expected rows in every form berth run reads', () => 
   });
 
   it('an object keyed by instance_id with Python-repr lists; a bad list names its line', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'berth-robust-'));
+    const dir = await temp.make('berth-robust-');
     const report = join(dir, 'x.tap');
     await writeFile(report, tap);
     const keyed = join(dir, 'keyed.json');

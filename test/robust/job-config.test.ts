@@ -1,12 +1,15 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { defaultJobName, identityMismatch, lockJobDir } from '../../src/jobs/job.ts';
 import { fixturesDir } from '../helpers/data.ts';
+import { tempDirs } from '../helpers/temp-dirs.ts';
+
+const temp = tempDirs();
+afterAll(temp.cleanup);
 
 const bin = fileURLToPath(new URL('../../bin/berth.js', import.meta.url));
 const mini = join(fixturesDir, 'swebench', 'mini.jsonl');
@@ -24,10 +27,22 @@ function deadPid(): number {
 
 describe('a job name is one configuration, run by one process at a time', () => {
   it('re-using --job-name with another agent or limit is refused (exit 2); the same configuration resumes', async () => {
-    const jobs = await mkdtemp(join(tmpdir(), 'berth-robust-'));
+    const jobs = await temp.make('berth-robust-');
     const first = berth(['run', '-p', mini, '-a', 'nop', '-l', '1', '--jobs-dir', jobs, '--job-name', 'j']);
     expect(first.code).toBe(0);
-    const other = berth(['run', '-p', mini, '-a', 'oracle', '-l', '1', '--jobs-dir', jobs, '--job-name', 'j']);
+    const other = berth([
+      'run',
+      '-p',
+      mini,
+      '-a',
+      'oracle',
+      '-l',
+      '1',
+      '--jobs-dir',
+      jobs,
+      '--job-name',
+      'j',
+    ]);
     expect(other.code).toBe(2);
     expect(other.stderr).toContain('job j exists with a different configuration: agent oracle vs nop');
     expect(other.stderr).toContain('use another --job-name or remove the folder');
@@ -35,7 +50,9 @@ describe('a job name is one configuration, run by one process at a time', () => 
     expect(more.code).toBe(2);
     expect(more.stderr).toContain('limit 2 vs 1');
     // Nothing of the refused runs landed in the folder.
-    const result = JSON.parse(readFileSync(join(jobs, 'j', 'result.json'), 'utf8')) as { n_total_trials: number };
+    const result = JSON.parse(readFileSync(join(jobs, 'j', 'result.json'), 'utf8')) as {
+      n_total_trials: number;
+    };
     expect(result.n_total_trials).toBe(1);
     const again = berth(['run', '-p', mini, '-a', 'nop', '-l', '1', '--jobs-dir', jobs, '--job-name', 'j']);
     expect(again.code).toBe(0);
@@ -43,7 +60,7 @@ describe('a job name is one configuration, run by one process at a time', () => 
   });
 
   it('a job folder locked by a live process is refused; a stale lock (dead pid) is taken over', async () => {
-    const jobs = await mkdtemp(join(tmpdir(), 'berth-robust-'));
+    const jobs = await temp.make('berth-robust-');
     await mkdir(join(jobs, 'j'));
     await writeFile(join(jobs, 'j', '.berth.lock'), `${process.pid}\n`);
     const locked = berth(['run', '-p', mini, '-a', 'nop', '-l', '1', '--jobs-dir', jobs, '--job-name', 'j']);
@@ -58,7 +75,7 @@ describe('a job name is one configuration, run by one process at a time', () => 
   });
 
   it('lockJobDir: a second lock in the same folder fails while the first is held', async () => {
-    const dir = join(await mkdtemp(join(tmpdir(), 'berth-robust-')), 'job');
+    const dir = join(await temp.make('berth-robust-'), 'job');
     const release = await lockJobDir(dir, 'job');
     await writeFile(join(dir, '.berth.lock'), `${process.ppid}\n`);
     await expect(lockJobDir(dir, 'job')).rejects.toThrow(/being run by another berth process/);

@@ -1,20 +1,27 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { parseOutputSchema } from '../../src/cli/output-schemas.ts';
+import { tempDirs } from '../helpers/temp-dirs.ts';
+
+const temp = tempDirs();
+afterAll(temp.cleanup);
 
 const bin = fileURLToPath(new URL('../../bin/berth.js', import.meta.url));
 
 function berth(cwd: string, ...args: string[]) {
-  const result = spawnSync('node', [bin, ...args], { encoding: 'utf8', cwd, env: { ...process.env, CI: '1' } });
+  const result = spawnSync('node', [bin, ...args], {
+    encoding: 'utf8',
+    cwd,
+    env: { ...process.env, CI: '1' },
+  });
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
 async function scratch(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'berth-robust-'));
+  const dir = await temp.make('berth-robust-');
   await writeFile(join(dir, 'ok.tap'), 'TAP version 13\nok 1 - adds\n1..1\n');
   await writeFile(join(dir, 'todo.tap'), 'TAP version 13\nnot ok 1 - subtracts\n1..1\n');
   await writeFile(join(dir, 'empty.txt'), '');

@@ -22,7 +22,10 @@ export function harborTaskDirs(path: string): string[] {
     .filter((d) => existsSync(join(d, 'task.toml')))
     .sort();
   if (dirs.length === 0)
-    throw new InputError({ file: path }, 'no Harbor task here (a task folder holds task.toml and environment/)');
+    throw new InputError(
+      { file: path },
+      'no Harbor task here (a task folder holds task.toml and environment/)',
+    );
   return dirs;
 }
 
@@ -63,14 +66,16 @@ export const registerCheck: RegisterCommand = (program: Command) => {
       const { connectDocker } = await import('../../environments/docker/client.ts');
       const { imageMap } = dockerOptionsFrom(opts.imageMap, opts.config);
       // Each task is loaded on its own: a task that does not load is reported, not fatal.
-      const loaded: Array<{ dir: string; task?: Task; error?: unknown }> = harborTaskDirs(opts.path).map((dir) => {
-        try {
-          return { dir, task: loadHarborTask(dir) };
-        } catch (error) {
-          if (!BerthError.isInstance(error)) throw error;
-          return { dir, error };
-        }
-      });
+      const loaded: Array<{ dir: string; task?: Task; error?: unknown }> = harborTaskDirs(opts.path).map(
+        (dir) => {
+          try {
+            return { dir, task: loadHarborTask(dir) };
+          } catch (error) {
+            if (!BerthError.isInstance(error)) throw error;
+            return { dir, error };
+          }
+        },
+      );
       let exists: ((image: string) => Promise<boolean>) | undefined;
       try {
         const { docker } = await connectDocker();

@@ -141,7 +141,10 @@ export async function readRowFile(
       }
       return readJsonLines(file, text);
     }
-    return rowsOfDocument(file, text, document, [options.rowKey ?? 'instance_id', ...(options.rowKeys ?? [])]);
+    return rowsOfDocument(file, text, document, [
+      options.rowKey ?? 'instance_id',
+      ...(options.rowKeys ?? []),
+    ]);
   }
   return readJsonLines(file, text);
 }
