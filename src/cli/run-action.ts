@@ -210,6 +210,8 @@ export async function runCommand(options: RunCommandOptions): Promise<number> {
         agent: options.agent,
         predictions: options.predictions ? resolve(options.predictions) : null,
         attempts,
+      },
+      filters: {
         include: options.include ?? [],
         exclude: options.exclude ?? [],
         limit: limit ?? null,

@@ -46,6 +46,12 @@ export interface JobOptions {
    * identity is refused (resume is for the same configuration).
    */
   identity?: Record<string, unknown>;
+  /**
+   * The filters that pick the trials (include, exclude, limit), by label. Re-running the job
+   * with other filters is allowed only when every planned trial is already one of the job's
+   * (resuming a part of it); otherwise it is refused like an identity change.
+   */
+  filters?: Record<string, unknown>;
   signal?: AbortSignal;
   /** Called when a trial starts and when it ends (or is kept from a previous run). */
   onTrialStart?: (trial: PlannedTrial) => void;
@@ -186,16 +192,38 @@ async function runLockedJob(options: JobOptions, jobDir: string): Promise<JobSum
   const running = new Set<number>();
   let reused = 0;
 
+  let filters = options.filters;
+  let trialNames = options.plan.map((p) => p.trialName);
   if (options.identity) {
     const previous = await readFile(join(jobDir, 'config.json'), 'utf8')
-      .then((text) => (JSON.parse(text) as { berth_identity?: Record<string, unknown> }).berth_identity)
+      .then(
+        (text) =>
+          JSON.parse(text) as {
+            berth_identity?: Record<string, unknown>;
+            berth_filters?: Record<string, unknown>;
+            berth_trials?: unknown;
+          },
+      )
       .catch(() => undefined);
-    const differences = identityMismatch(previous, options.identity);
-    if (differences.length > 0) {
-      throw new UsageError(
+    const refuse = (differences: string[]) =>
+      new UsageError(
         `job ${options.jobName} exists with a different configuration: ${differences.join('; ')} ` +
           `(this run vs the job's); use another --job-name or remove the folder ${jobDir}`,
       );
+    const differences = identityMismatch(previous?.berth_identity, options.identity);
+    if (differences.length > 0) throw refuse(differences);
+    const filterDifferences =
+      previous?.berth_identity && options.filters
+        ? identityMismatch(previous.berth_filters ?? {}, options.filters)
+        : [];
+    if (filterDifferences.length > 0) {
+      const known = Array.isArray(previous?.berth_trials) ? new Set(previous.berth_trials) : new Set();
+      const extra = trialNames.filter((name) => !known.has(name));
+      if (extra.length > 0)
+        throw refuse([...filterDifferences, `${extra.length} trial(s) not in the job, e.g. ${extra[0]}`]);
+      // Resuming a part of the job: it keeps its own filters and trial list.
+      filters = previous?.berth_filters;
+      trialNames = previous?.berth_trials as string[];
     }
   }
 
@@ -208,7 +236,8 @@ async function runLockedJob(options: JobOptions, jobDir: string): Promise<JobSum
     timeout_multiplier: options.timeoutMultiplier ?? 1,
     berth_version: VERSION,
     ...options.config,
-    ...(options.identity ? { berth_identity: options.identity } : {}),
+    ...(options.identity ? { berth_identity: options.identity, berth_trials: trialNames } : {}),
+    ...(options.identity && filters ? { berth_filters: filters } : {}),
   });
 
   // Job result writes are serialised so the last one written is the latest state.

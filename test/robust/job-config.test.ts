@@ -26,7 +26,7 @@ function deadPid(): number {
 }
 
 describe('a job name is one configuration, run by one process at a time', () => {
-  it('re-using --job-name with another agent or limit is refused (exit 2); the same configuration resumes', async () => {
+  it('re-using --job-name with another agent, or filters adding trials, is refused (exit 2); the same configuration or a part of it resumes', async () => {
     const jobs = await temp.make('berth-robust-');
     const first = berth(['run', '-p', mini, '-a', 'nop', '-l', '1', '--jobs-dir', jobs, '--job-name', 'j']);
     expect(first.code).toBe(0);
@@ -54,6 +54,23 @@ describe('a job name is one configuration, run by one process at a time', () => 
       n_total_trials: number;
     };
     expect(result.n_total_trials).toBe(1);
+    expect(more.stderr).toMatch(/1 trial\(s\) not in the job, e.g. mini__\w+-1__1/);
+    // Other filters that pick only trials of the job resume that part of it.
+    const part = berth([
+      'run',
+      '-p',
+      mini,
+      '-a',
+      'nop',
+      '-i',
+      'mini__stats-*',
+      '--jobs-dir',
+      jobs,
+      '--job-name',
+      'j',
+    ]);
+    expect(part.code, part.stderr).toBe(0);
+    expect(part.stdout).toContain('kept from a previous run');
     const again = berth(['run', '-p', mini, '-a', 'nop', '-l', '1', '--jobs-dir', jobs, '--job-name', 'j']);
     expect(again.code).toBe(0);
     expect(existsSync(join(jobs, 'j', '.berth.lock'))).toBe(false);
