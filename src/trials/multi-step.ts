@@ -1,32 +1,8 @@
-/**
- * The extended Harbor trial: multi-step tasks (`[[steps]]`), separate verifier
- * environments, `[agent] user` / `[verifier] user`, healthchecks, artifacts,
- * templated `[verifier] env` / `[solution] env`, and Kotlin Benchmark grading by
- * berth. `runTrial` hands a Harbor task here when it uses any of these
- * (`needsExtendedTrial`); a single-step task runs as a one-step sequence.
- *
- * Order, as Harbor's `Trial.run` / `MultiStepTrial` (src/harbor/trial/):
- * environment start; `[environment.healthcheck]`; then per step: upload
- * `steps/<name>/workdir/` into the working directory and run its `setup.sh`
- * (as the agent user), the step healthcheck, the agent (as `[agent] user`, with
- * the step's instruction and `solution/`), collect artifacts, verify (shared:
- * tests uploaded over the shared ones, as `[verifier] user`; separate: a new
- * container built from `tests/` receiving the artifacts; after the last step
- * the agent container is stopped first), archive `agent/`, `verifier/` and
- * `artifacts/` to `steps/<name>/`, and stop when the step errored without a
- * verdict or missed its `min_reward`. The trial reward is the steps' `mean`
- * (per key, over steps with a verdict) or the `final` step's.
- *
- * Errors stay where they happened: each step result carries its own
- * `exception_info`; when the trial's reward is null the first step error is
- * also the trial's `exception_info`, so nothing is lost in a top-level null.
- */
-import { randomUUID } from 'node:crypto';
+
 import { existsSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, readdir, rename, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import type { AgentResult } from '../agents/agent.ts';
 import { applyPhaseNetwork } from '../environments/docker/egress/network-switch.ts';
 import { runHealthcheck } from '../environments/docker/healthcheck.ts';
@@ -42,10 +18,9 @@ import type { Task } from '../tasks/task.ts';
 import { writeJsonAtomic } from '../util/atomic-write.ts';
 import { verifyKotlinHarbor } from '../verifiers/kotlin-harbor.ts';
 import type { Verifier, VerifierResult } from '../verifiers/verifier.ts';
-import { VERSION } from '../version.ts';
 import { collectArtifacts, uploadArtifacts } from './artifacts.ts';
 import type { ExceptionInfo, TimingInfo, TrialResult } from './result.ts';
-import { type TrialOptions, taskChecksum } from './trial.ts';
+import { beginTrialResult, type TrialOptions } from './trial.ts';
 
 /** Harbor's StepResult. */
 export interface StepResult {
@@ -147,59 +122,7 @@ export async function runExtendedHarborTrial(options: TrialOptions): Promise<Ext
   const agentMultiplier = options.phaseMultipliers?.agent ?? multiplier;
   const verifierMultiplier = options.phaseMultipliers?.verifier ?? multiplier;
   const started = performance.now();
-  await mkdir(trialDir, { recursive: true });
-  await writeJsonAtomic(join(trialDir, 'config.json'), {
-    task_name: task.name,
-    trial_name: options.trialName,
-    attempt: options.attempt,
-    job_id: options.jobId,
-    source: options.source,
-    task_origin: task.origin,
-    agent: agent.info,
-    timeout_multiplier: multiplier,
-    berth_version: VERSION,
-  });
-  const result: ExtendedTrialResult = {
-    id: randomUUID(),
-    task_name: task.name,
-    trial_name: options.trialName,
-    trial_uri: pathToFileURL(trialDir).href,
-    source: options.source,
-    task_checksum: taskChecksum(task),
-    agent_info: {
-      name: agent.info.name,
-      version: agent.info.version,
-      model_info: agent.info.modelName ? { name: agent.info.modelName } : null,
-    },
-    agent_result: null,
-    verifier_result: null,
-    exception_info: null,
-    started_at: now(),
-    finished_at: '',
-    environment_setup: null,
-    agent_setup: null,
-    agent_execution: null,
-    verifier: null,
-    berth: {
-      version: VERSION,
-      instance_id: task.name,
-      attempt: options.attempt,
-      status: 'error',
-      resolved: false,
-      patch_sha256: null,
-      files: {},
-      patch_apply: null,
-      install: null,
-      isolated: false,
-      isolation_method: null,
-      FAIL_TO_PASS: null,
-      PASS_TO_PASS: null,
-      note: '',
-      verifier_details: null,
-      duration_sec: 0,
-      task_source: task.source ?? null,
-    },
-  };
+  const result: ExtendedTrialResult = await beginTrialResult(options);
   const record = (error: unknown) => {
     if (!result.exception_info) result.exception_info = exceptionInfo(error);
   };

@@ -14,11 +14,11 @@ import { pathToFileURL } from 'node:url';
 import type { Agent, AgentResult } from '../agents/agent.ts';
 import { applyPhaseNetwork } from '../environments/docker/egress/network-switch.ts';
 import type { Environment, EnvironmentProvider } from '../environments/environment.ts';
+import { needsExtendedTrial } from '../tasks/harbor/steps.ts';
 import type { Task } from '../tasks/task.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic-write.ts';
 import type { Verifier, VerifierResult } from '../verifiers/verifier.ts';
 import { VERSION } from '../version.ts';
-import { needsExtendedTrial } from '../tasks/harbor/steps.ts';
 import { applyPatch, isEmptyPatch } from './apply-patch.ts';
 import { runExtendedHarborTrial } from './multi-step.ts';
 import type { ExceptionInfo, TimingInfo, TrialResult } from './result.ts';
@@ -94,13 +94,14 @@ function withTimeout<T>(promise: Promise<T>, seconds: number | undefined, make: 
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-/** Runs one trial and writes its result. Never throws for what happens inside the trial. */
-export async function runTrial(options: TrialOptions): Promise<TrialResult> {
-  // Harbor tasks with steps, a separate verifier, users, healthchecks, artifacts, env templates or Kotlin grading.
-  if (needsExtendedTrial(options.task)) return runExtendedHarborTrial(options);
-  const { task, agent, trialDir, signal } = options;
+/**
+ * Writes the trial's `config.json` and returns its result record before any
+ * phase has run (status `error` until a verdict replaces it). Shared by the
+ * single-step trial and the extended Harbor trial (src/trials/multi-step.ts).
+ */
+export async function beginTrialResult(options: TrialOptions): Promise<TrialResult> {
+  const { task, agent, trialDir } = options;
   const multiplier = options.timeoutMultiplier ?? 1;
-  const started = performance.now();
   await mkdir(trialDir, { recursive: true });
   await writeJsonAtomic(join(trialDir, 'config.json'), {
     task_name: task.name,
@@ -114,7 +115,7 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
     berth_version: VERSION,
   });
 
-  const result: TrialResult = {
+  return {
     id: randomUUID(),
     task_name: task.name,
     trial_name: options.trialName,
@@ -155,6 +156,16 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
       task_source: task.source ?? null,
     },
   };
+}
+
+/** Runs one trial and writes its result. Never throws for what happens inside the trial. */
+export async function runTrial(options: TrialOptions): Promise<TrialResult> {
+  // Harbor tasks with steps, a separate verifier, users, healthchecks, artifacts, env templates or Kotlin grading.
+  if (needsExtendedTrial(options.task)) return runExtendedHarborTrial(options);
+  const { task, agent, trialDir, signal } = options;
+  const multiplier = options.timeoutMultiplier ?? 1;
+  const started = performance.now();
+  const result = await beginTrialResult(options);
   if (task.verifier.kind === 'swebench') {
     result.berth.FAIL_TO_PASS = { passed: 0, total: task.verifier.failToPass.length };
     result.berth.PASS_TO_PASS = { passed: 0, total: task.verifier.passToPass.length };
