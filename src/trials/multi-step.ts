@@ -1,4 +1,26 @@
-
+/**
+ * The extended Harbor trial: multi-step tasks (`[[steps]]`), separate verifier
+ * environments, `[agent] user` / `[verifier] user`, healthchecks, artifacts,
+ * templated `[verifier] env` / `[solution] env`, and Kotlin Benchmark grading by
+ * berth. `runTrial` hands a Harbor task here when it uses any of these
+ * (`needsExtendedTrial`); a single-step task runs as a one-step sequence.
+ *
+ * Order, as Harbor's `Trial.run` / `MultiStepTrial` (src/harbor/trial/):
+ * environment start; `[environment.healthcheck]`; then per step: upload
+ * `steps/<name>/workdir/` into the working directory and run its `setup.sh`
+ * (as the agent user), the step healthcheck, the agent (as `[agent] user`, with
+ * the step's instruction and `solution/`), collect artifacts, verify (shared:
+ * tests uploaded over the shared ones, as `[verifier] user`; separate: a new
+ * container built from `tests/` receiving the artifacts; after the last step
+ * the agent container is stopped first), archive `agent/`, `verifier/` and
+ * `artifacts/` to `steps/<name>/`, and stop when the step errored without a
+ * verdict or missed its `min_reward`. The trial reward is the steps' `mean`
+ * (per key, over steps with a verdict) or the `final` step's.
+ *
+ * Errors stay where they happened: each step result carries its own
+ * `exception_info`; when the trial's reward is null the first step error is
+ * also the trial's `exception_info`, so nothing is lost in a top-level null.
+ */
 import { existsSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, readdir, rename, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
