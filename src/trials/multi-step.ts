@@ -38,6 +38,7 @@ import {
 } from '../tasks/harbor/steps.ts';
 import type { Task } from '../tasks/task.ts';
 import { writeJsonAtomic } from '../util/atomic-write.ts';
+import { withTimeout } from '../util/with-timeout.ts';
 import { verifyKotlinHarbor } from '../verifiers/kotlin-harbor.ts';
 import type { Verifier, VerifierResult } from '../verifiers/verifier.ts';
 import { collectArtifacts, uploadArtifacts } from './artifacts.ts';
@@ -87,15 +88,6 @@ function verdictException(v: { type: string; message: string }): ExceptionInfo {
     exception_traceback: v.message,
     occurred_at: now(),
   };
-}
-
-function withTimeout<T>(promise: Promise<T>, seconds: number | undefined, make: () => Error): Promise<T> {
-  if (seconds === undefined || !(seconds > 0)) return promise;
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(make()), seconds * 1000);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 /** The environment seen through a default user: `exec` without `user` runs as `user` (Harbor's `with_default_user`). */

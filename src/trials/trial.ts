@@ -17,6 +17,7 @@ import type { Environment, EnvironmentProvider } from '../environments/environme
 import { needsExtendedTrial } from '../tasks/harbor/steps.ts';
 import type { Task } from '../tasks/task.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic-write.ts';
+import { withTimeout } from '../util/with-timeout.ts';
 import type { Verifier, VerifierResult } from '../verifiers/verifier.ts';
 import { VERSION } from '../version.ts';
 import { applyPatch, isEmptyPatch } from './apply-patch.ts';
@@ -83,15 +84,6 @@ function exceptionInfo(error: unknown): ExceptionInfo {
     exception_traceback: e.stack ?? e.message,
     occurred_at: now(),
   };
-}
-
-function withTimeout<T>(promise: Promise<T>, seconds: number | undefined, make: () => Error): Promise<T> {
-  if (seconds === undefined || !(seconds > 0)) return promise;
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(make()), seconds * 1000);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 /**
