@@ -8,7 +8,7 @@
  * (Ctrl-C) stops cleanly: pending trials are not started, running ones are
  * cancelled, finished ones are kept.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -17,7 +17,7 @@ import type { Agent } from '../agents/agent.ts';
 import type { EnvironmentProvider } from '../environments/environment.ts';
 import { UsageError } from '../errors.ts';
 import type { TrialResult } from '../trials/result.ts';
-import { patchSha256, runTrial, taskChecksum } from '../trials/trial.ts';
+import { initialTrialResult, patchSha256, runTrial, taskChecksum } from '../trials/trial.ts';
 import { writeJsonAtomic } from '../util/atomic-write.ts';
 import type { Verifier } from '../verifiers/verifier.ts';
 import { VERSION } from '../version.ts';
@@ -359,49 +359,24 @@ async function runLockedJob(options: JobOptions, jobDir: string): Promise<JobSum
 }
 
 function crashedTrialResult(trial: PlannedTrial, options: JobOptions, error: unknown): TrialResult {
-  const at = new Date().toISOString();
   const e = error instanceof Error ? error : new Error(String(error));
-  return {
-    id: randomUUID(),
-    task_name: trial.task.name,
-    trial_name: trial.trialName,
-    trial_uri: pathToFileURL(join(resolve(options.jobsDir, options.jobName), trial.trialName)).href,
+  const result = initialTrialResult({
+    task: trial.task,
+    trialName: trial.trialName,
+    trialUri: pathToFileURL(join(resolve(options.jobsDir, options.jobName), trial.trialName)).href,
     source: options.source,
-    task_checksum: taskChecksum(trial.task),
-    agent_info: { name: options.agent.info.name, version: options.agent.info.version, model_info: null },
-    agent_result: null,
-    verifier_result: null,
-    exception_info: {
-      exception_type: e.name,
-      exception_message: e.message,
-      exception_traceback: e.stack ?? e.message,
-      occurred_at: at,
-    },
-    started_at: at,
-    finished_at: at,
-    environment_setup: null,
-    agent_setup: null,
-    agent_execution: null,
-    verifier: null,
-    berth: {
-      version: VERSION,
-      instance_id: trial.task.name,
-      attempt: trial.attempt,
-      status: 'error',
-      resolved: false,
-      patch_sha256: null,
-      files: {},
-      patch_apply: null,
-      install: null,
-      isolated: false,
-      isolation_method: null,
-      FAIL_TO_PASS: null,
-      PASS_TO_PASS: null,
-      note: `${e.name}: ${e.message}`,
-      verifier_details: null,
-      duration_sec: 0,
-    },
+    attempt: trial.attempt,
+    agent: options.agent.info,
+  });
+  result.finished_at = result.started_at;
+  result.exception_info = {
+    exception_type: e.name,
+    exception_message: e.message,
+    exception_traceback: e.stack ?? e.message,
+    occurred_at: result.started_at,
   };
+  result.berth.note = `${e.name}: ${e.message}`;
+  return result;
 }
 
 /**

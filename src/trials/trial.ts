@@ -11,7 +11,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { Agent, AgentResult } from '../agents/agent.ts';
+import type { Agent, AgentInfo, AgentResult } from '../agents/agent.ts';
 import { applyPhaseNetwork } from '../environments/docker/egress/network-switch.ts';
 import type { Environment, EnvironmentProvider } from '../environments/environment.ts';
 import { needsExtendedTrial } from '../tasks/harbor/steps.ts';
@@ -87,6 +87,62 @@ function exceptionInfo(error: unknown): ExceptionInfo {
 }
 
 /**
+ * A trial's result record before any phase has run: status `error`, no verdict,
+ * `started_at` now. Pure (no I/O); `beginTrialResult` and the job's record of a
+ * trial that crashed outside the engine both start from it.
+ */
+export function initialTrialResult(fields: {
+  task: Task;
+  trialName: string;
+  trialUri: string;
+  source: TrialOptions['source'];
+  attempt: number;
+  agent: AgentInfo;
+}): TrialResult {
+  return {
+    id: randomUUID(),
+    task_name: fields.task.name,
+    trial_name: fields.trialName,
+    trial_uri: fields.trialUri,
+    source: fields.source,
+    task_checksum: taskChecksum(fields.task),
+    agent_info: {
+      name: fields.agent.name,
+      version: fields.agent.version,
+      model_info: fields.agent.modelName ? { name: fields.agent.modelName } : null,
+    },
+    agent_result: null,
+    verifier_result: null,
+    exception_info: null,
+    started_at: now(),
+    finished_at: '',
+    environment_setup: null,
+    agent_setup: null,
+    agent_execution: null,
+    verifier: null,
+    berth: {
+      version: VERSION,
+      instance_id: fields.task.name,
+      attempt: fields.attempt,
+      status: 'error',
+      resolved: false,
+      patch_sha256: null,
+      files: {},
+      patch_apply: null,
+      install: null,
+      isolated: false,
+      isolation_method: null,
+      FAIL_TO_PASS: null,
+      PASS_TO_PASS: null,
+      note: '',
+      verifier_details: null,
+      duration_sec: 0,
+      task_source: fields.task.source ?? null,
+    },
+  };
+}
+
+/**
  * Writes the trial's `config.json` and returns its result record before any
  * phase has run (status `error` until a verdict replaces it). Shared by the
  * single-step trial and the extended Harbor trial (src/trials/multi-step.ts).
@@ -107,47 +163,14 @@ export async function beginTrialResult(options: TrialOptions): Promise<TrialResu
     berth_version: VERSION,
   });
 
-  return {
-    id: randomUUID(),
-    task_name: task.name,
-    trial_name: options.trialName,
-    trial_uri: pathToFileURL(trialDir).href,
+  return initialTrialResult({
+    task,
+    trialName: options.trialName,
+    trialUri: pathToFileURL(trialDir).href,
     source: options.source,
-    task_checksum: taskChecksum(task),
-    agent_info: {
-      name: agent.info.name,
-      version: agent.info.version,
-      model_info: agent.info.modelName ? { name: agent.info.modelName } : null,
-    },
-    agent_result: null,
-    verifier_result: null,
-    exception_info: null,
-    started_at: now(),
-    finished_at: '',
-    environment_setup: null,
-    agent_setup: null,
-    agent_execution: null,
-    verifier: null,
-    berth: {
-      version: VERSION,
-      instance_id: task.name,
-      attempt: options.attempt,
-      status: 'error',
-      resolved: false,
-      patch_sha256: null,
-      files: {},
-      patch_apply: null,
-      install: null,
-      isolated: false,
-      isolation_method: null,
-      FAIL_TO_PASS: null,
-      PASS_TO_PASS: null,
-      note: '',
-      verifier_details: null,
-      duration_sec: 0,
-      task_source: task.source ?? null,
-    },
-  };
+    attempt: options.attempt,
+    agent: agent.info,
+  });
 }
 
 /** Runs one trial and writes its result. Never throws for what happens inside the trial. */
