@@ -7,7 +7,7 @@ import { connectDocker } from '../../src/environments/docker/client.ts';
 import { ImageService } from '../../src/environments/docker/images.ts';
 import { DockerEnvironmentProvider } from '../../src/environments/docker/provider.ts';
 import { loadHarborPath, loadHarborTask } from '../../src/tasks/harbor/loader.ts';
-import { FIXTURES, fixtureImageMap, JOB_ID, runPhases, skipDocker } from './helpers.ts';
+import { FIXTURES, fixtureImageMap, JOB_ID, runPhases, skipDocker, tempDir } from './helpers.ts';
 
 const nop: Agent = { info: { name: 'nop', version: 'test' }, run: async () => ({}) };
 
@@ -105,9 +105,8 @@ describe.skipIf(skipDocker)('Harbor tasks in Docker (real engine)', () => {
 
   it('a build that fails reports SandboxBuildFailedError with the log; a slow build times out', async () => {
     const { docker } = await connectDocker();
-    const { mkdtempSync, writeFileSync } = await import('node:fs');
-    const { tmpdir } = await import('node:os');
-    const dir = mkdtempSync(join(tmpdir(), 'berth-build-'));
+    const { writeFileSync } = await import('node:fs');
+    const dir = tempDir('berth-build-test-');
     writeFileSync(join(dir, 'Dockerfile'), 'FROM debian:bookworm-slim\nRUN echo about-to-fail && exit 7\n');
     const images = new ImageService(docker, { imageMap: fixtureImageMap() });
     await expect(images.build({ contextDir: dir, name: 'fails' })).rejects.toMatchObject({

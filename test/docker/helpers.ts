@@ -3,10 +3,10 @@
  * unless BERTH_REQUIRE_DOCKER=1, the local base image, and a minimal run of
  * the trial phases (environment start, agent, verifier, stop).
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { vi } from 'vitest';
+import { afterAll, vi } from 'vitest';
 import type { Agent, AgentContext, AgentResult } from '../../src/agents/agent.ts';
 import { dockerAvailable } from '../../src/environments/docker/client.ts';
 import { ImageMap } from '../../src/environments/docker/dockerfile.ts';
@@ -37,8 +37,17 @@ export function fixtureImageMap(): ImageMap {
   return new ImageMap({ 'debian:bookworm-slim': BASE_IMAGE });
 }
 
+const madeDirs: string[] = [];
+// Registered while the importing test file is collected: its folders go when that file ends.
+afterAll(() => {
+  for (const dir of madeDirs.splice(0)) rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+});
+
+/** A temporary folder, removed when the test file that asked for it ends. */
 export function tempDir(prefix = 'berth-docker-test-'): string {
-  return mkdtempSync(join(tmpdir(), prefix));
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  madeDirs.push(dir);
+  return dir;
 }
 
 /** An agent that runs a shell script in the environment (hostile agents in fail-closed tests). */

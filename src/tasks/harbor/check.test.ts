@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { ImageMap } from '../../environments/docker/dockerfile.ts';
 import { checkTask, formatCheck, networkUse, taskFeatures } from './check.ts';
 import { loadHarborTask } from './loader.ts';
@@ -44,10 +44,11 @@ describe('berth check (static)', () => {
   });
 
   it('follows a script the Dockerfile runs to the line that needs the network', async () => {
-    const { mkdtempSync, writeFileSync, mkdirSync } = await import('node:fs');
+    const { mkdtempSync, writeFileSync, mkdirSync, rmSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');
     const { scanDockerfile } = await import('./check.ts');
     const root = mkdtempSync(join(tmpdir(), 'berth-check-'));
+    onTestFinished(() => rmSync(root, { recursive: true, force: true }));
     const ctx = join(root, 'task', 'environment');
     mkdirSync(ctx, { recursive: true });
     writeFileSync(join(ctx, 'Dockerfile'), 'FROM x\nCOPY prepare.sh /home/\nRUN bash /home/prepare.sh\n');
