@@ -13,6 +13,7 @@ command -v ruby >/dev/null || need+=(ruby)
 command -v php >/dev/null || need+=(php-cli)
 command -v g++ >/dev/null || need+=(g++)
 command -v prlimit >/dev/null || need+=(util-linux)
+command -v scalac >/dev/null || need+=(scala) # Scala 2.11: MBSCP
 perl -MData::Compare -e 1 2>/dev/null || need+=(libdata-compare-perl)
 # Kotlin and Java problems (the Kotlin compiler itself comes from npm: kotlin-compiler).
 command -v javac >/dev/null || need+=(default-jdk-headless)
