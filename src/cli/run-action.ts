@@ -141,10 +141,20 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
     ...(limit !== undefined ? { limit } : {}),
   };
   const plan = planTrials(candidates, planOptions);
-  // SWE-bench's total_instances (the dataset after -i/-x/-l) and submitted_instances (those run).
+  // SWE-bench's submitted_instances (those run) and, for -a predictions, the rows picked by
+  // -i/-x that have no prediction; together they are the dataset (total_instances).
+  const submittedInstances = new Set(plan.map((p) => p.task.name)).size;
+  const { limit: _limit, ...selectOptions } = planOptions;
+  const withoutPrediction =
+    agent instanceof PredictionsAgent
+      ? planTrials(
+          tasks.filter((t) => !agent.covers(t)),
+          { ...selectOptions, attempts: 1 },
+        ).length
+      : 0;
   const scope: RunScope = {
-    datasetInstances: planTrials(tasks, { ...planOptions, attempts: 1 }).length,
-    submittedInstances: new Set(plan.map((p) => p.task.name)).size,
+    datasetInstances: submittedInstances + withoutPrediction,
+    submittedInstances,
     attempts,
     predictions: agent instanceof PredictionsAgent,
   };

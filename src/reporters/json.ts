@@ -75,7 +75,9 @@ export const runReportSchema = z
           .number()
           .int()
           .min(0)
-          .describe("instances of the dataset selected by -i/-x/-l (SWE-bench's total_instances)"),
+          .describe(
+            "SWE-bench's total_instances: the instances run plus the rows picked by -i/-x without a prediction",
+          ),
         submitted: z
           .number()
           .int()

@@ -45,7 +45,10 @@ function instanceCell(result: TrialResult, attempts: number): string {
  * many of them were submitted (had a prediction, for `-a predictions`; all of them otherwise).
  */
 export interface RunScope {
-  /** Instances of the dataset selected by -i/-x/-l (SWE-bench's `total_instances`). */
+  /**
+   * SWE-bench's `total_instances`: the instances run plus, for `-a predictions`, the rows
+   * picked by -i/-x that have no prediction (rows left out by -l are not counted).
+   */
   datasetInstances: number;
   /** Instances that were run: those with a prediction (SWE-bench's `submitted_instances`). */
   submittedInstances: number;

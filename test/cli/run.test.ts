@@ -151,6 +151,25 @@ describe('berth run -a predictions with predictions for only some instances (bun
       ['berth__csvline-1', 'empty_patch', false, null],
       ['berth__durations-1', 'patch_failed', false, null],
     ]);
+    // -x narrows the dataset (SWE-bench's --instance_ids subset); -l limits what runs, not the dataset.
+    const narrowed = berth([
+      ...args,
+      '--predictions',
+      predictions,
+      '--jobs-dir',
+      dir,
+      '-x',
+      '*topo*',
+      '-l',
+      '1',
+    ]);
+    expect(narrowed.code).toBe(0);
+    expect(narrowed.stdout).toMatch(
+      /^resolved 0\/1 \(0\.0% of the submitted instances; 0\/2 = 0\.0% of the dataset\)/m,
+    );
+    expect(narrowed.stdout).toContain(
+      'instances: 2 in the dataset, 1 submitted, 1 without a prediction (not run);',
+    );
   });
 });
 
