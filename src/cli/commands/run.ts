@@ -6,6 +6,7 @@
  */
 import type { Command } from 'commander';
 import { Option } from 'commander';
+import { installInterruptHandler } from '../interrupt.ts';
 import type { RegisterCommand } from './index.ts';
 
 export interface RunCommandOptions {
@@ -80,7 +81,6 @@ export const registerRun: RegisterCommand = (program: Command) => {
     .action(async (options: RunCommandOptions) => {
       // Installed first, before anything slow (loading the action, the dataset, the rows'
       // checks), so a Ctrl-C or SIGTERM at any point stops cleanly (src/cli/interrupt.ts).
-      const { installInterruptHandler } = await import('../interrupt.ts');
       const interrupt = installInterruptHandler();
       try {
         const { runCommand } = await import('../run-action.ts');
