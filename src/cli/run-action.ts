@@ -10,12 +10,16 @@ import { InputError, UsageError } from '../errors.ts';
 import { defaultJobName, runJob } from '../jobs/job.ts';
 import { planTrials } from '../jobs/plan.ts';
 import { buildRunReport } from '../reporters/json.ts';
-import { textReporter } from '../reporters/text.ts';
+import { type RunScope, textReporter } from '../reporters/text.ts';
 import '../tasks/multilingual/register.ts';
 import { loadTasks } from '../tasks/registry.ts';
 import { localRunProblems } from '../tasks/swebench/runnable.ts';
 import { createVerifiers } from '../verifiers/registry.ts';
 import type { RunCommandOptions } from './commands/run.ts';
+import { type InterruptHandle, installInterruptHandler, testPause } from './interrupt.ts';
+
+/** Thrown at a check point when a signal arrived before the job started: nothing was written. */
+class StoppedBeforeStart extends Error {}
 
 function positiveInt(flag: string, value: string | undefined, fallback?: number): number | undefined {
   if (value === undefined) return fallback;
@@ -31,8 +35,31 @@ function positiveNumber(flag: string, value: string | undefined): number | undef
   return n;
 }
 
-/** Runs the command; returns the process exit code. Throws BerthError for bad usage or input (exit 2). */
-export async function runCommand(options: RunCommandOptions): Promise<number> {
+/**
+ * Runs the command; returns the process exit code (0, or 130 / 143 after SIGINT / SIGTERM).
+ * Throws BerthError for bad usage or input (exit 2).
+ * @param interrupt the command's signal handling, installed by the caller as early as possible
+ *   (src/cli/commands/run.ts); when absent, one is installed here for the call.
+ */
+export async function runCommand(options: RunCommandOptions, interrupt?: InterruptHandle): Promise<number> {
+  const handle = interrupt ?? installInterruptHandler();
+  try {
+    return await runInterruptible(options, handle);
+  } catch (error) {
+    if (!(error instanceof StoppedBeforeStart)) throw error;
+    process.stderr.write('berth: stopped before any trial started; no job folder was written\n');
+    return handle.exitCode() ?? 130;
+  } finally {
+    if (!interrupt) handle.dispose();
+  }
+}
+
+async function runInterruptible(options: RunCommandOptions, interrupt: InterruptHandle): Promise<number> {
+  const stopIfInterrupted = () => {
+    if (interrupt.signal.aborted) throw new StoppedBeforeStart();
+  };
+  await testPause();
+  stopIfInterrupted();
   const attempts = positiveInt('-k/--attempts', options.attempts, 1) as number;
   const concurrency = positiveInt('-n/--concurrency', options.concurrency, 1) as number;
   const limit = positiveInt('-l/--limit', options.limit);
@@ -71,9 +98,11 @@ export async function runCommand(options: RunCommandOptions): Promise<number> {
 
   // Input: dataset and agent, all checked before any trial.
   const { tasks } = await loadTasks(options.path);
+  stopIfInterrupted();
   const agent = await createAgent(options.agent, {
     ...(options.predictions ? { predictionsFile: options.predictions } : {}),
   });
+  stopIfInterrupted();
   let candidates = tasks;
   const notes: string[] = [];
   if (agent instanceof PredictionsAgent) {
@@ -105,12 +134,30 @@ export async function runCommand(options: RunCommandOptions): Promise<number> {
       );
     }
   }
-  const plan = planTrials(candidates, {
+  const planOptions = {
     attempts,
     ...(options.include ? { include: options.include } : {}),
     ...(options.exclude ? { exclude: options.exclude } : {}),
     ...(limit !== undefined ? { limit } : {}),
-  });
+  };
+  const plan = planTrials(candidates, planOptions);
+  // SWE-bench's submitted_instances (those run) and, for -a predictions, the rows picked by
+  // -i/-x that have no prediction; together they are the dataset (total_instances).
+  const submittedInstances = new Set(plan.map((p) => p.task.name)).size;
+  const { limit: _limit, ...selectOptions } = planOptions;
+  const withoutPrediction =
+    agent instanceof PredictionsAgent
+      ? planTrials(
+          tasks.filter((t) => !agent.covers(t)),
+          { ...selectOptions, attempts: 1 },
+        ).length
+      : 0;
+  const scope: RunScope = {
+    datasetInstances: submittedInstances + withoutPrediction,
+    submittedInstances,
+    attempts,
+    predictions: agent instanceof PredictionsAgent,
+  };
   if (plan.length === 0) {
     const why =
       tasks.length === 0
@@ -137,6 +184,7 @@ export async function runCommand(options: RunCommandOptions): Promise<number> {
   for (const { task } of plan) {
     if (seen.has(task.name)) continue;
     seen.add(task.name);
+    stopIfInterrupted();
     for (const problem of await localRunProblems(task, {
       ...(options.repos ? { reposDir: options.repos } : {}),
     })) {
@@ -162,73 +210,57 @@ export async function runCommand(options: RunCommandOptions): Promise<number> {
     attempts,
     write: human,
     total: plan.length,
+    scope,
     ...(process.stderr.isTTY ? { progress: (text: string) => process.stderr.write(text) } : {}),
   });
   for (const note of notes) process.stderr.write(`berth: ${note}\n`);
-  const controller = new AbortController();
-  let interrupts = 0;
-  const onSigint = () => {
-    interrupts++;
-    if (interrupts === 1) {
-      process.stderr.write('\nberth: stopping (finished trials are kept; Ctrl-C again to quit at once)\n');
-      controller.abort(new Error('interrupted'));
-    } else {
-      process.exit(130);
-    }
-  };
-  process.on('SIGINT', onSigint);
-  process.on('SIGTERM', onSigint);
+  stopIfInterrupted();
   if (mode === 'tty')
     process.stderr.write(`berth: running ${plan.length} trial(s), ${concurrency} at a time...\n`);
-  try {
-    const summary = await runJob({
-      jobsDir: resolve(options.jobsDir),
-      jobName,
-      source: basename(resolve(options.path)).replace(/\.(jsonl?|ndjson)$/i, ''),
-      plan,
-      agent,
-      providers,
-      verifiers,
-      concurrency,
-      timeoutMultiplier: multiplier,
-      phaseMultipliers: {
-        ...(phase.agent !== undefined ? { agent: phase.agent } : {}),
-        ...(phase.verifier !== undefined ? { verifier: phase.verifier } : {}),
-      },
-      config: {
-        dataset: resolve(options.path),
-        agent_name: options.agent,
-        ...(options.predictions ? { predictions: resolve(options.predictions) } : {}),
-        attempts,
-        include: options.include ?? [],
-        exclude: options.exclude ?? [],
-        limit: limit ?? null,
-        repos: options.repos ? resolve(options.repos) : null,
-      },
-      identity: {
-        dataset: resolve(options.path),
-        agent: options.agent,
-        predictions: options.predictions ? resolve(options.predictions) : null,
-        attempts,
-      },
-      filters: {
-        include: options.include ?? [],
-        exclude: options.exclude ?? [],
-        limit: limit ?? null,
-      },
-      signal: controller.signal,
-      onTrialEnd: (result, info) => reporter.trialEnded(result, info.reused),
-    });
-    reporter.jobEnded(summary);
-    if (json) {
-      process.stdout.write(
-        `${JSON.stringify(buildRunReport(summary, { dataset: options.path, agent: agent.info.name }), null, 2)}\n`,
-      );
-    }
-    human(`results: ${summary.job_dir}\n`);
-    return controller.signal.aborted ? 130 : 0;
-  } finally {
-    process.off('SIGINT', onSigint);
-    process.off('SIGTERM', onSigint);
+  const summary = await runJob({
+    jobsDir: resolve(options.jobsDir),
+    jobName,
+    source: basename(resolve(options.path)).replace(/\.(jsonl?|ndjson)$/i, ''),
+    plan,
+    agent,
+    providers,
+    verifiers,
+    concurrency,
+    timeoutMultiplier: multiplier,
+    phaseMultipliers: {
+      ...(phase.agent !== undefined ? { agent: phase.agent } : {}),
+      ...(phase.verifier !== undefined ? { verifier: phase.verifier } : {}),
+    },
+    config: {
+      dataset: resolve(options.path),
+      agent_name: options.agent,
+      ...(options.predictions ? { predictions: resolve(options.predictions) } : {}),
+      attempts,
+      include: options.include ?? [],
+      exclude: options.exclude ?? [],
+      limit: limit ?? null,
+      repos: options.repos ? resolve(options.repos) : null,
+    },
+    identity: {
+      dataset: resolve(options.path),
+      agent: options.agent,
+      predictions: options.predictions ? resolve(options.predictions) : null,
+      attempts,
+    },
+    filters: {
+      include: options.include ?? [],
+      exclude: options.exclude ?? [],
+      limit: limit ?? null,
+    },
+    signal: interrupt.signal,
+    onTrialEnd: (result, info) => reporter.trialEnded(result, info.reused),
+  });
+  reporter.jobEnded(summary);
+  if (json) {
+    process.stdout.write(
+      `${JSON.stringify(buildRunReport(summary, { dataset: options.path, agent: agent.info.name, scope }), null, 2)}\n`,
+    );
   }
+  human(`results: ${summary.job_dir}\n`);
+  return interrupt.signal.aborted ? (interrupt.exitCode() ?? 130) : 0;
 }

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import type { JobSummary } from '../jobs/job.ts';
 import type { TrialResult } from '../trials/result.ts';
 import { VERSION } from '../version.ts';
+import { type RunScope, summaryCounts, testsRan } from './text.ts';
 
 const count = z.object({ passed: z.number().int().min(0), total: z.number().int().min(0) });
 
@@ -25,8 +26,17 @@ export const runReportTrialSchema = z.object({
   status: trialStatusSchema,
   resolved: z.boolean(),
   reward: z.number().describe('verifier_result.rewards.reward (0 when there is none)'),
-  FAIL_TO_PASS: count.nullable().describe('FAIL_TO_PASS tests passed / expected'),
-  PASS_TO_PASS: count.nullable().describe('PASS_TO_PASS tests passed / expected'),
+  tests_ran: z
+    .boolean()
+    .describe(
+      'whether the tests ran: false for empty_patch, patch_failed, cancelled and errors before the verifier started',
+    ),
+  FAIL_TO_PASS: count
+    .nullable()
+    .describe('FAIL_TO_PASS tests passed / expected; null when the tests did not run (see status)'),
+  PASS_TO_PASS: count
+    .nullable()
+    .describe('PASS_TO_PASS tests passed / expected; null when the tests did not run (see status)'),
   patch_apply_method: z.string().nullable().describe('git apply, git apply --3way or patch --fuzz=5'),
   exception_type: z.string().nullable().describe("Harbor's exception_info.exception_type"),
   isolated: z.boolean().describe('whether untrusted commands ran without network'),
@@ -44,17 +54,53 @@ export const runReportSchema = z
     agent: z.string(),
     resolved: z.number().int().min(0).describe('trials resolved'),
     total: z.number().int().min(0).describe('trials planned'),
-    resolved_rate: z.number().min(0).max(1).describe('resolved / total (0 when total is 0)'),
-    cancelled: z.boolean().describe('true when stopped by Ctrl-C before every trial finished'),
+    finished: z
+      .number()
+      .int()
+      .min(0)
+      .describe(
+        "trials that ran to an outcome (total minus counts.cancelled and counts.not_run); Harbor's n_trials",
+      ),
+    resolved_rate: z
+      .number()
+      .min(0)
+      .max(1)
+      .describe(
+        'resolved / finished (0 when none finished); equals resolved / total unless the run was interrupted',
+      ),
+    cancelled: z.boolean().describe('true when stopped by Ctrl-C or SIGTERM before every trial finished'),
+    instances: z
+      .object({
+        dataset: z
+          .number()
+          .int()
+          .min(0)
+          .describe(
+            "SWE-bench's total_instances: the instances run plus the rows picked by -i/-x without a prediction",
+          ),
+        submitted: z
+          .number()
+          .int()
+          .min(0)
+          .describe(
+            "instances run: those with a prediction for -a predictions, all otherwise (SWE-bench's submitted_instances)",
+          ),
+        without_prediction: z.number().int().min(0).describe('dataset - submitted: not run'),
+      })
+      .describe('what the run covered, by instance (trials = instances x attempts)'),
     duration_sec: z.number(),
     counts: z.object({
+      completed: z
+        .number()
+        .int()
+        .describe("trials whose tests ran to a verdict: resolved + unresolved (SWE-bench's completed)"),
       resolved: z.number().int(),
       unresolved: z.number().int(),
       error: z.number().int(),
       empty_patch: z.number().int(),
       patch_failed: z.number().int(),
-      cancelled: z.number().int(),
-      not_run: z.number().int().describe('planned trials that never started'),
+      cancelled: z.number().int().describe('trials running when the run was interrupted'),
+      not_run: z.number().int().describe('planned trials that never started (the run was interrupted)'),
     }),
     trials: z.array(runReportTrialSchema),
   })
@@ -69,6 +115,7 @@ export function runReportJsonSchema(): Record<string, unknown> {
 
 /** One trial as the report shows it. */
 export function reportTrial(result: TrialResult): z.infer<typeof runReportTrialSchema> {
+  const ran = testsRan(result);
   return {
     instance_id: result.berth.instance_id,
     attempt: result.berth.attempt,
@@ -76,8 +123,9 @@ export function reportTrial(result: TrialResult): z.infer<typeof runReportTrialS
     status: result.berth.status,
     resolved: result.berth.resolved,
     reward: result.verifier_result?.rewards?.reward ?? 0,
-    FAIL_TO_PASS: result.berth.FAIL_TO_PASS,
-    PASS_TO_PASS: result.berth.PASS_TO_PASS,
+    tests_ran: ran,
+    FAIL_TO_PASS: ran ? result.berth.FAIL_TO_PASS : null,
+    PASS_TO_PASS: ran ? result.berth.PASS_TO_PASS : null,
     patch_apply_method: result.berth.patch_apply?.method ?? null,
     exception_type: result.exception_info?.exception_type ?? null,
     isolated: result.berth.isolated,
@@ -86,10 +134,20 @@ export function reportTrial(result: TrialResult): z.infer<typeof runReportTrialS
   };
 }
 
-/** Builds the `--json` document of a finished (or stopped) job. */
-export function buildRunReport(summary: JobSummary, meta: { dataset: string; agent: string }): RunReport {
+/**
+ * Builds the `--json` document of a finished (or stopped) job. `meta.scope` gives the
+ * dataset and submitted instance counts; without it every planned instance counts as submitted.
+ */
+export function buildRunReport(
+  summary: JobSummary,
+  meta: { dataset: string; agent: string; scope?: RunScope },
+): RunReport {
   const trials = summary.trials.map(reportTrial);
   const by = (s: string) => trials.filter((t) => t.status === s).length;
+  const c = summaryCounts(summary);
+  const attempts = meta.scope?.attempts ?? 1;
+  const submitted = meta.scope?.submittedInstances ?? Math.ceil(summary.total / attempts);
+  const dataset = meta.scope?.datasetInstances ?? submitted;
   return {
     schema_version: 1,
     berth_version: VERSION,
@@ -99,10 +157,13 @@ export function buildRunReport(summary: JobSummary, meta: { dataset: string; age
     agent: meta.agent,
     resolved: summary.resolved,
     total: summary.total,
-    resolved_rate: summary.total === 0 ? 0 : summary.resolved / summary.total,
+    finished: c.finished,
+    resolved_rate: c.finished === 0 ? 0 : summary.resolved / c.finished,
     cancelled: summary.cancelled,
+    instances: { dataset, submitted, without_prediction: dataset - submitted },
     duration_sec: Math.round(summary.duration_sec * 1000) / 1000,
     counts: {
+      completed: c.completed,
       resolved: by('resolved'),
       unresolved: by('unresolved'),
       error: by('error'),

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,6 +13,7 @@ afterAll(temp.cleanup);
 
 const bin = fileURLToPath(new URL('../../bin/berth.js', import.meta.url));
 const mini = join(fixturesDir, 'swebench', 'mini.jsonl');
+const examples = fileURLToPath(new URL('../../examples/', import.meta.url));
 const rows = readFileSync(mini, 'utf8')
   .trim()
   .split('\n')
@@ -105,6 +106,9 @@ describe('berth run end to end (DockerLess fixture: Python/pytest and JS/node:te
     expect(report.resolved).toBe(0);
     const byId = Object.fromEntries(report.trials.map((t) => [t.instance_id, t]));
     expect(byId['mini__range-1']?.status).toBe('empty_patch');
+    // The tests never ran for an empty patch: no 0/N counts.
+    expect(byId['mini__range-1']).toMatchObject({ tests_ran: false, FAIL_TO_PASS: null, PASS_TO_PASS: null });
+    expect(byId['mini__stats-1']?.tests_ran).toBe(true);
     expect(byId['mini__stats-1']?.status).toBe('unresolved');
     expect(byId['mini__stats-1']?.FAIL_TO_PASS).toEqual({ passed: 0, total: 3 });
   });
@@ -112,8 +116,60 @@ describe('berth run end to end (DockerLess fixture: Python/pytest and JS/node:te
   it('prints one line per trial without a TTY and the seed-style summary line', async () => {
     const run = berth(['run', '-p', mini, '-a', 'nop', '--jobs-dir', await tmp()]);
     expect(run.code).toBe(0);
-    expect(run.stdout).toMatch(/^mini__stats-1 {2}empty patch {2}F2P 0\/3 {2}P2P 0\/3 /m);
+    expect(run.stdout).toMatch(
+      /^mini__stats-1 {2}empty patch {2}tests not run \(empty patch\) {2}\d+\.\ds {2}empty patch$/m,
+    );
+    expect(run.stdout).not.toMatch(/F2P|P2P/);
     expect(run.stdout).toMatch(/^resolved 0\/2 \(0\.0%\) in \d+\.\ds$/m);
+  });
+});
+
+describe('berth run -a predictions with predictions for only some instances (bundled sample)', () => {
+  it('runs the submitted instances only and reports SWE-bench categories', async () => {
+    const dir = await tmp();
+    const line = (file: string, n: number) =>
+      readFileSync(join(examples, 'predictions', file), 'utf8')
+        .trim()
+        .split('\n')[n] as string;
+    // csvline: the empty control (empty_patch); durations: the cross control (patch_failed).
+    const predictions = join(dir, 'some.jsonl');
+    await writeFile(predictions, `${line('empty.jsonl', 0)}\n${line('cross.jsonl', 1)}\n`);
+    const args = ['run', '-p', join(examples, 'swe-dockerless.jsonl'), '-a', 'predictions'];
+    const run = berth([...args, '--predictions', predictions, '--jobs-dir', dir, '--json']);
+    expect(run.code).toBe(0);
+    expect(run.stderr).toMatch(
+      /^resolved 0\/2 \(0\.0% of the submitted instances; 0\/4 = 0\.0% of the dataset\) in \d+\.\ds$/m,
+    );
+    expect(run.stderr).toContain(
+      'instances: 4 in the dataset, 2 submitted, 2 without a prediction (not run); 0 completed (0 resolved, 0 unresolved), 1 empty patch, 1 error (1 patch failed)',
+    );
+    const report = runReportSchema.parse(JSON.parse(run.stdout));
+    expect(report.instances).toEqual({ dataset: 4, submitted: 2, without_prediction: 2 });
+    expect(report).toMatchObject({ total: 2, finished: 2, resolved: 0 });
+    expect(report.counts).toMatchObject({ completed: 0, empty_patch: 1, patch_failed: 1 });
+    expect(report.trials.map((t) => [t.instance_id, t.status, t.tests_ran, t.FAIL_TO_PASS])).toEqual([
+      ['berth__csvline-1', 'empty_patch', false, null],
+      ['berth__durations-1', 'patch_failed', false, null],
+    ]);
+    // -x narrows the dataset (SWE-bench's --instance_ids subset); -l limits what runs, not the dataset.
+    const narrowed = berth([
+      ...args,
+      '--predictions',
+      predictions,
+      '--jobs-dir',
+      dir,
+      '-x',
+      '*topo*',
+      '-l',
+      '1',
+    ]);
+    expect(narrowed.code).toBe(0);
+    expect(narrowed.stdout).toMatch(
+      /^resolved 0\/1 \(0\.0% of the submitted instances; 0\/2 = 0\.0% of the dataset\)/m,
+    );
+    expect(narrowed.stdout).toContain(
+      'instances: 2 in the dataset, 1 submitted, 1 without a prediction (not run);',
+    );
   });
 });
 
@@ -247,25 +303,31 @@ describe('berth run: bad usage and bad input exit 2 before any trial starts', ()
 });
 
 describe('berth run: Ctrl-C', () => {
-  it('stops cleanly, keeps finished trials, exits 130; the next run resumes', async () => {
+  it('stops cleanly, keeps finished trials, counts only them, exits 130; the next run resumes', async () => {
     const dir = await tmp();
     const hanging = {
       ...rows[1],
       instance_id: 'mini__hang-1',
       dockerless: { ...(rows[1]?.dockerless as object), test_cmd: 'sleep 300' },
     };
+    // Never started: the job runs one trial at a time and is stopped during mini__hang-1.
+    const later = { ...rows[1], instance_id: 'mini__later-1' };
     const dataset = join(dir, 'ds.jsonl');
-    await writeFile(dataset, `${JSON.stringify(rows[1])}\n${JSON.stringify(hanging)}\n`);
+    await writeFile(dataset, [rows[1], hanging, later].map((r) => JSON.stringify(r)).join('\n'));
     const child: ChildProcess = spawn(
       'node',
-      [bin, 'run', '-p', dataset, '--jobs-dir', dir, '--job-name', 'c'],
+      [bin, 'run', '-p', dataset, '--jobs-dir', dir, '--job-name', 'c', '--json'],
       {
         env: { ...process.env, CI: '1' },
       },
     );
     let stdout = '';
+    let stderr = '';
     child.stdout?.on('data', (d: Buffer) => {
       stdout += d.toString();
+    });
+    child.stderr?.on('data', (d: Buffer) => {
+      stderr += d.toString();
     });
     const deadline = Date.now() + 60_000;
     while (!existsSync(join(dir, 'c', 'mini__hang-1__1', 'agent', 'patch.diff')) && Date.now() < deadline) {
@@ -275,7 +337,14 @@ describe('berth run: Ctrl-C', () => {
     child.kill('SIGINT');
     const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
     expect(code).toBe(130);
-    expect(stdout).toContain('mini__range-1  yes');
+    expect(stderr).toContain('mini__range-1  yes');
+    // The rate is over the one finished trial; the two that did not run are named, not counted.
+    expect(stderr).toMatch(
+      /^resolved 1\/1 \(100\.0% of the finished trials\) in \d+\.\ds; interrupted: 2 of 3 trials not run \(1 cancelled while running, 1 never started\)$/m,
+    );
+    const report = runReportSchema.parse(JSON.parse(stdout));
+    expect(report).toMatchObject({ total: 3, finished: 1, resolved: 1, resolved_rate: 1, cancelled: true });
+    expect(report.counts).toMatchObject({ resolved: 1, cancelled: 1, not_run: 1 });
     const kept = JSON.parse(readFileSync(join(dir, 'c', 'mini__range-1__1', 'result.json'), 'utf8')) as {
       berth: { status: string };
     };
@@ -284,8 +353,108 @@ describe('berth run: Ctrl-C', () => {
       berth: { status: string };
     };
     expect(cancelled.berth.status).toBe('cancelled');
+    // The job's result.json is complete and consistent (Harbor's stats), and the lock is released.
+    const job = JSON.parse(readFileSync(join(dir, 'c', 'result.json'), 'utf8')) as {
+      finished_at: string | null;
+      n_total_trials: number;
+      stats: Record<string, number>;
+    };
+    expect(job.finished_at).not.toBeNull();
+    expect(job.n_total_trials).toBe(3);
+    expect(job.stats).toMatchObject({
+      n_completed_trials: 1,
+      n_cancelled_trials: 1,
+      n_pending_trials: 1,
+      n_running_trials: 0,
+    });
+    expect(existsSync(join(dir, 'c', '.berth.lock'))).toBe(false);
     const resumed = berth(['run', '-p', dataset, '-x', 'mini__hang-*', '--jobs-dir', dir, '--job-name', 'c']);
     expect(resumed.code).toBe(0);
     expect(resumed.stdout).toContain('kept from a previous run');
+    expect(resumed.stdout).toMatch(/^mini__later-1 {2}yes /m);
+  });
+
+  it('SIGTERM during a trial stops the same way and exits 143', async () => {
+    const dir = await tmp();
+    const hanging = {
+      ...rows[1],
+      instance_id: 'mini__hang-1',
+      dockerless: { ...(rows[1]?.dockerless as object), test_cmd: 'sleep 300' },
+    };
+    const dataset = join(dir, 'ds.jsonl');
+    await writeFile(dataset, `${JSON.stringify(hanging)}\n`);
+    const child = spawn('node', [bin, 'run', '-p', dataset, '--jobs-dir', dir, '--job-name', 't'], {
+      env: { ...process.env, CI: '1' },
+    });
+    let stdout = '';
+    child.stdout?.on('data', (d: Buffer) => {
+      stdout += d.toString();
+    });
+    const deadline = Date.now() + 60_000;
+    while (!existsSync(join(dir, 't', 'mini__hang-1__1', 'agent', 'patch.diff')) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    await new Promise((r) => setTimeout(r, 1000));
+    child.kill('SIGTERM');
+    const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+    expect(code).toBe(143);
+    expect(stdout).toContain(
+      'interrupted: 1 of 1 trials not run (1 cancelled while running, 0 never started)',
+    );
+    expect(existsSync(join(dir, 't', '.berth.lock'))).toBe(false);
+  });
+});
+
+describe('berth run: a signal at an early point (BERTH_TEST_PAUSE_MS, test-only)', () => {
+  const start = (dir: string, pauseMs: number) => {
+    const child = spawn(
+      'node',
+      [bin, 'run', '-p', join(examples, 'swe-dockerless.jsonl'), '-a', 'nop', '--jobs-dir', dir],
+      { env: { ...process.env, CI: '1', BERTH_TEST_PAUSE_MS: String(pauseMs) } },
+    );
+    let stderr = '';
+    child.stderr?.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
+    const paused = new Promise<void>((resolve, reject) => {
+      child.stderr?.on('data', () => {
+        if (stderr.includes('berth: test pause')) resolve();
+      });
+      child.on('exit', (code) =>
+        reject(new Error(`berth exited (${code}) before the test pause:\n${stderr}`)),
+      );
+    });
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; ms: number }>(
+      (resolve) => {
+        const t0 = Date.now();
+        child.on('exit', (code, signal) => resolve({ code, signal, ms: Date.now() - t0 }));
+      },
+    );
+    return { child, paused, exited, stderr: () => stderr };
+  };
+
+  it('SIGTERM before the dataset is loaded stops cleanly with 143 and writes no job folder', async () => {
+    const dir = await tmp();
+    const run = start(dir, 4000);
+    await run.paused;
+    run.child.kill('SIGTERM');
+    const { code, signal } = await run.exited;
+    expect(signal).toBeNull();
+    expect(code).toBe(143);
+    expect(run.stderr()).toContain('SIGTERM: stopping');
+    expect(run.stderr()).toContain('stopped before any trial started');
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('a second signal quits at once', async () => {
+    const run = start(await tmp(), 60_000);
+    await run.paused;
+    run.child.kill('SIGINT');
+    await new Promise((r) => setTimeout(r, 300));
+    run.child.kill('SIGINT');
+    const { code, signal, ms } = await run.exited;
+    expect(signal).toBeNull();
+    expect(code).toBe(130);
+    expect(ms).toBeLessThan(30_000); // the pause is 60 s
   });
 });

@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { JobSummary } from '../../src/jobs/job.ts';
-import { renderTable, summaryLine, textReporter, trialLine } from '../../src/reporters/text.ts';
+import { buildRunReport } from '../../src/reporters/json.ts';
+import {
+  categoryLine,
+  renderTable,
+  summaryLine,
+  testsRan,
+  textReporter,
+  trialLine,
+} from '../../src/reporters/text.ts';
 import type { TrialResult } from '../../src/trials/result.ts';
 
 function result(
@@ -42,18 +50,71 @@ const summary = {
 describe('text reporter', () => {
   it('renders the seed-style table with aligned columns', () => {
     expect(renderTable(trials).split('\n')).toEqual([
-      'instance           resolved      F2P  P2P    note',
-      'swedl__miniconf-1  yes           9/9  15/15  ok',
-      'swedl__ttlcache-1  no            2/5  12/12  FAIL_TO_PASS not passed: 3 failed',
-      'swedl__cronlite-1  patch failed  0/8  0/21   patch does not apply',
+      'instance           resolved      F2P      P2P      note',
+      'swedl__miniconf-1  yes           9/9      15/15    ok',
+      'swedl__ttlcache-1  no            2/5      12/12    FAIL_TO_PASS not passed: 3 failed',
+      'swedl__cronlite-1  patch failed  not run  not run  patch does not apply',
+    ]);
+  });
+
+  it('shows the outcome instead of 0/N counts when the tests did not run (empty patch, patch failed)', () => {
+    const empty = result('swedl__lru-1', 'empty_patch', [0, 4], [0, 6], 'empty patch');
+    expect(testsRan(empty)).toBe(false);
+    expect(testsRan(trials[1] as TrialResult)).toBe(true);
+    expect(trialLine(empty)).toBe(
+      'swedl__lru-1  empty patch  tests not run (empty patch)  2.5s  empty patch',
+    );
+    expect(trialLine(trials[2] as TrialResult)).toBe(
+      'swedl__cronlite-1  patch failed  tests not run (patch failed)  2.5s  patch does not apply',
+    );
+    expect(renderTable([empty])).not.toMatch(/0\/4|0\/6/);
+    // An error before the verifier started (no verifier timing) ran no test either.
+    expect(
+      testsRan({ ...result('x-1', 'error', [0, 1], [0, 1], 'EnvironmentSetupError: x'), verifier: null }),
+    ).toBe(false);
+    const report = buildRunReport({ ...summary, total: 2, trials: [empty, trials[1]] } as JobSummary, {
+      dataset: 'd',
+      agent: 'a',
+    });
+    expect(report.trials.map((t) => [t.status, t.tests_ran, t.FAIL_TO_PASS, t.PASS_TO_PASS])).toEqual([
+      ['empty_patch', false, null, null],
+      ['unresolved', true, { passed: 2, total: 5 }, { passed: 12, total: 12 }],
     ]);
   });
 
   it('ends with the summary line', () => {
     expect(summaryLine(summary)).toBe('resolved 1/4 (25.0%) in 10.3s');
-    expect(summaryLine({ ...summary, cancelled: true } as JobSummary)).toBe(
-      'resolved 1/4 (25.0%) in 10.3s (stopped: 3 of 4 trials finished)',
+  });
+
+  it('after an interruption counts only the finished trials and says how many did not run', () => {
+    const cancelled = result('swedl__hang-1', 'cancelled', [0, 1], [0, 1], 'cancelled');
+    const stopped = {
+      ...summary,
+      total: 5,
+      cancelled: true,
+      trials: [...trials, cancelled],
+    } as JobSummary;
+    expect(summaryLine(stopped)).toBe(
+      'resolved 1/3 (33.3% of the finished trials) in 10.3s; interrupted: 2 of 5 trials not run (1 cancelled while running, 1 never started)',
     );
+    const report = buildRunReport(stopped, { dataset: 'd', agent: 'a' });
+    expect(report).toMatchObject({ total: 5, finished: 3, resolved: 1, cancelled: true });
+    expect(report.resolved_rate).toBeCloseTo(1 / 3);
+    expect(report.counts).toMatchObject({ cancelled: 1, not_run: 1, completed: 2, patch_failed: 1 });
+  });
+
+  it('with predictions for some instances, reports SWE-bench categories over the submitted ones', () => {
+    const scope = { datasetInstances: 10, submittedInstances: 4, attempts: 1, predictions: true };
+    const empty = result('swedl__lru-1', 'empty_patch', [0, 4], [0, 6], 'empty patch');
+    const partial = { ...summary, trials: [...trials, empty] } as JobSummary;
+    expect(summaryLine(partial, scope)).toBe(
+      'resolved 1/4 (25.0% of the submitted instances; 1/10 = 10.0% of the dataset) in 10.3s',
+    );
+    expect(categoryLine(partial, scope)).toBe(
+      'instances: 10 in the dataset, 4 submitted, 6 without a prediction (not run); 2 completed (1 resolved, 1 unresolved), 1 empty patch, 1 error (1 patch failed)',
+    );
+    const report = buildRunReport(partial, { dataset: 'd', agent: 'a', scope });
+    expect(report.instances).toEqual({ dataset: 10, submitted: 4, without_prediction: 6 });
   });
 
   it('writes one line per trial in lines mode and the table only at the end in tty mode', () => {
@@ -75,6 +136,6 @@ describe('text reporter', () => {
     expect(progress).toBe('\r\u001b[K1/4 finished, 1 resolved (last: swedl__miniconf-1 yes)');
     term.jobEnded(summary);
     expect(tty).toBe(`${renderTable(trials)}\nresolved 1/4 (25.0%) in 10.3s\n`);
-    expect(trialLine(trials[2] as TrialResult)).toContain('patch failed  F2P 0/8');
+    expect(trialLine(trials[2] as TrialResult)).toContain('patch failed  tests not run');
   });
 });

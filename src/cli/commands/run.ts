@@ -1,10 +1,12 @@
 /**
  * `berth run`: evaluate an agent on a dataset. See docs/running-swebench.md.
  * Exit codes: 0 the run completed (whatever the verdicts), 1 internal error,
- * 2 bad usage or bad input (before any trial starts), 130 stopped by Ctrl-C.
+ * 2 bad usage or bad input (before any trial starts), 130 stopped by Ctrl-C (SIGINT),
+ * 143 stopped by SIGTERM.
  */
 import type { Command } from 'commander';
 import { Option } from 'commander';
+import { installInterruptHandler } from '../interrupt.ts';
 import type { RegisterCommand } from './index.ts';
 
 export interface RunCommandOptions {
@@ -77,7 +79,14 @@ export const registerRun: RegisterCommand = (program: Command) => {
       new Option('--keep-environments', 'keep the temporary repository folders (debugging)').hideHelp(),
     )
     .action(async (options: RunCommandOptions) => {
-      const { runCommand } = await import('../run-action.ts');
-      process.exitCode = await runCommand(options);
+      // Installed first, before anything slow (loading the action, the dataset, the rows'
+      // checks), so a Ctrl-C or SIGTERM at any point stops cleanly (src/cli/interrupt.ts).
+      const interrupt = installInterruptHandler();
+      try {
+        const { runCommand } = await import('../run-action.ts');
+        process.exitCode = await runCommand(options, interrupt);
+      } finally {
+        interrupt.dispose();
+      }
     });
 };
