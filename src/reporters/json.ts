@@ -46,7 +46,9 @@ export const runReportTrialSchema = z.object({
 
 export const runReportSchema = z
   .object({
-    schema_version: z.literal(1),
+    schema_version: z
+      .literal(2)
+      .describe('2: resolved_rate is over finished trials; finished, tests_ran, instances added'),
     berth_version: z.string(),
     job_name: z.string(),
     job_dir: z.string(),
@@ -149,7 +151,7 @@ export function buildRunReport(
   const submitted = meta.scope?.submittedInstances ?? Math.ceil(summary.total / attempts);
   const dataset = meta.scope?.datasetInstances ?? submitted;
   return {
-    schema_version: 1,
+    schema_version: 2,
     berth_version: VERSION,
     job_name: summary.job_name,
     job_dir: summary.job_dir,
