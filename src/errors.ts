@@ -33,17 +33,55 @@ export interface InputLocation {
   field?: string;
 }
 
+/** One problem in a piece of input, where it sits and what is wrong (for errors that report several). */
+export interface InputIssue extends InputLocation {
+  message: string;
+}
+
+/** `file:line N (field \`f\`)`: the prefix every input message starts with. */
+function describeLocation(location: InputLocation): string {
+  const where = [location.file, location.line !== undefined ? `line ${location.line}` : undefined]
+    .filter(Boolean)
+    .join(':');
+  const field = location.field ? ` (field \`${location.field}\`)` : '';
+  return `${where}${field}`;
+}
+
 /** Bad input (an unparsable line, a missing field, a duplicate id...). Exit code 2. */
 export class InputError extends BerthError {
+  /** Where the (first) problem sits. */
   readonly location: InputLocation;
+  /** Every problem found (one unless the input was checked whole, see `InputError.all`). */
+  readonly issues: readonly InputIssue[];
 
   constructor(location: InputLocation, message: string, options?: { cause?: unknown }) {
-    const where = [location.file, location.line !== undefined ? `line ${location.line}` : undefined]
-      .filter(Boolean)
-      .join(':');
-    const field = location.field ? ` (field \`${location.field}\`)` : '';
-    super('BERTH_BAD_INPUT', `${where}${field}: ${message}`, { exitCode: 2, cause: options?.cause });
+    super('BERTH_BAD_INPUT', `${describeLocation(location)}: ${message}`, {
+      exitCode: 2,
+      cause: options?.cause,
+    });
     this.location = location;
+    this.issues = [{ ...location, message }];
+  }
+
+  /**
+   * One error reporting every problem found in an input: with one issue the
+   * same as `new InputError`; with several, the message is a count line naming
+   * the first issue's file, then one line per issue in the usual
+   * `file:line N (field \`f\`): message` form. `location` is the first issue's.
+   * @throws Error when `issues` is empty (a caller bug).
+   */
+  static all(issues: readonly InputIssue[], options?: { cause?: unknown }): InputError {
+    const [first] = issues;
+    if (first === undefined) throw new Error('InputError.all needs at least one issue');
+    const { message, ...location } = first;
+    const error = new InputError(location, message, options);
+    if (issues.length === 1) return error;
+    error.message = [
+      `${first.file}: ${issues.length} problems:`,
+      ...issues.map((issue) => `  ${describeLocation(issue)}: ${issue.message}`),
+    ].join('\n');
+    (error as { issues: readonly InputIssue[] }).issues = [...issues];
+    return error;
   }
 }
 

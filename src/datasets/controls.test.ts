@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { InputError } from '../errors.ts';
+import { loadSwebench } from '../tasks/swebench/load.ts';
 import { makeControls, writeControls } from './controls.ts';
 import { countHunks } from './patches.ts';
 import { readRows } from './rows.ts';
@@ -52,10 +53,49 @@ describe('makeControls on the bundled sample', async () => {
 describe('makeControls on bad input', () => {
   it('names the file, line and field of a row without a gold patch', async () => {
     const file = join(scratch, 'bad.jsonl');
-    await writeFile(file, '{"instance_id":"a","patch":"x"}\n{"instance_id":"b"}\n');
+    const loadable = { test_patch: '', FAIL_TO_PASS: [], PASS_TO_PASS: [] };
+    await writeFile(
+      file,
+      `${JSON.stringify({ instance_id: 'a', patch: 'x', ...loadable })}\n${JSON.stringify({ instance_id: 'b', ...loadable })}\n`,
+    );
     const rows = await readRows(file);
     expect(() => makeControls(rows)).toThrow(InputError);
     expect(() => makeControls(rows)).toThrow(/bad\.jsonl:line 2 \(field `patch`\)/);
+  });
+
+  it('refuses rows `berth run` refuses, up front, with the message `berth run` gives, listing all of them', async () => {
+    const sample = (await readFile(examples, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    (sample[1] as Record<string, unknown>).FAIL_TO_PASS = 42;
+    delete (sample[3] as Record<string, unknown>).test_patch;
+    const file = join(scratch, 'broken-rows.json');
+    await writeFile(file, JSON.stringify(sample, null, 2));
+    const text = await readFile(file, 'utf8');
+    const f2pLine = text.split('\n').indexOf('    "FAIL_TO_PASS": 42,') + 1;
+    expect(f2pLine).toBeGreaterThan(0);
+    const runError = (await loadSwebench(file).then(
+      () => undefined,
+      (e: unknown) => e,
+    )) as InputError;
+    expect(runError).toBeInstanceOf(InputError);
+    let error: InputError | undefined;
+    try {
+      makeControls(await readRows(file));
+    } catch (e) {
+      error = e as InputError;
+    }
+    expect(error).toBeInstanceOf(InputError);
+    expect(error?.exitCode).toBe(2);
+    // The first refused row: word for word what `berth run` (the loader) says.
+    expect(error?.message.split('\n')[1]).toBe(`  ${runError.message}`);
+    // A missing field names its row's first line (the row's `{`).
+    const rowStarts = text.split('\n').flatMap((line, index) => (line === '  {' ? [index + 1] : []));
+    expect(error?.issues.map((issue) => [issue.line, issue.field])).toEqual([
+      [f2pLine, '[1].FAIL_TO_PASS'],
+      [rowStarts[3], '[3].test_patch'],
+    ]);
   });
 
   it('skips cross for a single instance', async () => {

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { InputError } from '../errors.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
 import { countHunks, withoutLastHunk } from './patches.ts';
-import type { RowAt } from './rows.ts';
+import { checkRowsLoad, type RowAt } from './rows.ts';
 
 export type ControlName = 'empty' | 'cross' | 'partial';
 export const CONTROL_NAMES: readonly ControlName[] = ['empty', 'cross', 'partial'];
@@ -33,8 +33,15 @@ export interface Controls {
   skipped: { control: ControlName; instance_id: string; reason: string }[];
 }
 
-/** Builds the three controls from dataset rows (each needs `instance_id` and `patch`). */
+/**
+ * Builds the three controls from dataset rows. Every row is first checked with
+ * the loader `berth run` uses (`checkRowsLoad`), then each needs a gold `patch`
+ * that is a unified diff.
+ * @throws InputError (exit 2) listing every row the loader refuses, with the message
+ *   `berth run` gives (file, line, field); or naming a row whose gold patch is missing or not a diff.
+ */
 export function makeControls(rows: readonly RowAt[]): Controls {
+  checkRowsLoad(rows);
   const gold = rows.map((at) => {
     const patch = at.row.patch;
     if (typeof patch !== 'string' || patch.trim() === '') {

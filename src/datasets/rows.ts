@@ -4,8 +4,9 @@
  * object keyed by instance_id, a single row object, or JSONL). Rows are kept
  * as plain objects so every field survives a round trip.
  */
-import { InputError } from '../errors.ts';
-import { readRowFile } from '../tasks/swebench/read-rows.ts';
+import { InputError, type InputIssue } from '../errors.ts';
+import { rowToTask } from '../tasks/swebench/load.ts';
+import { type FieldLocator, type RawRow, readRowFile } from '../tasks/swebench/read-rows.ts';
 import { decodeTestList, TestListError } from '../tasks/swebench/test-list.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
 
@@ -15,6 +16,42 @@ export interface RowAt {
   file: string;
   /** 1-based line where the row starts. */
   line?: number;
+  /** Position in a JSON list, or the key in an object keyed by id (messages name the field `[3].patch`). */
+  index?: number;
+  key?: string;
+  /** The line of a field, for rows spread over many lines (see `RawRow.locate`). */
+  locate?: FieldLocator;
+}
+
+/** The loader's view of a row (what `berth run` reads), for `rowToTask`. */
+export function rawRowOf(at: RowAt): RawRow {
+  return {
+    value: at.row,
+    file: at.file,
+    line: at.line ?? 1,
+    ...(at.index !== undefined ? { index: at.index } : {}),
+    ...(at.key !== undefined ? { key: at.key } : {}),
+    ...(at.locate ? { locate: at.locate } : {}),
+  };
+}
+
+/**
+ * Checks every row with the loader `berth run` uses (`rowToTask`), so a
+ * command that does not run the rows (`berth dataset controls`) refuses a
+ * broken one up front with the message `berth run` gives.
+ * @throws InputError listing every refused row (file, line and field of each; exit 2).
+ */
+export function checkRowsLoad(rows: readonly RowAt[]): void {
+  const issues: InputIssue[] = [];
+  for (const at of rows) {
+    try {
+      rowToTask(rawRowOf(at));
+    } catch (error) {
+      if (!(error instanceof InputError)) throw error;
+      issues.push(...error.issues);
+    }
+  }
+  if (issues.length > 0) throw InputError.all(issues);
 }
 
 /**
@@ -28,7 +65,7 @@ export async function readRows(file: string): Promise<RowAt[]> {
     throw new InputError({ file }, `cannot read: ${(error as Error).message}`);
   });
   const seen = new Map<string, RowAt>();
-  return raw.map(({ value, line, key }) => {
+  return raw.map(({ value, line, key, index, locate }) => {
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
       throw new InputError({ file, line }, 'every row must be a JSON object');
     }
@@ -38,15 +75,26 @@ export async function readRows(file: string): Promise<RowAt[]> {
         : (value as Record<string, unknown>);
     const id = row.instance_id;
     if (typeof id !== 'string' || id === '')
-      throw new InputError({ file, line, field: 'instance_id' }, 'missing or not a string');
+      throw new InputError(
+        { file, line: locate?.(['instance_id']) ?? line, field: 'instance_id' },
+        'missing or not a string',
+      );
+    const idLine = locate?.(['instance_id']) ?? line;
     const before = seen.get(id);
     if (before) {
       throw new InputError(
-        { file, line, field: 'instance_id' },
-        `duplicate instance_id ${JSON.stringify(id)} (first at line ${before.line})`,
+        { file, line: idLine, field: 'instance_id' },
+        `duplicate instance_id ${JSON.stringify(id)} (first at line ${before.locate?.(['instance_id']) ?? before.line})`,
       );
     }
-    const at = { row, file, line };
+    const at: RowAt = {
+      row,
+      file,
+      line,
+      ...(index !== undefined ? { index } : {}),
+      ...(key !== undefined ? { key } : {}),
+      ...(locate ? { locate } : {}),
+    };
     seen.set(id, at);
     return at;
   });

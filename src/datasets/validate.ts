@@ -22,12 +22,13 @@ import type { Agent } from '../agents/agent.ts';
 import { NopAgent } from '../agents/nop.ts';
 import { OracleAgent } from '../agents/oracle.ts';
 import { createProviders } from '../environments/registry.ts';
+import { InputError } from '../errors.ts';
 import { rowToTask } from '../tasks/swebench/load.ts';
 import { runTrial } from '../trials/trial.ts';
 import { createVerifiers } from '../verifiers/registry.ts';
 import { findMirror } from './build.ts';
 import { isTestPath, touchedPaths } from './patches.ts';
-import { type RowAt, readTestList } from './rows.ts';
+import { type RowAt, rawRowOf, readTestList } from './rows.ts';
 import { type BaseSource, Workspace } from './workspace.ts';
 
 const testList = z.union([z.array(z.string()), z.string()]);
@@ -103,35 +104,40 @@ export async function validateRow(
     failToPass: 0,
     passToPass: 0,
   };
+  // A field as `berth run` names it (`[3].FAIL_TO_PASS` in a JSON list), on its own line when known.
+  const prefix =
+    at.index !== undefined ? `[${at.index}].` : at.key !== undefined ? `[${JSON.stringify(at.key)}].` : '';
+  const where = (path: Array<string | number>) => ({
+    file: at.file,
+    line: at.locate?.(path) ?? at.line,
+    field: `${prefix}${path.join('.') || '(row)'}`,
+  });
+  // The loader first: a row `berth run` refuses gets the very message `berth run` prints.
+  try {
+    rowToTask(rawRowOf(at));
+  } catch (error) {
+    checks.push({ name: 'schema', ok: false, message: (error as Error).message });
+    return result;
+  }
+  // Then what authoring requires on top (repo, base_commit, a non-empty gold patch...).
   const parsed = rowSchema.safeParse(row);
   if (!parsed.success) {
     checks.push({
       name: 'schema',
       ok: false,
       message: parsed.error.issues
-        .map((issue) => `${issue.path.join('.') || '(row)'}: ${issue.message}`)
+        .map((issue) => new InputError(where(issue.path as Array<string | number>), issue.message).message)
         .join('; '),
-    });
-    return result;
-  }
-  try {
-    rowToTask({ value: row, file: at.file, line: at.line ?? 1 });
-  } catch (error) {
-    checks.push({
-      name: 'schema',
-      ok: false,
-      message: `the loader refuses the row: ${(error as Error).message}`,
     });
     return result;
   }
   checks.push({ name: 'schema', ok: true });
   const data = parsed.data;
-  const where = (field: string) => ({ file: at.file, line: at.line, field });
   let f2p: string[] = [];
   let p2p: string[] = [];
   try {
-    f2p = readTestList(data.FAIL_TO_PASS, where('FAIL_TO_PASS'));
-    p2p = readTestList(data.PASS_TO_PASS, where('PASS_TO_PASS'));
+    f2p = readTestList(data.FAIL_TO_PASS, where(['FAIL_TO_PASS']));
+    p2p = readTestList(data.PASS_TO_PASS, where(['PASS_TO_PASS']));
     const both = f2p.filter((test) => p2p.includes(test));
     const problems = [
       ...(f2p.length === 0 ? ['FAIL_TO_PASS is empty'] : []),

@@ -8,6 +8,7 @@
 import { createReadStream } from 'node:fs';
 import { InputError, UsageError } from '../errors.ts';
 import { chunksOf, readLines, stripAnsi } from './common.ts';
+import { type GzipState, maybeGunzip } from './gzip.ts';
 import { parsers } from './index.ts';
 import type { ParseResult, Parser } from './types.ts';
 
@@ -67,7 +68,11 @@ export function detectParser(head: string): Parser | undefined {
   return best;
 }
 
-/** What `parseReport` reads: text, bytes, a chunk stream (read once), or a file. */
+/**
+ * What `parseReport` reads: text, bytes, a chunk stream (read once), or a file.
+ * Bytes, byte streams and files that start with the gzip magic bytes (`1f 8b`)
+ * are decompressed as they are read, whatever the file's name.
+ */
 export type ReportInput = string | Uint8Array | AsyncIterable<string | Uint8Array> | { path: string };
 
 /** The lines that delimit a run's test output in a log (berth writes a nonce into them). */
@@ -285,8 +290,11 @@ async function splitByMarkers(
 /**
  * Parses a report or console log.
  *
+ * - A gzip-compressed input (magic bytes `1f 8b`) is decompressed as it streams;
+ *   corrupt gzip data throws `InputError` naming the input, gzip data that ends
+ *   early parses what it holds and sets `truncated`.
  * - The format is `options.format` (a registry name or alias) or detected from
- *   the first 64 KiB; an undetectable input throws `InputError` naming it.
+ *   the first 64 KiB (of the decompressed text); an undetectable input throws `InputError` naming it.
  * - With `options.markers`, the output between the start and end marker lines
  *   is parsed. When the start marker is missing, or nothing between the markers
  *   parses to a test, the whole log is used instead and `markers` says
@@ -308,7 +316,8 @@ export async function parseReport(
       ? input.path
       : '<input>');
   let parser: Parser;
-  let stream = openInput(input);
+  const gzip: GzipState = { compressed: false, truncated: false };
+  let stream: AsyncIterable<string | Uint8Array> = maybeGunzip(openInput(input), sourceName, gzip);
   if (options.format !== undefined) {
     parser = getParser(options.format);
   } else {
@@ -326,11 +335,17 @@ export async function parseReport(
     parser = detected;
   }
   const parseOptions = { keepElements: options.keepElements, sourceName };
+  let result: ReportResult;
   try {
-    return await parseWith(parser, stream, parseOptions, options);
+    result = await parseWith(parser, stream, parseOptions, options);
   } catch (error) {
     throw readError(error, sourceName);
   }
+  if (gzip.truncated) {
+    result.truncated = true;
+    result.warnings = [...result.warnings, 'the gzip data ends early: the file looks cut short'];
+  }
+  return result;
 }
 
 /** A file that cannot be read is bad input naming it; anything else passes through. */

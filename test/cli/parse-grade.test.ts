@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { gradeOutputSchema, jsonSchemas, parseOutputSchema } from '../../src/cli/output-schemas.ts';
 
@@ -76,6 +77,25 @@ describe('berth parse', () => {
     expect(r.status).toBe(2);
     expect(r.stderr).toContain('bad.xml');
     expect(r.stderr).toContain('not a JUnit XML report');
+  });
+
+  it('reads gzip-compressed reports (by magic bytes); corrupt gzip exits 2 naming the file', () => {
+    const xml = readFileSync(path.join(fixtures, 'TEST-org.test.sample.SampleTestSuite.xml'));
+    const gz = path.join(work, 'report.xml.gz');
+    const noExt = path.join(work, 'report-compressed');
+    writeFileSync(gz, gzipSync(xml));
+    writeFileSync(noExt, gzipSync(xml));
+    const r = berth('parse', '--quiet', gz, noExt);
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/report\.xml\.gz: junit, 1 passed, 2 failed, 0 error, 1 skipped/);
+    expect(r.stdout).toMatch(/report-compressed: junit, 1 passed, 2 failed, 0 error, 1 skipped/);
+    const corrupt = path.join(work, 'corrupt.log.gz');
+    writeFileSync(corrupt, Buffer.concat([Buffer.from([0x1f, 0x8b, 8, 0]), Buffer.from('not deflate data')]));
+    const bad = berth('parse', gz, corrupt);
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toMatch(/corrupt\.log\.gz: .*not valid gzip data/);
+    expect(bad.stdout).toMatch(/report\.xml\.gz: junit/);
   });
 });
 

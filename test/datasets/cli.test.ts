@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,6 +21,33 @@ describe('berth dataset', () => {
       const committed = fileURLToPath(new URL(`../../examples/predictions/${name}.jsonl`, import.meta.url));
       expect(await readFile(join(scratch, `${name}.jsonl`), 'utf8')).toBe(await readFile(committed, 'utf8'));
     }
+  });
+
+  it('controls refuses a broken row up front, exit 2 with the message of `berth run`, and writes nothing', async () => {
+    const rows = (await readFile(sample, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    rows[2].PASS_TO_PASS = { not: 'a list' };
+    const file = join(scratch, 'one-broken.json');
+    await writeFile(file, JSON.stringify(rows, null, 2));
+    const out = join(scratch, 'controls-out');
+    await mkdir(out);
+    await writeFile(join(out, 'empty.jsonl'), 'kept\n');
+    const controls = berth('dataset', 'controls', file, '-o', out);
+    const run = berth('run', '-p', file, '--jobs-dir', join(scratch, 'jobs-never'));
+    expect(run.status).toBe(2);
+    expect(controls.status).toBe(2);
+    expect(controls.stderr).toBe(run.stderr);
+    const line =
+      (await readFile(file, 'utf8')).split('\n').findIndex((l) => l.includes('"PASS_TO_PASS": {')) + 1;
+    expect(controls.stderr).toContain(`${file}:line ${line} (field \`[2].PASS_TO_PASS\`)`);
+    expect(controls.stdout).toBe('');
+    expect(await readdir(out)).toEqual(['empty.jsonl']);
+    expect(await readFile(join(out, 'empty.jsonl'), 'utf8')).toBe('kept\n');
+    const validate = berth('dataset', 'validate', file, '--no-run');
+    expect(validate.status).toBe(2);
+    expect(validate.stdout).toContain(run.stderr.replace(/^berth: /, '').trim());
   });
 
   it('validate --no-run checks schema, patches and test files, and estimates tokens', () => {

@@ -45,6 +45,24 @@ describe('berth check goes on past a task that does not load', () => {
     expect(text.stdout).toContain('(1 do not load)');
   });
 
+  it('a task.toml with several problems: each on its own line under the reason', async () => {
+    const dir = await temp.make('berth-robust-');
+    await mkdir(join(dir, 'bad'));
+    await writeFile(
+      join(dir, 'bad', 'task.toml'),
+      '[agent]\ntimeout_sec = "long"\n[environment]\ncpus = "two"\n',
+    );
+    await writeFile(join(dir, 'bad', 'instruction.md'), 'do it\n');
+    const text = berth('check', '-p', dir);
+    expect(text.code).toBe(2);
+    const file = join(dir, 'bad', 'task.toml');
+    expect(text.stdout).toContain(
+      `  - the task does not load: ${file}: 2 problems:\n` +
+        `      ${file}:line 2 (field \`agent.timeout_sec\`): expected a number, got "long"\n` +
+        `      ${file}:line 4 (field \`environment.cpus\`): expected a number, got "two"\n`,
+    );
+  });
+
   it.skipIf(!hasData)('kotlin-swe-bench (shared data): every task reported, none stops the check', () => {
     const result = berth('check', '-p', join(dataDir, 'kotlin-swe-bench'));
     expect(result.code).toBe(2);

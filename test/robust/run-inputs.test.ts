@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { cp, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -58,5 +59,33 @@ describe('berth run with nothing to run names the dataset', () => {
     const filtered = berth(['run', '-p', example, '-i', 'zzz*', '--jobs-dir', dir], dir);
     expect(filtered.code).toBe(2);
     expect(filtered.stderr).toContain(`none of the 4 task(s) of ${example} is left to run (check -i/-x/-l)`);
+  });
+});
+
+describe('a task.toml with several type errors', () => {
+  it('berth run exits 2 listing every one with its line and key, and writes no job', async () => {
+    const dir = await temp.make('berth-robust-');
+    const task = join(dir, 'calc');
+    await cp(join(root, 'test', 'fixtures', 'harbor', 'tasks', 'calc'), task, { recursive: true });
+    const toml = await readFile(join(task, 'task.toml'), 'utf8');
+    const broken = toml
+      .replace(/^\[agent\]\ntimeout_sec = 60\.0$/m, '[agent]\ntimeout_sec = "long"')
+      .replace(/^cpus = 1$/m, 'cpus = "two"');
+    expect(broken).not.toBe(toml);
+    await writeFile(join(task, 'task.toml'), broken);
+    const lineOf = (text: string) => broken.split('\n').indexOf(text) + 1;
+    const jobs = join(dir, 'jobs');
+    const run = berth(['run', '-p', task, '-a', 'oracle', '--jobs-dir', jobs]);
+    expect(run.code).toBe(2);
+    const file = join(task, 'task.toml');
+    expect(run.stderr).toContain(`berth: ${file}: 2 problems:\n`);
+    expect(run.stderr).toContain(
+      `  ${file}:line ${lineOf('timeout_sec = "long"')} (field \`agent.timeout_sec\`): expected a number, got "long"\n`,
+    );
+    expect(run.stderr).toContain(
+      `  ${file}:line ${lineOf('cpus = "two"')} (field \`environment.cpus\`): expected a number, got "two"\n`,
+    );
+    expect(run.stderr).not.toMatch(/\n\s+at /);
+    expect(existsSync(jobs)).toBe(false);
   });
 });

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { InputError } from '../../src/errors.ts';
 import { loadSwebench, testDirectives } from '../../src/tasks/swebench/load.ts';
+import { readRowFile } from '../../src/tasks/swebench/read-rows.ts';
 import { localRunProblems } from '../../src/tasks/swebench/runnable.ts';
 import { dataDir, fixturesDir, hasData } from '../helpers/data.ts';
 import { tempDirs } from '../helpers/temp-dirs.ts';
@@ -183,6 +184,133 @@ describe('testDirectives', () => {
       'diff --git a/tests/test_a.py b/tests/test_a.py\n--- a/tests/test_a.py\n+++ b/tests/test_a.py\n@@ -1 +1 @@\n-a\n+b\n' +
       'diff --git a/tests/data.json b/tests/data.json\n--- a/tests/data.json\n+++ b/tests/data.json\n@@ -1 +1 @@\n-a\n+b\n';
     expect(testDirectives(patch)).toEqual(['tests/test_a.py']);
+  });
+});
+
+describe("pretty-printed JSON: an error names the bad field's own line, not the row's first line", () => {
+  /** The 1-based line of the first line of `text` containing `needle` (after line `from`). */
+  const lineWith = (text: string, needle: string, from = 0) =>
+    text.split('\n').findIndex((line, index) => index >= from && line.includes(needle)) + 1;
+
+  async function prettyRows(): Promise<Array<Record<string, unknown>>> {
+    const text = await readFile(mini, 'utf8');
+    return text
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+  }
+
+  it('a JSON list (indent 2): a top-level field, a dockerless field, a snapshot path', async () => {
+    const rows = await prettyRows();
+    const second = rows[1] as Record<string, unknown>;
+    second.FAIL_TO_PASS = 42;
+    let text = JSON.stringify(rows, null, 2);
+    let path = await tempFile('pretty.json', text);
+    let error = await loadError(path);
+    const rowStart = lineWith(text, '"instance_id": "mini__range-1"');
+    const fieldLine = lineWith(text, '"FAIL_TO_PASS": 42');
+    expect(fieldLine).toBeGreaterThan(rowStart + 3);
+    expect(error.location).toEqual({ file: path, line: fieldLine, field: '[1].FAIL_TO_PASS' });
+    expect(error.message).toContain(`${path}:line ${fieldLine} (field \`[1].FAIL_TO_PASS\`)`);
+
+    second.FAIL_TO_PASS = [];
+    (second.dockerless as Record<string, unknown>).timeout_sec = -1;
+    text = JSON.stringify(rows, null, 2);
+    path = await tempFile('pretty-timeout.json', text);
+    error = await loadError(path);
+    expect(error.location).toMatchObject({
+      line: lineWith(text, '"timeout_sec": -1'),
+      field: '[1].dockerless.timeout_sec',
+    });
+
+    delete (second.dockerless as Record<string, unknown>).timeout_sec;
+    const files = (second.dockerless as { files: Record<string, string> }).files;
+    files['../escape.js'] = 'x';
+    text = JSON.stringify(rows, null, 4);
+    path = await tempFile('pretty-path.json', text);
+    error = await loadError(path);
+    expect(error.location).toMatchObject({
+      line: lineWith(text, '"../escape.js"'),
+      field: '[1].dockerless.files["../escape.js"]',
+    });
+  });
+
+  it('an object keyed by id, a single-row file, and a duplicate id name the field lines', async () => {
+    const rows = await prettyRows();
+    const first = rows[0] as Record<string, unknown>;
+    first.test_patch = 7;
+    const keyed = Object.fromEntries(rows.map((row) => [row.instance_id as string, row]));
+    let text = JSON.stringify(keyed, null, 2);
+    let path = await tempFile('keyed.json', text);
+    expect((await loadError(path)).location).toEqual({
+      file: path,
+      line: lineWith(text, '"test_patch": 7'),
+      field: '["mini__stats-1"].test_patch',
+    });
+
+    text = JSON.stringify(first, null, 2);
+    path = await tempFile('single.json', text);
+    expect((await loadError(path)).location).toEqual({
+      file: path,
+      line: lineWith(text, '"test_patch": 7'),
+      field: 'test_patch',
+    });
+
+    first.test_patch = '';
+    (rows[1] as Record<string, unknown>).instance_id = 'mini__stats-1';
+    text = JSON.stringify(rows, null, 2);
+    path = await tempFile('dup.json', text);
+    const dup = await loadError(path);
+    const firstId = lineWith(text, '"instance_id": "mini__stats-1"');
+    const secondId = lineWith(text, '"instance_id": "mini__stats-1"', firstId);
+    expect(secondId).toBeGreaterThan(firstId);
+    expect(dup.location).toEqual({ file: path, line: secondId, field: '[1].instance_id' });
+    expect(dup.message).toContain(`first seen at ${path}:line ${firstId}, row [0]`);
+  });
+
+  it("a missing field names the row's first line; a minified list names line 1 and the row's position", async () => {
+    const rows = await prettyRows();
+    delete (rows[1] as Record<string, unknown>).PASS_TO_PASS;
+    let text = JSON.stringify(rows, null, 2);
+    let path = await tempFile('missing.json', text);
+    const rowStart = lineWith(text, '"instance_id": "mini__range-1"') - 1; // the line of its `{`
+    expect((await loadError(path)).location).toEqual({
+      file: path,
+      line: rowStart,
+      field: '[1].PASS_TO_PASS',
+    });
+
+    (rows[1] as Record<string, unknown>).PASS_TO_PASS = 'not a list [';
+    text = JSON.stringify(rows);
+    path = await tempFile('minified.json', text);
+    expect((await loadError(path)).location).toEqual({ file: path, line: 1, field: '[1].PASS_TO_PASS' });
+  });
+});
+
+describe('readRowFile locate', () => {
+  it('finds keys, array elements and nested values of one row, not of its neighbours', async () => {
+    const text = [
+      '[', // 1
+      '  {"instance_id": "a", "FAIL_TO_PASS": ["t1"], "x": {"y": 1}},', // 2
+      '  {', // 3
+      '    "instance_id": "b",', // 4
+      '    "x": {"z": [0, {"y": 2}]},', // 5
+      '    "FAIL_TO_PASS": [', // 6
+      '      "t1",', // 7
+      '      "t2"', // 8
+      '    ]', // 9
+      '  }', // 10
+      ']', // 11
+    ].join('\n');
+    const rows = await readRowFile(await tempFile('locate.json', text));
+    const b = rows[1];
+    expect(b?.line).toBe(3);
+    expect(b?.locate?.(['FAIL_TO_PASS'])).toBe(6);
+    expect(b?.locate?.(['FAIL_TO_PASS', 1])).toBe(8);
+    expect(b?.locate?.(['x', 'z', 1, 'y'])).toBe(5);
+    expect(b?.locate?.(['x', 'y'])).toBeUndefined();
+    expect(b?.locate?.(['missing'])).toBeUndefined();
+    expect(rows[0]?.locate?.(['x', 'y'])).toBe(2);
   });
 });
 

@@ -11,7 +11,7 @@ export const registerParse: RegisterCommand = (program: Command) => {
     .description(
       'Parse test reports or console logs into a status per test (format detected unless --format).',
     )
-    .argument('[files...]', 'report files (JUnit XML, pytest, go test, TAP, ...)')
+    .argument('[files...]', 'report files (JUnit XML, pytest, go test, TAP, ...), plain or gzip-compressed')
     .option('-f, --format <name>', 'parser name or alias (see `berth parse --list`); detected when absent')
     .option('--list', 'list the parsers with their aliases')
     .option('--json', 'print one JSON document (schema: docs/parse-output.schema.json)')

@@ -354,6 +354,7 @@ export function formatCheck(c: TaskCheck): string {
       `  ${s.phase} step needs the network: ${s.where}: ${s.command}  -> ${s.reaches}${s.via ? `  [via ${s.via}]` : ''}`,
     );
   }
-  for (const r of c.reasons) lines.push(`  - ${r}`);
+  // A reason of several lines (a task.toml with several problems) keeps them under its bullet.
+  for (const r of c.reasons) lines.push(`  - ${r.replace(/\n/g, '\n    ')}`);
   return lines.join('\n');
 }

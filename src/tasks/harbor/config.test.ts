@@ -182,6 +182,100 @@ describe('bad task.toml -> InputError with file, line and key', () => {
   });
 });
 
+describe('bad task.toml: every problem is reported, each with its own line and key', () => {
+  function error(text: string): InputError {
+    try {
+      parseTaskToml(text, 'task.toml');
+    } catch (e) {
+      expect(e).toBeInstanceOf(InputError);
+      return e as InputError;
+    }
+    throw new Error('expected an InputError');
+  }
+
+  it('four type errors in three tables: four lines, in file order, exit 2', () => {
+    const text = [
+      'version = "1.0"', // 1
+      '', // 2
+      '[agent]', // 3
+      'timeout_sec = "long"', // 4
+      '', // 5
+      '[environment]', // 6
+      '# a comment with cpus = 4 in it', // 7
+      'memory_mb = 1.5', // 8
+      'cpus = "two"', // 9
+      'network_mode = "internet"', // 10
+    ].join('\n');
+    const e = error(text);
+    expect(e.exitCode).toBe(2);
+    expect(e.issues.map((i) => [i.line, i.field])).toEqual([
+      [4, 'agent.timeout_sec'],
+      [8, 'environment.memory_mb'],
+      [9, 'environment.cpus'],
+      [10, 'environment.network_mode'],
+    ]);
+    expect(e.location).toEqual({ file: 'task.toml', line: 4, field: 'agent.timeout_sec' });
+    expect(e.message.split('\n')).toEqual([
+      'task.toml: 4 problems:',
+      '  task.toml:line 4 (field `agent.timeout_sec`): expected a number, got "long"',
+      '  task.toml:line 8 (field `environment.memory_mb`): expected an integer, got 1.5',
+      '  task.toml:line 9 (field `environment.cpus`): expected a number, got "two"',
+      '  task.toml:line 10 (field `environment.network_mode`): expected one of "public"|"no-network"|"allowlist", got "internet"',
+    ]);
+  });
+
+  it('the n-th [[steps]] table, inline tables and multi-line arrays get their own lines', () => {
+    const text = [
+      '[[steps]]', // 1
+      'name = "one"', // 2
+      '[steps.agent]', // 3
+      'timeout_sec = 10', // 4
+      '[[steps]]', // 5
+      'name = 2', // 6
+      '[steps.agent]', // 7
+      'timeout_sec = "slow"', // 8
+      '[environment]', // 9
+      'env = { A = "x", B = 3 }', // 10
+      'gpu_types = [', // 11
+      '  "a100",', // 12
+      '  7,', // 13
+      ']', // 14
+    ].join('\n');
+    const e = error(text);
+    expect(e.issues.map((i) => [i.line, i.field, i.message])).toEqual([
+      [6, 'steps[1].name', 'expected a string, got 2'],
+      [8, 'steps[1].agent.timeout_sec', 'expected a number, got "slow"'],
+      [10, 'environment.env.B', 'expected a string, got 3'],
+      [13, 'environment.gpu_types[1]', 'expected a string, got 7'],
+    ]);
+  });
+
+  it('a missing key gets no line (not the table header), and is listed after the placed ones', () => {
+    const e = error('[task]\ndescription = "d"\n\n[agent]\nuser = 1.5\n');
+    expect(e.issues.map((i) => [i.line, i.field, i.message])).toEqual([
+      [5, 'agent.user', 'expected a string or an integer, got 1.5'],
+      [undefined, 'task.name', 'missing: expected a string'],
+    ]);
+    expect(e.message).toContain('\n  task.toml (field `task.name`): missing: expected a string');
+  });
+
+  it('a key-like line inside a multi-line string is not taken for the key', () => {
+    const text = '[environment]\nnotes = """\ncpus = 1\n"""\ncpus = "two"\n';
+    expect(error(text).location).toEqual({ file: 'task.toml', line: 5, field: 'environment.cpus' });
+  });
+
+  it('rule violations after the schema are all reported too', () => {
+    const e = error(
+      '[environment]\nmemory = "1G"\nmemory_mb = 4096\n[verifier]\nallowed_hosts = ["a.com"]\n[agent]\nallowed_hosts = ["b.com"]\n',
+    );
+    expect(e.issues.map((i) => [i.line, i.field])).toEqual([
+      [2, 'environment.memory'],
+      [5, 'verifier.allowed_hosts'],
+      [7, 'agent.allowed_hosts'],
+    ]);
+  });
+});
+
 describe('canary lines', () => {
   it('strips leading canary comments and the blank lines after them, as Harbor does', () => {
     const text =

@@ -9,8 +9,9 @@
  */
 import { parse as parseToml, TomlError } from 'smol-toml';
 import { z } from 'zod';
-import { InputError } from '../../errors.ts';
+import { InputError, type InputIssue } from '../../errors.ts';
 import type { NetworkPolicy } from '../task.ts';
+import { tomlKeyLines } from './toml-lines.ts';
 
 const networkMode = z.enum(['public', 'no-network', 'allowlist']);
 const userField = z.union([z.string(), z.number().int()]);
@@ -170,32 +171,83 @@ export function parseSizeToMb(value: string): number {
 }
 
 /**
- * Finds the 1-based line where a key path is set: `[a.b]` then `c = ...`, or
- * `[a]` then `b.c = ...`, or the header `[a.b.c]` itself. Falls back to the
- * table header, then undefined.
+ * The 1-based line where a key path is set (`[a.b]` then `c = ...`, `[a]` then
+ * `b.c = ...`, a header, an inline-table key, an array element, the n-th
+ * `[[steps]]`), or undefined when it cannot be told (a missing key).
  */
 export function lineOfKey(text: string, path: Array<string | number>): number | undefined {
-  const keys = path.filter((p): p is string => typeof p === 'string');
-  const lines = text.split(/\r?\n/);
-  let table: string[] = [];
-  let headerLine: number | undefined;
-  let best: number | undefined;
-  for (let i = 0; i < lines.length; i++) {
-    const line = (lines[i] ?? '').trim();
-    const header = /^\[\[?\s*([^\]]+?)\s*\]\]?/.exec(line);
-    if (header) {
-      table = (header[1] ?? '').split('.').map((k) => k.trim().replace(/^["']|["']$/g, ''));
-      if (keys.length && table.join('.') === keys.join('.') && best === undefined) best = i + 1;
-      if (keys.length > 1 && table.join('.') === keys.slice(0, -1).join('.') && headerLine === undefined)
-        headerLine = i + 1;
-      continue;
-    }
-    const kv = /^([A-Za-z0-9_."' -]+?)\s*=/.exec(line);
-    if (!kv) continue;
-    const full = [...table, ...(kv[1] ?? '').split('.').map((k) => k.trim().replace(/^["']|["']$/g, ''))];
-    if (full.length >= keys.length && keys.every((k, j) => full[j] === k)) return i + 1;
+  return tomlKeyLines(text)(path);
+}
+
+/** `environment.cpus`, `steps[1].name`: a key path as the messages print it. */
+function fieldPath(path: ReadonlyArray<PropertyKey>): string | undefined {
+  let out = '';
+  for (const key of path) {
+    if (typeof key === 'number') out += `[${key}]`;
+    else out += out === '' ? String(key) : `.${String(key)}`;
   }
-  return best ?? headerLine;
+  return out || undefined;
+}
+
+function valueAt(data: unknown, path: ReadonlyArray<PropertyKey>): unknown {
+  let value = data;
+  for (const key of path) {
+    if (value === null || typeof value !== 'object') return undefined;
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  return value;
+}
+
+/** A value as a message shows it: `"two"`, `1.5`, `[1, 2]` (cut at 60 characters). */
+function show(value: unknown): string {
+  if (value instanceof Date) return value.toISOString();
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? String(value);
+  } catch {
+    text = String(value);
+  }
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
+const TYPE_NAMES: Record<string, string> = {
+  number: 'a number',
+  int: 'an integer',
+  string: 'a string',
+  boolean: 'a boolean',
+  array: 'an array',
+  object: 'a table',
+  record: 'a table',
+};
+
+function typeName(expected: string): string {
+  return TYPE_NAMES[expected] ?? expected;
+}
+
+/** What one zod issue says, in the words of a TOML file: `expected a number, got "two"`. */
+function describeIssue(issue: z.core.$ZodIssue, value: unknown): string {
+  if (issue.code === 'invalid_type') {
+    if (value === undefined) return `missing: expected ${typeName(issue.expected)}`;
+    return `expected ${typeName(issue.expected)}, got ${show(value)}`;
+  }
+  if (issue.code === 'invalid_union') {
+    const expected = issue.errors
+      .map((branch) => branch[0])
+      .filter((first) => first?.code === 'invalid_type' && first.path.length === 0)
+      .map((first) => typeName((first as z.core.$ZodIssueInvalidType).expected));
+    if (expected.length === issue.errors.length)
+      return `expected ${[...new Set(expected)].join(' or ')}, got ${show(value)}`;
+  }
+  const message = issue.message.replace(/^Invalid (input|option): /, '');
+  return value === undefined ? message : `${message}, got ${show(value)}`;
+}
+
+/** Issues in the file's order; those without a line keep their order, after the others. */
+function sortIssues(issues: InputIssue[]): InputIssue[] {
+  return issues
+    .map((issue, index) => ({ issue, index }))
+    .sort((a, b) => (a.issue.line ?? Infinity) - (b.issue.line ?? Infinity) || a.index - b.index)
+    .map(({ issue }) => issue);
 }
 
 function policy(mode: string | undefined, hosts: string[] | undefined): NetworkPolicy | undefined {
@@ -222,20 +274,26 @@ export function parseTaskToml(text: string, file: string): HarborTaskConfig {
     }
     throw new InputError({ file }, `invalid TOML: ${(error as Error).message}`, { cause: error });
   }
+  const lineOf = tomlKeyLines(text);
+  const issueAt = (path: ReadonlyArray<string | number>, message: string): InputIssue => ({
+    file,
+    line: lineOf(path),
+    field: fieldPath(path),
+    message,
+  });
   const parsed = taskTomlSchema.safeParse(data);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const path = issue?.path ?? [];
-    const key = path.map(String).join('.');
-    throw new InputError(
-      { file, line: lineOfKey(text, path as Array<string | number>), field: key || undefined },
-      issue?.message ?? 'invalid task.toml',
+    // Every schema violation, in the file's order (issues without a line last).
+    const issues = parsed.error.issues.map((issue) =>
+      issueAt(issue.path as Array<string | number>, describeIssue(issue, valueAt(data, issue.path))),
     );
+    throw InputError.all(sortIssues(issues));
   }
   const t = parsed.data;
   const warnings: string[] = [];
-  const fail = (path: string[], message: string): never => {
-    throw new InputError({ file, line: lineOfKey(text, path), field: path.join('.') }, message);
+  const problems: InputIssue[] = [];
+  const fail = (path: string[], message: string): void => {
+    problems.push(issueAt(path, message));
   };
   const env = t.environment ?? {};
 
@@ -287,6 +345,8 @@ export function parseTaskToml(text: string, file: string): HarborTaskConfig {
   }
   if (t.version !== undefined && t.schema_version === undefined)
     warnings.push('`version` is the legacy name of `schema_version`');
+
+  if (problems.length > 0) throw InputError.all(sortIssues(problems));
 
   const metadata = { ...(t.metadata ?? {}) } as Record<string, unknown>;
   const source = t.metadata?.source as Record<string, unknown> | undefined;

@@ -71,16 +71,17 @@ export async function loadSwebench(path: string): Promise<Task[]> {
     for (const row of await readRowFile(file)) {
       const task = rowToTask(row);
       const previous = seen.get(task.name);
+      const idLine = row.locate?.(['instance_id']) ?? row.line;
       if (previous) {
         const position = row.index !== undefined ? `[${row.index}].` : '';
         throw new InputError(
-          { file: row.file, line: row.line, field: `${position}instance_id` },
+          { file: row.file, line: idLine, field: `${position}instance_id` },
           `duplicate instance_id ${JSON.stringify(task.name)} (first seen at ${previous.file}:line ${previous.line}${previous.index !== undefined ? `, row [${previous.index}]` : ''})`,
         );
       }
       seen.set(task.name, {
         file: row.file,
-        line: row.line,
+        line: idLine,
         ...(row.index !== undefined ? { index: row.index } : {}),
       });
       tasks.push(task);
@@ -121,7 +122,12 @@ export function rowToTask(row: RawRow): Task {
       : row.key !== undefined
         ? `[${JSON.stringify(row.key)}].`
         : '';
-  const at = (field: string) => ({ file: row.file, line: row.line, field: `${where}${field}` });
+  // The field's own line when the row spreads over many lines (a pretty-printed JSON list), else the row's.
+  const at = (field: string, path: ReadonlyArray<string | number> = field.split('.')) => ({
+    file: row.file,
+    line: row.locate?.(path) ?? row.line,
+    field: `${where}${field}`,
+  });
   if (!isObject(row.value))
     throw new InputError(at('instance_id'), `a row must be a JSON object, got ${typeName(row.value)}`);
   const value: Record<string, unknown> = { ...row.value };
@@ -242,7 +248,7 @@ export function checkSnapshotPath(path: string): string | undefined {
 
 function readDockerless(
   raw: unknown,
-  at: (field: string) => { file: string; line: number; field: string },
+  at: (field: string, path?: ReadonlyArray<string | number>) => { file: string; line: number; field: string },
 ): Dockerless | undefined {
   if (raw === undefined || raw === null) return undefined;
   if (!isObject(raw)) throw new InputError(at('dockerless'), `expected an object, got ${typeName(raw)}`);
@@ -261,14 +267,21 @@ function readDockerless(
     for (const [path, content] of Object.entries(v)) {
       const bad = checkSnapshotPath(path);
       if (bad)
-        throw new InputError(at(`dockerless.${field}[${JSON.stringify(path)}]`), `unsafe path: ${bad}`);
+        throw new InputError(
+          at(`dockerless.${field}[${JSON.stringify(path)}]`, ['dockerless', field, path]),
+          `unsafe path: ${bad}`,
+        );
       if (typeof content !== 'string')
         throw new InputError(
-          at(`dockerless.${field}[${JSON.stringify(path)}]`),
+          at(`dockerless.${field}[${JSON.stringify(path)}]`, ['dockerless', field, path]),
           `expected a string, got ${typeName(content)}`,
         );
       const problem = check?.(content);
-      if (problem) throw new InputError(at(`dockerless.${field}[${JSON.stringify(path)}]`), problem);
+      if (problem)
+        throw new InputError(
+          at(`dockerless.${field}[${JSON.stringify(path)}]`, ['dockerless', field, path]),
+          problem,
+        );
     }
     return v as Record<string, string>;
   };
@@ -299,7 +312,7 @@ function readDockerless(
         const other = all.get(path);
         if (other)
           throw new InputError(
-            at(`dockerless.${field}[${JSON.stringify(path)}]`),
+            at(`dockerless.${field}[${JSON.stringify(path)}]`, ['dockerless', field, path]),
             `path also given in dockerless.${other}`,
           );
         all.set(path, field);

@@ -5,6 +5,7 @@
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { extname, join } from 'node:path';
+import { type JSONPath, visit } from 'jsonc-parser';
 import { InputError } from '../../errors.ts';
 import { jsonErrorOffset } from '../../util/json-error.ts';
 
@@ -18,7 +19,16 @@ export interface RawRow {
   key?: string;
   /** 0-based position in a JSON list (rows of one JSON document share a line when it is minified). */
   index?: number;
+  /**
+   * The 1-based line of a field of this row (`['FAIL_TO_PASS']`, `['dockerless', 'files', 'a.py']`,
+   * `['FAIL_TO_PASS', 2]`), for rows of a JSON document spread over many lines; undefined
+   * when the field is absent. Absent for JSONL rows, whose fields all sit on the row's line.
+   */
+  locate?: FieldLocator;
 }
+
+/** Finds the 1-based line of a field path inside one row (see `RawRow.locate`). */
+export type FieldLocator = (path: ReadonlyArray<string | number>) => number | undefined;
 
 /** Line (1-based) of a character offset. */
 export function lineOf(text: string, offset: number): number {
@@ -27,12 +37,20 @@ export function lineOf(text: string, offset: number): number {
   return line;
 }
 
+/** Where a value at depth 1 of a JSON document starts. */
+interface ValueStart {
+  /** 1-based line. */
+  line: number;
+  /** Character offset. */
+  offset: number;
+}
+
 /**
- * Start lines of the values at depth 1 of a JSON document (array elements or
- * object values), found by a scan that skips strings. Only used for messages.
+ * Start lines and offsets of the values at depth 1 of a JSON document (array
+ * elements or object values), found by a scan that skips strings. Only used for messages.
  */
-function topLevelValueLines(text: string): number[] {
-  const lines: number[] = [];
+function topLevelValues(text: string): ValueStart[] {
+  const starts: ValueStart[] = [];
   let depth = 0;
   let line = 1;
   let inString = false;
@@ -48,7 +66,7 @@ function topLevelValueLines(text: string): number[] {
     }
     if (c === '"') {
       if (depth === 1 && (!isObject || expectValue)) {
-        lines.push(line);
+        starts.push({ line, offset: i });
         expectValue = false;
       }
       inString = true;
@@ -59,7 +77,7 @@ function topLevelValueLines(text: string): number[] {
         isObject = c === '{';
         expectValue = !isObject;
       } else if (depth === 1 && expectValue) {
-        lines.push(line);
+        starts.push({ line, offset: i });
         expectValue = false;
       }
       depth++;
@@ -67,11 +85,64 @@ function topLevelValueLines(text: string): number[] {
     else if (depth === 1 && c === ':' && isObject) expectValue = true;
     else if (depth === 1 && c === ',' && !isObject) expectValue = true;
     else if (depth === 1 && expectValue && /[-0-9tfn]/.test(c as string)) {
-      lines.push(line);
+      starts.push({ line, offset: i });
       expectValue = false;
     }
   }
-  return lines;
+  return starts;
+}
+
+const FOUND = Symbol('found');
+
+/**
+ * A `FieldLocator` for the row that starts at `start` (on 1-based line
+ * `startLine`) and ends before `end`. It walks only that row's text with
+ * jsonc-parser's `visit`, skipping the children of every value off the path,
+ * and stops at the field: an object key's line, or an array element's own line.
+ * The row's text is read again only when a message needs a line.
+ */
+function fieldLocator(text: string, start: number, end: number, startLine: number): FieldLocator {
+  return (path) => {
+    if (path.length === 0) return startLine;
+    const onPath = (p: JSONPath) => p.length <= path.length && p.every((key, i) => key === path[i]);
+    const isTarget = (p: JSONPath) => p.length === path.length && onPath(p);
+    let found: number | undefined;
+    const element = (line: number, p: JSONPath) => {
+      if (typeof p[p.length - 1] === 'number' && isTarget(p)) {
+        found = line;
+        throw FOUND;
+      }
+    };
+    try {
+      visit(text.slice(start, end), {
+        onObjectBegin: (_offset, _length, line, _column, pathOf) => {
+          const p = pathOf();
+          element(line, p);
+          return onPath(p);
+        },
+        onArrayBegin: (_offset, _length, line, _column, pathOf) => {
+          const p = pathOf();
+          element(line, p);
+          return onPath(p);
+        },
+        // jsonc-parser 3.3.1 ends a skipped object or array only through these callbacks:
+        // without them, everything after the first skipped value is skipped too.
+        onObjectEnd: () => {},
+        onArrayEnd: () => {},
+        onLiteralValue: (_value, _offset, _length, line, _column, pathOf) => element(line, pathOf()),
+        onObjectProperty: (property, _offset, _length, line, _column, pathOf) => {
+          if (isTarget([...pathOf(), property])) {
+            found = line;
+            throw FOUND;
+          }
+        },
+      });
+    } catch (error) {
+      if (error !== FOUND) throw error;
+    }
+    // visit counts lines from 0 at `start`, which sits on `startLine`.
+    return found === undefined ? undefined : startLine + found;
+  };
 }
 
 function jsonErrorLine(text: string, error: unknown): number | undefined {
@@ -170,24 +241,27 @@ function readJsonLines(file: string, text: string): RawRow[] {
 }
 
 function rowsOfDocument(file: string, text: string, document: unknown, rowKeys: readonly string[]): RawRow[] {
+  const isObject = document !== null && typeof document === 'object';
+  if (isObject && !Array.isArray(document) && rowKeys.some((key) => key in document)) {
+    return [{ value: document, file, line: 1, locate: fieldLocator(text, 0, text.length, 1) }];
+  }
+  if (!isObject) {
+    throw new InputError(
+      { file, line: 1 },
+      'expected a JSON list of rows, an object keyed by id, or a single row object',
+    );
+  }
+  const starts = topLevelValues(text);
+  const located = (index: number) => {
+    const at = starts[index];
+    if (at === undefined) return { line: 1 };
+    const end = starts[index + 1]?.offset ?? text.length;
+    return { line: at.line, locate: fieldLocator(text, at.offset, end, at.line) };
+  };
   if (Array.isArray(document)) {
-    const lines = topLevelValueLines(text);
-    return document.map((value, index) => ({ value, file, line: lines[index] ?? 1, index }));
+    return document.map((value, index) => ({ value, file, index, ...located(index) }));
   }
-  if (document !== null && typeof document === 'object') {
-    if (rowKeys.some((key) => key in document)) return [{ value: document, file, line: 1 }];
-    const lines = topLevelValueLines(text);
-    return Object.entries(document).map(([key, value], index) => ({
-      value,
-      file,
-      line: lines[index] ?? 1,
-      key,
-    }));
-  }
-  throw new InputError(
-    { file, line: 1 },
-    'expected a JSON list of rows, an object keyed by id, or a single row object',
-  );
+  return Object.entries(document).map(([key, value], index) => ({ value, file, key, ...located(index) }));
 }
 
 /**
