@@ -2,7 +2,7 @@
  * The `berth` command. Each subcommand lives in `commands/<name>.ts` and is
  * listed in `commands/index.ts`; its action is imported lazily so start-up
  * stays fast. Exit codes: 0 done (whatever the verdicts), 1 internal error,
- * 2 bad usage or bad input, 130 after Ctrl-C.
+ * 2 bad usage or bad input, 130 after Ctrl-C (SIGINT), 143 after SIGTERM.
  */
 import { Command, CommanderError } from 'commander';
 import { BerthError } from '../errors.ts';
