@@ -225,7 +225,12 @@ describe.skipIf(!sandboxed)('compiled languages tell compile errors from test fa
     ],
     ['perl', 'use Data::Compare;\nsub f {\n', '\ndie "wrong" unless f() == 1;\n', '  return 1;\n}\n'],
     // MBSCP's shape: an `object Main extends App` whose body holds the function and the asserts.
-    ['scala', 'object Main extends App {\n  def f(): Int = {\n', '\n  assert(f() == 1, "wrong")\n}\n', '    1\n  }\n'],
+    [
+      'scala',
+      'object Main extends App {\n  def f(): Int = {\n',
+      '\n  assert(f() == 1, "wrong")\n}\n',
+      '    1\n  }\n',
+    ],
   ];
   for (const [language, prompt, test, right] of cases) {
     it(`${language}: right, wrong, and broken samples`, async (context) => {

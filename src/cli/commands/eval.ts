@@ -47,7 +47,10 @@ export const registerEval: RegisterCommand = (program) => {
       ).choices(['local', 'docker']),
     )
     .option('--image <image>', 'image for --env docker; it must hold the toolchains', 'berth-base:bookworm')
-    .option('--reference', 'Kotlin/Java: compile and run each sample on its own as mxeval does (slow; for checking)')
+    .option(
+      '--reference',
+      'Kotlin/Java: compile and run each sample on its own as mxeval does (slow; for checking)',
+    )
     .option('--json', 'write one JSON summary to stdout')
     .action(async (options) => {
       const { runEvalCommand } = await import('../../functional/cli-eval.ts');

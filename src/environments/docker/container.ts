@@ -462,6 +462,7 @@ export class DockerContainerEnvironment implements Environment {
 
   /** Pids of the processes running now (to kill what a phase left behind). */
   async processIds(): Promise<Set<number>> {
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, not a template
     const out = await this.quiet('for p in /proc/[0-9]*; do echo ${p#/proc/}; done');
     return new Set(out.split('\n').filter(Boolean).map(Number));
   }

@@ -9,7 +9,12 @@ import { processExecutors } from './process.ts';
 import { pythonExecutor } from './python.ts';
 
 /** Every executor berth knows. Order does not matter; names and aliases must be unique. */
-export const executors: LanguageExecutor[] = [pythonExecutor, ...processExecutors, kotlinExecutor, javaExecutor];
+export const executors: LanguageExecutor[] = [
+  pythonExecutor,
+  ...processExecutors,
+  kotlinExecutor,
+  javaExecutor,
+];
 
 /** Normalises a language name: lower case, trimmed. */
 export function normaliseLanguage(language: string): string {
