@@ -10,7 +10,7 @@
  * `connectNetwork`, `disconnectNetwork`), which per-phase network modes use.
  */
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import type Docker from 'dockerode';

@@ -140,7 +140,7 @@ export async function runFast(
         };
         for (const u of batch) {
           const o = outcomes.get(u);
-          if (!o || !o.ok) {
+          if (!o?.ok) {
             emit(u, {
               status: o?.status ?? 'compile_error',
               message: o?.message ?? 'not compiled',
