@@ -4,8 +4,8 @@
  * object keyed by instance_id, a single row object, or JSONL). Rows are kept
  * as plain objects so every field survives a round trip.
  */
-import { InputError, type InputIssue } from '../errors.ts';
-import { rowToTask } from '../tasks/swebench/load.ts';
+import { InputError } from '../errors.ts';
+import { RowCheck } from '../tasks/swebench/load.ts';
 import { type FieldLocator, type RawRow, readRowFile } from '../tasks/swebench/read-rows.ts';
 import { decodeTestList, TestListError } from '../tasks/swebench/test-list.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
@@ -36,22 +36,16 @@ export function rawRowOf(at: RowAt): RawRow {
 }
 
 /**
- * Checks every row with the loader `berth run` uses (`rowToTask`), so a
- * command that does not run the rows (`berth dataset controls`) refuses a
- * broken one up front with the message `berth run` gives.
+ * Checks every row with the loader `berth run` uses (`RowCheck`, the same
+ * rule in the same place), so a command that does not run the rows
+ * (`berth dataset controls`) refuses a broken one up front with the message
+ * `berth run` gives.
  * @throws InputError listing every refused row (file, line and field of each; exit 2).
  */
 export function checkRowsLoad(rows: readonly RowAt[]): void {
-  const issues: InputIssue[] = [];
-  for (const at of rows) {
-    try {
-      rowToTask(rawRowOf(at));
-    } catch (error) {
-      if (!(error instanceof InputError)) throw error;
-      issues.push(...error.issues);
-    }
-  }
-  if (issues.length > 0) throw InputError.all(issues);
+  const check = new RowCheck();
+  for (const at of rows) check.add(rawRowOf(at));
+  check.tasks();
 }
 
 /**
