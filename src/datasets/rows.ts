@@ -4,7 +4,7 @@
  * object keyed by instance_id, a single row object, or JSONL). Rows are kept
  * as plain objects so every field survives a round trip.
  */
-import { InputError } from '../errors.ts';
+import { InputError, type InputIssue } from '../errors.ts';
 import { RowCheck } from '../tasks/swebench/load.ts';
 import { type FieldLocator, type RawRow, readRowFile } from '../tasks/swebench/read-rows.ts';
 import { decodeTestList, TestListError } from '../tasks/swebench/test-list.ts';
@@ -49,37 +49,45 @@ export function checkRowsLoad(rows: readonly RowAt[]): void {
 }
 
 /**
- * Reads every row of a SWE-bench file.
- * @throws InputError naming file, line and field: unparsable input, a row that is not an
- *   object, a missing instance_id, a duplicate instance_id.
+ * Reads every row of a SWE-bench file. Every row is read before anything is
+ * refused, so one error lists every bad row.
+ * @throws InputError listing every problem, each naming file, line and field: unparsable
+ *   input, a row that is not an object, a missing instance_id, a duplicate instance_id.
  */
 export async function readRows(file: string): Promise<RowAt[]> {
-  const raw = await readRowFile(file).catch((error: unknown) => {
-    if (error instanceof InputError) throw error;
-    throw new InputError({ file }, `cannot read: ${(error as Error).message}`);
-  });
+  const issues: InputIssue[] = [];
+  const raw = await readRowFile(file, { onBadLine: (issue) => issues.push(issue) }).catch(
+    (error: unknown) => {
+      if (error instanceof InputError) throw error;
+      throw new InputError({ file }, `cannot read: ${(error as Error).message}`);
+    },
+  );
   const seen = new Map<string, RowAt>();
-  return raw.map(({ value, line, key, index, locate }) => {
+  const rows: RowAt[] = [];
+  for (const { value, line, key, index, locate } of raw) {
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-      throw new InputError({ file, line }, 'every row must be a JSON object');
+      issues.push({ file, line, message: 'every row must be a JSON object' });
+      continue;
     }
     const row =
       key !== undefined && !('instance_id' in value)
         ? { instance_id: key, ...value }
         : (value as Record<string, unknown>);
     const id = row.instance_id;
-    if (typeof id !== 'string' || id === '')
-      throw new InputError(
-        { file, line: locate?.(['instance_id']) ?? line, field: 'instance_id' },
-        'missing or not a string',
-      );
     const idLine = locate?.(['instance_id']) ?? line;
+    if (typeof id !== 'string' || id === '') {
+      issues.push({ file, line: idLine, field: 'instance_id', message: 'missing or not a string' });
+      continue;
+    }
     const before = seen.get(id);
     if (before) {
-      throw new InputError(
-        { file, line: idLine, field: 'instance_id' },
-        `duplicate instance_id ${JSON.stringify(id)} (first at line ${before.locate?.(['instance_id']) ?? before.line})`,
-      );
+      issues.push({
+        file,
+        line: idLine,
+        field: 'instance_id',
+        message: `duplicate instance_id ${JSON.stringify(id)} (first at line ${before.locate?.(['instance_id']) ?? before.line})`,
+      });
+      continue;
     }
     const at: RowAt = {
       row,
@@ -90,8 +98,10 @@ export async function readRows(file: string): Promise<RowAt[]> {
       ...(locate ? { locate } : {}),
     };
     seen.set(id, at);
-    return at;
-  });
+    rows.push(at);
+  }
+  if (issues.length > 0) throw InputError.all(issues.sort((a, b) => (a.line ?? 0) - (b.line ?? 0)));
+  return rows;
 }
 
 /** Writes rows as JSONL, atomically. */
