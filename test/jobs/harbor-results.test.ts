@@ -295,6 +295,9 @@ describe('job files for Harbor and SWE-bench tools (bundled sample)', () => {
       reward: { '1': trials.sort() },
     });
     expect(existsSync(join(jobDir, 'swebench-report.json'))).toBe(true);
+    // Resumed again, the job keeps its UUID.
+    expect(berth(args).code).toBe(0);
+    expect(readJson<JobFile>(join(jobDir, 'result.json')).id).toBe(upgraded.id);
   });
 });
 
