@@ -319,7 +319,9 @@ async function runLockedJob(options: JobOptions, jobDir: string): Promise<JobSum
       const previous = await readPrevious(join(trialDir, 'result.json'));
       if (previous && resumeMismatch(previous, trial, options.agent) === undefined) {
         // A result written by an earlier berth is brought to the current file format.
-        if (upgradeTrialResult(previous)) await writeJsonAtomic(join(trialDir, 'result.json'), previous);
+        // A failed rewrite leaves the old file, which still resumes; it never stops the job.
+        if (upgradeTrialResult(previous))
+          await writeJsonAtomic(join(trialDir, 'result.json'), previous).catch(() => {});
         if (trial.task.verifier.kind === 'swebench')
           await writeRewardFile(trialDir, previous).catch(() => false);
         await upgradeConfigFile(join(trialDir, 'config.json')).catch(() => false);
