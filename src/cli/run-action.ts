@@ -10,6 +10,7 @@ import { InputError, UsageError } from '../errors.ts';
 import { defaultJobName, runJob } from '../jobs/job.ts';
 import { planTrials } from '../jobs/plan.ts';
 import { buildRunReport } from '../reporters/json.ts';
+import { buildSwebenchReport, writeSwebenchReport } from '../reporters/swebench-report.ts';
 import { type RunScope, textReporter } from '../reporters/text.ts';
 import '../tasks/multilingual/register.ts';
 import { loadTasks } from '../tasks/registry.ts';
@@ -150,10 +151,10 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
       ? planTrials(
           tasks.filter((t) => !agent.covers(t)),
           { ...selectOptions, attempts: 1 },
-        ).length
-      : 0;
+        ).map((p) => p.task.name)
+      : [];
   const scope: RunScope = {
-    datasetInstances: submittedInstances + withoutPrediction,
+    datasetInstances: submittedInstances + withoutPrediction.length,
     submittedInstances,
     attempts,
     predictions: agent instanceof PredictionsAgent,
@@ -256,10 +257,24 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
     onTrialEnd: (result, info) => reporter.trialEnded(result, info.reused),
   });
   reporter.jobEnded(summary);
+  // SWE-bench datasets: the harness's final report, in the job folder and in --json.
+  const swebench = plan.some((p) => p.task.verifier.kind === 'swebench')
+    ? buildSwebenchReport(
+        summary.trials,
+        plan.map((p) => p.task.name),
+        withoutPrediction,
+        attempts,
+      )
+    : null;
+  if (swebench) await writeSwebenchReport(summary.job_dir, swebench);
   if (json) {
-    process.stdout.write(
-      `${JSON.stringify(buildRunReport(summary, { dataset: options.path, agent: agent.info.name, scope }), null, 2)}\n`,
-    );
+    const report = buildRunReport(summary, {
+      dataset: options.path,
+      agent: agent.info.name,
+      scope,
+      swebench,
+    });
+    process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   }
   human(`results: ${summary.job_dir}\n`);
   return interrupt.signal.aborted ? (interrupt.exitCode() ?? 130) : 0;

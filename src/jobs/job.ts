@@ -8,7 +8,7 @@
  * (Ctrl-C) stops cleanly: pending trials are not started, running ones are
  * cancelled, finished ones are kept.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -16,11 +16,19 @@ import PQueue from 'p-queue';
 import type { Agent } from '../agents/agent.ts';
 import type { EnvironmentProvider } from '../environments/environment.ts';
 import { UsageError } from '../errors.ts';
+import {
+  agentInfoForFile,
+  roundSec,
+  upgradeConfigFile,
+  upgradeTrialResult,
+  writeRewardFile,
+} from '../trials/file-format.ts';
 import type { TrialResult } from '../trials/result.ts';
 import { initialTrialResult, patchSha256, runTrial, taskChecksum } from '../trials/trial.ts';
 import { writeJsonAtomic } from '../util/atomic-write.ts';
 import type { Verifier } from '../verifiers/verifier.ts';
 import { VERSION } from '../version.ts';
+import { harborJobStats } from './harbor-stats.ts';
 import type { PlannedTrial } from './plan.ts';
 
 export interface JobOptions {
@@ -230,7 +238,7 @@ async function runLockedJob(options: JobOptions, jobDir: string): Promise<JobSum
   await writeJsonAtomic(join(jobDir, 'config.json'), {
     job_name: options.jobName,
     source: options.source,
-    agent: options.agent.info,
+    agent: agentInfoForFile(options.agent.info),
     n_trials: options.plan.length,
     n_concurrent_trials: options.concurrency ?? 1,
     timeout_multiplier: options.timeoutMultiplier ?? 1,
@@ -240,13 +248,25 @@ async function runLockedJob(options: JobOptions, jobDir: string): Promise<JobSum
     ...(options.identity && filters ? { berth_filters: filters } : {}),
   });
 
+  // Harbor's JobResult.id is a UUID; a resumed job keeps its own.
+  const jobId = await readFile(join(jobDir, 'result.json'), 'utf8')
+    .then((text) => (JSON.parse(text) as { id?: unknown }).id)
+    .catch(() => undefined);
+  const id =
+    typeof jobId === 'string' && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(jobId)
+      ? jobId
+      : randomUUID();
+
   // Job result writes are serialised so the last one written is the latest state.
   let writing: Promise<void> = Promise.resolve();
   let finishedAt: string | null = null;
   const writeJobResult = () => {
     const snapshot = [...results.values()];
+    const harbor = harborJobStats(
+      options.plan.map((_, i) => results.get(i)).filter((r): r is TrialResult => r !== undefined),
+    );
     const body = {
-      id: options.jobName,
+      id,
       job_name: options.jobName,
       berth_version: VERSION,
       started_at: startedAt,
@@ -254,6 +274,8 @@ async function runLockedJob(options: JobOptions, jobDir: string): Promise<JobSum
       finished_at: finishedAt,
       n_total_trials: options.plan.length,
       stats: {
+        n_trials: harbor.n_trials,
+        n_errors: harbor.n_errors,
         n_completed_trials: snapshot.filter((r) => r.berth.status !== 'cancelled').length,
         n_errored_trials: snapshot.filter((r) => r.exception_info !== null && r.berth.status !== 'cancelled')
           .length,
@@ -267,6 +289,7 @@ async function runLockedJob(options: JobOptions, jobDir: string): Promise<JobSum
             snapshot.filter((r) => r.berth.status === s).length,
           ]),
         ),
+        evals: harbor.evals,
       },
       trials: options.plan
         .map((p, i) => ({ p, r: results.get(i) }))
@@ -295,6 +318,13 @@ async function runLockedJob(options: JobOptions, jobDir: string): Promise<JobSum
       const trialDir = join(jobDir, trial.trialName);
       const previous = await readPrevious(join(trialDir, 'result.json'));
       if (previous && resumeMismatch(previous, trial, options.agent) === undefined) {
+        // A result written by an earlier berth is brought to the current file format.
+        // A failed rewrite leaves the old file, which still resumes; it never stops the job.
+        if (upgradeTrialResult(previous))
+          await writeJsonAtomic(join(trialDir, 'result.json'), previous).catch(() => {});
+        if (trial.task.verifier.kind === 'swebench')
+          await writeRewardFile(trialDir, previous).catch(() => false);
+        await upgradeConfigFile(join(trialDir, 'config.json')).catch(() => false);
         results.set(index, previous);
         reused++;
         options.onTrialEnd?.(previous, { reused: true, trial });
@@ -349,7 +379,7 @@ async function runLockedJob(options: JobOptions, jobDir: string): Promise<JobSum
     job_dir: jobDir,
     started_at: startedAt,
     finished_at: finishedAt,
-    duration_sec: (performance.now() - started) / 1000,
+    duration_sec: roundSec((performance.now() - started) / 1000),
     total: options.plan.length,
     resolved: trials.filter((r) => r.berth.resolved).length,
     cancelled,

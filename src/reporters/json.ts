@@ -6,6 +6,7 @@ import { z } from 'zod';
 import type { JobSummary } from '../jobs/job.ts';
 import type { TrialResult } from '../trials/result.ts';
 import { VERSION } from '../version.ts';
+import { type SwebenchReport, swebenchReportSchema } from './swebench-report.ts';
 import { type RunScope, summaryCounts, testsRan } from './text.ts';
 
 const count = z.object({ passed: z.number().int().min(0), total: z.number().int().min(0) });
@@ -105,6 +106,12 @@ export const runReportSchema = z
       not_run: z.number().int().describe('planned trials that never started (the run was interrupted)'),
     }),
     trials: z.array(runReportTrialSchema),
+    swebench_report: swebenchReportSchema
+      .nullable()
+      .optional()
+      .describe(
+        "SWE-bench datasets: the harness's final report, as written to <job_dir>/swebench-report.json; null otherwise",
+      ),
   })
   .describe('berth run --json output');
 
@@ -139,10 +146,11 @@ export function reportTrial(result: TrialResult): z.infer<typeof runReportTrialS
 /**
  * Builds the `--json` document of a finished (or stopped) job. `meta.scope` gives the
  * dataset and submitted instance counts; without it every planned instance counts as submitted.
+ * `meta.swebench` is the job's SWE-bench harness report (SWE-bench datasets).
  */
 export function buildRunReport(
   summary: JobSummary,
-  meta: { dataset: string; agent: string; scope?: RunScope },
+  meta: { dataset: string; agent: string; scope?: RunScope; swebench?: SwebenchReport | null },
 ): RunReport {
   const trials = summary.trials.map(reportTrial);
   const by = (s: string) => trials.filter((t) => t.status === s).length;
@@ -175,5 +183,6 @@ export function buildRunReport(
       not_run: summary.total - trials.length,
     },
     trials,
+    swebench_report: meta.swebench ?? null,
   };
 }

@@ -42,6 +42,7 @@ import { withTimeout } from '../util/with-timeout.ts';
 import { verifyKotlinHarbor } from '../verifiers/kotlin-harbor.ts';
 import type { Verifier, VerifierResult } from '../verifiers/verifier.ts';
 import { collectArtifacts, uploadArtifacts } from './artifacts.ts';
+import { agentResultForFile, roundSec } from './file-format.ts';
 import type { ExceptionInfo, TimingInfo, TrialResult } from './result.ts';
 import { beginTrialResult, type TrialOptions } from './trial.ts';
 
@@ -282,7 +283,7 @@ export async function runExtendedHarborTrial(options: TrialOptions): Promise<Ext
             () => new AgentTimeoutError(`the agent did not finish within ${timeoutSec} s`),
           );
           const { patch: _patch, ...rest } = agentResult;
-          target.agent_result = { ...rest };
+          target.agent_result = agentResultForFile(rest);
         } catch (error) {
           // Recorded; the verifier still runs (Harbor records agent errors and verifies).
           target.exception_info = exceptionInfo(error, stepPrefix);
@@ -425,7 +426,7 @@ export async function runExtendedHarborTrial(options: TrialOptions): Promise<Ext
     }
     await rm(join(trialDir, '.verifier-env'), { recursive: true, force: true }).catch(() => {});
     result.finished_at = now();
-    result.berth.duration_sec = (performance.now() - started) / 1000;
+    result.berth.duration_sec = roundSec((performance.now() - started) / 1000);
     await writeJsonAtomic(join(trialDir, 'result.json'), result);
   }
   return result;

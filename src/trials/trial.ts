@@ -21,6 +21,7 @@ import { withTimeout } from '../util/with-timeout.ts';
 import type { Verifier, VerifierResult } from '../verifiers/verifier.ts';
 import { VERSION } from '../version.ts';
 import { applyPatch, isEmptyPatch } from './apply-patch.ts';
+import { agentInfoForFile, agentResultForFile, roundSec, writeRewardFile } from './file-format.ts';
 import { runExtendedHarborTrial } from './multi-step.ts';
 import type { ExceptionInfo, TimingInfo, TrialResult } from './result.ts';
 
@@ -158,7 +159,7 @@ export async function beginTrialResult(options: TrialOptions): Promise<TrialResu
     job_id: options.jobId,
     source: options.source,
     task_origin: task.origin,
-    agent: agent.info,
+    agent: agentInfoForFile(agent.info),
     timeout_multiplier: multiplier,
     berth_version: VERSION,
   });
@@ -226,7 +227,7 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
       result.berth.install = {
         exit_code: run.exitCode,
         timed_out: run.timedOut,
-        duration_sec: run.durationSec,
+        duration_sec: roundSec(run.durationSec),
       };
       checkCancelled();
       if (run.exitCode !== 0) {
@@ -277,7 +278,7 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
     checkCancelled();
     if (agentResult) {
       const { patch: _patch, ...rest } = agentResult;
-      result.agent_result = { ...rest };
+      result.agent_result = agentResultForFile(rest);
       if (agentResult.modelName && !result.agent_info.model_info)
         result.agent_info.model_info = { name: agentResult.modelName };
     }
@@ -405,7 +406,9 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
       }
     }
     result.finished_at = now();
-    result.berth.duration_sec = (performance.now() - started) / 1000;
+    result.berth.duration_sec = roundSec((performance.now() - started) / 1000);
+    // Harbor's verifier/reward.txt for verifiers that write none (SWE-bench: 1 resolved, 0 not).
+    if (task.verifier.kind === 'swebench') await writeRewardFile(trialDir, result).catch(() => false);
     await writeJsonAtomic(join(trialDir, 'result.json'), result);
   }
   return result;

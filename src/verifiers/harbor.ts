@@ -22,6 +22,7 @@ import { join } from 'node:path';
 import { tarPath } from '../environments/docker/tar.ts';
 import type { Environment, ExecResult } from '../environments/environment.ts';
 import type { VerifierSpec } from '../tasks/task.ts';
+import { roundSec } from '../trials/file-format.ts';
 import type { Verifier, VerifierResult, VerifyContext } from './verifier.ts';
 
 type HarborVerifierSpec = Extract<VerifierSpec, { kind: 'harbor' }> & {
@@ -191,7 +192,7 @@ export class HarborVerifier implements Verifier {
       });
     }
     details.test_exit_code = run.exitCode;
-    details.test_duration_sec = run.durationSec;
+    details.test_duration_sec = roundSec(run.durationSec);
     const oomControl = environment as { newOomKills?: () => Promise<number> };
     if (!run.oomKilled && oomControl.newOomKills) run.oomKilled = (await oomControl.newOomKills()) > 0;
     if (run.oomKilled) details.oom_killed = true;

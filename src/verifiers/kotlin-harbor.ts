@@ -17,6 +17,7 @@
 import { join } from 'node:path';
 import type { Environment } from '../environments/environment.ts';
 import { collectReports, gradeKotlin, readKotlinExpected } from '../grading/kotlin-benchmark.ts';
+import { verdictsForFile } from '../trials/file-format.ts';
 import type { Verifier, VerifierResult, VerifyContext } from './verifier.ts';
 
 /** The `find` expression matching Gradle reports outside /proc, /sys, /dev and /logs. */
@@ -83,7 +84,7 @@ export async function verifyKotlinHarbor(
     ...(report.error ? { error: report.error } : {}),
     categories: report.categories,
     reports: files.length,
-    failing: report.verdicts.filter((v) => !v.passed).slice(0, 50),
+    failing: verdictsForFile(report.verdicts.filter((v) => !v.passed).slice(0, 50)),
     warnings: report.warnings,
   };
   if (copy.exitCode !== 0) details.report_copy_output = copy.output.slice(0, 2000);

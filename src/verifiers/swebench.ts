@@ -22,6 +22,7 @@ import { gradeSwebench, type SwebenchGrade } from '../grading/swebench.ts';
 import { chunksOf } from '../parsers/common.ts';
 import type { ParseResult, Parser } from '../parsers/types.ts';
 import { checkSnapshotPath } from '../tasks/swebench/load.ts';
+import { roundSec, verdictsForFile } from '../trials/file-format.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic-write.ts';
 import { patchFiles } from '../util/patch-files.ts';
 import { shellQuote } from '../util/shell.ts';
@@ -244,16 +245,18 @@ export class SwebenchVerifier implements Verifier {
       ...(parser ? { parser: parser.name } : {}),
       used_whole_log: usedWholeLog,
       parse_warnings: warnings,
-      duration_sec: (performance.now() - started) / 1000,
+      duration_sec: roundSec((performance.now() - started) / 1000),
     };
+    // Verdicts in snake_case, as every file berth writes (matchedBy -> matched_by).
+    const verdicts = verdictsForFile(grade.verdicts);
     await writeJsonAtomic(join(dir, 'report.json'), {
       ...details,
-      tests: grade.verdicts,
+      tests: verdicts,
       parsed: parse?.tests.map((t) => ({ id: t.id, status: t.status })) ?? [],
     });
     const result: VerifierResult = {
       rewards: { reward: grade.resolved ? 1 : 0 },
-      details: { ...details, tests: grade.verdicts },
+      details: { ...details, tests: verdicts },
     };
     if (grade.status === 'error') {
       result.exception = {
