@@ -3,6 +3,10 @@
  * instance_id as SWE-agent writes) or JSONL, each prediction holding
  * `instance_id`, `model_name_or_path` and `model_patch`
  * (`swebench/harness/utils.py:get_predictions_from_file`).
+ *
+ * `model_name_or_path` is optional here (default `"unknown"`): berth only shows it
+ * (`agent_info.model_info.name` of each trial). The SWE-bench harness requires it
+ * (it names its log folder), so files meant for both tools should carry it.
  */
 import { InputError } from '../errors.ts';
 import { readRowFile } from '../tasks/swebench/read-rows.ts';
@@ -24,7 +28,8 @@ export interface Prediction {
 /**
  * Reads a predictions file.
  * @throws InputError (file, line, field) on an unparsable file, a prediction that is not
- *   an object, a missing or ill-typed `instance_id`/`model_patch`/`model_name_or_path`,
+ *   an object, a missing or ill-typed `instance_id`/`model_patch`, a `model_name_or_path` that is
+ *   not a string,
  *   or an instance_id given twice.
  */
 export async function loadPredictions(file: string): Promise<Map<string, Prediction>> {
