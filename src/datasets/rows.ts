@@ -6,7 +6,7 @@
  */
 import { InputError, type InputIssue } from '../errors.ts';
 import { rowToTask } from '../tasks/swebench/load.ts';
-import { type FieldLocator, type RawRow, readRowFile } from '../tasks/swebench/read-rows.ts';
+import { type FieldLocator, listRowFiles, type RawRow, readRowFile } from '../tasks/swebench/read-rows.ts';
 import { decodeTestList, TestListError } from '../tasks/swebench/test-list.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
 
@@ -55,49 +55,56 @@ export function checkRowsLoad(rows: readonly RowAt[]): void {
 }
 
 /**
- * Reads every row of a SWE-bench file.
+ * Reads every row of a SWE-bench file, or of every row file under a folder (found as
+ * `berth run -p` finds them: `listRowFiles`, `.json`/`.jsonl`/`.ndjson`, sorted by path).
  * @throws InputError naming file, line and field: unparsable input, a row that is not an
- *   object, a missing instance_id, a duplicate instance_id.
+ *   object, a missing instance_id, a duplicate instance_id (also across files), a missing
+ *   path or a folder without row files.
  */
-export async function readRows(file: string): Promise<RowAt[]> {
-  const raw = await readRowFile(file).catch((error: unknown) => {
-    if (error instanceof InputError) throw error;
-    throw new InputError({ file }, `cannot read: ${(error as Error).message}`);
-  });
+export async function readRows(path: string): Promise<RowAt[]> {
   const seen = new Map<string, RowAt>();
-  return raw.map(({ value, line, key, index, locate }) => {
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-      throw new InputError({ file, line }, 'every row must be a JSON object');
+  const rows: RowAt[] = [];
+  for (const file of await listRowFiles(path)) {
+    const raw = await readRowFile(file).catch((error: unknown) => {
+      if (error instanceof InputError) throw error;
+      throw new InputError({ file }, `cannot read: ${(error as Error).message}`);
+    });
+    for (const { value, line, key, index, locate } of raw) {
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+        throw new InputError({ file, line }, 'every row must be a JSON object');
+      }
+      const row =
+        key !== undefined && !('instance_id' in value)
+          ? { instance_id: key, ...value }
+          : (value as Record<string, unknown>);
+      const id = row.instance_id;
+      if (typeof id !== 'string' || id === '')
+        throw new InputError(
+          { file, line: locate?.(['instance_id']) ?? line, field: 'instance_id' },
+          'missing or not a string',
+        );
+      const idLine = locate?.(['instance_id']) ?? line;
+      const before = seen.get(id);
+      if (before) {
+        const where = before.locate?.(['instance_id']) ?? before.line;
+        throw new InputError(
+          { file, line: idLine, field: 'instance_id' },
+          `duplicate instance_id ${JSON.stringify(id)} (first at ${before.file === file ? '' : `${before.file}:`}line ${where})`,
+        );
+      }
+      const at: RowAt = {
+        row,
+        file,
+        line,
+        ...(index !== undefined ? { index } : {}),
+        ...(key !== undefined ? { key } : {}),
+        ...(locate ? { locate } : {}),
+      };
+      seen.set(id, at);
+      rows.push(at);
     }
-    const row =
-      key !== undefined && !('instance_id' in value)
-        ? { instance_id: key, ...value }
-        : (value as Record<string, unknown>);
-    const id = row.instance_id;
-    if (typeof id !== 'string' || id === '')
-      throw new InputError(
-        { file, line: locate?.(['instance_id']) ?? line, field: 'instance_id' },
-        'missing or not a string',
-      );
-    const idLine = locate?.(['instance_id']) ?? line;
-    const before = seen.get(id);
-    if (before) {
-      throw new InputError(
-        { file, line: idLine, field: 'instance_id' },
-        `duplicate instance_id ${JSON.stringify(id)} (first at line ${before.locate?.(['instance_id']) ?? before.line})`,
-      );
-    }
-    const at: RowAt = {
-      row,
-      file,
-      line,
-      ...(index !== undefined ? { index } : {}),
-      ...(key !== undefined ? { key } : {}),
-      ...(locate ? { locate } : {}),
-    };
-    seen.set(id, at);
-    return at;
-  });
+  }
+  return rows;
 }
 
 /** Writes rows as JSONL, atomically. */
