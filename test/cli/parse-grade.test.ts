@@ -79,6 +79,40 @@ describe('berth parse', () => {
     expect(r.stderr).toContain('not a JUnit XML report');
   });
 
+  it('several files: the total is the sum of the per-file lines; --merge counts a shared id once', () => {
+    const report = path.join(fixtures, 'TEST-org.test.sample.SampleTestSuite.xml');
+    const copy = path.join(work, 'again.xml');
+    writeFileSync(copy, readFileSync(report));
+    const separate = berth('parse', report, copy);
+    expect(separate.status).toBe(0);
+    expect(separate.stdout.match(/: junit, 1 passed, 2 failed, 0 error, 1 skipped/g)).toHaveLength(2);
+    expect(separate.stdout).toContain('total: 8 tests in 2 files, 2 passed, 4 failed, 0 error, 2 skipped');
+    expect(separate.stdout).toContain(`== ${copy}\n`);
+    expect(separate.stdout).not.toContain('duplicate');
+    const merged = berth('parse', '--merge', report, copy);
+    expect(merged.status).toBe(0);
+    expect(merged.stdout).toContain(
+      'total (merged, one id counted once): 4 tests, 1 passed, 2 failed, 0 error, 1 skipped',
+    );
+    const json = parseOutputSchema.parse(JSON.parse(berth('parse', '--json', report, copy).stdout));
+    expect(json.merged).toBe(false);
+    expect(json.counts).toEqual({ passed: 2, failed: 4, error: 0, skipped: 2 });
+    expect(json.tests.filter((t) => t.report === copy)).toHaveLength(4);
+    const jsonMerged = parseOutputSchema.parse(
+      JSON.parse(berth('parse', '--json', '--merge', report, copy).stdout),
+    );
+    expect(jsonMerged.merged).toBe(true);
+    expect(jsonMerged.counts).toEqual({ passed: 1, failed: 2, error: 0, skipped: 1 });
+  });
+
+  it('detects XML that is not JUnit and hands it to the JUnit parser, whose refusal names the file', () => {
+    const other = path.join(work, 'other.xml');
+    writeFileSync(other, '<?xml version="1.0"?>\n<suites><suite/></suites>\n');
+    const r = berth('parse', other);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain(`${other}:line 2: not a JUnit XML report: the root element is <suites>`);
+  });
+
   it('reads gzip-compressed reports (by magic bytes); corrupt gzip exits 2 naming the file', () => {
     const xml = readFileSync(path.join(fixtures, 'TEST-org.test.sample.SampleTestSuite.xml'));
     const gz = path.join(work, 'report.xml.gz');
@@ -229,3 +263,31 @@ describe('berth grade', () => {
     expect(r.stderr).toContain('bad.json');
   });
 });
+
+describe.skipIf(!existsSync(path.join(data, 'reports')))(
+  'berth parse: format detection on real files (BERTH_DATA)',
+  () => {
+    it('TAP streams that skip everything (plan 1..0, no test point) are TAP with 0 tests', () => {
+      for (const name of ['skip-all.tap', 'skipall_nomsg.tap', 'echo.tap']) {
+        const r = berth('parse', path.join(data, 'reports/tap', name));
+        expect(r.stderr, name).toBe('');
+        expect(r.status, name).toBe(0);
+        expect(r.stdout).toContain(`${name}: tap, 0 passed, 0 failed, 0 error, 0 skipped`);
+      }
+      expect(berth('parse', path.join(data, 'reports/tap/skip-all.tap')).stdout).toContain(
+        'warning: skip all: SKIP Insufficient positron flux',
+      );
+    });
+
+    it('XML with a DOCTYPE or entity declarations (XXE attempts) gets the JUnit refusal, exit 2', () => {
+      const xxe = path.join(data, 'reports/junit/security/testXxe-xxe.xml');
+      const oob = path.join(data, 'reports/junit/security/testXxe-oob.xml');
+      const r = berth('parse', xxe, oob);
+      expect(r.status).toBe(2);
+      expect(r.stderr).not.toContain('cannot tell the report format');
+      expect(r.stderr).toContain(`${xxe}:line 8: not a JUnit XML report: the root element is <r>`);
+      expect(r.stderr).toContain(`${oob}:line 1: not well-formed XML`);
+      expect(r.stderr).toContain('2 of 2 file(s) could not be parsed');
+    });
+  },
+);
