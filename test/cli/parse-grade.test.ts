@@ -255,6 +255,43 @@ describe('berth grade', () => {
     },
   );
 
+  it('the examples of docs/parsers-junit-and-grading.md give the verdicts the doc shows', () => {
+    const sample = path.join(fixtures, 'TEST-org.test.sample.SampleTestSuite.xml');
+    const flaky = path.join(fixtures, 'TEST-org.test.sample.FlakyTestSuite.xml');
+    const msb = path.join('examples', 'grading', 'multi-swe-bench.json');
+    const kotlin = path.join('examples', 'grading', 'kotlin', 'expected_tests.json');
+    const first = (...args: string[]) => {
+      const r = berth('grade', ...args);
+      expect(r.status, r.stderr).toBe(0);
+      return r.stdout.split('\n').slice(0, 2).join('\n');
+    };
+    expect(first('--expected', msb, '--instance', 'sample__gradle-1', '--report', sample, flaky)).toBe(
+      'RESOLVED (reward 1, multi-swe-bench rules)\nf2p 1/1  p2p 1/1  s2p 0/0  n2p 0/0',
+    );
+    const second = berth(
+      'grade',
+      '--expected',
+      msb,
+      '--instance',
+      'sample__gradle-2',
+      '--report',
+      sample,
+      flaky,
+    );
+    expect(second.stdout).toMatch(
+      /^NOT RESOLVED \(reward 0, multi-swe-bench rules\)\nf2p 1\/1 {2}p2p 1\/1 {2}s2p 0\/0 {2}n2p 0\/1\nnot passed \(1\):\n {2}n2p +failed +org\.test\.sample\.SampleTestSuite\.a test that fails\(\)\n/,
+    );
+    expect(first('--expected', kotlin, '--report', sample)).toBe(
+      'NOT RESOLVED (reward 0, kotlin rules)\nf2p 1/1  p2p 0/1  s2p 0/0  n2p 0/0',
+    );
+    expect(first('--expected', kotlin, '--report', sample, flaky)).toBe(
+      'NOT RESOLVED (reward 0, kotlin rules): test passed with the test patch but fails with the fix: `org.test.sample.FlakyTestSuite.flakyTest()`\nf2p 1/1  p2p 0/1  s2p 0/0  n2p 0/0',
+    );
+    expect(first('--rules', 'multi-swe-bench', '--expected', kotlin, '--report', sample, flaky)).toBe(
+      'RESOLVED (reward 1, multi-swe-bench rules)\nf2p 1/1  p2p 1/1  s2p 0/0  n2p 0/0',
+    );
+  });
+
   it('bad expectations exit 2 naming the file', () => {
     const bad = path.join(work, 'bad.json');
     writeFileSync(bad, '{"FAIL_TO_PASS": 3}');
