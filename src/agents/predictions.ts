@@ -3,6 +3,10 @@
  * instance_id as SWE-agent writes) or JSONL, each prediction holding
  * `instance_id`, `model_name_or_path` and `model_patch`
  * (`swebench/harness/utils.py:get_predictions_from_file`).
+ *
+ * `model_name_or_path` is optional here (default `"unknown"`): berth only shows it
+ * (`agent_info.model_info.name` of each trial). The SWE-bench harness requires it
+ * (it names its log folder), so files meant for both tools should carry it.
  */
 import { InputError, type InputIssue } from '../errors.ts';
 import { readRowFile } from '../tasks/swebench/read-rows.ts';
@@ -26,7 +30,8 @@ export interface Prediction {
  * refused, so one error lists every bad line.
  * @throws InputError listing every problem (file, line, field of each; see `InputError.all`):
  *   an unparsable file or line, a prediction that is not an object, a missing or ill-typed
- *   `instance_id`/`model_patch`/`model_name_or_path`, or an instance_id given twice.
+ *   `instance_id`/`model_patch`, a `model_name_or_path` that is not a string (it is optional),
+ *   or an instance_id given twice.
  */
 export async function loadPredictions(file: string): Promise<Map<string, Prediction>> {
   const issues: InputIssue[] = [];

@@ -19,7 +19,14 @@ const counts = z.object({
 export const parseOutputSchema = z
   .object({
     format: z.string().describe('Registry name of the parser; `mixed` when the files had different formats.'),
-    counts: counts.describe('Tests per status after merging duplicates.'),
+    merged: z
+      .boolean()
+      .describe(
+        'True when the tests of several files were merged into one run (`berth parse --merge`, and `berth grade`); false when each file counts on its own.',
+      ),
+    counts: counts.describe(
+      'Tests per status: the sum of the per-file counts, or (merged) the counts after merging duplicates across files.',
+    ),
     tests: z
       .array(
         z
@@ -30,9 +37,13 @@ export const parseOutputSchema = z
             message: z.string().optional().describe('First line of the failure or skip message.'),
           })
           .catchall(z.unknown())
-          .describe('One test; format-specific fields (file, package, flaky, reruns...) may follow.'),
+          .describe(
+            'One test; format-specific fields (file, package, flaky, reruns...) may follow. Unless merged, `report` names the input file it came from.',
+          ),
       )
-      .describe('One entry per test id; across files duplicates merge by ERROR > FAILED > PASSED > SKIPPED.'),
+      .describe(
+        "Each file's tests in file order (an id may appear once per file); merged: one entry per test id, duplicates merged by ERROR > FAILED > PASSED > SKIPPED.",
+      ),
     warnings: z.array(z.string()).describe('Problems that did not stop parsing, prefixed by the file name.'),
     truncated: z.boolean().describe('True when any input looks cut short.'),
     files: z.array(

@@ -14,6 +14,12 @@ export interface ParseFilesOptions {
   format?: string;
   keepElements?: boolean;
   /**
+   * Merge the tests of all files into one run (default true: the files are parts of one
+   * test run, as `berth grade` reads them). When false, each file's tests are kept, tagged
+   * with `report`, and the counts are the sum of the per-file counts.
+   */
+  merge?: boolean;
+  /**
    * Called with a file that cannot be read or parsed; the file is then skipped and the
    * others are still parsed. Without it the first such error is thrown.
    */
@@ -21,12 +27,15 @@ export interface ParseFilesOptions {
 }
 
 /**
- * Parses every file (format given or detected) and merges the tests across
- * files by the default precedence ERROR > FAILED > PASSED > SKIPPED.
+ * Parses every file (format given or detected). With `merge` (the default) the tests are
+ * merged across files by the default precedence ERROR > FAILED > PASSED > SKIPPED;
+ * without it, every file's tests are listed and the counts are summed.
  * @throws InputError naming the file that cannot be read or parsed.
  */
 export async function parseFiles(files: string[], options: ParseFilesOptions = {}): Promise<ParseOutput> {
+  const merge = options.merge ?? true;
   const collector = new TestCollector('merged');
+  const separate: ParseOutput['tests'] = [];
   const warnings: string[] = [];
   const perFile: ParseOutput['files'] = [];
   const formats = new Set<string>();
@@ -57,7 +66,24 @@ export async function parseFiles(files: string[], options: ParseFilesOptions = {
     truncated ||= result.truncated;
     perFile.push({ file, format: result.format, counts: result.counts, truncated: result.truncated });
     for (const w of result.warnings) warnings.push(files.length > 1 ? `${path.basename(file)}: ${w}` : w);
-    for (const test of result.tests) collector.add(test);
+    if (merge) for (const test of result.tests) collector.add(test);
+    else
+      for (const test of result.tests)
+        separate.push({ ...test, report: file } as ParseOutput['tests'][number]);
+  }
+  if (!merge) {
+    const sum = { passed: 0, failed: 0, error: 0, skipped: 0 };
+    for (const f of perFile)
+      for (const key of Object.keys(sum) as (keyof typeof sum)[]) sum[key] += f.counts[key];
+    return {
+      format: formats.size === 1 ? ([...formats][0] as string) : 'mixed',
+      merged: false,
+      counts: sum,
+      tests: separate,
+      warnings,
+      truncated,
+      files: perFile,
+    };
   }
   const merged = collector.result();
   if (files.length > 1) {
@@ -66,6 +92,7 @@ export async function parseFiles(files: string[], options: ParseFilesOptions = {
   }
   return {
     format: formats.size === 1 ? ([...formats][0] as string) : 'mixed',
+    merged: true,
     counts: merged.counts,
     tests: merged.tests as ParseOutput['tests'],
     warnings,
@@ -86,7 +113,13 @@ const countsLine = (c: ParseOutput['counts']) =>
 export function renderParseText(output: ParseOutput, options: { quiet?: boolean } = {}): string {
   const lines: string[] = [];
   if (!options.quiet) {
+    let report: unknown;
     for (const test of output.tests) {
+      // Unmerged tests of several files: a header before each file's tests.
+      if (!output.merged && output.files.length > 1 && test.report !== report) {
+        report = test.report;
+        lines.push(`== ${String(report)}`);
+      }
       const note = [test.flaky ? 'flaky' : '', test.message ? String(test.message) : '']
         .filter(Boolean)
         .join('; ');
@@ -98,7 +131,11 @@ export function renderParseText(output: ParseOutput, options: { quiet?: boolean 
     lines.push(`${f.file}: ${f.format}, ${countsLine(f.counts)}${f.truncated ? ' (truncated)' : ''}`);
   }
   if (output.files.length > 1)
-    lines.push(`total: ${output.tests.length} tests, ${countsLine(output.counts)}`);
+    lines.push(
+      output.merged
+        ? `total (merged, one id counted once): ${output.tests.length} tests, ${countsLine(output.counts)}`
+        : `total: ${output.tests.length} tests in ${output.files.length} files, ${countsLine(output.counts)}`,
+    );
   for (const w of output.warnings) lines.push(`warning: ${w}`);
   return `${lines.join('\n')}\n`;
 }

@@ -6,7 +6,7 @@
  */
 import { InputError, type InputIssue } from '../errors.ts';
 import { RowCheck } from '../tasks/swebench/load.ts';
-import { type FieldLocator, type RawRow, readRowFile } from '../tasks/swebench/read-rows.ts';
+import { type FieldLocator, listRowFiles, type RawRow, readRowFile } from '../tasks/swebench/read-rows.ts';
 import { decodeTestList, TestListError } from '../tasks/swebench/test-list.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
 
@@ -49,58 +49,65 @@ export function checkRowsLoad(rows: readonly RowAt[]): void {
 }
 
 /**
- * Reads every row of a SWE-bench file. Every row is read before anything is
- * refused, so one error lists every bad row.
+ * Reads every row of a SWE-bench file, or of every row file under a folder (found as
+ * `berth run -p` finds them: `listRowFiles`, `.json`/`.jsonl`/`.ndjson`, sorted by path).
+ * Every row is read before anything is refused, so one error lists every bad row.
  * @throws InputError listing every problem, each naming file, line and field: unparsable
- *   input, a row that is not an object, a missing instance_id, a duplicate instance_id.
+ *   input, a row that is not an object, a missing instance_id, a duplicate instance_id (also
+ *   across files), a missing path or a folder without row files.
  */
-export async function readRows(file: string): Promise<RowAt[]> {
+export async function readRows(path: string): Promise<RowAt[]> {
   const issues: InputIssue[] = [];
-  const raw = await readRowFile(file, { onBadLine: (issue) => issues.push(issue) }).catch(
-    (error: unknown) => {
-      if (error instanceof InputError) throw error;
-      throw new InputError({ file }, `cannot read: ${(error as Error).message}`);
-    },
-  );
   const seen = new Map<string, RowAt>();
   const rows: RowAt[] = [];
-  for (const { value, line, key, index, locate } of raw) {
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-      issues.push({ file, line, message: 'every row must be a JSON object' });
-      continue;
-    }
-    const row =
-      key !== undefined && !('instance_id' in value)
-        ? { instance_id: key, ...value }
-        : (value as Record<string, unknown>);
-    const id = row.instance_id;
-    const idLine = locate?.(['instance_id']) ?? line;
-    if (typeof id !== 'string' || id === '') {
-      issues.push({ file, line: idLine, field: 'instance_id', message: 'missing or not a string' });
-      continue;
-    }
-    const before = seen.get(id);
-    if (before) {
-      issues.push({
+  for (const file of await listRowFiles(path)) {
+    const fileIssues: InputIssue[] = [];
+    const raw = await readRowFile(file, { onBadLine: (issue) => fileIssues.push(issue) }).catch(
+      (error: unknown) => {
+        if (error instanceof InputError) throw error;
+        throw new InputError({ file }, `cannot read: ${(error as Error).message}`);
+      },
+    );
+    for (const { value, line, key, index, locate } of raw) {
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+        fileIssues.push({ file, line, message: 'every row must be a JSON object' });
+        continue;
+      }
+      const row =
+        key !== undefined && !('instance_id' in value)
+          ? { instance_id: key, ...value }
+          : (value as Record<string, unknown>);
+      const id = row.instance_id;
+      const idLine = locate?.(['instance_id']) ?? line;
+      if (typeof id !== 'string' || id === '') {
+        fileIssues.push({ file, line: idLine, field: 'instance_id', message: 'missing or not a string' });
+        continue;
+      }
+      const before = seen.get(id);
+      if (before) {
+        const where = before.locate?.(['instance_id']) ?? before.line;
+        fileIssues.push({
+          file,
+          line: idLine,
+          field: 'instance_id',
+          message: `duplicate instance_id ${JSON.stringify(id)} (first at ${before.file === file ? '' : `${before.file}:`}line ${where})`,
+        });
+        continue;
+      }
+      const at: RowAt = {
+        row,
         file,
-        line: idLine,
-        field: 'instance_id',
-        message: `duplicate instance_id ${JSON.stringify(id)} (first at line ${before.locate?.(['instance_id']) ?? before.line})`,
-      });
-      continue;
+        line,
+        ...(index !== undefined ? { index } : {}),
+        ...(key !== undefined ? { key } : {}),
+        ...(locate ? { locate } : {}),
+      };
+      seen.set(id, at);
+      rows.push(at);
     }
-    const at: RowAt = {
-      row,
-      file,
-      line,
-      ...(index !== undefined ? { index } : {}),
-      ...(key !== undefined ? { key } : {}),
-      ...(locate ? { locate } : {}),
-    };
-    seen.set(id, at);
-    rows.push(at);
+    issues.push(...fileIssues.sort((a, b) => (a.line ?? 0) - (b.line ?? 0)));
   }
-  if (issues.length > 0) throw InputError.all(issues.sort((a, b) => (a.line ?? 0) - (b.line ?? 0)));
+  if (issues.length > 0) throw InputError.all(issues);
   return rows;
 }
 

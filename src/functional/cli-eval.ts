@@ -77,7 +77,6 @@ export async function runEvalCommand(options: EvalCommandOptions): Promise<void>
       ...(options.reference ? { reference: true } : {}),
       signal: controller.signal,
       onProgress: (done, total) => {
-        if (options.json) return;
         const now = Date.now();
         if (tty && (now - lastDraw > 200 || done === total)) {
           lastDraw = now;
@@ -86,10 +85,6 @@ export async function runEvalCommand(options: EvalCommandOptions): Promise<void>
         }
       },
     });
-    if (options.json) {
-      process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
-      return;
-    }
     const lines: string[] = [];
     for (const warning of summary.warnings) lines.push(`warning: ${warning}`);
     lines.push(
@@ -105,7 +100,11 @@ export async function runEvalCommand(options: EvalCommandOptions): Promise<void>
     lines.push(`results:  ${summary.results_file}`);
     for (const [k, value] of Object.entries(summary.pass_at_k))
       lines.push(`${k}: ${(value * 100).toFixed(2)}%`);
-    process.stdout.write(`${lines.join('\n')}\n`);
+    // As `berth run --json`: the JSON document alone on stdout, the human lines on stderr.
+    if (options.json) {
+      process.stderr.write(`${lines.join('\n')}\n`);
+      process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
+    } else process.stdout.write(`${lines.join('\n')}\n`);
   } finally {
     process.off('SIGINT', onSigint);
   }

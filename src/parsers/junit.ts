@@ -605,15 +605,22 @@ export async function parseJUnit(
   };
 }
 
-/** Detection: a `<testsuites>` or `<testsuite>` root near the start. */
+/**
+ * Detection: a `<testsuites>` or `<testsuite>` root near the start (0.95), those elements
+ * further in (0.6), or any other XML-looking start (0.4: an XML declaration, a DOCTYPE, an
+ * entity declaration, a comment or an element). JUnit is the only XML format berth reads, so
+ * other XML goes to this parser, whose refusal names the file and line (a DOCTYPE with
+ * entities, another root element, malformed XML) instead of "cannot tell the format".
+ */
 export function detectJUnit(head: string): number {
   const start = head.replace(/^\uFEFF/, '').slice(0, 8192);
   const root =
-    /^\s*(?:<\?xml[^>]*\?>\s*)?(?:<!--[\s\S]*?-->\s*|<!DOCTYPE[^>]*>\s*)*<(testsuites|testsuite)[\s>/]/.exec(
+    /^\s*(?:<\?xml[^>]*\?>\s*)?(?:<!--[\s\S]*?-->\s*|<!DOCTYPE[^>[]*(?:\[[\s\S]*?\]\s*)?>\s*)*<(testsuites|testsuite)[\s>/]/.exec(
       start,
     );
   if (root) return 0.95;
   if (/<testsuites?[\s>]/.test(start) && /<testcase[\s>/]/.test(head)) return 0.6;
+  if (/^\s*<(?:\?xml[\s?]|!DOCTYPE\s|!ENTITY\s|!--|[A-Za-z_][\w.:-]*[\s>/])/.test(start)) return 0.4;
   return 0;
 }
 

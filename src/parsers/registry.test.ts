@@ -46,6 +46,20 @@ describe('detectParser', () => {
     expect(detectParser(readFileSync(join(fixtures, 'tap-todo.tap'), 'utf8'))?.name).toBe('tap');
     expect(detectParser('hello world\n')).toBeUndefined();
   });
+
+  it('a TAP plan of 0 tests is TAP; XML that is not JUnit goes to the JUnit parser (for its refusal)', () => {
+    expect(detectParser('1..0\n')?.name).toBe('tap');
+    expect(detectParser('# TAP emitted by Test::More 0.98\n1..0 # SKIP no database\n')?.name).toBe('tap');
+    expect(detectParser('ran 10..0 countdown\n')).toBeUndefined();
+    const xxe =
+      '<?xml version="1.0"?>\n<!DOCTYPE r [\n<!ENTITY x SYSTEM "file:///etc/passwd">\n]>\n<r>&x;</r>\n';
+    expect(detectParser(xxe)?.name).toBe('junit');
+    expect(detectParser('<!ENTITY % p "<!ENTITY o SYSTEM \'x\'>">\n')?.name).toBe('junit');
+    // A DOCTYPE with an internal subset before a real <testsuite> root is still sure JUnit.
+    expect(
+      getParser('junit').detect('<!DOCTYPE t [ <!ELEMENT t ANY> ]>\n<testsuite name="a">'),
+    ).toBeGreaterThan(0.9);
+  });
 });
 
 describe('parseReport', () => {

@@ -88,6 +88,8 @@ export const tapParser: Parser = {
     const points = text.match(/^\s*(?:not )?ok\b/gm)?.length ?? 0;
     if (/^1\.\.\d+/m.test(text) && points > 0) return 0.85;
     if (points >= 2) return 0.5;
+    // A plan of 0 tests (`1..0`, `1..0 # SKIP reason`: a skipped-all stream) has no test point.
+    if (/^1\.\.0[ \t]*(?:#.*)?$/m.test(text)) return 0.6;
     return 0;
   },
 

@@ -94,6 +94,17 @@ describe('predictions files', () => {
     );
   });
 
+  it('model_name_or_path is optional (default "unknown"), but must be a string when given', async () => {
+    const path = await file('no-model.jsonl', JSON.stringify({ instance_id: 'a', model_patch: 'diff' }));
+    const predictions = await loadPredictions(path);
+    expect(predictions.get('a')).toMatchObject({ modelName: 'unknown', patch: 'diff' });
+    expect(new PredictionsAgent(predictions).info.modelName).toBe('unknown');
+    const bad = await file('bad-model.jsonl', JSON.stringify({ ...p('a', 'x'), model_name_or_path: 7 }));
+    const error = await loadPredictions(bad).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InputError);
+    expect((error as InputError).location.field).toBe('model_name_or_path');
+  });
+
   it('replays the prediction of each task and knows which tasks it covers', async () => {
     const tasks = await loadSwebench(join(fixturesDir, 'swebench', 'mini.jsonl'));
     const agent = new PredictionsAgent(

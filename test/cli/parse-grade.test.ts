@@ -79,6 +79,40 @@ describe('berth parse', () => {
     expect(r.stderr).toContain('not a JUnit XML report');
   });
 
+  it('several files: the total is the sum of the per-file lines; --merge counts a shared id once', () => {
+    const report = path.join(fixtures, 'TEST-org.test.sample.SampleTestSuite.xml');
+    const copy = path.join(work, 'again.xml');
+    writeFileSync(copy, readFileSync(report));
+    const separate = berth('parse', report, copy);
+    expect(separate.status).toBe(0);
+    expect(separate.stdout.match(/: junit, 1 passed, 2 failed, 0 error, 1 skipped/g)).toHaveLength(2);
+    expect(separate.stdout).toContain('total: 8 tests in 2 files, 2 passed, 4 failed, 0 error, 2 skipped');
+    expect(separate.stdout).toContain(`== ${copy}\n`);
+    expect(separate.stdout).not.toContain('duplicate');
+    const merged = berth('parse', '--merge', report, copy);
+    expect(merged.status).toBe(0);
+    expect(merged.stdout).toContain(
+      'total (merged, one id counted once): 4 tests, 1 passed, 2 failed, 0 error, 1 skipped',
+    );
+    const json = parseOutputSchema.parse(JSON.parse(berth('parse', '--json', report, copy).stdout));
+    expect(json.merged).toBe(false);
+    expect(json.counts).toEqual({ passed: 2, failed: 4, error: 0, skipped: 2 });
+    expect(json.tests.filter((t) => t.report === copy)).toHaveLength(4);
+    const jsonMerged = parseOutputSchema.parse(
+      JSON.parse(berth('parse', '--json', '--merge', report, copy).stdout),
+    );
+    expect(jsonMerged.merged).toBe(true);
+    expect(jsonMerged.counts).toEqual({ passed: 1, failed: 2, error: 0, skipped: 1 });
+  });
+
+  it('detects XML that is not JUnit and hands it to the JUnit parser, whose refusal names the file', () => {
+    const other = path.join(work, 'other.xml');
+    writeFileSync(other, '<?xml version="1.0"?>\n<suites><suite/></suites>\n');
+    const r = berth('parse', other);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain(`${other}:line 2: not a JUnit XML report: the root element is <suites>`);
+  });
+
   it('reads gzip-compressed reports (by magic bytes); corrupt gzip exits 2 naming the file', () => {
     const xml = readFileSync(path.join(fixtures, 'TEST-org.test.sample.SampleTestSuite.xml'));
     const gz = path.join(work, 'report.xml.gz');
@@ -221,6 +255,43 @@ describe('berth grade', () => {
     },
   );
 
+  it('the examples of docs/parsers-junit-and-grading.md give the verdicts the doc shows', () => {
+    const sample = path.join(fixtures, 'TEST-org.test.sample.SampleTestSuite.xml');
+    const flaky = path.join(fixtures, 'TEST-org.test.sample.FlakyTestSuite.xml');
+    const msb = path.join('examples', 'grading', 'multi-swe-bench.json');
+    const kotlin = path.join('examples', 'grading', 'kotlin', 'expected_tests.json');
+    const first = (...args: string[]) => {
+      const r = berth('grade', ...args);
+      expect(r.status, r.stderr).toBe(0);
+      return r.stdout.split('\n').slice(0, 2).join('\n');
+    };
+    expect(first('--expected', msb, '--instance', 'sample__gradle-1', '--report', sample, flaky)).toBe(
+      'RESOLVED (reward 1, multi-swe-bench rules)\nf2p 1/1  p2p 1/1  s2p 0/0  n2p 0/0',
+    );
+    const second = berth(
+      'grade',
+      '--expected',
+      msb,
+      '--instance',
+      'sample__gradle-2',
+      '--report',
+      sample,
+      flaky,
+    );
+    expect(second.stdout).toMatch(
+      /^NOT RESOLVED \(reward 0, multi-swe-bench rules\)\nf2p 1\/1 {2}p2p 1\/1 {2}s2p 0\/0 {2}n2p 0\/1\nnot passed \(1\):\n {2}n2p +failed +org\.test\.sample\.SampleTestSuite\.a test that fails\(\)\n/,
+    );
+    expect(first('--expected', kotlin, '--report', sample)).toBe(
+      'NOT RESOLVED (reward 0, kotlin rules)\nf2p 1/1  p2p 0/1  s2p 0/0  n2p 0/0',
+    );
+    expect(first('--expected', kotlin, '--report', sample, flaky)).toBe(
+      'NOT RESOLVED (reward 0, kotlin rules): test passed with the test patch but fails with the fix: `org.test.sample.FlakyTestSuite.flakyTest()`\nf2p 1/1  p2p 0/1  s2p 0/0  n2p 0/0',
+    );
+    expect(first('--rules', 'multi-swe-bench', '--expected', kotlin, '--report', sample, flaky)).toBe(
+      'RESOLVED (reward 1, multi-swe-bench rules)\nf2p 1/1  p2p 1/1  s2p 0/0  n2p 0/0',
+    );
+  });
+
   it('bad expectations exit 2 naming the file', () => {
     const bad = path.join(work, 'bad.json');
     writeFileSync(bad, '{"FAIL_TO_PASS": 3}');
@@ -229,3 +300,31 @@ describe('berth grade', () => {
     expect(r.stderr).toContain('bad.json');
   });
 });
+
+describe.skipIf(!existsSync(path.join(data, 'reports')))(
+  'berth parse: format detection on real files (BERTH_DATA)',
+  () => {
+    it('TAP streams that skip everything (plan 1..0, no test point) are TAP with 0 tests', () => {
+      for (const name of ['skip-all.tap', 'skipall_nomsg.tap', 'echo.tap']) {
+        const r = berth('parse', path.join(data, 'reports/tap', name));
+        expect(r.stderr, name).toBe('');
+        expect(r.status, name).toBe(0);
+        expect(r.stdout).toContain(`${name}: tap, 0 passed, 0 failed, 0 error, 0 skipped`);
+      }
+      expect(berth('parse', path.join(data, 'reports/tap/skip-all.tap')).stdout).toContain(
+        'warning: skip all: SKIP Insufficient positron flux',
+      );
+    });
+
+    it('XML with a DOCTYPE or entity declarations (XXE attempts) gets the JUnit refusal, exit 2', () => {
+      const xxe = path.join(data, 'reports/junit/security/testXxe-xxe.xml');
+      const oob = path.join(data, 'reports/junit/security/testXxe-oob.xml');
+      const r = berth('parse', xxe, oob);
+      expect(r.status).toBe(2);
+      expect(r.stderr).not.toContain('cannot tell the report format');
+      expect(r.stderr).toContain(`${xxe}:line 8: not a JUnit XML report: the root element is <r>`);
+      expect(r.stderr).toContain(`${oob}:line 1: not well-formed XML`);
+      expect(r.stderr).toContain('2 of 2 file(s) could not be parsed');
+    });
+  },
+);

@@ -68,6 +68,39 @@ describe('berth dataset', () => {
     }
   });
 
+  it('validate and controls accept a folder of row files, as berth run -p does', async () => {
+    const lines = (await readFile(sample, 'utf8')).trim().split('\n');
+    const folder = join(scratch, 'rows-folder');
+    await mkdir(join(folder, 'sub'), { recursive: true });
+    await writeFile(join(folder, 'a.jsonl'), `${lines.slice(0, 2).join('\n')}\n`);
+    await writeFile(join(folder, 'sub', 'b.json'), JSON.stringify(lines.slice(2).map((l) => JSON.parse(l))));
+    await writeFile(join(folder, 'notes.txt'), 'not a row file\n');
+    const result = berth('dataset', 'validate', folder, '--no-run', '--json');
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+    const report = JSON.parse(result.stdout);
+    expect(report.total).toBe(4);
+    expect(report.invalid).toBe(0);
+    expect(report.rows.map((row: { instance_id: string }) => row.instance_id)).toEqual(
+      lines.map((line) => JSON.parse(line).instance_id),
+    );
+    const controls = berth('dataset', 'controls', folder, '-o', join(scratch, 'folder-controls'));
+    expect(controls.status).toBe(0);
+    expect(controls.stdout).toMatch(/empty: 4 prediction\(s\)/);
+
+    // A duplicate across files is refused naming both places; an empty folder names the folder.
+    await writeFile(join(folder, 'sub', 'c.jsonl'), `${lines[0]}\n`);
+    const duplicate = berth('dataset', 'validate', folder, '--no-run');
+    expect(duplicate.status).toBe(2);
+    expect(duplicate.stderr).toContain(join(folder, 'sub', 'c.jsonl'));
+    expect(duplicate.stderr).toContain(`first at ${join(folder, 'a.jsonl')}:line 1`);
+    const empty = join(scratch, 'empty-folder');
+    await mkdir(empty);
+    const none = berth('dataset', 'validate', empty, '--no-run');
+    expect(none.status).toBe(2);
+    expect(none.stderr).toContain('the folder holds no .json or .jsonl file');
+  });
+
   it('validate exits 2 and says why when the test patch touches source and gold does not apply', async () => {
     const rows = (await readFile(sample, 'utf8'))
       .trim()

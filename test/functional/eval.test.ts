@@ -49,7 +49,7 @@ describe.skipIf(!existsSync(humaneval) || !sandboxed)(`HumanEval (from ${humanev
     expect(summary).toMatchObject({ tasks: 164, passed: 164, pass_at_k: { 'pass@1': 1 } });
   });
 
-  it('nop: 0/164 empty completions pass; --json is one document', () => {
+  it('nop: 0/164 empty completions pass; --json is one document on stdout, the human lines on stderr', () => {
     const out = berth([
       'eval',
       '--problems',
@@ -63,6 +63,9 @@ describe.skipIf(!existsSync(humaneval) || !sandboxed)(`HumanEval (from ${humanev
     expect(out.status, out.stderr).toBe(0);
     const summary = JSON.parse(out.stdout);
     expect(summary).toMatchObject({ samples: 164, passed: 0, pass_at_k: { 'pass@1': 0 } });
+    // As `berth run --json`: the human summary is not lost, it goes to stderr.
+    expect(out.stderr).toContain('164 samples, 0 passed');
+    expect(out.stderr.trim().split('\n').at(-1)).toBe('pass@1: 0.00%');
   });
 
   it('refuses a k above the samples per task (exit 2) and writes nothing misleading', () => {

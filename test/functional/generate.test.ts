@@ -2,10 +2,12 @@
  * `berth generate` against a fake OpenAI-compatible server on 127.0.0.1 that
  * replays recorded answers, then `berth eval` on what it wrote.
  */
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { evaluate } from '../../src/functional/evaluate.ts';
 import { readProblems } from '../../src/functional/formats.ts';
@@ -64,7 +66,7 @@ describe('berth generate against a local OpenAI-compatible server', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('post-processes completions as the Kotlin HumanEval seed does, each step on request', async () => {
+  it('post-processes completions as Kotlin HumanEval does, each step on request', async () => {
     const problems = await readProblems(join(fixtures, 'kotlin-humaneval-2.jsonl'));
     const out = join(dir, 'kotlin.jsonl');
     const samples = await generate({
@@ -103,6 +105,42 @@ describe('berth generate against a local OpenAI-compatible server', () => {
       .split('\n')
       .map((line) => JSON.parse(line));
     expect(rows.map((row) => row.task_id)).toEqual(['HumanEval_kotlin/0', 'HumanEval_kotlin/1']);
+  });
+
+  it('berth generate --kotlin-humaneval-postprocess, and its old name --seed-postprocess, turn on all three steps', async () => {
+    const bin = join(import.meta.dirname, '..', '..', 'bin', 'berth.js');
+    const problems = join(fixtures, 'kotlin-humaneval-2.jsonl');
+    const written: Record<string, { completion: string; raw_generation: string }[]> = {};
+    for (const flag of ['--kotlin-humaneval-postprocess', '--seed-postprocess', '']) {
+      const out = join(dir, `cli${flag || '-none'}.jsonl`);
+      const args = [
+        bin,
+        'generate',
+        '--problems',
+        problems,
+        '--model',
+        'm',
+        '--base-url',
+        baseUrl,
+        '-o',
+        out,
+      ];
+      await promisify(execFile)('node', flag ? [...args, flag] : args, { env: { ...process.env, CI: '1' } });
+      written[flag] = readFileSync(out, 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line));
+    }
+    const processed = written['--kotlin-humaneval-postprocess']?.[0];
+    expect(processed?.raw_generation).toContain('fun main');
+    expect(processed?.completion).not.toContain('fun main');
+    expect(processed?.completion).not.toContain('//');
+    expect(processed?.completion.endsWith('return false\n}\n')).toBe(true);
+    expect(written['--seed-postprocess']).toEqual(written['--kotlin-humaneval-postprocess']);
+    expect(written['']?.[0]?.completion).toBe(written['']?.[0]?.raw_generation);
+    const help = await promisify(execFile)('node', [bin, 'generate', '--help']);
+    expect(help.stdout).toContain('--kotlin-humaneval-postprocess');
+    expect(help.stdout).not.toContain('--seed-postprocess');
   });
 
   it('without the steps the raw text is kept', async () => {

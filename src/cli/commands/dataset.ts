@@ -36,7 +36,10 @@ export const registerDataset: RegisterCommand = (program) => {
     .description(
       'Check every row: schema, both patches apply, test_patch touches tests only, gold resolves and the empty patch does not; estimate prompt tokens.',
     )
-    .argument('<file>', 'SWE-bench / DockerLess rows (JSON list, JSON object or JSONL)')
+    .argument(
+      '<path>',
+      'SWE-bench / DockerLess rows (JSON list, JSON object or JSONL), or a folder of such files (as berth run -p)',
+    )
     .option('--repos <dir>', 'folder of git mirrors for rows without dockerless.files')
     .option('--no-run', 'static checks only (schema, patches apply, tokens); do not run the tests')
     .option('--json', 'print the report as JSON')
@@ -50,7 +53,7 @@ export const registerDataset: RegisterCommand = (program) => {
     .description(
       'Write the negative controls empty.jsonl, cross.jsonl and partial.jsonl (SWE-bench predictions files).',
     )
-    .argument('<file>', 'SWE-bench / DockerLess rows')
+    .argument('<path>', 'SWE-bench / DockerLess rows: a file, or a folder of row files')
     .requiredOption('-o, --output <dir>', 'folder to write the three predictions files to')
     .action(async (file: string, options: { output: string }) => {
       const { runControlsCommand } = await import('../../datasets/commands.ts');

@@ -51,7 +51,7 @@ export const registerEval: RegisterCommand = (program) => {
       '--reference',
       'Kotlin/Java: compile and run each sample on its own as mxeval does (slow; for checking)',
     )
-    .option('--json', 'write one JSON summary to stdout')
+    .option('--json', 'write one JSON summary to stdout (the human lines go to stderr)')
     .action(async (options) => {
       const { runEvalCommand } = await import('../../functional/cli-eval.ts');
       if (!options.samples && !options.agent)

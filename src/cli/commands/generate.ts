@@ -1,7 +1,9 @@
 /**
  * `berth generate`: completions from an OpenAI-compatible endpoint, post-processed
- * as the Kotlin HumanEval seed does, written as a samples file for `berth eval`.
+ * as JetBrains' Kotlin HumanEval evaluation does (its dataset card, jetbrains/Kotlin_HumanEval),
+ * written as a samples file for `berth eval`.
  */
+import { Option } from 'commander';
 import { UsageError } from '../../errors.ts';
 import type { RegisterCommand } from './index.ts';
 
@@ -43,11 +45,11 @@ export const registerGenerate: RegisterCommand = (program) => {
     )
     .option(
       '--stop-at <seq>',
-      'post-processing: cut after this sequence, keeping it (repeatable; the seed uses "\\n}\\n")',
+      'post-processing: cut after this sequence, keeping it (repeatable; Kotlin HumanEval uses "\\n}\\n")',
       collect,
       [],
     )
-    .option('--strip-comments', "post-processing: remove // and /* */ comments (the seed's regexes)")
+    .option('--strip-comments', "post-processing: remove // and /* */ comments (Kotlin HumanEval's regexes)")
     .option(
       '--drop-signature',
       'post-processing: keep only the lines after the first signature line of prompt + answer',
@@ -55,9 +57,11 @@ export const registerGenerate: RegisterCommand = (program) => {
     .option('--signature-prefix <text>', 'line prefix of the signature for --drop-signature', 'fun ')
     .option('--extract-code', 'post-processing: keep the first fenced code block (chat models)')
     .option(
-      '--seed-postprocess',
-      'the Kotlin HumanEval seed\'s steps: --stop-at "\\n}\\n" --strip-comments --drop-signature',
+      '--kotlin-humaneval-postprocess',
+      'the post-processing of JetBrains\' Kotlin HumanEval: --stop-at "\\n}\\n" --strip-comments --drop-signature',
     )
+    // The option's first name, kept working for existing scripts.
+    .addOption(new Option('--seed-postprocess', 'old name of --kotlin-humaneval-postprocess').hideHelp())
     .option('-n, --concurrency <n>', 'requests in flight', '4')
     .option('--request-timeout <seconds>', 'per-request timeout in seconds', '600')
     .option('-l, --limit <n>', 'only the first N problems')
@@ -68,7 +72,8 @@ export const registerGenerate: RegisterCommand = (program) => {
       const { generate } = await import('../../functional/generate.ts');
       const problems = await readProblems(options.problems);
       const stopAt = (options.stopAt as string[]).map(unescapeSequence);
-      if (options.seedPostprocess && stopAt.length === 0) stopAt.push('\n}\n');
+      const kotlinHumanEval = Boolean(options.kotlinHumanevalPostprocess || options.seedPostprocess);
+      if (kotlinHumanEval && stopAt.length === 0) stopAt.push('\n}\n');
       const out = options.out ?? `samples-${String(options.model).replace(/[^\w.-]+/g, '_')}.jsonl`;
       const samples = await generate({
         problems,
@@ -87,8 +92,8 @@ export const registerGenerate: RegisterCommand = (program) => {
         ...(options.limit !== undefined ? { limit: number('--limit', options.limit, true, 1) } : {}),
         postprocess: {
           stopAt,
-          stripComments: Boolean(options.stripComments || options.seedPostprocess),
-          dropSignature: Boolean(options.dropSignature || options.seedPostprocess),
+          stripComments: Boolean(options.stripComments) || kotlinHumanEval,
+          dropSignature: Boolean(options.dropSignature) || kotlinHumanEval,
           signaturePrefix: unescapeSequence(options.signaturePrefix),
           extractCode: Boolean(options.extractCode),
         },

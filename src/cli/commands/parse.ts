@@ -16,10 +16,14 @@ export const registerParse: RegisterCommand = (program: Command) => {
     .option('--list', 'list the parsers with their aliases')
     .option('--json', 'print one JSON document (schema: docs/parse-output.schema.json)')
     .option('--quiet', 'print only the counts, not every test')
+    .option(
+      '--merge',
+      'the files are parts of one test run: merge tests with the same id (ERROR > FAILED > PASSED > SKIPPED) and count each id once; without it each file counts on its own and the total is their sum',
+    )
     .action(
       async (
         files: string[],
-        options: { format?: string; json?: boolean; quiet?: boolean; list?: boolean },
+        options: { format?: string; json?: boolean; quiet?: boolean; list?: boolean; merge?: boolean },
       ) => {
         if (options.list) {
           const { listParsers } = await import('../../parsers/registry.ts');
@@ -40,6 +44,7 @@ export const registerParse: RegisterCommand = (program: Command) => {
         const failed: string[] = [];
         const output = await parseFiles(files, {
           format: options.format,
+          merge: Boolean(options.merge),
           onFileError: (file, error) => {
             if (error instanceof UsageError && /unknown report format/.test(error.message)) throw error;
             if (!BerthError.isInstance(error)) throw error;

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { ImageMap } from '../../environments/docker/dockerfile.ts';
-import { checkTask, formatCheck, networkUse, taskFeatures } from './check.ts';
+import { checkTask, formatCheck, networkUse, SUPPORTED_FEATURES, taskFeatures } from './check.ts';
 import { loadHarborTask } from './loader.ts';
 
 const FIXTURES = join(import.meta.dirname, '..', '..', '..', 'test', 'fixtures', 'harbor');
@@ -65,7 +65,7 @@ describe('berth check (static)', () => {
     ]);
   });
 
-  it('reports the features a task needs beyond this issue', () => {
+  it('reports the Harbor features a task uses beyond a single plain step', () => {
     expect(taskFeatures({ steps: [{ name: 'a' }], agent: { user: 'agent' } })).toEqual([
       '[agent]/[verifier] user',
       'multi-step',
@@ -80,5 +80,23 @@ describe('berth check (static)', () => {
         environment: { allow_internet: false },
       }),
     ).toEqual(['artifacts', 'per-phase network mode']);
+  });
+
+  it('counts as unsupported only what berth does not run (GPUs, MCP servers, skills)', () => {
+    const features = taskFeatures({
+      steps: [{ name: 'a' }],
+      agent: { user: 'agent' },
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a Harbor ${VAR} template
+      verifier: { environment_mode: 'separate', env: { A: '${A:-x}' } },
+      environment: {
+        healthcheck: { command: 'true' },
+        gpus: 1,
+        mcp_servers: [{}],
+        skills_dir: 's',
+        workdir: '/w',
+      },
+      artifacts: ['/app/x'],
+    });
+    expect(features.filter((f) => !SUPPORTED_FEATURES.has(f))).toEqual(['gpus', 'mcp servers', 'skills']);
   });
 });

@@ -79,7 +79,17 @@ const RULES: Array<[RegExp, string]> = [
  * Task features this build of berth runs. Others are reported by `berth check`
  * as the reason a task cannot run yet; a module that adds a feature adds its name.
  */
-export const SUPPORTED_FEATURES = new Set<string>(['workdir']);
+export const SUPPORTED_FEATURES = new Set<string>([
+  'workdir',
+  'multi-step',
+  'separate verifier environment',
+  '[agent]/[verifier] user',
+  'healthcheck',
+  'artifacts',
+  'env templating from the host',
+  'allowlist network',
+  'per-phase network mode',
+]);
 
 /** Harbor features a task uses beyond a single-step, shared-verifier task (from its task.toml). */
 export function taskFeatures(raw: Record<string, unknown>): string[] {
