@@ -97,7 +97,7 @@ export const CLI_AGENT_RECIPES: readonly CliAgentRecipe[] = [
     command: '',
     env: [],
     model: '',
-    note: 'SWE-agent manages its own containers: run it with its own CLI, then grade its predictions with `-a predictions --predictions preds.json`',
+    note: 'SWE-agent manages its own containers; run it with its own CLI, then grade the predictions it writes:',
   },
 ];
 
@@ -121,8 +121,13 @@ export function recipeCommandLine(recipe: CliAgentRecipe, dataset = 'DATASET'): 
 export function cliAgentHint(name: string): string | undefined {
   const recipe = CLI_AGENT_RECIPES.find((r) => r.name === name);
   if (!recipe) return undefined;
+  if (recipe.command === '')
+    return [
+      `no built-in ${JSON.stringify(name)} agent: ${recipe.note ?? ''}`,
+      `  ${recipeCommandLine(recipe)}`,
+    ].join('\n');
   return [
-    `berth has no built-in ${JSON.stringify(name)} agent: it runs CLI agents through \`-a command\`, e.g. (untested recipe, adjust to your setup):`,
+    `no built-in ${JSON.stringify(name)} agent: berth runs CLI agents through \`-a command\`, e.g. (untested recipe, adjust to your setup):`,
     `  ${recipeCommandLine(recipe)}`,
     ...(recipe.note ? [`  note: ${recipe.note}`] : []),
     '  --agent-env NAME copies NAME from your environment; see docs/running-swebench.md (Agents).',

@@ -23,7 +23,9 @@
  * - SWE-bench rows: the submitted patch is the repository's diff against the
  *   base commit after the command exits (`git add -A && git diff --cached`, as
  *   SWE-bench agents such as mini-swe-agent submit), graded in a fresh
- *   environment (`gradeInFreshEnvironment`). Harbor tasks: the agent acts in the
+ *   environment (`gradeInFreshEnvironment`), and written as a SWE-bench prediction
+ *   to `agent/prediction.json` (`model_name_or_path`: the `--model` name, else
+ *   `command`). Harbor tasks: the agent acts in the
  *   environment and the verifier runs there.
  * - An optional set-up command (`--agent-setup`, Harbor's install step) runs once
  *   per trial before the agent, with network, its own limit (default 360 s,
@@ -217,6 +219,11 @@ export class CommandAgent implements Agent {
       result.gradeInFreshEnvironment = true;
       metadata.diff_base = base;
       metadata.patch_bytes = Buffer.byteLength(result.patch);
+      // The trial's SWE-bench prediction, ready for `-a predictions` or SWE-bench's harness.
+      await writeFile(
+        join(logDir, 'prediction.json'),
+        `${JSON.stringify({ instance_id: task.name, model_name_or_path: this.options.model ?? 'command', model_patch: result.patch })}\n`,
+      );
     }
     if (run.timedOut)
       throw new AgentTimeoutError(
