@@ -27,8 +27,11 @@
  *   to `agent/prediction.json` (`model_name_or_path`: the `--model` name, else
  *   `command`). Harbor tasks: the agent acts in the
  *   environment and the verifier runs there.
+ * - Network: SWE-bench rows and local environments give the set-up and agent
+ *   commands the network (the agent must reach its model; the tests still run
+ *   without); Harbor tasks in containers keep the task's `[agent] network_mode`.
  * - An optional set-up command (`--agent-setup`, Harbor's install step) runs once
- *   per trial before the agent, with network, its own limit (default 360 s,
+ *   per trial before the agent, its own limit (default 360 s,
  *   Harbor's `_AGENT_SETUP_TIMEOUT_SEC`), output in `agent/setup/`; a non-zero exit
  *   is an `AgentSetupError`, a timeout an `AgentSetupTimeoutError` (the trial ends
  *   as an error without verification).
@@ -150,9 +153,12 @@ export class CommandAgent implements Agent {
     const options: ExecOptions = {
       env,
       ...(timeoutSec !== undefined ? { timeoutSec } : {}),
-      // Locally, untrusted commands have no network by default; an agent needs its model's API.
-      // In containers the task's agent network policy applies (switched by the trial).
-      ...(environment.kind === 'local' ? { network: { mode: 'public' as const } } : {}),
+      // An agent needs its model's API: SWE-bench rows (graded in a fresh environment, tests
+      // without network) and local environments give it the network; Harbor tasks in
+      // containers keep the task's agent network policy (switched by the trial).
+      ...(environment.kind === 'local' || context.task.verifier.kind === 'swebench'
+        ? { network: { mode: 'public' as const } }
+        : {}),
       ...(context.signal ? { signal: context.signal } : {}),
     };
     const result = await environment.exec(script, options);
