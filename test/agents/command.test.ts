@@ -2,6 +2,7 @@
  * The `command` agent on the bundled DockerLess sample (examples/swe-dockerless.jsonl):
  * real repositories, real test runs (node:test, pytest), the local environment.
  */
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -181,6 +182,38 @@ describe('command agent on the DockerLess sample', () => {
     expect(result.berth.patch_apply?.applied).toBe(true);
     expect(result.berth.status).toBe('unresolved');
     expect(result.berth.FAIL_TO_PASS?.passed).toBe(0);
+  });
+
+  it('--agent-env reaches the agent only: a NODE_OPTIONS that forges the test run never reaches the tests', async () => {
+    const r = row('berth__csvline-1');
+    const names = [
+      ...JSON.parse(r.FAIL_TO_PASS as string),
+      ...JSON.parse(r.PASS_TO_PASS as string),
+    ] as string[];
+    const kit = await temp.make('berth-env-kit-');
+    const forge = join(kit, 'forge.cjs');
+    const tap = ['TAP version 13', ...names.map((n, i) => `ok ${i + 1} - ${n}`), `1..${names.length}`];
+    await writeFile(
+      forge,
+      `process.stdout.write(${JSON.stringify(`${tap.join('\n')}\n`)});\nprocess.exit(0);\n`,
+    );
+    const nodeOptions = `--require=${forge}`;
+    // Control: with this variable, any node process (the test runner too) prints a passing run.
+    const control = spawnSync('node', ['-e', 'console.log("real")'], {
+      encoding: 'utf8',
+      env: { ...process.env, NODE_OPTIONS: nodeOptions },
+    });
+    expect(control.stdout).toContain(`ok 1 - ${names[0]}`);
+    expect(control.stdout).not.toContain('real');
+    const { result, dir } = await trial(task('berth__csvline-1'), {
+      command: '[ -n "$NODE_OPTIONS" ] && echo "// the agent saw NODE_OPTIONS" >> lib/csvline.js',
+      env: { NODE_OPTIONS: nodeOptions },
+    });
+    expect(await readFile(join(dir, 'agent', 'patch.diff'), 'utf8')).toContain(
+      '+// the agent saw NODE_OPTIONS',
+    );
+    expect(result.berth.status).toBe('unresolved');
+    expect(result.berth.FAIL_TO_PASS).toEqual({ passed: 0, total: 8 });
   });
 
   it('what the agent leaves outside its diff (a git-ignored conftest.py forging passes) never reaches grading', async () => {
