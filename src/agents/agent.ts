@@ -29,6 +29,19 @@ export interface AgentResult {
   modelName?: string;
   /** Free-form details kept in the trial result (token counts, cost, ...). */
   metadata?: Record<string, unknown>;
+  /**
+   * True when the agent acted in its environment and `patch` is the diff it left there (the
+   * `command` agent on SWE-bench rows): the trial grades the patch in a fresh environment, as
+   * SWE-bench applies predictions in a new container, so nothing else the agent left behind
+   * (processes, ignored files, changed git config, files outside the repository) reaches the verifier.
+   */
+  gradeInFreshEnvironment?: boolean;
+}
+
+/** What an agent's set-up step gets (Harbor's `BaseInstalledAgent.setup`). */
+export interface AgentSetupContext extends Omit<AgentContext, 'timeoutSec'> {
+  /** The job's multiplier for the agent phases; the agent scales its own set-up limit by it. */
+  timeoutMultiplier: number;
 }
 
 export interface AgentInfo {
@@ -40,6 +53,12 @@ export interface AgentInfo {
 export interface Agent {
   readonly info: AgentInfo;
   run(context: AgentContext): Promise<AgentResult>;
+  /**
+   * Optional install step, run once per trial after the environment started and before
+   * `run` (Harbor's agent setup phase, timed as `agent_setup`). It enforces its own time
+   * limit; a throw ends the trial as an error without verification.
+   */
+  setup?(context: AgentSetupContext): Promise<void>;
   /**
    * The patch this agent will submit for a task, when it is known before running
    * (oracle, nop, recorded predictions); undefined for agents that act live.

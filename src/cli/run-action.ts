@@ -3,8 +3,9 @@
  * Everything that can be wrong with the input is checked before the first trial.
  */
 import { basename, resolve } from 'node:path';
+import { describeEnv } from '../agents/command.ts';
 import { PredictionsAgent } from '../agents/predictions.ts';
-import { createAgent } from '../agents/registry.ts';
+import { type AgentOptions, createAgent } from '../agents/registry.ts';
 import { createProviders } from '../environments/registry.ts';
 import { InputError, UsageError } from '../errors.ts';
 import { defaultJobName, runJob } from '../jobs/job.ts';
@@ -34,6 +35,53 @@ function positiveNumber(flag: string, value: string | undefined): number | undef
   const n = Number(value);
   if (!(n > 0)) throw new UsageError(`${flag} expects a positive number, got ${JSON.stringify(value)}`);
   return n;
+}
+
+/**
+ * The `command` agent's options from the command line (src/agents/command.ts).
+ * `--agent-env NAME` (no `=`) copies NAME's value from berth's own environment.
+ * @throws UsageError for a malformed or missing variable, or these options without `-a command`.
+ */
+function commandAgentOptions(options: RunCommandOptions): AgentOptions {
+  const given = ['agentCommand', 'agentSetup', 'agentSetupTimeout', 'agentEnv', 'model'] as const;
+  if (options.agent !== 'command') {
+    const used = given.filter((k) => options[k] !== undefined);
+    if (used.length > 0)
+      throw new UsageError(
+        `${used.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ')} only apply to -a command`,
+      );
+    return {};
+  }
+  const env: Record<string, string> = {};
+  for (const item of options.agentEnv ?? []) {
+    const eq = item.indexOf('=');
+    const name = eq === -1 ? item : item.slice(0, eq);
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
+      throw new UsageError(`--agent-env expects NAME=VALUE or NAME, got ${JSON.stringify(item)}`);
+    const value = eq === -1 ? process.env[name] : item.slice(eq + 1);
+    if (value === undefined)
+      throw new UsageError(`--agent-env ${name}: ${name} is not set in this environment`);
+    env[name] = value;
+  }
+  const setupTimeout = positiveNumber('--agent-setup-timeout', options.agentSetupTimeout);
+  return {
+    ...(options.agentCommand !== undefined ? { agentCommand: options.agentCommand } : {}),
+    ...(options.agentSetup !== undefined ? { agentSetup: options.agentSetup } : {}),
+    ...(setupTimeout !== undefined ? { agentSetupTimeoutSec: setupTimeout } : {}),
+    ...(Object.keys(env).length > 0 ? { agentEnv: env } : {}),
+    ...(options.model !== undefined ? { model: options.model } : {}),
+  };
+}
+
+/** What config.json records of the command agent; secret-looking variables by name only. */
+function commandAgentRecord(agent: AgentOptions, agentTimeout: number | undefined): Record<string, unknown> {
+  return {
+    ...(agent.agentCommand !== undefined ? { agent_command: agent.agentCommand } : {}),
+    ...(agent.agentSetup !== undefined ? { agent_setup: agent.agentSetup } : {}),
+    ...(agent.agentEnv ? { agent_env: describeEnv(agent.agentEnv) } : {}),
+    ...(agent.model !== undefined ? { model: agent.model } : {}),
+    ...(agentTimeout !== undefined ? { agent_timeout_sec: agentTimeout } : {}),
+  };
 }
 
 /**
@@ -88,6 +136,8 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
   if (options.predictions && options.agent !== 'predictions') {
     throw new UsageError('--predictions is only used with -a predictions');
   }
+  const commandAgent = commandAgentOptions(options);
+  const agentTimeout = positiveNumber('--agent-timeout', options.agentTimeout);
   // Consent for ${SECRET} templates in Harbor env tables (src/tasks/harbor/env-template.ts).
   if (options.allowEnvSecrets) process.env.BERTH_ALLOW_ENV_SECRETS = '1';
   const jobName = options.jobName ?? defaultJobName();
@@ -98,10 +148,16 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
   }
 
   // Input: dataset and agent, all checked before any trial.
-  const { tasks } = await loadTasks(options.path);
+  const loaded = await loadTasks(options.path);
+  // --agent-timeout replaces the task's agent timeout (Harbor's `override_timeout_sec`).
+  const tasks =
+    agentTimeout === undefined
+      ? loaded.tasks
+      : loaded.tasks.map((t) => ({ ...t, agentTimeoutSec: agentTimeout }));
   stopIfInterrupted();
   const agent = await createAgent(options.agent, {
     ...(options.predictions ? { predictionsFile: options.predictions } : {}),
+    ...commandAgent,
   });
   stopIfInterrupted();
   let candidates = tasks;
@@ -236,6 +292,7 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
       dataset: resolve(options.path),
       agent_name: options.agent,
       ...(options.predictions ? { predictions: resolve(options.predictions) } : {}),
+      ...commandAgentRecord(commandAgent, agentTimeout),
       attempts,
       include: options.include ?? [],
       exclude: options.exclude ?? [],
@@ -247,6 +304,7 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
       agent: options.agent,
       predictions: options.predictions ? resolve(options.predictions) : null,
       attempts,
+      ...commandAgentRecord(commandAgent, agentTimeout),
     },
     filters: {
       include: options.include ?? [],

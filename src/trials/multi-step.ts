@@ -183,6 +183,20 @@ export async function runExtendedHarborTrial(options: TrialOptions): Promise<Ext
       notes.push(`healthcheck passed after ${tries} tr${tries === 1 ? 'y' : 'ies'}`);
     }
     phase.finished_at = now();
+    // Agent setup (Harbor's installed agents), once per trial before the first step.
+    if (agent.setup) {
+      phase = { started_at: now(), finished_at: '' };
+      result.agent_setup = phase;
+      await agent.setup({
+        task,
+        environment,
+        attempt: options.attempt,
+        logDir: join(trialDir, 'agent'),
+        timeoutMultiplier: agentMultiplier,
+        ...(signal ? { signal } : {}),
+      });
+      phase.finished_at = now();
+    }
 
     const steps: StepResult[] = [];
     if (plan.multiStep) result.step_results = steps;

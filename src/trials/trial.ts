@@ -62,9 +62,22 @@ export function taskChecksum(task: Task): string {
     .digest('hex');
 }
 
-/** Harbor's AgentTimeoutError. */
+/** Extra seconds the trial waits past the agent timeout for an agent that enforces it itself. */
+export const AGENT_TIMEOUT_GRACE_SEC = 30;
+
+/**
+ * Harbor's AgentTimeoutError. An agent that stops its own work at the timeout may attach what
+ * it produced by then (`partialResult`, e.g. the diff at that point): the trial records the
+ * timeout and still grades that result, as Harbor still runs the verifier.
+ */
 export class AgentTimeoutError extends Error {
   override name = 'AgentTimeoutError';
+  constructor(
+    message: string,
+    readonly partialResult?: AgentResult,
+  ) {
+    super(message);
+  }
 }
 /** The install step failed or timed out. */
 export class EnvironmentSetupError extends Error {
@@ -201,49 +214,73 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
     const verifier = options.verifiers.find((v) => v.kind === task.verifier.kind);
     if (!verifier) throw new Error(`no verifier for kind ${task.verifier.kind}`);
 
-    // Environment start and install.
+    // Environment start and install (again for a fresh grading environment, see below).
+    const startEnvironment = async (logName: string): Promise<Environment> => {
+      environment = await provider.start({
+        task,
+        jobId: options.jobId,
+        trialDir,
+        ...(signal ? { signal } : {}),
+      });
+      const install = 'install' in task.environment ? task.environment.install : undefined;
+      if (typeof install === 'string' && install.trim() !== '') {
+        const logFile = join(trialDir, 'setup', logName);
+        const run = await environment.exec(install, {
+          network: { mode: 'public' },
+          timeoutSec: DEFAULT_INSTALL_TIMEOUT_SEC * multiplier,
+          outputFile: logFile,
+          ...(signal ? { signal } : {}),
+        });
+        if (logName === 'install.log') {
+          result.berth.files.install_log = 'setup/install.log';
+          result.berth.install = {
+            exit_code: run.exitCode,
+            timed_out: run.timedOut,
+            duration_sec: roundSec(run.durationSec),
+          };
+        }
+        checkCancelled();
+        if (run.exitCode !== 0) {
+          throw new EnvironmentSetupError(
+            `install command ${run.timedOut ? 'timed out' : `exited ${run.exitCode}`}: ${run.output.trim().split('\n').slice(-3).join(' | ')}`,
+          );
+        }
+      }
+      return environment;
+    };
     checkCancelled();
     phase = { started_at: now(), finished_at: '' };
     result.environment_setup = phase;
-    environment = await provider.start({
-      task,
-      jobId: options.jobId,
-      trialDir,
-      ...(signal ? { signal } : {}),
-    });
+    environment = await startEnvironment('install.log');
     result.berth.isolated = environment.isolated;
     const method = (environment as { isolationMethodName?: string }).isolationMethodName;
     result.berth.isolation_method = environment.isolated ? (method ?? environment.kind) : null;
-    const install = 'install' in task.environment ? task.environment.install : undefined;
-    if (typeof install === 'string' && install.trim() !== '') {
-      const logFile = join(trialDir, 'setup', 'install.log');
-      const run = await environment.exec(install, {
-        network: { mode: 'public' },
-        timeoutSec: DEFAULT_INSTALL_TIMEOUT_SEC * multiplier,
-        outputFile: logFile,
-        ...(signal ? { signal } : {}),
-      });
-      result.berth.files.install_log = 'setup/install.log';
-      result.berth.install = {
-        exit_code: run.exitCode,
-        timed_out: run.timedOut,
-        duration_sec: roundSec(run.durationSec),
-      };
-      checkCancelled();
-      if (run.exitCode !== 0) {
-        throw new EnvironmentSetupError(
-          `install command ${run.timedOut ? 'timed out' : `exited ${run.exitCode}`}: ${run.output.trim().split('\n').slice(-3).join(' | ')}`,
-        );
-      }
-    }
     // The base commit the environment made (local); else, for verifiers that reset files to it
     // (SWE-bench), whatever HEAD is before the agent runs. Harbor's test.sh does its own.
-    let baseCommit = (environment as { baseSha?: unknown }).baseSha as string | undefined;
-    if (typeof baseCommit !== 'string' && task.verifier.kind === 'swebench') {
-      const head = await environment.exec('git rev-parse --verify -q HEAD', { timeoutSec: 60 });
-      baseCommit = head.exitCode === 0 ? head.output.trim() : undefined;
-    }
+    const baseOf = async (env: Environment): Promise<string | undefined> => {
+      const made = (env as { baseSha?: unknown }).baseSha;
+      if (typeof made === 'string' || task.verifier.kind !== 'swebench') return made as string | undefined;
+      const head = await env.exec('git rev-parse --verify -q HEAD', { timeoutSec: 60 });
+      return head.exitCode === 0 ? head.output.trim() : undefined;
+    };
+    let baseCommit = await baseOf(environment);
     phase.finished_at = now();
+
+    // Agent setup (Harbor's installed agents: their install step, its own limit).
+    if (agent.setup) {
+      checkCancelled();
+      phase = { started_at: now(), finished_at: '' };
+      result.agent_setup = phase;
+      await agent.setup({
+        task,
+        environment,
+        attempt: options.attempt,
+        logDir: join(trialDir, 'agent'),
+        timeoutMultiplier: options.phaseMultipliers?.agent ?? multiplier,
+        ...(signal ? { signal } : {}),
+      });
+      phase.finished_at = now();
+    }
 
     // Agent.
     checkCancelled();
@@ -266,18 +303,20 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
           ...(agentTimeout !== undefined ? { timeoutSec: agentTimeout } : {}),
           ...(signal ? { signal } : {}),
         }),
-        agentTimeout,
+        // An agent that enforces the limit itself gets a grace period to hand back its partial result.
+        agentTimeout !== undefined ? agentTimeout + AGENT_TIMEOUT_GRACE_SEC : undefined,
         () => new AgentTimeoutError(`the agent did not finish within ${agentTimeout} s`),
       );
     } catch (error) {
       // Harbor records an agent timeout and still runs the verifier (for agents acting in the environment).
       if (!(error instanceof Error && error.name === 'AgentTimeoutError')) throw error;
       record(error);
+      agentResult = (error as AgentTimeoutError).partialResult;
     }
     phase.finished_at = now();
     checkCancelled();
     if (agentResult) {
-      const { patch: _patch, ...rest } = agentResult;
+      const { patch: _patch, gradeInFreshEnvironment: _fresh, ...rest } = agentResult;
       result.agent_result = agentResultForFile(rest);
       if (agentResult.modelName && !result.agent_info.model_info)
         result.agent_info.model_info = { name: agentResult.modelName };
@@ -297,6 +336,16 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
         result.berth.note = 'empty patch';
         result.verifier_result = { rewards: { reward: 0 } };
         return result;
+      }
+      if (!isEmptyPatch(patch) && agentResult?.gradeInFreshEnvironment) {
+        // The agent acted in this environment: only its diff crosses over to a new one (SWE-bench's
+        // fresh evaluation container), so whatever else it left here cannot reach the verifier.
+        const used = environment;
+        environment = undefined;
+        await used.stop();
+        checkCancelled();
+        environment = await startEnvironment('install-grading.log');
+        baseCommit = await baseOf(environment);
       }
       if (!isEmptyPatch(patch)) {
         const applied = await applyPatch(environment, patch, {

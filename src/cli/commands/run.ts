@@ -13,6 +13,12 @@ export interface RunCommandOptions {
   path: string;
   agent: string;
   predictions?: string;
+  agentCommand?: string;
+  agentSetup?: string;
+  agentSetupTimeout?: string;
+  agentEnv?: string[];
+  agentTimeout?: string;
+  model?: string;
   attempts: string;
   concurrency: string;
   jobsDir: string;
@@ -43,8 +49,21 @@ export const registerRun: RegisterCommand = (program: Command) => {
       '-p, --path <dataset>',
       'SWE-bench file (JSON list, JSON object keyed by id, JSONL), a folder of them, or a Harbor task or dataset folder',
     )
-    .option('-a, --agent <name>', 'agent: oracle, nop, predictions', 'oracle')
+    .option('-a, --agent <name>', 'agent: oracle, nop, predictions, command', 'oracle')
     .option('--predictions <file>', 'SWE-bench predictions file (JSON or JSONL) for -a predictions')
+    .option(
+      '--agent-command <cmd>',
+      'shell command run as the agent in the task folder (-a command; instruction file in $BERTH_INSTRUCTION_FILE)',
+    )
+    .option('--agent-setup <cmd>', 'set-up command run once per trial before the agent (-a command)')
+    .option('--agent-setup-timeout <sec>', 'limit of --agent-setup in seconds (default 360)')
+    .option(
+      '--agent-env <K=V>',
+      'variable for the agent command (repeatable; NAME alone copies it from this environment)',
+      collect,
+    )
+    .option('--agent-timeout <sec>', "agent timeout in seconds, replacing the task's")
+    .option('-m, --model <name>', 'model name: recorded as model_name_or_path, passed as $BERTH_MODEL')
     .option('-k, --attempts <n>', 'attempts per task', '1')
     .option('-n, --concurrency <n>', 'trials run at once', '1')
     .option('--jobs-dir <dir>', 'folder of job folders', 'jobs')

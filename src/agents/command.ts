@@ -1,0 +1,265 @@
+/**
+ * The `command` agent: runs any command line inside the trial's environment, as
+ * Harbor's installed agents run a CLI agent headless (`BaseInstalledAgent`,
+ * `src/harbor/agents/installed/base.py`). It is how berth runs Claude Code,
+ * Codex, aider, mini-swe-agent... (see src/agents/cli-recipes.ts).
+ *
+ * - The command runs with `bash -c` (sh without bash) through the
+ *   environment's `exec`, so local and Docker environments both work, in the
+ *   task's working folder (the repository for SWE-bench rows).
+ * - The instruction (SWE-bench's `problem_statement`, Harbor's instruction.md)
+ *   is written to `instruction.md` in the agent log folder; its path is in
+ *   `BERTH_INSTRUCTION_FILE`. Also set: `BERTH_AGENT_LOG_DIR` (the log folder as
+ *   the command sees it: `/logs/agent` in containers), `BERTH_TASK_NAME`,
+ *   `BERTH_ATTEMPT`, `BERTH_WORKDIR` and, with `--model`, `BERTH_MODEL`.
+ *   `--agent-env` values are passed to the set-up and agent commands only,
+ *   never to the verifier.
+ * - stdout and stderr go to `agent/command/stdout.txt` and `stderr.txt`, the exit
+ *   code to `agent/command/return-code.txt`. A non-zero exit does not fail the
+ *   trial: the verifier decides (as for Harbor's oracle).
+ * - The agent timeout (the task's, times the multipliers) kills the command's
+ *   process group and is recorded as Harbor's `AgentTimeoutError`; the trial is
+ *   still graded on what the agent left (Harbor still runs the verifier).
+ * - SWE-bench rows: the submitted patch is the repository's diff against the
+ *   base commit after the command exits (`git add -A && git diff --cached`, as
+ *   SWE-bench agents such as mini-swe-agent submit), graded in a fresh
+ *   environment (`gradeInFreshEnvironment`), and written as a SWE-bench prediction
+ *   to `agent/prediction.json` (`model_name_or_path`: the `--model` name, else
+ *   `command`). Harbor tasks: the agent acts in the
+ *   environment and the verifier runs there.
+ * - Network: SWE-bench rows and local environments give the set-up and agent
+ *   commands the network (the agent must reach its model; the tests still run
+ *   without); Harbor tasks in containers keep the task's `[agent] network_mode`.
+ * - An optional set-up command (`--agent-setup`, Harbor's install step) runs once
+ *   per trial before the agent, its own limit (default 360 s,
+ *   Harbor's `_AGENT_SETUP_TIMEOUT_SEC`), output in `agent/setup/`; a non-zero exit
+ *   is an `AgentSetupError`, a timeout an `AgentSetupTimeoutError` (the trial ends
+ *   as an error without verification).
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Environment, ExecOptions, ExecResult } from '../environments/environment.ts';
+import { AgentTimeoutError } from '../trials/trial.ts';
+import { shellQuote } from '../util/shell.ts';
+import { VERSION } from '../version.ts';
+import type { Agent, AgentContext, AgentInfo, AgentResult, AgentSetupContext } from './agent.ts';
+
+/** Harbor's default agent set-up limit in seconds (`_AGENT_SETUP_TIMEOUT_SEC`). */
+export const DEFAULT_AGENT_SETUP_TIMEOUT_SEC = 360;
+
+/** Largest diff the agent may submit, in bytes (a larger one is an error, never a cut patch). */
+const MAX_DIFF_BYTES = 50 * 1024 * 1024;
+
+/** The agent's set-up command failed (Harbor: "Agent install failed"). */
+export class AgentSetupError extends Error {
+  override name = 'AgentSetupError';
+}
+/** The agent's set-up command passed its limit (Harbor's AgentSetupTimeoutError). */
+export class AgentSetupTimeoutError extends Error {
+  override name = 'AgentSetupTimeoutError';
+}
+
+/** Names whose values are never written anywhere: *KEY*, *TOKEN*, *SECRET*, *PASSWORD* (any case). */
+export function isSecretName(name: string): boolean {
+  return /KEY|TOKEN|SECRET|PASSWORD/i.test(name);
+}
+
+/** `K=V` for display, with the value of a secret-looking name replaced by `***`. */
+export function describeEnv(env: Record<string, string>): string[] {
+  return Object.entries(env).map(([k, v]) => `${k}=${isSecretName(k) ? '***' : v}`);
+}
+
+export interface CommandAgentOptions {
+  /** Shell command line run in the environment's working folder. */
+  command: string;
+  /** Set-up command run once per trial before the agent (Harbor's install step). */
+  setup?: string;
+  /** Limit of the set-up command in seconds, before multipliers (default 360). */
+  setupTimeoutSec?: number;
+  /** Variables for the set-up and agent commands (`--agent-env`). */
+  env?: Record<string, string>;
+  /** Model name: recorded as SWE-bench's `model_name_or_path` / Harbor's model, passed as `BERTH_MODEL`. */
+  model?: string;
+}
+
+interface Paths {
+  /** The agent log folder as commands in the environment see it. */
+  logs: string;
+  /** Whether host writes to `logDir` are seen there without copying. */
+  shared: boolean;
+}
+
+/** Where the environment sees the host's agent log folder: the same path locally, `/logs/agent` in containers. */
+function logPaths(environment: Environment, logDir: string): Paths {
+  if (environment.kind === 'local') return { logs: logDir, shared: true };
+  return { logs: '/logs/agent', shared: (environment as { mountedLogs?: boolean }).mountedLogs === true };
+}
+
+/** Git with the repository's hooks, fsmonitor and path quoting neutralised (the agent may have changed its config). */
+const GIT =
+  'git -c core.hooksPath=/dev/null -c core.fsmonitor=false -c core.quotePath=false -c diff.noprefix=false -c diff.mnemonicPrefix=false -c diff.relative=false';
+
+export class CommandAgent implements Agent {
+  readonly info: AgentInfo;
+
+  constructor(private readonly options: CommandAgentOptions) {
+    if (options.command.trim() === '') throw new Error('the command agent needs a command');
+    this.info = { name: 'command', version: VERSION, ...(options.model ? { modelName: options.model } : {}) };
+    const setup = options.setup;
+    if (setup !== undefined && setup.trim() !== '') this.setup = (context) => this.runSetup(context, setup);
+  }
+
+  /** Unknown until the command has run. */
+  plannedPatch(): undefined {
+    return undefined;
+  }
+
+  private env(context: AgentSetupContext | AgentContext, paths: Paths): Record<string, string> {
+    return {
+      ...(this.options.env ?? {}),
+      BERTH_INSTRUCTION_FILE: `${paths.logs}/instruction.md`,
+      BERTH_AGENT_LOG_DIR: paths.logs,
+      BERTH_TASK_NAME: context.task.name,
+      BERTH_ATTEMPT: String(context.attempt),
+      BERTH_WORKDIR: context.environment.workdir,
+      ...(this.options.model ? { BERTH_MODEL: this.options.model } : {}),
+    };
+  }
+
+  /**
+   * Runs `command` with stdout/stderr/return code in `<logs>/<name>/`, the command itself
+   * (and the variable names, secret values masked) recorded in `<name>/command.txt`.
+   */
+  private async runLogged(
+    context: AgentSetupContext | AgentContext,
+    name: 'setup' | 'command',
+    command: string,
+    timeoutSec: number | undefined,
+  ): Promise<ExecResult> {
+    const { environment, logDir } = context;
+    const paths = logPaths(environment, logDir);
+    const hostDir = join(logDir, name);
+    await mkdir(hostDir, { recursive: true });
+    const env = this.env(context, paths);
+    await writeFile(
+      join(hostDir, 'command.txt'),
+      `${command}\n\n# environment\n${describeEnv(env).join('\n')}\n`,
+    );
+    const dir = `${paths.logs}/${name}`;
+    const script = [
+      `mkdir -p ${shellQuote(dir)} && exec >${shellQuote(`${dir}/stdout.txt`)} 2>${shellQuote(`${dir}/stderr.txt`)}`,
+      command,
+    ].join('\n');
+    const options: ExecOptions = {
+      env,
+      ...(timeoutSec !== undefined ? { timeoutSec } : {}),
+      // An agent needs its model's API: SWE-bench rows (graded in a fresh environment, tests
+      // without network) and local environments give it the network; Harbor tasks in
+      // containers keep the task's agent network policy (switched by the trial).
+      ...(environment.kind === 'local' || context.task.verifier.kind === 'swebench'
+        ? { network: { mode: 'public' as const } }
+        : {}),
+      ...(context.signal ? { signal: context.signal } : {}),
+    };
+    const result = await environment.exec(script, options);
+    if (!paths.shared) await environment.download(dir, hostDir).catch(() => {});
+    await writeFile(
+      join(hostDir, 'return-code.txt'),
+      `${result.timedOut ? `timed out after ${timeoutSec} s` : (result.exitCode ?? result.signal ?? 'killed')}\n`,
+    );
+    return result;
+  }
+
+  /** Defined only with a set-up command, so a trial without one records no set-up phase. */
+  readonly setup?: (context: AgentSetupContext) => Promise<void>;
+
+  private async runSetup(context: AgentSetupContext, setup: string): Promise<void> {
+    const limit =
+      (this.options.setupTimeoutSec ?? DEFAULT_AGENT_SETUP_TIMEOUT_SEC) * context.timeoutMultiplier;
+    const result = await this.runLogged(context, 'setup', setup, limit);
+    if (result.timedOut)
+      throw new AgentSetupTimeoutError(
+        `the agent set-up command passed its limit of ${limit} s and was killed`,
+      );
+    if (result.exitCode !== 0)
+      throw new AgentSetupError(
+        `the agent set-up command exited with ${result.exitCode ?? result.signal} (see agent/setup/stderr.txt)`,
+      );
+  }
+
+  async run(context: AgentContext): Promise<AgentResult> {
+    const { task, environment, logDir } = context;
+    const paths = logPaths(environment, logDir);
+    await mkdir(logDir, { recursive: true });
+    await writeFile(join(logDir, 'instruction.md'), task.instruction);
+    if (!paths.shared) {
+      await environment.exec(`mkdir -p ${shellQuote(paths.logs)}`, { timeoutSec: 60 });
+      await environment.upload(join(logDir, 'instruction.md'), `${paths.logs}/instruction.md`);
+    }
+    const gradedOnDiff = task.verifier.kind === 'swebench';
+    // The base the diff is taken against: the commit the environment made, else HEAD before the agent.
+    let base = (environment as { baseSha?: unknown }).baseSha as string | undefined;
+    if (gradedOnDiff && typeof base !== 'string') {
+      const head = await environment.exec(`${GIT} rev-parse --verify -q HEAD`, { timeoutSec: 60 });
+      if (head.exitCode !== 0)
+        throw new Error(`no git repository in ${environment.workdir} to take the diff in`);
+      base = head.output.trim();
+    }
+
+    const run = await this.runLogged(context, 'command', this.options.command, context.timeoutSec);
+    const metadata: Record<string, unknown> = {
+      command_exit_code: run.exitCode,
+      duration_sec: run.durationSec,
+      timed_out: run.timedOut,
+      ...(run.oomKilled ? { oom_killed: true } : {}),
+      env_names: Object.keys(this.options.env ?? {}),
+    };
+    if (run.exitCode !== 0 && !run.timedOut)
+      await writeFile(join(logDir, 'exit-code.txt'), `${run.exitCode ?? run.signal}\n`);
+    const result: AgentResult = {
+      ...(this.options.model ? { modelName: this.options.model } : {}),
+      metadata,
+    };
+    if (gradedOnDiff && base) {
+      result.patch = await this.diff(environment, base, context.signal);
+      result.gradeInFreshEnvironment = true;
+      metadata.diff_base = base;
+      metadata.patch_bytes = Buffer.byteLength(result.patch);
+      // The trial's SWE-bench prediction, ready for `-a predictions` or SWE-bench's harness.
+      await writeFile(
+        join(logDir, 'prediction.json'),
+        `${JSON.stringify({ instance_id: task.name, model_name_or_path: this.options.model ?? 'command', model_patch: result.patch })}\n`,
+      );
+    }
+    if (run.timedOut)
+      throw new AgentTimeoutError(
+        `the agent command passed the agent timeout of ${context.timeoutSec} s and was killed`,
+        result,
+      );
+    return result;
+  }
+
+  /**
+   * The repository's changes against `base`, untracked files included and ignored ones not
+   * (`git add -A && git diff --cached`), binary-safe, without renames (so every method of the
+   * apply chain reads it).
+   * @throws Error when git fails or the diff passes 50 MiB.
+   */
+  private async diff(environment: Environment, base: string, signal?: AbortSignal): Promise<string> {
+    const diff = `${GIT} diff --cached --binary --no-color --no-ext-diff --no-textconv --no-renames --src-prefix=a/ --dst-prefix=b/ ${shellQuote(base)} --`;
+    // Only the diff reaches standard output; on a failure, the error and a non-zero exit.
+    const command = [
+      `err=$(${GIT} add -A . 2>&1 >/dev/null) || { printf 'git add: %s\n' "$err"; exit 3; }`,
+      `${diff} 2>/dev/null || { ${diff} 2>&1 >/dev/null | tail -n 5; exit 4; }`,
+    ].join('\n');
+    const out = await environment.exec(command, {
+      timeoutSec: 300,
+      maxOutputBytes: MAX_DIFF_BYTES,
+      ...(signal ? { signal } : {}),
+    });
+    if (out.exitCode !== 0)
+      throw new Error(`taking the agent's diff failed (exit ${out.exitCode}): ${out.output.slice(-500)}`);
+    if (out.truncated) throw new Error(`the agent's diff is larger than ${MAX_DIFF_BYTES} bytes`);
+    return out.output;
+  }
+}
