@@ -101,7 +101,7 @@ export async function localRunProblems(
     problems.push({
       field: 'dockerless.test_cmd',
       message:
-        'the row has no test command (SWE-bench takes it from its per-repository specs, which berth does not ship); add dockerless.test_cmd with {tests}',
+        'the row has no test command and no `repo`/`version` pair of the SWE-bench harness to take it from (src/tasks/swebench/specs.ts); add dockerless.test_cmd with {tests}',
     });
   }
   return problems;
