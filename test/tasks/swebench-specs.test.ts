@@ -147,7 +147,14 @@ describe('SWE-bench harness specs for plain rows', () => {
       swebenchParser: 'parse_log_requests',
       parser: 'pytest',
     });
-    expect(harnessSpec('django/django', '4.2')?.swebenchParser).toBe('parse_log_django');
+    expect(harnessSpec('django/django', '4.2')).toMatchObject({
+      swebenchParser: 'parse_log_django',
+      parser: 'django',
+    });
+    expect(harnessSpec('sympy/sympy', '1.1')).toMatchObject({
+      swebenchParser: 'parse_log_sympy',
+      parser: 'sympy',
+    });
   });
 });
 
@@ -248,6 +255,8 @@ describe.skipIf(!hasData)('the shared SWE-bench data gets the harness commands',
       'django__django-15781':
         './tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1 user_commands.tests',
     });
+    const parsers = tasks.map((t) => (t.verifier.kind === 'swebench' ? t.verifier.parser : undefined));
+    expect(parsers).toEqual(['django', 'sympy', 'pytest', 'pytest', 'django']);
     for (const task of tasks) {
       // No snapshot and no --repos: the mirror is what is missing, not the test command.
       const problems = await localRunProblems(task);
