@@ -1,5 +1,7 @@
+import { spawnSync } from 'node:child_process';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ImageMap } from '../../src/environments/docker/dockerfile.ts';
 import { InputError } from '../../src/errors.ts';
@@ -320,5 +322,32 @@ describe.skipIf(!hasData)('the shared SWE-bench data gets the harness commands',
     await expect(loadSwebench(file)).rejects.toThrow(
       /line 1 \(field `\[1\]\.version`\).*sympy\/sympy version "0\.1"/,
     );
+  });
+
+  it('berth run --env docker on Lite stops before any trial, naming each instance image and the --image-map', async () => {
+    const root = fileURLToPath(new URL('../..', import.meta.url));
+    const jobs = await temp.make('berth-specs-jobs-');
+    const run = spawnSync(
+      'node',
+      [
+        join(root, 'bin', 'berth.js'),
+        'run',
+        '-p',
+        join(folder, 'swe-bench-lite-test.json'),
+        '--env',
+        'docker',
+        '--jobs-dir',
+        jobs,
+      ],
+      { encoding: 'utf8', env: { ...process.env, CI: '1' } },
+    );
+    expect(run.status).toBe(2);
+    expect(run.stderr).toContain('5 problem(s) prevent the run; nothing was started');
+    const remote = 'swebench/sweb.eval.x86_64.sympy_1776_sympy-13031:latest';
+    expect(run.stderr).toContain(`sympy__sympy-13031: the SWE-bench instance image ${remote}`);
+    expect(run.stderr).toContain('sweb.eval.x86_64.sympy__sympy-13031:latest');
+    expect(run.stderr).toContain(`--image-map ${remote}=<image>`);
+    expect(run.stderr).not.toContain('no test command');
+    expect(await readdir(jobs)).toEqual([]);
   });
 });
