@@ -255,6 +255,7 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
       exclude: options.exclude ?? [],
       limit: limit ?? null,
       repos: options.repos ? resolve(options.repos) : null,
+      env: options.env ?? null,
     },
     identity: {
       dataset: resolve(options.path),
