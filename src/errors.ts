@@ -47,6 +47,9 @@ function describeLocation(location: InputLocation): string {
   return `${where}${field}`;
 }
 
+/** How many issues the message of `InputError.all` lists (the rest are counted). */
+export const INPUT_ISSUES_LISTED = 20;
+
 /** Bad input (an unparsable line, a missing field, a duplicate id...). Exit code 2. */
 export class InputError extends BerthError {
   /** Where the (first) problem sits. */
@@ -65,9 +68,11 @@ export class InputError extends BerthError {
 
   /**
    * One error reporting every problem found in an input: with one issue the
-   * same as `new InputError`; with several, the message is a count line naming
-   * the first issue's file, then one line per issue in the usual
-   * `file:line N (field \`f\`): message` form. `location` is the first issue's.
+   * same as `new InputError`; with several, the message is a count line (naming
+   * the file when every issue is in one file, else `N problems in M files`),
+   * then one line per issue in the usual `file:line N (field \`f\`): message`
+   * form, the first `INPUT_ISSUES_LISTED` of them followed by `... and K more`.
+   * `issues` always holds them all; `location` is the first issue's.
    * @throws Error when `issues` is empty (a caller bug).
    */
   static all(issues: readonly InputIssue[], options?: { cause?: unknown }): InputError {
@@ -76,9 +81,14 @@ export class InputError extends BerthError {
     const { message, ...location } = first;
     const error = new InputError(location, message, options);
     if (issues.length === 1) return error;
+    const files = new Set(issues.map((issue) => issue.file)).size;
+    const listed = issues.slice(0, INPUT_ISSUES_LISTED);
     error.message = [
-      `${first.file}: ${issues.length} problems:`,
-      ...issues.map((issue) => `  ${describeLocation(issue)}: ${issue.message}`),
+      files === 1
+        ? `${first.file}: ${issues.length} problems:`
+        : `${issues.length} problems in ${files} files:`,
+      ...listed.map((issue) => `  ${describeLocation(issue)}: ${issue.message}`),
+      ...(issues.length > listed.length ? [`  ... and ${issues.length - listed.length} more`] : []),
     ].join('\n');
     (error as { issues: readonly InputIssue[] }).issues = [...issues];
     return error;

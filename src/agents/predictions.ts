@@ -4,7 +4,7 @@
  * `instance_id`, `model_name_or_path` and `model_patch`
  * (`swebench/harness/utils.py:get_predictions_from_file`).
  */
-import { InputError } from '../errors.ts';
+import { InputError, type InputIssue } from '../errors.ts';
 import { readRowFile } from '../tasks/swebench/read-rows.ts';
 import type { Task } from '../tasks/task.ts';
 import { VERSION } from '../version.ts';
@@ -22,46 +22,55 @@ export interface Prediction {
 }
 
 /**
- * Reads a predictions file.
- * @throws InputError (file, line, field) on an unparsable file, a prediction that is not
- *   an object, a missing or ill-typed `instance_id`/`model_patch`/`model_name_or_path`,
- *   or an instance_id given twice.
+ * Reads a predictions file. Every prediction is checked before anything is
+ * refused, so one error lists every bad line.
+ * @throws InputError listing every problem (file, line, field of each; see `InputError.all`):
+ *   an unparsable file or line, a prediction that is not an object, a missing or ill-typed
+ *   `instance_id`/`model_patch`/`model_name_or_path`, or an instance_id given twice.
  */
 export async function loadPredictions(file: string): Promise<Map<string, Prediction>> {
-  const rows = await readRowFile(file);
+  const issues: InputIssue[] = [];
+  const rows = await readRowFile(file, { onBadLine: (issue) => issues.push(issue) });
   const out = new Map<string, Prediction>();
   for (const row of rows) {
-    const at = (field: string) => ({ file: row.file, line: row.line, field });
+    const problem = (field: string, message: string) => {
+      issues.push({ file: row.file, line: row.line, field, message });
+    };
     const value = row.value;
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-      throw new InputError(at('instance_id'), 'a prediction must be a JSON object');
+      problem('instance_id', 'a prediction must be a JSON object');
+      continue;
     }
     const record = value as Record<string, unknown>;
     const instanceId = record.instance_id ?? row.key;
-    if (typeof instanceId !== 'string' || instanceId === '')
-      throw new InputError(at('instance_id'), 'missing or not a string');
-    if (!('model_patch' in record)) throw new InputError(at('model_patch'), 'missing required field');
     const patch = record.model_patch;
-    if (patch !== null && typeof patch !== 'string')
-      throw new InputError(at('model_patch'), 'expected a string or null');
     const model = record.model_name_or_path ?? 'unknown';
-    if (typeof model !== 'string') throw new InputError(at('model_name_or_path'), 'expected a string');
-    const previous = out.get(instanceId);
+    const before = issues.length;
+    if (typeof instanceId !== 'string' || instanceId === '')
+      problem('instance_id', 'missing or not a string');
+    if (!('model_patch' in record)) problem('model_patch', 'missing required field');
+    else if (patch !== null && typeof patch !== 'string') problem('model_patch', 'expected a string or null');
+    if (typeof model !== 'string') problem('model_name_or_path', 'expected a string');
+    if (issues.length > before) continue;
+    const id = instanceId as string;
+    const previous = out.get(id);
     if (previous) {
-      throw new InputError(
-        at('instance_id'),
-        `duplicate prediction for ${JSON.stringify(instanceId)} (first at line ${previous.line})`,
+      problem(
+        'instance_id',
+        `duplicate prediction for ${JSON.stringify(id)} (first at line ${previous.line})`,
       );
+      continue;
     }
-    out.set(instanceId, {
-      instanceId,
-      modelName: model,
-      patch: patch ?? '',
+    out.set(id, {
+      instanceId: id,
+      modelName: model as string,
+      patch: (patch as string | null) ?? '',
       patchIsNone: patch === null,
       file: row.file,
       line: row.line,
     });
   }
+  if (issues.length > 0) throw InputError.all(issues.sort((a, b) => (a.line ?? 0) - (b.line ?? 0)));
   return out;
 }
 

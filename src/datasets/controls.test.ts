@@ -88,8 +88,9 @@ describe('makeControls on bad input', () => {
     }
     expect(error).toBeInstanceOf(InputError);
     expect(error?.exitCode).toBe(2);
-    // The first refused row: word for word what `berth run` (the loader) says.
-    expect(error?.message.split('\n')[1]).toBe(`  ${runError.message}`);
+    // One rule in one place: word for word what `berth run` (the loader) says, every row listed.
+    expect(error?.message).toBe(runError.message);
+    expect(error?.message.split('\n')[0]).toBe(`${file}: 2 problems:`);
     // A missing field names its row's first line (the row's `{`).
     const rowStarts = text.split('\n').flatMap((line, index) => (line === '  {' ? [index + 1] : []));
     expect(error?.issues.map((issue) => [issue.line, issue.field])).toEqual([

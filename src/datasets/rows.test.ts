@@ -1,7 +1,8 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { InputError } from '../errors.ts';
 import { readRows, readTestList } from './rows.ts';
 
 const scratch = await mkdtemp(join(tmpdir(), 'berth-rows-test-'));
@@ -38,6 +39,32 @@ describe('readRows', () => {
     const broken = join(scratch, 'broken.jsonl');
     await writeFile(broken, '{"instance_id":"x"}\n{"instance_id":\n');
     await expect(readRows(broken)).rejects.toThrow(/broken\.jsonl:line 2: not a valid JSON line/);
+  });
+});
+
+describe('readRows lists every bad row', () => {
+  it('the bundled DockerLess rows with a broken line, a row without id and two duplicates: all four', async () => {
+    const examples = join(import.meta.dirname, '..', '..', 'examples', 'swe-dockerless.jsonl');
+    const lines = (await readFile(examples, 'utf8')).trim().split('\n');
+    const { instance_id: _, ...noId } = JSON.parse(lines[1] as string) as Record<string, unknown>;
+    const file = join(scratch, 'many.jsonl');
+    await writeFile(
+      file,
+      [lines[0], '{"instance_id":', JSON.stringify(noId), lines[0], lines[2], lines[2], '[]'].join('\n'),
+    );
+    const error = (await readRows(file).catch((e: unknown) => e)) as InputError;
+    expect(error).toBeInstanceOf(InputError);
+    expect(error.issues.map((issue) => [issue.line, issue.field])).toEqual([
+      [2, undefined],
+      [3, 'instance_id'],
+      [4, 'instance_id'],
+      [6, 'instance_id'],
+      [7, undefined],
+    ]);
+    expect(error.message.split('\n')[0]).toBe(`${file}: 5 problems:`);
+    expect(error.issues[2]?.message).toMatch(
+      /^duplicate instance_id "berth__csvline-1" \(first at line 1\)$/,
+    );
   });
 });
 

@@ -5,7 +5,7 @@
  * as plain objects so every field survives a round trip.
  */
 import { InputError, type InputIssue } from '../errors.ts';
-import { rowToTask } from '../tasks/swebench/load.ts';
+import { RowCheck } from '../tasks/swebench/load.ts';
 import { type FieldLocator, type RawRow, readRowFile } from '../tasks/swebench/read-rows.ts';
 import { decodeTestList, TestListError } from '../tasks/swebench/test-list.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
@@ -36,56 +36,58 @@ export function rawRowOf(at: RowAt): RawRow {
 }
 
 /**
- * Checks every row with the loader `berth run` uses (`rowToTask`), so a
- * command that does not run the rows (`berth dataset controls`) refuses a
- * broken one up front with the message `berth run` gives.
+ * Checks every row with the loader `berth run` uses (`RowCheck`, the same
+ * rule in the same place), so a command that does not run the rows
+ * (`berth dataset controls`) refuses a broken one up front with the message
+ * `berth run` gives.
  * @throws InputError listing every refused row (file, line and field of each; exit 2).
  */
 export function checkRowsLoad(rows: readonly RowAt[]): void {
-  const issues: InputIssue[] = [];
-  for (const at of rows) {
-    try {
-      rowToTask(rawRowOf(at));
-    } catch (error) {
-      if (!(error instanceof InputError)) throw error;
-      issues.push(...error.issues);
-    }
-  }
-  if (issues.length > 0) throw InputError.all(issues);
+  const check = new RowCheck();
+  for (const at of rows) check.add(rawRowOf(at));
+  check.tasks();
 }
 
 /**
- * Reads every row of a SWE-bench file.
- * @throws InputError naming file, line and field: unparsable input, a row that is not an
- *   object, a missing instance_id, a duplicate instance_id.
+ * Reads every row of a SWE-bench file. Every row is read before anything is
+ * refused, so one error lists every bad row.
+ * @throws InputError listing every problem, each naming file, line and field: unparsable
+ *   input, a row that is not an object, a missing instance_id, a duplicate instance_id.
  */
 export async function readRows(file: string): Promise<RowAt[]> {
-  const raw = await readRowFile(file).catch((error: unknown) => {
-    if (error instanceof InputError) throw error;
-    throw new InputError({ file }, `cannot read: ${(error as Error).message}`);
-  });
+  const issues: InputIssue[] = [];
+  const raw = await readRowFile(file, { onBadLine: (issue) => issues.push(issue) }).catch(
+    (error: unknown) => {
+      if (error instanceof InputError) throw error;
+      throw new InputError({ file }, `cannot read: ${(error as Error).message}`);
+    },
+  );
   const seen = new Map<string, RowAt>();
-  return raw.map(({ value, line, key, index, locate }) => {
+  const rows: RowAt[] = [];
+  for (const { value, line, key, index, locate } of raw) {
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-      throw new InputError({ file, line }, 'every row must be a JSON object');
+      issues.push({ file, line, message: 'every row must be a JSON object' });
+      continue;
     }
     const row =
       key !== undefined && !('instance_id' in value)
         ? { instance_id: key, ...value }
         : (value as Record<string, unknown>);
     const id = row.instance_id;
-    if (typeof id !== 'string' || id === '')
-      throw new InputError(
-        { file, line: locate?.(['instance_id']) ?? line, field: 'instance_id' },
-        'missing or not a string',
-      );
     const idLine = locate?.(['instance_id']) ?? line;
+    if (typeof id !== 'string' || id === '') {
+      issues.push({ file, line: idLine, field: 'instance_id', message: 'missing or not a string' });
+      continue;
+    }
     const before = seen.get(id);
     if (before) {
-      throw new InputError(
-        { file, line: idLine, field: 'instance_id' },
-        `duplicate instance_id ${JSON.stringify(id)} (first at line ${before.locate?.(['instance_id']) ?? before.line})`,
-      );
+      issues.push({
+        file,
+        line: idLine,
+        field: 'instance_id',
+        message: `duplicate instance_id ${JSON.stringify(id)} (first at line ${before.locate?.(['instance_id']) ?? before.line})`,
+      });
+      continue;
     }
     const at: RowAt = {
       row,
@@ -96,8 +98,10 @@ export async function readRows(file: string): Promise<RowAt[]> {
       ...(locate ? { locate } : {}),
     };
     seen.set(id, at);
-    return at;
-  });
+    rows.push(at);
+  }
+  if (issues.length > 0) throw InputError.all(issues.sort((a, b) => (a.line ?? 0) - (b.line ?? 0)));
+  return rows;
 }
 
 /** Writes rows as JSONL, atomically. */

@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -9,6 +9,7 @@ import { loadSwebench } from '../../src/tasks/swebench/load.ts';
 import { fixturesDir } from '../helpers/data.ts';
 import { tempDirs } from '../helpers/temp-dirs.ts';
 
+const examplesDir = join(fixturesDir, '..', '..', 'examples');
 const temp = tempDirs();
 afterAll(temp.cleanup);
 
@@ -61,6 +62,36 @@ describe('predictions files', () => {
       expect((error as InputError).location.line).toBe(where.line);
       if (where.field) expect((error as InputError).location.field).toBe(where.field);
     }
+  });
+
+  it('lists every bad line of the bundled cross control, broken four ways, in line order', async () => {
+    const lines = (await readFile(join(examplesDir, 'predictions', 'cross.jsonl'), 'utf8'))
+      .trim()
+      .split('\n');
+    const rows = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    const { instance_id: _, ...noId } = rows[1] as Record<string, unknown>;
+    const broken = [
+      JSON.stringify({ ...rows[0], model_patch: 7, model_name_or_path: ['x'] }),
+      JSON.stringify(noId),
+      '[1, 2',
+      lines[2],
+      lines[3],
+      lines[2],
+    ];
+    const path = await file('broken.jsonl', `${broken.join('\n')}\n`);
+    const error = (await loadPredictions(path).catch((e: unknown) => e)) as InputError;
+    expect(error).toBeInstanceOf(InputError);
+    expect(error.issues.map((issue) => [issue.line, issue.field])).toEqual([
+      [1, 'model_patch'],
+      [1, 'model_name_or_path'],
+      [2, 'instance_id'],
+      [3, undefined],
+      [6, 'instance_id'],
+    ]);
+    expect(error.message.split('\n')[0]).toBe(`${path}: 5 problems:`);
+    expect(error.issues[4]?.message).toBe(
+      `duplicate prediction for ${JSON.stringify(rows[2]?.instance_id)} (first at line 4)`,
+    );
   });
 
   it('replays the prediction of each task and knows which tasks it covers', async () => {

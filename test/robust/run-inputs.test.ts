@@ -89,3 +89,85 @@ describe('a task.toml with several type errors', () => {
     expect(existsSync(jobs)).toBe(false);
   });
 });
+
+describe('berth run lists every bad row, prediction and task before any trial', () => {
+  const exampleLines = async (file: string) => (await readFile(file, 'utf8')).trim().split('\n');
+
+  it('a DockerLess dataset with three bad rows: exit 2, each row with its line and field, no job', async () => {
+    const dir = await temp.make('berth-robust-');
+    const lines = await exampleLines(example);
+    const rows = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    const broken = [
+      lines[0],
+      JSON.stringify({ ...rows[1], PASS_TO_PASS: 3 }),
+      JSON.stringify({ ...rows[2], test_patch: null }),
+      lines[3],
+      '{"instance_id": ',
+    ];
+    const file = join(dir, 'rows.jsonl');
+    await writeFile(file, `${broken.join('\n')}\n`);
+    const jobs = join(dir, 'jobs');
+    const run = berth(['run', '-p', file, '-a', 'oracle', '--jobs-dir', jobs]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(`berth: ${file}: 3 problems:\n`);
+    expect(run.stderr).toContain(`  ${file}:line 2 (field \`PASS_TO_PASS\`): `);
+    expect(run.stderr).toContain(`  ${file}:line 3 (field \`test_patch\`): expected a string, got null\n`);
+    expect(run.stderr).toContain(`  ${file}:line 5: not a valid JSON line`);
+    expect(run.stderr).not.toMatch(/\n\s+at /);
+    expect(existsSync(jobs)).toBe(false);
+  });
+
+  it('a predictions file with three bad lines: exit 2, each line listed, no job', async () => {
+    const dir = await temp.make('berth-robust-');
+    const lines = await exampleLines(join(root, 'examples', 'predictions', 'partial.jsonl'));
+    const rows = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    const broken = [
+      JSON.stringify({ ...rows[0], model_patch: 1 }),
+      lines[1],
+      JSON.stringify({ ...rows[1], instance_id: 5 }),
+      lines[1],
+    ];
+    const file = join(dir, 'preds.jsonl');
+    await writeFile(file, `${broken.join('\n')}\n`);
+    const jobs = join(dir, 'jobs');
+    const run = berth(['run', '-p', example, '-a', 'predictions', '--predictions', file, '--jobs-dir', jobs]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(`berth: ${file}: 3 problems:\n`);
+    expect(run.stderr).toContain(`  ${file}:line 1 (field \`model_patch\`): expected a string or null\n`);
+    expect(run.stderr).toContain(`  ${file}:line 3 (field \`instance_id\`): missing or not a string\n`);
+    expect(run.stderr).toContain(`  ${file}:line 4 (field \`instance_id\`): duplicate prediction for `);
+    expect(existsSync(jobs)).toBe(false);
+  });
+
+  it('a Harbor dataset with two bad tasks and a good one: exit 2, every bad task listed, nothing run', async () => {
+    const dir = await temp.make('berth-robust-');
+    const dataset = join(dir, 'dataset');
+    const fixtures = join(root, 'test', 'fixtures', 'harbor', 'tasks');
+    for (const name of ['calc', 'calc-json'])
+      await cp(join(fixtures, name), join(dataset, name), { recursive: true });
+    await cp(join(fixtures, 'calc'), join(dataset, 'good'), { recursive: true });
+    const calc = join(dataset, 'calc', 'task.toml');
+    const calcText = (await readFile(calc, 'utf8')).replace(/^cpus = 1$/m, 'cpus = "two"');
+    await writeFile(
+      calc,
+      calcText.replace(/^\[agent\]\ntimeout_sec = 60\.0$/m, '[agent]\ntimeout_sec = "long"'),
+    );
+    const json = join(dataset, 'calc-json', 'task.toml');
+    const jsonText = await readFile(json, 'utf8');
+    expect(jsonText).toMatch(/^schema_version = "1\.3"$/m);
+    await writeFile(json, jsonText.replace(/^schema_version = "1\.3"$/m, 'schema_version = 1.3'));
+    const jobs = join(dir, 'jobs');
+    const run = berth(['run', '-p', dataset, '-a', 'oracle', '--jobs-dir', jobs]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('berth: 3 problems in 2 files:\n');
+    expect(run.stderr).toMatch(
+      new RegExp(`  ${calc}:line \\d+ \\(field \`agent.timeout_sec\`\\): expected a number, got "long"\n`),
+    );
+    expect(run.stderr).toMatch(
+      new RegExp(`  ${calc}:line \\d+ \\(field \`environment.cpus\`\\): expected a number, got "two"\n`),
+    );
+    expect(run.stderr).toContain(`  ${json}:line 1 (field \`schema_version\`): expected a string, got 1.3\n`);
+    expect(run.stderr).not.toContain(join(dataset, 'good'));
+    expect(existsSync(jobs)).toBe(false);
+  });
+});

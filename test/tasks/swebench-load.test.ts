@@ -159,6 +159,74 @@ describe('loadSwebench on bad input', () => {
   });
 });
 
+describe('loadSwebench lists every bad row, not only the first', () => {
+  const examples = join(fixturesDir, '..', '..', 'examples', 'swe-dockerless.jsonl');
+  const exampleRows = async () =>
+    (await readFile(examples, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+
+  it('the bundled DockerLess rows, broken four ways: every problem with its line and field', async () => {
+    const [a, b, c, d] = await exampleRows();
+    const { test_patch: _, ...noTestPatch } = a as Record<string, unknown>;
+    const lines = [
+      JSON.stringify(noTestPatch),
+      JSON.stringify({ ...b, FAIL_TO_PASS: 42 }),
+      '{"instance_id": "cut off',
+      JSON.stringify(c),
+      JSON.stringify(d),
+      JSON.stringify({ ...c, dockerless: { ...(c?.dockerless as object), files: { '../x': '' } } }),
+    ];
+    const path = await tempFile('broken.jsonl', `${lines.join('\n')}\n`);
+    const error = await loadError(path);
+    expect(error.exitCode).toBe(2);
+    expect(error.issues.map((issue) => [issue.line, issue.field])).toEqual([
+      [1, 'test_patch'],
+      [2, 'FAIL_TO_PASS'],
+      [3, undefined],
+      [6, 'dockerless.files["../x"]'],
+    ]);
+    const message = error.message.split('\n');
+    expect(message[0]).toBe(`${path}: 4 problems:`);
+    expect(message[1]).toBe(`  ${path}:line 1 (field \`test_patch\`): missing required field`);
+    expect(message[3]).toMatch(new RegExp(`^  ${path}:line 3: not a valid JSON line`));
+    expect(message).toHaveLength(5);
+  });
+
+  it('a duplicate id and a bad row in two files of a folder: both, the header counting the files', async () => {
+    const [a, b] = await exampleRows();
+    const dir = await temp.make('berth-load-');
+    await writeFile(
+      join(dir, '1.jsonl'),
+      `${JSON.stringify(a)}\n${JSON.stringify({ ...b, PASS_TO_PASS: {} })}\n`,
+    );
+    await writeFile(join(dir, '2.json'), JSON.stringify([b, a], null, 2));
+    const error = await loadError(dir);
+    expect(error.issues.map((issue) => [issue.file, issue.line, issue.field])).toEqual([
+      [join(dir, '1.jsonl'), 2, 'PASS_TO_PASS'],
+      [join(dir, '2.json'), expect.any(Number), '[1].instance_id'],
+    ]);
+    expect(error.issues[1]?.message).toContain(`first seen at ${join(dir, '1.jsonl')}:line 1`);
+    expect(error.message.split('\n')[0]).toBe('2 problems in 2 files:');
+  });
+
+  it('30 bad rows: the message lists 20 and counts the rest; `issues` holds all 30', async () => {
+    const [a] = await exampleRows();
+    const lines = Array.from({ length: 30 }, (_, i) =>
+      JSON.stringify({ ...a, instance_id: `berth__row-${i}`, FAIL_TO_PASS: i }),
+    );
+    const path = await tempFile('many.jsonl', lines.join('\n'));
+    const error = await loadError(path);
+    expect(error.issues).toHaveLength(30);
+    const message = error.message.split('\n');
+    expect(message[0]).toBe(`${path}: 30 problems:`);
+    expect(message).toHaveLength(22);
+    expect(message[20]).toContain(`${path}:line 20 (field \`FAIL_TO_PASS\`)`);
+    expect(message[21]).toBe('  ... and 10 more');
+  });
+});
+
 describe('localRunProblems', () => {
   it('names an unknown parser before anything runs', async () => {
     const row = {

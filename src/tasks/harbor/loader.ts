@@ -9,9 +9,10 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { InputError } from '../../errors.ts';
+import { InputError, type InputIssue } from '../../errors.ts';
 import type { Task, TaskSource } from '../task.ts';
 import { type HarborTaskConfig, parseTaskToml } from './config.ts';
+import { harborPlan } from './steps.ts';
 
 const CANARY_LINE = /^(<!--.*canary.*-->|#.*canary.*)$/i;
 
@@ -126,7 +127,7 @@ export function loadHarborTask(taskDir: string): Task {
   }
   const basesDir = findBasesDir(dir);
   const name = basename(dir);
-  return {
+  const task: Task = {
     name,
     format: 'harbor',
     origin: { file: tomlPath },
@@ -182,6 +183,9 @@ export function loadHarborTask(taskDir: string): Task {
       task_toml: config.raw,
     },
   };
+  // A multi-step task's [[steps]] (step folders, instructions, test scripts) are checked now, before any trial.
+  if (multiStep) harborPlan(task);
+  return task;
 }
 
 /** True when some step of a multi-step task has `steps/<name>/solution/solve.<script>`. */
@@ -191,16 +195,26 @@ function hasStepSolution(dir: string, steps: Array<{ name: string }>, script: st
 
 /**
  * Loads a task folder or a dataset folder (its immediate sub-folders that
- * hold a task.toml), sorted by name.
- * @throws InputError when the path holds no task, or a task is bad
+ * hold a task.toml), sorted by name. Every task of a dataset is loaded
+ * before any is refused, so one error lists every bad task.
+ * @throws InputError when the path holds no task, or listing every problem of
+ *   every bad task (each with its own file, line and key; see `InputError.all`)
  */
 export function loadHarborPath(path: string): Task[] {
   const dir = resolve(path);
   if (!isDir(dir)) throw new InputError({ file: path }, 'not a folder');
   if (looksLikeHarborTask(dir)) return [loadHarborTask(dir)];
-  const tasks = childDirs(dir)
-    .filter((d) => existsSync(join(d, 'task.toml')))
-    .map(loadHarborTask);
+  const tasks: Task[] = [];
+  const issues: InputIssue[] = [];
+  for (const taskDir of childDirs(dir).filter((d) => existsSync(join(d, 'task.toml')))) {
+    try {
+      tasks.push(loadHarborTask(taskDir));
+    } catch (error) {
+      if (!(error instanceof InputError)) throw error;
+      issues.push(...error.issues);
+    }
+  }
+  if (issues.length > 0) throw InputError.all(issues);
   if (tasks.length === 0)
     throw new InputError(
       { file: path },

@@ -1,12 +1,20 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: Harbor's ${VAR} templates are what these tests are about
+import { cp, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { HealthcheckError, runHealthcheck } from '../../environments/docker/healthcheck.ts';
 import type { Environment, ExecResult } from '../../environments/environment.ts';
+import { InputError } from '../../errors.ts';
 import { artifactHostPath } from '../../trials/artifacts.ts';
 import { EnvSecretConsentError, EnvTemplateError, resolveEnvTemplates } from './env-template.ts';
 import { loadHarborTask } from './loader.ts';
 import { aggregateStepRewards, harborPlan, minRewardFailure, needsExtendedTrial } from './steps.ts';
+
+const made: string[] = [];
+afterAll(async () => {
+  await Promise.all(made.map((dir) => rm(dir, { recursive: true, force: true })));
+});
 
 const FIXTURES = join(import.meta.dirname, '..', '..', '..', 'test', 'fixtures', 'harbor-features');
 
@@ -41,6 +49,38 @@ describe('multi-step plan', () => {
     expect(harborPlan(loadHarborTask(join(FIXTURES, 'kotlin-junit'))).steps[0]?.kotlinExpected).toMatch(
       /expected_tests\.json$/,
     );
+  });
+
+  it('bad [[steps]]: every problem of every step, each on its line, when the task loads', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'berth-steps-'));
+    made.push(dir);
+    const task = join(dir, 'steps-gate');
+    await cp(join(FIXTURES, 'steps-gate'), task, { recursive: true });
+    await rename(join(task, 'steps', 'second'), join(task, 'steps', 'zweite'));
+    await rm(join(task, 'steps', 'third', 'instruction.md'));
+    const toml = join(task, 'task.toml');
+    const text = `${await readFile(toml, 'utf8')}\n[steps.verifier]\nenvironment_mode = "shared"\n\n[steps.verifier.environment]\ncpus = 1\n`;
+    await writeFile(toml, text);
+    const lineOf = (needle: string) => text.split('\n').indexOf(needle) + 1;
+    let error: InputError | undefined;
+    try {
+      loadHarborTask(task);
+    } catch (e) {
+      error = e as InputError;
+    }
+    expect(error).toBeInstanceOf(InputError);
+    expect(error?.exitCode).toBe(2);
+    expect(error?.issues.map((i) => [i.file, i.line, i.field])).toEqual([
+      [toml, lineOf('name = "second"'), 'steps[1].name'],
+      [toml, lineOf('name = "third"'), 'steps[2].name'],
+      [toml, lineOf('environment_mode = "shared"'), 'steps[2].verifier.environment_mode'],
+    ]);
+    expect(error?.message.split('\n')).toEqual([
+      `${toml}: 3 problems:`,
+      `  ${toml}:line ${lineOf('name = "second"')} (field \`steps[1].name\`): no folder steps/second/ for this step`,
+      `  ${toml}:line ${lineOf('name = "third"')} (field \`steps[2].name\`): missing steps/third/instruction.md`,
+      `  ${toml}:line ${lineOf('environment_mode = "shared"')} (field \`steps[2].verifier.environment_mode\`): \`environment_mode = "shared"\` cannot be combined with [steps.verifier.environment]`,
+    ]);
   });
 
   it("step-level agent/verifier network_mode become that step's phase networks", () => {

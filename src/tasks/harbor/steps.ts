@@ -18,9 +18,10 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { InputError } from '../../errors.ts';
+import { InputError, type InputIssue } from '../../errors.ts';
 import type { NetworkPolicy, Task } from '../task.ts';
 import { stripCanary } from './loader.ts';
+import { tomlKeyLines } from './toml-lines.ts';
 
 /** `[environment.healthcheck]` (Harbor's HealthcheckConfig). Units: seconds. */
 export interface HealthcheckSpec {
@@ -199,9 +200,11 @@ export function needsExtendedTrial(task: Task): boolean {
 }
 
 /**
- * Builds the run plan of a Harbor task.
- * @throws InputError naming task.toml and the key when a step folder, its instruction or its test script is missing,
- *   or a step combines `environment_mode = "shared"` with `[steps.verifier.environment]`
+ * Builds the run plan of a Harbor task (`loadHarborTask` builds it once to check a multi-step task up front).
+ * @throws InputError listing every problem of every step, each naming task.toml, the line of the
+ *   step's key (else of its `[[steps]]` header) and the key (`steps[1].name`): a step folder, its
+ *   instruction or its test script missing, or a step combining `environment_mode = "shared"` with
+ *   `[steps.verifier.environment]`
  */
 export function harborPlan(task: Task): HarborPlan {
   const h = harborRaw(task);
@@ -253,30 +256,45 @@ export function harborPlan(task: Task): HarborPlan {
       ...(expectedIn([sharedTests]) ? { kotlinExpected: expectedIn([sharedTests]) } : {}),
     });
   }
+  // Every problem of every step is collected, each on its `[[steps]]` table's line, then thrown together.
+  const issues: InputIssue[] = [];
+  let lineOf: ((path: ReadonlyArray<string | number>) => number | undefined) | undefined;
+  const issueAt = (i: number, field: string, message: string): InputIssue => {
+    lineOf ??= existsSync(file) ? tomlKeyLines(readFileSync(file, 'utf8')) : () => undefined;
+    const path = [...field.split('.')];
+    // The key's own line, else its step's `[[steps]]` header.
+    const line = lineOf(['steps', i, ...path]) ?? lineOf(['steps', i]);
+    return { file, ...(line !== undefined ? { line } : {}), field: `steps[${i}].${field}`, message };
+  };
   rawSteps.forEach((s, i) => {
     const name = String(s.name);
     const stepDir = join(dir, 'steps', name);
-    const where = (field: string) => ({ file, field: `steps[${i}].${field}` });
-    if (!existsSync(stepDir)) throw new InputError(where('name'), `no folder steps/${name}/ for this step`);
+    if (!existsSync(stepDir)) {
+      issues.push(issueAt(i, 'name', `no folder steps/${name}/ for this step`));
+      return;
+    }
     const instructionFile = join(stepDir, 'instruction.md');
-    if (!existsSync(instructionFile))
-      throw new InputError({ file: instructionFile }, `missing instruction.md of step ${name}`);
+    const hasInstruction = existsSync(instructionFile);
+    if (!hasInstruction) issues.push(issueAt(i, 'name', `missing steps/${name}/instruction.md`));
     const stepTests = join(stepDir, 'tests');
     const testsDirs = [...(hasShared ? [sharedTests] : []), ...(existsSync(stepTests) ? [stepTests] : [])];
     const sAgent = obj(s.agent);
     const sVerifier = obj(s.verifier);
     if (sVerifier.environment_mode === 'shared' && sVerifier.environment !== undefined)
-      throw new InputError(
-        where('verifier.environment_mode'),
-        '`environment_mode = "shared"` cannot be combined with [steps.verifier.environment]',
+      issues.push(
+        issueAt(
+          i,
+          'verifier.environment_mode',
+          '`environment_mode = "shared"` cannot be combined with [steps.verifier.environment]',
+        ),
       );
     const mode = verifierModeOf(sVerifier) ?? taskMode;
     const contextDir = existsSync(stepTests) ? stepTests : sharedTests;
     if (mode === 'shared' && !testsDirs.some((d) => existsSync(join(d, 'test.sh'))))
-      throw new InputError(
-        { file: join(stepTests, 'test.sh') },
-        `step ${name} has no test script (steps/${name}/tests/test.sh or tests/test.sh)`,
+      issues.push(
+        issueAt(i, 'name', `step ${name} has no test script (steps/${name}/tests/test.sh or tests/test.sh)`),
       );
+    if (issues.length > 0) return;
     const solutionDir = join(stepDir, 'solution');
     const workdirDir = join(stepDir, 'workdir');
     const healthcheck = parseHealthcheck(s.healthcheck);
@@ -291,7 +309,7 @@ export function harborPlan(task: Task): HarborPlan {
     };
     steps.push({
       name,
-      instruction: stripCanary(readFileSync(instructionFile, 'utf8')),
+      instruction: hasInstruction ? stripCanary(readFileSync(instructionFile, 'utf8')) : '',
       ...(existsSync(join(solutionDir, 'solve.sh')) ? { solutionDir } : {}),
       testsDirs,
       ...(existsSync(workdirDir) ? { workdirDir } : {}),
@@ -309,6 +327,7 @@ export function harborPlan(task: Task): HarborPlan {
       ...(Object.keys(phaseNetwork).length > 0 ? { phaseNetwork } : {}),
     });
   });
+  if (issues.length > 0) throw InputError.all(issues);
   const hc = parseHealthcheck(env.healthcheck);
   return {
     taskDir: dir,

@@ -10,7 +10,7 @@
  * from a git mirror (`--repos`).
  */
 import { posix } from 'node:path';
-import { InputError } from '../../errors.ts';
+import { InputError, type InputIssue } from '../../errors.ts';
 import { touchedPaths } from '../../util/patch-files.ts';
 import type { RepositorySnapshot, Task } from '../task.ts';
 import { listRowFiles, type RawRow, readRowFile } from './read-rows.ts';
@@ -58,37 +58,85 @@ const CONSUMED = new Set([
 ]);
 
 /**
- * Loads every row of a file or folder.
+ * Loads every row of a file or folder. Every file is read and every row
+ * checked before anything is refused, so one error lists every bad row.
  * @param path a row file or a folder of row files.
  * @returns tasks in file order (files sorted by path).
- * @throws InputError (file, line, field) on an unparsable file or line, a missing or
- *   ill-typed field, an unsafe snapshot path, or an instance_id seen twice.
+ * @throws InputError listing every problem (file, line, field of each; see `InputError.all`):
+ *   an unparsable file or line, a missing or ill-typed field, an unsafe snapshot path,
+ *   or an instance_id seen twice.
  */
 export async function loadSwebench(path: string): Promise<Task[]> {
   const files = await listRowFiles(path);
-  const tasks: Task[] = [];
-  const seen = new Map<string, { file: string; line: number; index?: number }>();
+  const check = new RowCheck();
   for (const file of files) {
-    for (const row of await readRowFile(file)) {
-      const task = rowToTask(row);
-      const previous = seen.get(task.name);
-      const idLine = row.locate?.(['instance_id']) ?? row.line;
-      if (previous) {
-        const position = row.index !== undefined ? `[${row.index}].` : '';
-        throw new InputError(
-          { file: row.file, line: idLine, field: `${position}instance_id` },
-          `duplicate instance_id ${JSON.stringify(task.name)} (first seen at ${previous.file}:line ${previous.line}${previous.index !== undefined ? `, row [${previous.index}]` : ''})`,
-        );
-      }
-      seen.set(task.name, {
+    const before = check.issues.length;
+    let rows: RawRow[];
+    try {
+      rows = await readRowFile(file, { onBadLine: (issue) => check.issues.push(issue) });
+    } catch (error) {
+      if (!(error instanceof InputError)) throw error;
+      check.issues.push(...error.issues);
+      continue;
+    }
+    for (const row of rows) check.add(row);
+    // Unparsable lines and refused rows of one file, in line order.
+    const ofFile = check.issues.splice(before).sort((a, b) => (a.line ?? 0) - (b.line ?? 0));
+    check.issues.push(...ofFile);
+  }
+  return check.tasks();
+}
+
+/**
+ * The row check `berth run` applies to a SWE-bench dataset, shared with the
+ * dataset commands (`berth dataset controls`, `src/datasets/rows.ts`): each row
+ * goes through `rowToTask`, and an instance_id seen twice is refused. Problems
+ * are collected, not thrown, until `tasks()`.
+ */
+export class RowCheck {
+  /** Every problem found so far, in input order. */
+  readonly issues: InputIssue[] = [];
+  private readonly loaded: Task[] = [];
+  private readonly seen = new Map<string, { file: string; line: number; index?: number }>();
+
+  /** Checks one row; a bad row adds its problem to `issues`. */
+  add(row: RawRow): void {
+    let task: Task;
+    try {
+      task = rowToTask(row);
+    } catch (error) {
+      if (!(error instanceof InputError)) throw error;
+      this.issues.push(...error.issues);
+      return;
+    }
+    const previous = this.seen.get(task.name);
+    const idLine = row.locate?.(['instance_id']) ?? row.line;
+    if (previous) {
+      const position = row.index !== undefined ? `[${row.index}].` : '';
+      this.issues.push({
         file: row.file,
         line: idLine,
-        ...(row.index !== undefined ? { index: row.index } : {}),
+        field: `${position}instance_id`,
+        message: `duplicate instance_id ${JSON.stringify(task.name)} (first seen at ${previous.file}:line ${previous.line}${previous.index !== undefined ? `, row [${previous.index}]` : ''})`,
       });
-      tasks.push(task);
+      return;
     }
+    this.seen.set(task.name, {
+      file: row.file,
+      line: idLine,
+      ...(row.index !== undefined ? { index: row.index } : {}),
+    });
+    this.loaded.push(task);
   }
-  return tasks;
+
+  /**
+   * The tasks of every row added.
+   * @throws InputError listing every problem found (exit 2), when there is one.
+   */
+  tasks(): Task[] {
+    if (this.issues.length > 0) throw InputError.all(this.issues);
+    return this.loaded;
+  }
 }
 
 /** True when the row looks like a SWE-bench row (used by format detection). */

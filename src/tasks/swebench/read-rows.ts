@@ -6,7 +6,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { type JSONPath, visit } from 'jsonc-parser';
-import { InputError } from '../../errors.ts';
+import { InputError, type InputIssue } from '../../errors.ts';
 import { jsonErrorOffset } from '../../util/json-error.ts';
 
 /** One row as read, with where it came from. */
@@ -178,7 +178,8 @@ export async function readInputText(file: string): Promise<string> {
 /**
  * Reads the rows of one file. A `.jsonl` file (or a `.json` file that is not one JSON
  * document but one object per line) is read line by line; blank lines are skipped.
- * @throws InputError naming the file and line of an unparsable document or line, or
+ * @throws InputError naming the file and line of an unparsable document, or listing every
+ *   unparsable line of a JSONL file, or
  *   naming the file when it is missing, a folder or unreadable.
  */
 export async function readRowFile(
@@ -187,6 +188,11 @@ export async function readRowFile(
     rowKey?: string;
     /** More keys that mark a single JSON object as one row (rather than an object keyed by id). */
     rowKeys?: readonly string[];
+    /**
+     * Receives each unparsable line of a JSONL file instead of it being thrown, so a
+     * caller can list it with the problems of the other rows (the good rows are returned).
+     */
+    onBadLine?: (issue: InputIssue) => void;
   } = {},
 ): Promise<RawRow[]> {
   let text = await readInputText(file);
@@ -210,18 +216,20 @@ export async function readRowFile(
           `not valid JSON: ${error instanceof Error ? error.message : String(error)}`,
         );
       }
-      return readJsonLines(file, text);
+      return readJsonLines(file, text, options.onBadLine);
     }
     return rowsOfDocument(file, text, document, [
       options.rowKey ?? 'instance_id',
       ...(options.rowKeys ?? []),
     ]);
   }
-  return readJsonLines(file, text);
+  return readJsonLines(file, text, options.onBadLine);
 }
 
-function readJsonLines(file: string, text: string): RawRow[] {
+/** JSONL rows; every unparsable line goes to `onBadLine`, or is listed in one InputError. */
+function readJsonLines(file: string, text: string, onBadLine?: (issue: InputIssue) => void): RawRow[] {
   const rows: RawRow[] = [];
+  const issues: InputIssue[] = [];
   const lines = text.split('\n');
   lines.forEach((raw, index) => {
     const trimmed = raw.trim();
@@ -230,13 +238,17 @@ function readJsonLines(file: string, text: string): RawRow[] {
     try {
       value = JSON.parse(trimmed);
     } catch (error) {
-      throw new InputError(
-        { file, line: index + 1 },
-        `not a valid JSON line: ${error instanceof Error ? error.message : String(error)}`,
-      );
+      issues.push({
+        file,
+        line: index + 1,
+        message: `not a valid JSON line: ${error instanceof Error ? error.message : String(error)}`,
+      });
+      return;
     }
     rows.push({ value, file, line: index + 1 });
   });
+  if (onBadLine) issues.forEach(onBadLine);
+  else if (issues.length > 0) throw InputError.all(issues);
   return rows;
 }
 
