@@ -15,7 +15,9 @@ import { buildSwebenchReport, writeSwebenchReport } from '../reporters/swebench-
 import { type RunScope, textReporter } from '../reporters/text.ts';
 import '../tasks/multilingual/register.ts';
 import { loadTasks } from '../tasks/registry.ts';
+import { inDocker, inLocal, instanceImageProblem } from '../tasks/swebench/instance-image.ts';
 import { localRunProblems } from '../tasks/swebench/runnable.ts';
+import type { Task } from '../tasks/task.ts';
 import { createVerifiers } from '../verifiers/registry.ts';
 import type { RunCommandOptions } from './commands/run.ts';
 import { type InterruptHandle, installInterruptHandler, testPause } from './interrupt.ts';
@@ -148,12 +150,13 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
   }
 
   // Input: dataset and agent, all checked before any trial.
-  const loaded = await loadTasks(options.path);
+  const loaded = (await loadTasks(options.path)).tasks;
+  // --env: SWE-bench rows in the harness's instance image, or from a snapshot / --repos mirror.
+  const placed =
+    options.env === 'docker' ? loaded.map(inDocker) : options.env === 'local' ? loaded.map(inLocal) : loaded;
   // --agent-timeout replaces the task's agent timeout (Harbor's `override_timeout_sec`).
   const tasks =
-    agentTimeout === undefined
-      ? loaded.tasks
-      : loaded.tasks.map((t) => ({ ...t, agentTimeoutSec: agentTimeout }));
+    agentTimeout === undefined ? placed : placed.map((t) => ({ ...t, agentTimeoutSec: agentTimeout }));
   stopIfInterrupted();
   const agent = await createAgent(options.agent, {
     ...(options.predictions ? { predictionsFile: options.predictions } : {}),
@@ -197,7 +200,7 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
     ...(options.exclude ? { exclude: options.exclude } : {}),
     ...(limit !== undefined ? { limit } : {}),
   };
-  const plan = planTrials(candidates, planOptions);
+  let plan = planTrials(candidates, planOptions);
   // SWE-bench's submitted_instances (those run) and, for -a predictions, the rows picked by
   // -i/-x that have no prediction; together they are the dataset (total_instances).
   const submittedInstances = new Set(plan.map((p) => p.task.name)).size;
@@ -238,10 +241,19 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
     if (!verifiers.some((v) => v.kind === kind))
       problems.push(`no verifier for ${kind} tasks in this build of berth`);
   }
+  const imageExists = await engineImageLookup(plan.map((p) => p.task));
+  const imageChosen = new Map<string, Task>();
   for (const { task } of plan) {
     if (seen.has(task.name)) continue;
     seen.add(task.name);
     stopIfInterrupted();
+    // SWE-bench's instance image: mapped, on the engine, or under a local harness build's name.
+    const image = await instanceImageProblem(task, dockerCli.imageMap, imageExists);
+    if (image.task !== task) imageChosen.set(task.name, image.task);
+    if (image.problem)
+      problems.push(
+        `${task.origin.file}${task.origin.line ? `:line ${task.origin.line}` : ''} (field \`${image.problem.field}\`): ${task.name}: ${image.problem.message}`,
+      );
     for (const problem of await localRunProblems(task, {
       ...(options.repos ? { reposDir: options.repos } : {}),
     })) {
@@ -250,6 +262,7 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
       );
     }
   }
+  if (imageChosen.size > 0) plan = plan.map((p) => ({ ...p, task: imageChosen.get(p.task.name) ?? p.task }));
   if (problems.length > 0) {
     const shown = problems.slice(0, 10).join('\n  ');
     const more = problems.length > 10 ? `\n  ... and ${problems.length - 10} more` : '';
@@ -298,6 +311,7 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
       exclude: options.exclude ?? [],
       limit: limit ?? null,
       repos: options.repos ? resolve(options.repos) : null,
+      env: options.env ?? null,
     },
     identity: {
       dataset: resolve(options.path),
@@ -336,4 +350,31 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
   }
   human(`results: ${summary.job_dir}\n`);
   return interrupt.signal.aborted ? (interrupt.exitCode() ?? 130) : 0;
+}
+
+/**
+ * Asks the Docker engine whether an image is present (answers cached), when some task runs in
+ * the SWE-bench harness's instance image; undefined when none does or no engine answers.
+ */
+async function engineImageLookup(tasks: Task[]): Promise<((image: string) => Promise<boolean>) | undefined> {
+  if (!tasks.some((t) => t.format === 'swebench' && t.environment.kind === 'docker')) return undefined;
+  try {
+    const { connectDocker } = await import('../environments/docker/client.ts');
+    const { docker } = await connectDocker();
+    const cache = new Map<string, Promise<boolean>>();
+    return (image) => {
+      let answer = cache.get(image);
+      if (!answer) {
+        answer = docker
+          .getImage(image)
+          .inspect()
+          .then(() => true)
+          .catch(() => false);
+        cache.set(image, answer);
+      }
+      return answer;
+    };
+  } catch {
+    return undefined;
+  }
 }

@@ -113,8 +113,11 @@ export async function validateRow(
     field: `${prefix}${path.join('.') || '(row)'}`,
   });
   // The loader first: a row `berth run` refuses gets the very message `berth run` prints.
+  let hasCommand = false;
   try {
-    rowToTask(rawRowOf(at));
+    const task = rowToTask(rawRowOf(at));
+    // The row's own test command, or SWE-bench's for its repo and version.
+    hasCommand = task.verifier.kind === 'swebench' && task.verifier.testCommand.trim() !== '';
   } catch (error) {
     checks.push({ name: 'schema', ok: false, message: (error as Error).message });
     return result;
@@ -181,10 +184,7 @@ export async function validateRow(
     }
   } else why = `no snapshot (dockerless.files): use --repos DIR holding a git mirror of ${data.repo}`;
   if (!base) {
-    const reasons = [
-      why,
-      ...(options.run && !data.dockerless ? ['no test command (dockerless.test_cmd)'] : []),
-    ];
+    const reasons = [why, ...(options.run && !hasCommand ? ['no test command (dockerless.test_cmd)'] : [])];
     result.notChecked = reasons.join('; ');
     for (const name of ['patches-apply', 'gold-resolves', 'empty-fails'] as const)
       checks.push({ name, ok: true, skipped: true, message: why });
@@ -213,8 +213,7 @@ export async function validateRow(
       ok: problems.length === 0,
       message: problems.join('; ') || undefined,
     });
-    const dockerless = data.dockerless;
-    if (!options.run || problems.length > 0 || !dockerless) {
+    if (!options.run || problems.length > 0 || !hasCommand) {
       const message = !options.run
         ? 'not run (--no-run)'
         : problems.length

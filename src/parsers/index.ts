@@ -3,6 +3,7 @@
  * `<format>.ts` in this folder and listing it here.
  */
 import { cargoParser } from './cargo.ts';
+import { djangoParser } from './django.ts';
 import { goTestParser } from './go-test.ts';
 import { gradleParser } from './gradle.ts';
 import { ctestParser, googletestParser } from './gtest.ts';
@@ -15,6 +16,7 @@ import { phpunitParser } from './phpunit.ts';
 import { pytestParser } from './pytest.ts';
 import { rspecParser } from './rspec.ts';
 import { swiftTestParser } from './swift.ts';
+import { sympyParser } from './sympy.ts';
 import { tapParser } from './tap.ts';
 import type { Parser } from './types.ts';
 
@@ -36,4 +38,6 @@ export const parsers: Parser[] = [
   swiftTestParser,
   gradleParser,
   mavenParser,
+  djangoParser,
+  sympyParser,
 ];

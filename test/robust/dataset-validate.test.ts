@@ -32,6 +32,8 @@ describe('berth dataset validate: empty datasets and rows that cannot be checked
     const dir = await temp.make('berth-robust-');
     const row = JSON.parse(readFileSync(example, 'utf8').split('\n')[0] as string) as Record<string, unknown>;
     delete row.dockerless;
+    // Without a `version`, SWE-bench's specs give no command for this repository either.
+    delete row.version;
     const file = join(dir, 'bare.jsonl');
     await writeFile(file, `${JSON.stringify(row)}\n`);
     const result = berth('dataset', 'validate', file, '--json');

@@ -37,6 +37,8 @@ export interface RunCommandOptions {
   config?: string;
   rebuild?: boolean;
   allowEnvSecrets?: boolean;
+  /** SWE-bench rows: `local` or `docker` (the harness's instance image); default: as each row says. */
+  env?: 'local' | 'docker';
 }
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -90,6 +92,12 @@ export const registerRun: RegisterCommand = (program: Command) => {
     )
     .option('--config <file>', 'config file (TOML or JSON) with [docker.image_map] and docker.pids_limit')
     .option('--rebuild', 'Docker: rebuild images even when cached')
+    .addOption(
+      new Option(
+        '--env <kind>',
+        "SWE-bench rows: local (a snapshot or --repos mirror) or docker (the row's image, else the harness's instance image); default: docker for rows naming an image, else local",
+      ).choices(['local', 'docker']),
+    )
     .option(
       '--allow-env-secrets',
       'Harbor: let [verifier] env / [solution] env templates copy secret-looking host variables (*KEY*, *TOKEN*, ...)',

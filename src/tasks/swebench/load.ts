@@ -14,6 +14,7 @@ import { InputError, type InputIssue } from '../../errors.ts';
 import { touchedPaths } from '../../util/patch-files.ts';
 import type { RepositorySnapshot, Task } from '../task.ts';
 import { listRowFiles, type RawRow, readRowFile } from './read-rows.ts';
+import { harnessDirectives, harnessTestCommand, specForRow } from './specs.ts';
 import { decodeTestList, TestListError } from './test-list.ts';
 
 /** Default wall-clock limit of a test run, in seconds (SWE-bench's harness default). */
@@ -227,7 +228,13 @@ export function rowToTask(row: RawRow): Task {
           network: { mode: 'no-network' as const },
         }
       : undefined;
-  const testFiles = dockerless?.testFiles ?? testDirectives(testPatch);
+  // A row without a test command of its own takes SWE-bench's for its repo and version (specs.ts).
+  const ownCommand = dockerless?.testCmd ?? str('test_cmd', true);
+  const harness = ownCommand === undefined ? specForRow(value.repo, value.version, at) : undefined;
+  const testFiles =
+    dockerless?.testFiles ??
+    (harness ? harnessDirectives(harness.repo, testPatch) : testDirectives(testPatch));
+  const parser = dockerless?.parser ?? harness?.parser;
   const metadata: Record<string, unknown> = {};
   for (const [key, v] of Object.entries(value)) if (!CONSUMED.has(key)) metadata[key] = v;
 
@@ -247,11 +254,12 @@ export function rowToTask(row: RawRow): Task {
     verifier: {
       kind: 'swebench',
       testPatch,
-      testCommand: dockerless?.testCmd ?? str('test_cmd', true) ?? '',
+      testCommand:
+        ownCommand ?? (harness ? harnessTestCommand(harness, { container: docker !== undefined }) : ''),
       testFiles,
       failToPass: lists.FAIL_TO_PASS,
       passToPass: lists.PASS_TO_PASS,
-      ...(dockerless?.parser ? { parser: dockerless.parser } : {}),
+      ...(parser ? { parser } : {}),
       timeoutSec: dockerless?.timeoutSec ?? DEFAULT_TEST_TIMEOUT_SEC,
     },
     ...(repo !== undefined ? { source: { repository: repo } } : {}),

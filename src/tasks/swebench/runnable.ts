@@ -101,7 +101,7 @@ export async function localRunProblems(
     problems.push({
       field: 'dockerless.test_cmd',
       message:
-        'the row has no test command (SWE-bench takes it from its per-repository specs, which berth does not ship); add dockerless.test_cmd with {tests}',
+        "the row has no test command, and SWE-bench's per-repository specs give one only for a `repo` and `version` they know; add dockerless.test_cmd with {tests}",
     });
   }
   return problems;
