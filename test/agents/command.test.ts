@@ -84,7 +84,7 @@ describe('command agent on the DockerLess sample', () => {
     expect(result.exception_info).toBeNull();
     expect(result.agent_info).toMatchObject({ name: 'command', model_info: { name: 'local/gold-script' } });
     expect(result.agent_result).toMatchObject({
-      modelName: 'local/gold-script',
+      model_name: 'local/gold-script',
       metadata: { command_exit_code: 0 },
     });
     // The submitted patch is the repository's diff: the gold fix, file for file.
