@@ -134,6 +134,9 @@ for (const r of disagreements) {
 if (values.out && existsSync(values.out)) {
   const all = readJsonl<JvmVerdict>(values.out);
   const diff = all.filter((r) => byKey.has(r.key) && pass(r) !== pass(byKey.get(r.key)!));
+  const otherStatus = all.filter((r) => byKey.has(r.key) && r.status !== byKey.get(r.key)!.status);
   console.log(`recorded reference verdicts: ${all.length}; differing from the fast path: ${diff.length}`);
-  for (const r of diff) console.log(`  ${r.key}: reference ${r.status}, fast ${byKey.get(r.key)!.status}`);
+  console.log(`  of which a different status (passed / failed / compile_error / timed_out): ${otherStatus.length}`);
+  for (const r of otherStatus)
+    console.log(`  ${r.key}: reference ${r.status}, fast ${byKey.get(r.key)!.status}`);
 }
