@@ -254,6 +254,7 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
     },
     signal: interrupt.signal,
     onTrialEnd: (result, info) => reporter.trialEnded(result, info.reused),
+    onNotice: (message) => process.stderr.write(`berth: ${message}\n`),
   });
   reporter.jobEnded(summary);
   if (json) {
