@@ -15,6 +15,7 @@ export function shellQuote(value: string): string {
 export function unlinkLeadingSymlinks(paths: readonly string[]): string[] {
   if (paths.length === 0) return [];
   return [
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansions, not a template
     'berth_unlink_leading() { berth_p=; berth_rest=$1; while case $berth_rest in */*) true ;; *) false ;; esac; do ' +
       'berth_p=${berth_p:+$berth_p/}${berth_rest%%/*}; berth_rest=${berth_rest#*/}; ' +
       'if [ -L "$berth_p" ]; then rm -f -- "$berth_p"; return 0; fi; done; return 0; }',

@@ -143,7 +143,8 @@ export function sandboxCommand(
     return { prefix, spawnAs: undefined };
   }
   const ns = ['--pid', '--fork', '--kill-child', '--mount-proc', ...(noNetwork ? ['--net'] : [])];
-  if (method === 'unshare') return { prefix: ['unshare', ...ns, '--', ...LO_UP, ...drop], spawnAs: undefined };
+  if (method === 'unshare')
+    return { prefix: ['unshare', ...ns, '--', ...LO_UP, ...drop], spawnAs: undefined };
   return { prefix: ['unshare', '--map-root-user', ...ns, '--', ...LO_UP], spawnAs: undefined };
 }
 

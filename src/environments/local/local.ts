@@ -9,6 +9,7 @@
 import { cp, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
+import { execa } from 'execa';
 import { InputError } from '../../errors.ts';
 import { findMirror } from '../../tasks/swebench/runnable.ts';
 import type { NetworkPolicy } from '../../tasks/task.ts';
@@ -19,7 +20,6 @@ import type {
   ExecOptions,
   ExecResult,
 } from '../environment.ts';
-import { execa } from 'execa';
 import {
   checkIsolationMethod,
   claimIdentity,
