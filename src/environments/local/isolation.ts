@@ -134,7 +134,9 @@ export function sandboxCommand(
       ]
     : [];
   if (method === 'bwrap') {
-    const prefix = ['bwrap', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'];
+    const prefix = ['bwrap', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc'];
+    // The private /tmp is world-writable with the sticky bit, like the host's.
+    prefix.push('--perms', '1777', '--tmpfs', '/tmp');
     prefix.push(...homeMounts(spec));
     if (spec.writable) prefix.push('--bind', spec.writable, spec.writable);
     prefix.push('--unshare-pid', ...net, '--die-with-parent', '--new-session', '--', ...drop);
