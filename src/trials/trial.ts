@@ -218,6 +218,7 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
       const logFile = join(trialDir, 'setup', 'install.log');
       const run = await environment.exec(install, {
         network: { mode: 'public' },
+        setup: true,
         timeoutSec: DEFAULT_INSTALL_TIMEOUT_SEC * multiplier,
         outputFile: logFile,
         ...(signal ? { signal } : {}),

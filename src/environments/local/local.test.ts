@@ -303,6 +303,22 @@ describe('local environment: network isolation', () => {
     expect(Number(pid)).toBeLessThan(10);
   });
 
+  it("the dataset's set-up command runs with berth's rights; what it leaves goes to the trial's uid", async () => {
+    const probe = await probeIsolation();
+    if (!probe.method || process.getuid?.() !== 0) {
+      console.warn('needs root and a working isolation method');
+      return;
+    }
+    const env = await start({ kind: 'local', snapshot: { files: { x: '1' } } });
+    const setup = await env.exec('id -u; echo built > built.txt', {
+      setup: true,
+      network: { mode: 'public' },
+    });
+    expect(setup.output).toBe('0\n');
+    const sandboxed = await env.exec('id -u; echo more >> built.txt && cat built.txt');
+    expect(sandboxed.output).toMatch(/^[1-9]\d*\nbuilt\nmore\n$/);
+  });
+
   it('isolation off is recorded as not isolated', async () => {
     const env = await start({ kind: 'local', snapshot: { files: { x: '1' } } }, { isolation: 'off' });
     expect(env.isolated).toBe(false);

@@ -93,8 +93,9 @@ export class LocalEnvironment implements Environment {
    * Runs a shell command (`bash -c`). With isolation every command, trusted bookkeeping
    * included, runs in the sandbox as the trial's uid (so git sees one owner, and a reset
    * cannot follow a symlink out of the trial's folder into a writable host path); the
-   * network is cut unless `options.network` is `public`. `options.user` is not supported
-   * locally (ignored).
+   * network is cut unless `options.network` is `public`. A `setup` command (the dataset's
+   * install, before any agent code) runs with berth's rights, as before the sandbox existed.
+   * `options.user` is not supported locally (ignored).
    */
   async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
     if (this.stopped) throw new Error('the environment is stopped');
@@ -103,7 +104,7 @@ export class LocalEnvironment implements Environment {
     let wrapped = argv;
     let spawnAs: SandboxIdentity;
     const extra: Record<string, string> = {};
-    if (this.isolationMethod) {
+    if (this.isolationMethod && !options.setup) {
       const sandbox = sandboxCommand(this.isolationMethod, {
         writable: this.root,
         noNetwork: network.mode !== 'public',
@@ -125,6 +126,8 @@ export class LocalEnvironment implements Environment {
       ...(options.input !== undefined ? { input: options.input } : {}),
       signal: options.signal ? AbortSignal.any([options.signal, this.stopping.signal]) : this.stopping.signal,
     });
+    // What a set-up command (berth's user) left in the trial folder goes back to the trial's uid.
+    if (options.setup) await this.handOver(this.root);
     return result;
   }
 
