@@ -327,6 +327,7 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
     },
     signal: interrupt.signal,
     onTrialEnd: (result, info) => reporter.trialEnded(result, info.reused),
+    onNotice: (message) => process.stderr.write(`berth: ${message}\n`),
   });
   reporter.jobEnded(summary);
   // SWE-bench datasets: the harness's final report, in the job folder and in --json.

@@ -20,10 +20,16 @@ export interface ExecOptions {
   /**
    * berth's own bookkeeping (git commands on berth-chosen paths, no code from the task or the
    * agent): an environment may skip the isolation wrapper it puts around untrusted commands
-   * (the local environment does, unless the repository's git config was changed since it was
-   * made). Default false.
+   * (the local environment does not: its sandbox runs them as the trial's uid). Default false.
    */
   trusted?: boolean;
+  /**
+   * The task's own set-up command (the dataset's `install`, run before any code of the
+   * agent exists): an environment may run it with the host's rights, outside the sandbox its
+   * untrusted commands get (the local environment does, so `pip install` into the host's
+   * interpreter keeps working). Default false.
+   */
+  setup?: boolean;
   /** Host file that receives stdout and stderr interleaved, capped at `maxOutputBytes`. */
   outputFile?: string;
   /** Cap on captured output in bytes; past it the output ends with a visible truncation mark. */

@@ -6,9 +6,12 @@
  * the sha256 of the patch the agent will submit (when known in advance), the
  * agent and berth's version all match; the rest run again. Aborting the signal
  * (Ctrl-C) stops cleanly: pending trials are not started, running ones are
- * cancelled, finished ones are kept.
+ * cancelled, finished ones are kept. The sha256 of every trial result.json berth
+ * writes is kept in the job's own state file (`berth-state.json`, written
+ * atomically); on resume a result whose bytes no longer match it (or that it does
+ * not list) is not trusted: the trial runs again, with a notice.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -64,7 +67,27 @@ export interface JobOptions {
   /** Called when a trial starts and when it ends (or is kept from a previous run). */
   onTrialStart?: (trial: PlannedTrial) => void;
   onTrialEnd?: (result: TrialResult, info: { reused: boolean; trial: PlannedTrial }) => void;
+  /** Told why a previous result is not kept although it would match (e.g. it was changed). */
+  onNotice?: (message: string) => void;
 }
+
+/** The job's own record of what berth wrote: sha256 of each trial's result.json, by trial name. */
+export const JOB_STATE_FILE = 'berth-state.json';
+
+interface JobState {
+  result_sha256: Record<string, string>;
+}
+
+async function readJobState(jobDir: string): Promise<JobState> {
+  try {
+    const state = JSON.parse(await readFile(join(jobDir, JOB_STATE_FILE), 'utf8')) as Partial<JobState>;
+    if (state && typeof state.result_sha256 === 'object' && state.result_sha256 !== null)
+      return { result_sha256: { ...state.result_sha256 } };
+  } catch {}
+  return { result_sha256: {} };
+}
+
+const sha256 = (bytes: Buffer | string) => createHash('sha256').update(bytes).digest('hex');
 
 export interface JobSummary {
   job_name: string;
@@ -99,9 +122,10 @@ export function resumeMismatch(previous: TrialResult, trial: PlannedTrial, agent
   return undefined;
 }
 
-async function readPrevious(path: string): Promise<TrialResult | undefined> {
+async function readPrevious(path: string): Promise<{ result: TrialResult; sha256: string } | undefined> {
   try {
-    return JSON.parse(await readFile(path, 'utf8')) as TrialResult;
+    const bytes = await readFile(path);
+    return { result: JSON.parse(bytes.toString('utf8')) as TrialResult, sha256: sha256(bytes) };
   } catch {
     return undefined;
   }
@@ -307,6 +331,18 @@ async function runLockedJob(options: JobOptions, jobDir: string): Promise<JobSum
   };
   await writeJobResult();
 
+  // The sha256 of each trial's result.json as berth wrote it; saved after every trial.
+  const state = await readJobState(jobDir);
+  let savingState: Promise<void> = Promise.resolve();
+  const recordResult = async (trialName: string) => {
+    const bytes = await readFile(join(jobDir, trialName, 'result.json')).catch(() => undefined);
+    if (bytes) state.result_sha256[trialName] = sha256(bytes);
+    else delete state.result_sha256[trialName];
+    const body = { result_sha256: { ...state.result_sha256 } };
+    savingState = savingState.then(() => writeJsonAtomic(join(jobDir, JOB_STATE_FILE), body)).catch(() => {});
+    return savingState;
+  };
+
   const queue = new PQueue({ concurrency: Math.max(1, options.concurrency ?? 1) });
   const signal = options.signal;
   const onAbort = () => queue.clear();
@@ -316,22 +352,31 @@ async function runLockedJob(options: JobOptions, jobDir: string): Promise<JobSum
     queue.add(async () => {
       if (signal?.aborted) return;
       const trialDir = join(jobDir, trial.trialName);
-      const previous = await readPrevious(join(trialDir, 'result.json'));
+      const stored = await readPrevious(join(trialDir, 'result.json'));
+      const previous = stored?.result;
       if (previous && resumeMismatch(previous, trial, options.agent) === undefined) {
-        // A result written by an earlier berth is brought to the current file format.
-        // A failed rewrite leaves the old file, which still resumes; it never stops the job.
-        if (upgradeTrialResult(previous))
-          await writeJsonAtomic(join(trialDir, 'result.json'), previous).catch(() => {});
-        if (trial.task.verifier.kind === 'swebench')
-          await writeRewardFile(trialDir, previous).catch(() => false);
-        await upgradeConfigFile(join(trialDir, 'config.json')).catch(() => false);
-        results.set(index, previous);
-        reused++;
-        options.onTrialEnd?.(previous, { reused: true, trial });
-        await writeJobResult();
-        return;
+        const recorded = state.result_sha256[trial.trialName];
+        if (recorded === stored?.sha256) {
+          // A result written by an earlier berth is brought to the current file format.
+          // A failed rewrite leaves the old file, which still resumes; it never stops the job.
+          if (upgradeTrialResult(previous)) {
+            await writeJsonAtomic(join(trialDir, 'result.json'), previous).catch(() => {});
+            await recordResult(trial.trialName);
+          }
+          if (trial.task.verifier.kind === 'swebench')
+            await writeRewardFile(trialDir, previous).catch(() => false);
+          await upgradeConfigFile(join(trialDir, 'config.json')).catch(() => false);
+          results.set(index, previous);
+          reused++;
+          options.onTrialEnd?.(previous, { reused: true, trial });
+          await writeJobResult();
+          return;
+        }
+        options.onNotice?.(
+          `${trial.trialName}: result.json ${recorded ? 'changed since berth wrote it (sha256 differs)' : `is not in the job's ${JOB_STATE_FILE}`}; not kept, running the trial again`,
+        );
       }
-      if (previous) await rm(trialDir, { recursive: true, force: true });
+      if (stored) await rm(trialDir, { recursive: true, force: true });
       running.add(index);
       options.onTrialStart?.(trial);
       let result: TrialResult;
@@ -361,6 +406,7 @@ async function runLockedJob(options: JobOptions, jobDir: string): Promise<JobSum
         running.delete(index);
       }
       results.set(index, result);
+      await recordResult(trial.trialName);
       options.onTrialEnd?.(result, { reused: false, trial });
       await writeJobResult();
     });
@@ -372,6 +418,7 @@ async function runLockedJob(options: JobOptions, jobDir: string): Promise<JobSum
     results.size < options.plan.length ||
     [...results.values()].some((r) => r.berth.status === 'cancelled');
   finishedAt = new Date().toISOString();
+  await savingState;
   await writeJobResult();
   const trials = options.plan.map((_, i) => results.get(i)).filter((r): r is TrialResult => r !== undefined);
   return {

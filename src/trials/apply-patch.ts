@@ -9,7 +9,7 @@
 import type { Environment } from '../environments/environment.ts';
 import { checkSnapshotPath } from '../tasks/swebench/load.ts';
 import { touchedPaths } from '../util/patch-files.ts';
-import { shellQuote } from '../util/shell.ts';
+import { shellQuote, unlinkLeadingSymlinks } from '../util/shell.ts';
 
 export type ApplyMethod = 'git apply' | 'git apply --3way' | 'patch --fuzz=5';
 
@@ -73,7 +73,7 @@ async function restore(
   base: string,
   signal?: AbortSignal,
 ): Promise<void> {
-  const lines = ['git reset -q'];
+  const lines = ['git reset -q', ...unlinkLeadingSymlinks(paths)];
   for (const path of paths) {
     const q = shellQuote(path);
     lines.push(

@@ -227,6 +227,7 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
         const logFile = join(trialDir, 'setup', logName);
         const run = await environment.exec(install, {
           network: { mode: 'public' },
+          setup: true,
           timeoutSec: DEFAULT_INSTALL_TIMEOUT_SEC * multiplier,
           outputFile: logFile,
           ...(signal ? { signal } : {}),

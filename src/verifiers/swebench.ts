@@ -25,7 +25,7 @@ import { checkSnapshotPath } from '../tasks/swebench/load.ts';
 import { roundSec, verdictsForFile } from '../trials/file-format.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic-write.ts';
 import { patchFiles } from '../util/patch-files.ts';
-import { shellQuote } from '../util/shell.ts';
+import { shellQuote, unlinkLeadingSymlinks } from '../util/shell.ts';
 import { detectParser, findParser, parserNames } from './parser-lookup.ts';
 import type { Verifier, VerifierResult, VerifyContext } from './verifier.ts';
 
@@ -111,6 +111,8 @@ export class SwebenchVerifier implements Verifier {
         `${GIT} diff --name-only --no-renames ${q(base)} -- ${quoted} 2>/dev/null`,
         `${GIT} ls-files --others -- ${quoted} 2>/dev/null`,
         `echo ${listed}`,
+        // A symlinked folder on the way to a touched path is removed first (never followed).
+        ...unlinkLeadingSymlinks(paths),
         'set -e',
         // Every touched path back to the base commit (present there) or gone (absent there),
         // whatever the listing says: the reset does not rely on the index being honest.

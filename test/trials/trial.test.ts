@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -47,6 +47,20 @@ async function trial(
 
 const trialFile = (result: TrialResult, path: string) =>
   readFile(join(new URL(result.trial_uri).pathname, path), 'utf8');
+
+/** Live processes whose command line holds `token`. */
+function processesWith(token: string): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((name) => {
+      try {
+        return readFileSync(`/proc/${name}/cmdline`, 'utf8').includes(token) && isAlive(Number(name));
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
 
 function isAlive(pid: number): boolean {
   try {
@@ -239,10 +253,11 @@ describe('security: what an agent patch cannot do', () => {
   });
 
   it('a hanging test command is killed with its process group at the timeout', async () => {
-    const dir = await temp.make('berth-hang-');
-    const pidFile = join(dir, 'bg.pid');
+    // The background process is found by a token in its command line (the host file system
+    // may be read-only for the command, and its pid namespace its own).
+    const token = `berth-hang-${Date.now()}-${Math.random().toString(36).slice(2)}`;
     const task = await shellTask({
-      testCommand: `sleep 600 & echo $! > ${pidFile}; sleep 600`,
+      testCommand: `sh -c 'sleep 600; :' ${token} & sleep 600`,
       timeoutSec: 2,
     });
     const started = Date.now();
@@ -251,7 +266,7 @@ describe('security: what an agent patch cannot do', () => {
     expect(result.berth.status).toBe('error');
     expect(result.exception_info?.exception_type).toBe('VerifierTimeoutError');
     expect((result.berth.verifier_details as { timed_out: boolean }).timed_out).toBe(true);
-    expect(isAlive(Number(readFileSync(pidFile, 'utf8')))).toBe(false);
+    expect(processesWith(token)).toEqual([]);
   });
 
   it('records whether the tests ran without network', async () => {

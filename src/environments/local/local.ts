@@ -1,12 +1,15 @@
 /**
  * The local environment: a fresh temporary folder on this machine holding the
  * task's repository committed as its single base commit. Commands run in their
- * own process group with a timeout that kills the group; untrusted commands run
- * without network where the machine allows it (see isolation.ts).
+ * own process group with a timeout that kills the group. Where the machine
+ * allows it every command runs sandboxed (see isolation.ts): own pid namespace,
+ * no network unless the policy is `public`, the host read-only except the
+ * trial's folder, and an unprivileged uid that owns that folder.
  */
-import { access, cp, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
+import { execa } from 'execa';
 import { InputError } from '../../errors.ts';
 import { findMirror } from '../../tasks/swebench/runnable.ts';
 import type { NetworkPolicy } from '../../tasks/task.ts';
@@ -17,7 +20,15 @@ import type {
   ExecOptions,
   ExecResult,
 } from '../environment.ts';
-import { checkIsolationMethod, type IsolationMethod, isolationPrefix, probeIsolation } from './isolation.ts';
+import {
+  checkIsolationMethod,
+  claimIdentity,
+  type IsolationMethod,
+  probeIsolation,
+  releaseIdentity,
+  type SandboxIdentity,
+  sandboxCommand,
+} from './isolation.ts';
 import { checkoutFromMirror, commitBase, writeSnapshot } from './materialise.ts';
 import { runProcess } from './process.ts';
 
@@ -61,8 +72,8 @@ export class LocalEnvironment implements Environment {
     /** Sha of the base commit berth made. */
     readonly baseSha: string,
     private readonly keep = false,
-    /** Content of `.git/config` when the repository was made (see gitConfigUnchanged). */
-    private readonly gitConfig?: string,
+    /** The uid sandboxed commands run as (owner of `root`), and its slot (released at stop). */
+    private readonly sandbox: { slot: number; identity: SandboxIdentity } | undefined = undefined,
   ) {}
 
   get isolated(): boolean {
@@ -79,49 +90,57 @@ export class LocalEnvironment implements Environment {
   }
 
   /**
-   * Runs a shell command (`bash -c`). Network: `options.network` or, by default,
-   * none when isolation is available. `options.user` is not supported locally (ignored).
+   * Runs a shell command (`bash -c`). With isolation every command, trusted bookkeeping
+   * included, runs in the sandbox as the trial's uid (so git sees one owner, and a reset
+   * cannot follow a symlink out of the trial's folder into a writable host path); the
+   * network is cut unless `options.network` is `public`. A `setup` command (the dataset's
+   * install, before any agent code) runs with berth's rights, as before the sandbox existed.
+   * `options.user` is not supported locally (ignored).
    */
   async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
     if (this.stopped) throw new Error('the environment is stopped');
     const network: NetworkPolicy = options.network ?? { mode: 'no-network' };
     const argv = ['bash', '-c', command];
-    const isolate =
-      network.mode !== 'public' &&
-      this.isolationMethod !== undefined &&
-      !(options.trusted && (await this.gitConfigUnchanged()));
-    const wrapped =
-      isolate && this.isolationMethod ? [...isolationPrefix(this.isolationMethod), ...argv] : argv;
+    let wrapped = argv;
+    let spawnAs: SandboxIdentity;
+    const extra: Record<string, string> = {};
+    if (this.isolationMethod && !options.setup) {
+      const sandbox = sandboxCommand(this.isolationMethod, {
+        writable: this.root,
+        noNetwork: network.mode !== 'public',
+        identity: this.sandbox?.identity,
+      });
+      wrapped = [...sandbox.prefix, ...argv];
+      spawnAs = sandbox.spawnAs;
+      // berth's own TMPDIR may be outside the sandbox's writable places.
+      if (this.isolationMethod === 'bwrap') extra.TMPDIR = '/tmp';
+      else if (this.sandbox?.identity) extra.TMPDIR = this.root;
+    }
     const result = await runProcess(wrapped, {
       cwd: options.cwd ? this.inside(options.cwd) : this.workdir,
-      env: commandEnv(options.env),
+      env: commandEnv({ ...extra, ...options.env }),
+      ...(spawnAs ? { uid: spawnAs.uid, gid: spawnAs.gid } : {}),
       ...(options.timeoutSec !== undefined ? { timeoutSec: options.timeoutSec } : {}),
       ...(options.outputFile ? { outputFile: options.outputFile } : {}),
       ...(options.maxOutputBytes !== undefined ? { maxOutputBytes: options.maxOutputBytes } : {}),
       ...(options.input !== undefined ? { input: options.input } : {}),
       signal: options.signal ? AbortSignal.any([options.signal, this.stopping.signal]) : this.stopping.signal,
     });
+    // What a set-up command (berth's user) left in the trial folder goes back to the trial's uid.
+    if (options.setup) await this.handOver(this.root);
     return result;
   }
 
-  /**
-   * True when `.git/config` is still what berth wrote when it made the repository. A trusted
-   * command (git bookkeeping) runs unwrapped only then: a changed config could make git run
-   * commands of its own (core.fsmonitor, filter drivers, ...).
-   */
-  private async gitConfigUnchanged(): Promise<boolean> {
-    if (this.gitConfig === undefined) return false;
-    const now = await readFile(join(this.workdir, '.git', 'config'), 'utf8').catch(() => undefined);
-    // A `commondir` file would make git read another folder's config instead.
-    const commondir = await access(join(this.workdir, '.git', 'commondir')).then(
-      () => true,
-      () => false,
-    );
-    return now === this.gitConfig && !commondir;
+  /** Gives the trial's uid the files under `path` (symlinks themselves, never their targets). */
+  private async handOver(path: string): Promise<void> {
+    const identity = this.sandbox?.identity;
+    if (identity && this.isolationMethod) await handOver(path, identity);
   }
 
   async upload(hostPath: string, environmentPath: string): Promise<void> {
-    await cp(hostPath, this.inside(environmentPath), { recursive: true, force: true });
+    const target = this.inside(environmentPath);
+    await cp(hostPath, target, { recursive: true, force: true });
+    await this.handOver(target);
   }
 
   async download(environmentPath: string, hostPath: string): Promise<void> {
@@ -132,8 +151,14 @@ export class LocalEnvironment implements Environment {
     if (this.stopped) return;
     this.stopped = true;
     this.stopping.abort();
+    if (this.sandbox) releaseIdentity(this.sandbox.slot);
     if (!this.keep) await rm(this.root, { recursive: true, force: true, maxRetries: 3 });
   }
+}
+
+/** `chown -R` (which never follows symlinks) of `path` to `identity`. */
+async function handOver(path: string, identity: { uid: number; gid: number }): Promise<void> {
+  await execa('chown', ['-R', '-P', `${identity.uid}:${identity.gid}`, '--', path]);
 }
 
 /** Starts local environments for tasks whose EnvironmentSpec kind is `local`. */
@@ -185,8 +210,9 @@ export class LocalEnvironmentProvider implements EnvironmentProvider {
             : (await checkIsolationMethod(wanted)) === undefined
               ? wanted
               : undefined;
-      const gitConfig = await readFile(join(workdir, '.git', 'config'), 'utf8');
-      return new LocalEnvironment(root, workdir, method, baseSha, this.options.keep, gitConfig);
+      const sandbox = method ? claimIdentity() : undefined;
+      if (sandbox?.identity) await handOver(root, sandbox.identity);
+      return new LocalEnvironment(root, workdir, method, baseSha, this.options.keep, sandbox);
     } catch (error) {
       await rm(root, { recursive: true, force: true });
       throw error;

@@ -27,6 +27,9 @@ export interface RunProcessOptions {
   /** Standard input content; stdin is empty otherwise. */
   input?: string | Uint8Array;
   signal?: AbortSignal;
+  /** Run as this uid/gid (berth must be root). */
+  uid?: number;
+  gid?: number;
 }
 
 /** The text appended when output passed the cap. */
@@ -84,6 +87,8 @@ export async function runProcess(argv: string[], options: RunProcessOptions): Pr
     all: true,
     stripFinalNewline: false,
     cleanup: true,
+    ...(options.uid !== undefined ? { uid: options.uid } : {}),
+    ...(options.gid !== undefined ? { gid: options.gid } : {}),
     ...(options.input !== undefined ? { input: options.input } : { stdin: 'ignore' as const }),
   });
   const pid = child.pid;
