@@ -19,6 +19,7 @@ export interface EvalCommandOptions {
   timeout: string;
   workers: string;
   memoryMb: string;
+  diskMb?: string;
   sandbox: SandboxOptions['kind'];
   env?: 'local' | 'docker';
   image: string;
@@ -80,6 +81,7 @@ export async function runEvalCommand(options: EvalCommandOptions): Promise<void>
   const workers = positive('--workers', options.workers, true);
   if (workers > MAX_SLOTS) throw new UsageError(`--workers: at most ${MAX_SLOTS}`);
   const memoryBytes = positive('--memory-mb', options.memoryMb, true) * 1024 * 1024;
+  const diskBytes = positive('--disk-mb', options.diskMb ?? '256', true) * 1024 * 1024;
   const ks = options.passAt !== undefined ? parseKs(options.passAt) : undefined;
   const inputs = [{ flag: '--problems', path: options.problems }];
   if (options.samples) inputs.push({ flag: '--samples', path: options.samples });
@@ -128,6 +130,7 @@ export async function runEvalCommand(options: EvalCommandOptions): Promise<void>
       sandbox: {
         kind: options.env === 'docker' ? 'docker' : options.sandbox,
         memoryBytes,
+        diskBytes,
         image: options.image,
       },
       ...(options.reference ? { reference: true } : {}),

@@ -118,3 +118,24 @@ describe.skipIf(sandbox.kind === 'none')('the Python worker is out of reach of i
     ]);
   });
 });
+
+describe.skipIf(sandbox.kind !== 'bwrap')('the Python sample folder has a size limit (bwrap)', () => {
+  it('a sample that writes 10 files of 8 MiB under a 32 MiB limit is stopped at the limit', async () => {
+    // Passes (returns 1) only when the files together stayed within 32 MiB.
+    const writer =
+      "    import os\n    total = 0\n    for i in range(10):\n        try:\n            with open('f%d' % i, 'wb') as out:\n                out.write(b'x' * (8 << 20))\n            total += 8 << 20\n        except OSError:\n            break\n    return 1 if total <= 32 << 20 else 0\n";
+    const [result, after] = await findExecutor('python')!.runBatch(
+      [writer, '    return 1\n'].map((completion, index) => ({
+        problem,
+        sample: { task_id: problem.task_id, completion, index },
+      })),
+      {
+        timeoutSec: 20,
+        workers: 1,
+        sandbox: { ...DEFAULT_SANDBOX, memoryBytes: 512 * 1024 * 1024, diskBytes: 32 * 1024 * 1024 },
+      },
+    );
+    expect(result?.result).toBe('passed');
+    expect(after?.result).toBe('passed');
+  });
+});

@@ -105,6 +105,8 @@ class Worker {
       workDir: dir,
       slot,
       options: options.sandbox,
+      // Under bwrap the worker's folder is a tmpfs of --disk-mb: samples cannot fill the host's disk.
+      privateDir: true,
     });
     return new Worker(child, kind, warning, dir, []);
   }
