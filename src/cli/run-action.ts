@@ -18,6 +18,8 @@ import { loadTasks } from '../tasks/registry.ts';
 import { inDocker, inLocal, instanceImageProblem } from '../tasks/swebench/instance-image.ts';
 import { localRunProblems } from '../tasks/swebench/runnable.ts';
 import type { Task } from '../tasks/task.ts';
+import { DEFAULT_INSTALL_TIMEOUT_SEC } from '../trials/trial.ts';
+import { MAX_TIMER_SEC } from '../util/with-timeout.ts';
 import { createVerifiers } from '../verifiers/registry.ts';
 import type { RunCommandOptions } from './commands/run.ts';
 import { type InterruptHandle, installInterruptHandler, testPause } from './interrupt.ts';
@@ -35,7 +37,8 @@ function positiveInt(flag: string, value: string | undefined, fallback?: number)
 function positiveNumber(flag: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (!(n > 0)) throw new UsageError(`${flag} expects a positive number, got ${JSON.stringify(value)}`);
+  if (!(n > 0) || !Number.isFinite(n))
+    throw new UsageError(`${flag} expects a positive number, got ${JSON.stringify(value)}`);
   return n;
 }
 
@@ -87,6 +90,37 @@ function commandAgentRecord(agent: AgentOptions, agentTimeout: number | undefine
 }
 
 /**
+ * Refuses multipliers that make a phase timeout longer than a Node timer holds (MAX_TIMER_SEC, about
+ * 24.8 days): such a timer would fire at once. Names the option, the phase and the task.
+ */
+function refuseOverlongTimeouts(
+  tasks: readonly Task[],
+  multiplier: number,
+  phase: { agent: number | undefined; verifier: number | undefined; build: number | undefined },
+  multiplierText: string,
+): void {
+  const flag = (own: number | undefined, name: string) =>
+    own !== undefined ? `--${name}-timeout-multiplier` : `--timeout-multiplier ${multiplierText}`;
+  const check = (seconds: number, own: number | undefined, name: string, what: string) => {
+    const total = seconds * (own ?? multiplier);
+    if (total > MAX_TIMER_SEC)
+      throw new UsageError(
+        `${flag(own, name)}: ${what} would be ${Math.round(total)} s; a timeout can be at most ${MAX_TIMER_SEC} s`,
+      );
+  };
+  check(DEFAULT_INSTALL_TIMEOUT_SEC, undefined, 'agent', 'the agent install timeout');
+  for (const task of tasks) {
+    if (task.agentTimeoutSec !== undefined)
+      check(task.agentTimeoutSec, phase.agent, 'agent', `the agent timeout of ${task.name}`);
+    const verifierSec = 'timeoutSec' in task.verifier ? task.verifier.timeoutSec : 1800;
+    check(verifierSec, phase.verifier, 'verifier', `the verifier timeout of ${task.name}`);
+    const env = task.environment as { buildTimeoutSec?: number };
+    if (env.buildTimeoutSec !== undefined)
+      check(env.buildTimeoutSec, phase.build, 'environment-build', `the build timeout of ${task.name}`);
+  }
+}
+
+/**
  * Runs the command; returns the process exit code (0, or 130 / 143 after SIGINT / SIGTERM).
  * Throws BerthError for bad usage or input (exit 2).
  * @param interrupt the command's signal handling, installed by the caller as early as possible
@@ -115,7 +149,7 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
   const concurrency = positiveInt('-n/--concurrency', options.concurrency, 1) as number;
   const limit = positiveInt('-l/--limit', options.limit);
   const multiplier = Number(options.timeoutMultiplier ?? '1');
-  if (!(multiplier > 0))
+  if (!(multiplier > 0) || !Number.isFinite(multiplier))
     throw new UsageError(
       `--timeout-multiplier expects a positive number, got ${JSON.stringify(options.timeoutMultiplier)}`,
     );
@@ -225,6 +259,12 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
         : `none of the ${tasks.length} task(s) of ${options.path} is left to run (check -i/-x/-l${agent instanceof PredictionsAgent ? ' and the predictions file' : ''})`;
     throw new UsageError(`no task to run: ${why}`);
   }
+  refuseOverlongTimeouts(
+    plan.map((p) => p.task),
+    multiplier,
+    phase,
+    options.timeoutMultiplier ?? '1',
+  );
   const providers = createProviders({
     ...(options.repos ? { reposDir: resolve(options.repos) } : {}),
     ...(options.keepEnvironments ? { keep: true } : {}),

@@ -1,9 +1,11 @@
 /** The action of `berth eval` (kept out of the command file so start-up stays fast). */
-import { basename, join } from 'node:path';
+import { realpathSync, statSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
 import { UsageError } from '../errors.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
+import { MAX_TIMER_SEC } from '../util/with-timeout.ts';
 import { agentSamples, evaluate } from './evaluate.ts';
-import { readProblems } from './formats.ts';
+import { readProblems, resultsPath } from './formats.ts';
 import { parseKs } from './pass-at-k.ts';
 import { MAX_SLOTS } from './sandbox.ts';
 import type { SandboxOptions } from './types.ts';
@@ -17,6 +19,7 @@ export interface EvalCommandOptions {
   timeout: string;
   workers: string;
   memoryMb: string;
+  diskMb?: string;
   sandbox: SandboxOptions['kind'];
   env?: 'local' | 'docker';
   image: string;
@@ -32,12 +35,68 @@ function positive(name: string, text: string, integer: boolean): number {
   return value;
 }
 
+/** Longest --timeout: what a Node timer holds, less the executors' grace periods. */
+const MAX_EVAL_TIMEOUT_SEC = MAX_TIMER_SEC - 60;
+
+function realOrResolved(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return resolve(path);
+  }
+}
+
+/**
+ * Refuses outputs that would overwrite an input (same real path) or that are folders, before
+ * anything is run or written.
+ */
+function checkOutputs(
+  inputs: { flag: string; path: string }[],
+  outputs: { flag: string; path: string }[],
+): void {
+  for (const output of outputs) {
+    const real = realOrResolved(output.path);
+    let isDir = false;
+    try {
+      isDir = statSync(real).isDirectory();
+    } catch {
+      /* not there yet */
+    }
+    if (isDir) throw new UsageError(`${output.flag}: ${output.path} is a folder; give a file name`);
+    for (const input of inputs) {
+      if (real === realOrResolved(input.path))
+        throw new UsageError(
+          `${output.flag}: ${output.path} is the ${input.flag} file; writing it would overwrite the input`,
+        );
+    }
+  }
+}
+
 export async function runEvalCommand(options: EvalCommandOptions): Promise<void> {
   const timeoutSec = positive('--timeout', options.timeout, false);
+  if (timeoutSec > MAX_EVAL_TIMEOUT_SEC)
+    throw new UsageError(
+      `--timeout: at most ${MAX_EVAL_TIMEOUT_SEC} s (what a timer can hold), got "${options.timeout}"`,
+    );
   const workers = positive('--workers', options.workers, true);
   if (workers > MAX_SLOTS) throw new UsageError(`--workers: at most ${MAX_SLOTS}`);
   const memoryBytes = positive('--memory-mb', options.memoryMb, true) * 1024 * 1024;
-  const ks = options.passAt ? parseKs(options.passAt) : undefined;
+  const diskBytes = positive('--disk-mb', options.diskMb ?? '256', true) * 1024 * 1024;
+  const ks = options.passAt !== undefined ? parseKs(options.passAt) : undefined;
+  const inputs = [{ flag: '--problems', path: options.problems }];
+  if (options.samples) inputs.push({ flag: '--samples', path: options.samples });
+  const plannedSamples =
+    options.samples ??
+    options.out ??
+    join(
+      'jobs',
+      `eval-${options.agent}-${basename(options.problems).replace(/\.(jsonl|json)(\.gz)?$/, '')}.jsonl`,
+    );
+  checkOutputs(inputs, [
+    ...(options.agent ? [{ flag: options.out ? '--out' : 'the samples file', path: plannedSamples }] : []),
+    { flag: 'the results file', path: resultsPath(plannedSamples) },
+    { flag: 'the summary file', path: `${plannedSamples}_berth.json` },
+  ]);
   const problems = await readProblems(options.problems);
   let samplesFile = options.samples;
   let samples: Awaited<ReturnType<typeof agentSamples>>['samples'] | undefined;
@@ -51,8 +110,7 @@ export async function runEvalCommand(options: EvalCommandOptions): Promise<void>
     }
     if (samples.length === 0)
       throw new UsageError(`${options.problems}: no problem has a canonical solution`);
-    const name = basename(options.problems).replace(/\.(jsonl|json)(\.gz)?$/, '');
-    samplesFile = options.out ?? join('jobs', `eval-${options.agent}-${name}.jsonl`);
+    samplesFile = plannedSamples;
     await writeFileAtomic(samplesFile, `${samples.map((sample) => JSON.stringify(sample.raw)).join('\n')}\n`);
   }
   const controller = new AbortController();
@@ -72,6 +130,7 @@ export async function runEvalCommand(options: EvalCommandOptions): Promise<void>
       sandbox: {
         kind: options.env === 'docker' ? 'docker' : options.sandbox,
         memoryBytes,
+        diskBytes,
         image: options.image,
       },
       ...(options.reference ? { reference: true } : {}),

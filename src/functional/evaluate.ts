@@ -9,13 +9,14 @@
  * lodash and exits 0), then write `<samples>_results.jsonl` and
  * `<samples>_berth.json` and return the summary.
  */
+import { rm } from 'node:fs/promises';
 import { BerthError, PrerequisiteError, UsageError } from '../errors.ts';
 import { writeJsonAtomic } from '../util/atomic-write.ts';
 import { VERSION } from '../version.ts';
 import { findExecutor, knownLanguages, normaliseLanguage } from './executors/index.ts';
 import { readProblems, readSamples, resultsPath, writeResults } from './formats.ts';
 import { passAtKSummary, type TaskCounts } from './pass-at-k.ts';
-import { DEFAULT_SANDBOX, detectSandbox, MAX_SLOTS, removeSampleRoot } from './sandbox.ts';
+import { DEFAULT_SANDBOX, detectSandbox, MAX_SLOTS, removeSampleRoot, sampleRoot } from './sandbox.ts';
 import type {
   ExecutionItem,
   ExecutionResult,
@@ -135,16 +136,50 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluateSummar
       ...(options.reference ? { reference: true } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
       onResult: (index, result) => {
+        results[indices[index]!] = result;
         done++;
         options.onProgress?.(done, samples.length, items[index]!.sample, result);
       },
     });
     batch.forEach((result, j) => {
-      results[indices[j]!] = result;
+      if (result !== undefined) results[indices[j]!] = result;
     });
+    if (options.signal?.aborted) break;
+  }
+  if (options.signal?.aborted) {
+    // Keep what finished: the results file holds only the samples judged before the interrupt, and
+    // the summary says so (`partial: true`, no pass@k). Every sample folder goes.
+    await rm(sampleRoot(), { recursive: true, force: true }).catch(() => {});
+    const finished = samples.map((_, i) => i).filter((i) => results[i] !== undefined);
+    const resultsFile = resultsPath(options.samplesFile);
+    if (finished.length > 0) {
+      await writeResults(
+        resultsFile,
+        finished.map((i) => samples[i]!),
+        finished.map((i) => results[i]!),
+      );
+      await writeJsonAtomic(`${options.samplesFile}_berth.json`, {
+        berth_version: VERSION,
+        partial: true,
+        problems_file: options.problemsFile,
+        samples_file: options.samplesFile,
+        results_file: resultsFile,
+        samples: samples.length,
+        samples_done: finished.length,
+        passed: finished.filter((i) => results[i]!.passed).length,
+        timeout_sec: options.timeoutSec,
+        duration_sec: (performance.now() - started) / 1000,
+      });
+    }
+    throw new BerthError(
+      'BERTH_INTERRUPTED',
+      finished.length > 0
+        ? `interrupted: ${finished.length} of ${samples.length} verdicts written to ${resultsFile} (partial; no pass@k)`
+        : 'interrupted: no sample was judged yet; nothing written',
+      { exitCode: 130 },
+    );
   }
   await removeSampleRoot();
-  if (options.signal?.aborted) throw new BerthError('BERTH_INTERRUPTED', 'interrupted', { exitCode: 130 });
 
   const broken = results
     .map((result, i) => ({ result, sample: samples[i]! }))

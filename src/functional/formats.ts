@@ -138,11 +138,16 @@ function languageOf(taskId: string): string {
   return mbxp[prefix] ?? 'python';
 }
 
+/** Language names of Python problems (see executors/python.ts). */
+const PYTHON_NAMES = new Set(['python', 'py', 'python3']);
+
 /** Reads a problem file into a map keyed by task_id (file order kept). */
 export async function readProblems(file: string): Promise<Map<string, Problem>> {
   const problems = new Map<string, Problem>();
   for (const row of await readRows(file)) {
     const task_id = requireString(row, file, 'task_id');
+    if (task_id.trim() === '')
+      throw new InputError({ file, line: row.line, field: 'task_id' }, 'must not be empty');
     if (problems.has(task_id)) {
       throw new InputError({ file, line: row.line, field: 'task_id' }, `duplicate task_id ${task_id}`);
     }
@@ -164,6 +169,15 @@ export async function readProblems(file: string): Promise<Map<string, Problem>> 
       typeof row.value.language === 'string' && row.value.language.trim() !== ''
         ? row.value.language.trim().toLowerCase()
         : languageOf(task_id);
+    // Python's test ends with check(<entry_point>) (human-eval, mxeval): without it every sample fails.
+    if (PYTHON_NAMES.has(language) && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(entry_point)) {
+      throw new InputError(
+        { file, line: row.line, field: 'entry_point' },
+        entry_point === ''
+          ? 'missing or empty; a Python problem needs the name its test calls check() with'
+          : `must be a Python function name, got ${JSON.stringify(entry_point).slice(0, 60)}`,
+      );
+    }
     problems.set(task_id, {
       task_id,
       prompt,

@@ -39,6 +39,7 @@ export const DEFAULT_SANDBOX: SandboxOptions = {
   memoryBytes: 2 * 1024 ** 3,
   maxProcesses: 64,
   maxOutputBytes: 1024 * 1024,
+  diskBytes: 256 * 1024 * 1024,
 };
 
 /** Largest file a sample may write, in bytes. */
@@ -179,8 +180,21 @@ function usrMerged(name: string): boolean {
   }
 }
 
-/** bwrap arguments up to (not including) the command. `workDir` is bound read-write at /sample. */
-function bwrapArgs(readOnlyPaths: readonly string[], workDir: string | undefined, _env: string[]): string[] {
+/** Largest file a command may write: the per-file cap, or the folder's size when that is smaller. */
+function fileLimit(options: SandboxOptions): number {
+  return Math.min(MAX_FILE_BYTES, options.diskBytes ?? MAX_FILE_BYTES);
+}
+
+/**
+ * bwrap arguments up to (not including) the command. `workDir` is bound read-write at /sample, or
+ * with `privateBytes` /sample is a fresh tmpfs of that many bytes (the host folder is not used).
+ */
+function bwrapArgs(
+  readOnlyPaths: readonly string[],
+  workDir: string | undefined,
+  _env: string[],
+  privateBytes?: number,
+): string[] {
   const args = [
     '--unshare-all',
     '--die-with-parent',
@@ -198,7 +212,9 @@ function bwrapArgs(readOnlyPaths: readonly string[], workDir: string | undefined
   }
   args.push('--dev', '/dev', '--proc', '/proc', '--size', String(TMPFS_BYTES), '--tmpfs', '/tmp');
   for (const path of readOnlyPaths) args.push('--ro-bind', path, path);
-  if (workDir && workDir !== '/') args.push('--bind', workDir, SANDBOX_DIR, '--chdir', SANDBOX_DIR);
+  if (privateBytes !== undefined)
+    args.push('--size', String(privateBytes), '--tmpfs', SANDBOX_DIR, '--chdir', SANDBOX_DIR);
+  else if (workDir && workDir !== '/') args.push('--bind', workDir, SANDBOX_DIR, '--chdir', SANDBOX_DIR);
   return args;
 }
 
@@ -218,6 +234,11 @@ export interface SandboxCommand {
   readOnlyPaths?: readonly string[];
   /** CPU-time limit in seconds (RLIMIT_CPU); default none. */
   cpuSec?: number;
+  /**
+   * bwrap only: /sample is a fresh tmpfs of `options.diskBytes` instead of `workDir` (for a command
+   * that needs no file from the host, like the Python worker): the folder's size is bounded.
+   */
+  privateDir?: boolean;
   slot: number;
   options: SandboxOptions;
 }
@@ -255,7 +276,7 @@ function dockerArgs(command: SandboxCommand, name: string, env: Record<string, s
     '--pids-limit',
     String(o.maxProcesses),
   );
-  args.push('--ulimit', 'core=0', '--ulimit', `fsize=${MAX_FILE_BYTES}`);
+  args.push('--ulimit', 'core=0', '--ulimit', `fsize=${fileLimit(o)}`);
   if (command.cpuSec !== undefined) args.push('--ulimit', `cpu=${Math.max(1, Math.ceil(command.cpuSec))}`);
   args.push(
     '--user',
@@ -311,13 +332,22 @@ export function spawnSandboxed(command: SandboxCommand): {
   const limits = [
     `--data=${command.options.memoryBytes}`,
     `--nproc=${command.options.maxProcesses}`,
-    `--fsize=${MAX_FILE_BYTES}`,
+    `--fsize=${fileLimit(command.options)}`,
     '--core=0',
   ];
   if (command.cpuSec !== undefined) limits.push(`--cpu=${Math.max(1, Math.ceil(command.cpuSec))}`);
   const argv = ['prlimit', ...limits, '--'];
   if (kind === 'bwrap')
-    argv.push('bwrap', ...bwrapArgs(command.readOnlyPaths ?? [], command.workDir, []), '--');
+    argv.push(
+      'bwrap',
+      ...bwrapArgs(
+        command.readOnlyPaths ?? [],
+        command.workDir,
+        [],
+        command.privateDir ? (command.options.diskBytes ?? DEFAULT_SANDBOX.diskBytes) : undefined,
+      ),
+      '--',
+    );
   else if (kind === 'unshare') argv.push(...unshareArgs(), '--');
   argv.push(...command.argv);
   const identity = slotIdentity(command.slot);

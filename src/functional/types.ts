@@ -115,6 +115,12 @@ export interface SandboxOptions {
   gid?: number;
   /** Allow network (never for samples; for toolchain set-up only). */
   network?: boolean;
+  /**
+   * Most bytes a sample folder may hold (default 256 MiB, `berth eval --disk-mb`). Enforced for the
+   * Python worker under bwrap, whose folder is a tmpfs of this size; elsewhere only the per-file
+   * limit (RLIMIT_FSIZE, at most this) applies.
+   */
+  diskBytes?: number;
   /** Image for `kind: 'docker'` (default `berth-base:bookworm`); it must hold the languages' toolchains. */
   image?: string;
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
 /**
@@ -11,8 +11,14 @@ import { dirname } from 'node:path';
 export async function writeFileAtomic(path: string, content: string | Uint8Array): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
   const temporary = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  await writeFile(temporary, content);
-  await rename(temporary, path);
+  try {
+    await writeFile(temporary, content);
+    await rename(temporary, path);
+  } catch (error) {
+    // No half-written leftover (e.g. when `path` is a folder: EISDIR).
+    await rm(temporary, { force: true }).catch(() => {});
+    throw error;
+  }
 }
 
 /** Writes `value` as pretty JSON (2-space indent, trailing newline), atomically. */

@@ -58,17 +58,44 @@ describe('problem files', () => {
     const file = join(dir, 'bad.jsonl');
     writeFileSync(
       file,
-      `${JSON.stringify({ task_id: 'a', prompt: 'p', test: 't' })}\n${JSON.stringify({ task_id: 'b', prompt: 'p' })}\n`,
+      `${JSON.stringify({ task_id: 'a', entry_point: 'f', prompt: 'p', test: 't' })}\n${JSON.stringify({ task_id: 'b', entry_point: 'f', prompt: 'p' })}\n`,
     );
     await expect(readProblems(file)).rejects.toThrow(InputError);
     await expect(readProblems(file)).rejects.toThrow(/bad\.jsonl:line 2 \(field `test`\): missing/);
-    writeFileSync(file, `${JSON.stringify({ task_id: 'a', prompt: 'p', test: 't' })}\n{not json\n`);
+    writeFileSync(
+      file,
+      `${JSON.stringify({ task_id: 'a', entry_point: 'f', prompt: 'p', test: 't' })}\n{not json\n`,
+    );
     await expect(readProblems(file)).rejects.toThrow(/line 2: not valid JSON/);
     writeFileSync(
       file,
-      `${JSON.stringify({ task_id: 'a', prompt: 'p', test: 't' })}\n${JSON.stringify({ task_id: 'a', prompt: 'p', test: 't' })}\n`,
+      `${JSON.stringify({ task_id: 'a', entry_point: 'f', prompt: 'p', test: 't' })}\n${JSON.stringify({ task_id: 'a', entry_point: 'f', prompt: 'p', test: 't' })}\n`,
     );
     await expect(readProblems(file)).rejects.toThrow(/duplicate task_id a/);
+  });
+
+  it('refuses a Python problem without entry_point (its test calls check(entry_point)) and an empty task_id', async () => {
+    const file = join(dir, 'no-entry.jsonl');
+    const good = {
+      task_id: 'a',
+      entry_point: 'f',
+      prompt: 'def f():\n',
+      test: 'def check(c):\n    assert c() == 1\n',
+    };
+    const { entry_point: _, ...noEntry } = good;
+    writeFileSync(file, `${JSON.stringify(good)}\n${JSON.stringify({ ...noEntry, task_id: 'b' })}\n`);
+    await expect(readProblems(file)).rejects.toThrow(
+      /no-entry\.jsonl:line 2 \(field `entry_point`\): missing or empty/,
+    );
+    writeFileSync(file, `${JSON.stringify({ ...good, entry_point: 'f)\nimport os' })}\n`);
+    await expect(readProblems(file)).rejects.toThrow(
+      /line 1 \(field `entry_point`\): must be a Python function name/,
+    );
+    writeFileSync(file, `${JSON.stringify(good)}\n${JSON.stringify({ ...good, task_id: '' })}\n`);
+    await expect(readProblems(file)).rejects.toThrow(/line 2 \(field `task_id`\): must not be empty/);
+    // Other languages assemble prompt + completion + test: no entry_point needed (mxeval).
+    writeFileSync(file, `${JSON.stringify({ ...noEntry, language: 'javascript' })}\n`);
+    expect((await readProblems(file)).get('a')?.language).toBe('javascript');
   });
 });
 

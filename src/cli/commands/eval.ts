@@ -32,6 +32,11 @@ export const registerEval: RegisterCommand = (program) => {
     .option('--timeout <seconds>', 'per-sample run timeout in seconds', '15')
     .option('-n, --workers <n>', 'samples run in parallel', '2')
     .option('--memory-mb <mb>', 'memory limit per sample in MiB', '2048')
+    .option(
+      '--disk-mb <mb>',
+      'most a sample folder may hold, in MiB (Python under bwrap: a tmpfs of this size; elsewhere the per-file limit)',
+      '256',
+    )
     .addOption(
       new Option(
         '--sandbox <kind>',

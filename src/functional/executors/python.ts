@@ -43,10 +43,18 @@ interface Answer {
   elapsed: number;
 }
 
+/**
+ * Seconds past the sample timeout after which a worker that has not answered is killed (it answers
+ * by itself at timeout + 1 s plus its clean-up; a sample that stopped it with SIGSTOP never would).
+ */
+const WORKER_GRACE_SEC = 10;
+
 /** One warm worker: a sandboxed python3 that forks per sample. */
 class Worker {
   private pending = new Map<number, (answer: Answer | undefined) => void>();
   private dead = false;
+  /** The worker said it is ready: a death after that is the sample's doing, not the sandbox's. */
+  ready = false;
   private constructor(
     private readonly child: ReturnType<typeof spawnSandboxed>['child'],
     readonly kind: SandboxKind,
@@ -56,10 +64,14 @@ class Worker {
   ) {
     const lines = createInterface({ input: child.stdout! });
     lines.on('line', (line) => {
-      let answer: Answer;
+      let answer: Answer & { ready?: boolean };
       try {
-        answer = JSON.parse(line) as Answer;
+        answer = JSON.parse(line) as Answer & { ready?: boolean };
       } catch {
+        return;
+      }
+      if (answer.ready === true) {
+        this.ready = true;
         return;
       }
       const resolve = this.pending.get(answer.id);
@@ -93,6 +105,8 @@ class Worker {
       workDir: dir,
       slot,
       options: options.sandbox,
+      // Under bwrap the worker's folder is a tmpfs of --disk-mb: samples cannot fill the host's disk.
+      privateDir: true,
     });
     return new Worker(child, kind, warning, dir, []);
   }
@@ -104,7 +118,12 @@ class Worker {
   run(id: number, program: string, timeoutSec: number, memoryBytes: number): Promise<Answer | undefined> {
     if (this.dead) return Promise.resolve(undefined);
     return new Promise((resolve) => {
-      this.pending.set(id, resolve);
+      // A worker that stops answering (a sample sent it SIGSTOP) is killed: the sample counts as crashed.
+      const timer = setTimeout(() => killGroup(this.child), (timeoutSec + WORKER_GRACE_SEC) * 1000);
+      this.pending.set(id, (answer) => {
+        clearTimeout(timer);
+        resolve(answer);
+      });
       this.child.stdin?.write(
         `${JSON.stringify({ id, program, timeout: timeoutSec, memory: memoryBytes })}\n`,
       );
@@ -216,11 +235,11 @@ export const pythonExecutor: LanguageExecutor = {
             if (missing) result = { ...result, result: `failed: ${missing}`, kind: 'error_of_run' };
           } else {
             // The worker died: the sample killed it, or the sandbox could not start.
-            const startedOk = worker.stderr.join('') === '';
+            const startedOk = worker.ready;
             result = {
               passed: false,
               result: startedOk
-                ? 'failed: the sample killed its sandbox'
+                ? 'failed: the sample killed or stopped its worker'
                 : `failed: sandbox error: ${worker.stderr.join('').slice(0, 500)}`,
               kind: startedOk ? 'crash' : 'error_of_run',
               time_elapsed: (performance.now() - started) / 1000,

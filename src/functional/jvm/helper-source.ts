@@ -130,7 +130,8 @@ public final class BerthJvmHelper {
       String n = p.getName();
       if (p instanceof RuntimePermission) {
         if (n.startsWith("exitVM")) return; // handled in checkExit
-        if (n.equals("setSecurityManager") || n.equals("createSecurityManager") || n.equals("writeFileDescriptor"))
+        if (n.equals("setSecurityManager") || n.equals("createSecurityManager") || n.equals("writeFileDescriptor")
+            || n.equals("setFactory"))
           throw new SecurityException("berth: " + n + " is not allowed");
       } else if (p instanceof java.net.SocketPermission) {
         throw new SecurityException("berth: network access is not allowed (" + n + ")");
@@ -168,6 +169,38 @@ public final class BerthJvmHelper {
     }
   }
 
+  /**
+   * JVM-global state a sample can change and a fresh java would not carry over: the default
+   * Locale (all categories), TimeZone, System properties, System.in (empty), the default
+   * uncaught-exception handler and the security providers. Restored before each sample. (The
+   * default charset is fixed at start-up; the security manager and one-shot factories are refused
+   * by the Guard.)
+   */
+  static final class Snapshot {
+    final Locale locale = Locale.getDefault();
+    final Locale display = Locale.getDefault(Locale.Category.DISPLAY);
+    final Locale format = Locale.getDefault(Locale.Category.FORMAT);
+    final TimeZone zone = (TimeZone) TimeZone.getDefault().clone();
+    final Properties props = (Properties) System.getProperties().clone();
+    final Thread.UncaughtExceptionHandler handler = Thread.getDefaultUncaughtExceptionHandler();
+    final java.security.Provider[] providers = java.security.Security.getProviders();
+
+    void restore() {
+      Locale.setDefault(locale);
+      Locale.setDefault(Locale.Category.DISPLAY, display);
+      Locale.setDefault(Locale.Category.FORMAT, format);
+      TimeZone.setDefault((TimeZone) zone.clone());
+      if (!System.getProperties().equals(props)) System.setProperties((Properties) props.clone());
+      System.setIn(new ByteArrayInputStream(new byte[0]));
+      Thread.setDefaultUncaughtExceptionHandler(handler);
+      if (!Arrays.equals(java.security.Security.getProviders(), providers)) {
+        for (java.security.Provider p : java.security.Security.getProviders())
+          java.security.Security.removeProvider(p.getName());
+        for (java.security.Provider p : providers) java.security.Security.addProvider(p);
+      }
+    }
+  }
+
   static Throwable unwrap(Throwable t) {
     while (t instanceof InvocationTargetException && t.getCause() != null) t = t.getCause();
     return t;
@@ -183,6 +216,7 @@ public final class BerthJvmHelper {
       guarded = false; // JDK 24+: no security manager; System.exit then ends the runner
     }
     PrintStream origErr = System.err;
+    Snapshot initial = new Snapshot();
     proto.println(guarded ? "READY" : "READY\tunguarded");
     String line;
     int seq = 0;
@@ -197,6 +231,7 @@ public final class BerthJvmHelper {
       CappedStream err = new CappedStream(cap);
       PrintStream pout = new PrintStream(out, true, "UTF-8");
       PrintStream perr = new PrintStream(err, true, "UTF-8");
+      initial.restore();
       exitStatus = null;
       boolean dirty = false;
       final int[] code = { 0 };

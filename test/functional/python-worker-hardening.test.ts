@@ -1,0 +1,141 @@
+/**
+ * The warm Python worker against samples that attack the worker itself (not
+ * the machine): its memory, its file descriptors, its sample folders. One
+ * sample must never change another sample's verdict nor lose the run.
+ */
+import { describe, expect, it } from 'vitest';
+import { findExecutor } from '../../src/functional/executors/index.ts';
+import { DEFAULT_SANDBOX, detectSandbox } from '../../src/functional/sandbox.ts';
+import type { ExecutionResult, Problem } from '../../src/functional/types.ts';
+
+const problem: Problem = {
+  task_id: 'T/0',
+  prompt: 'def f():\n',
+  entry_point: 'f',
+  test: '\ndef check(candidate):\n    assert candidate() == 1\n',
+  language: 'python',
+  canonical_solution: '    return 1\n',
+  has_canonical_solution: true,
+  raw: {},
+};
+
+async function runAll(completions: string[], timeoutSec = 5): Promise<ExecutionResult[]> {
+  return findExecutor('python')!.runBatch(
+    completions.map((completion, index) => ({
+      problem,
+      sample: { task_id: problem.task_id, completion, index },
+    })),
+    { timeoutSec, workers: 1, sandbox: { ...DEFAULT_SANDBOX, memoryBytes: 512 * 1024 * 1024 } },
+  );
+}
+
+/** A completion that returns 1 (passes) when `probe` (Python statements) runs without an exception. */
+function passesIf(probe: string): string {
+  const body = probe
+    .split('\n')
+    .map((line) => `        ${line}`)
+    .join('\n');
+  return `    import os\n    try:\n${body}\n        return 1\n    except Exception:\n        return 0\n`;
+}
+
+const sandbox = detectSandbox('auto');
+
+describe.skipIf(sandbox.kind === 'none')('the Python worker is out of reach of its samples', () => {
+  it("a sample cannot open the worker's memory (read or write), its fds, nor ptrace it", async () => {
+    const results = await runAll([
+      passesIf("open('/proc/%d/mem' % os.getppid(), 'rb').close()"),
+      passesIf("open('/proc/%d/mem' % os.getppid(), 'r+b').close()"),
+      passesIf("os.write(os.open('/proc/%d/fd/1' % os.getppid(), os.O_WRONLY), b'')"),
+      passesIf(
+        "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nif libc.ptrace(16, os.getppid(), None, None) != 0:\n    raise OSError(ctypes.get_errno(), 'ptrace')",
+      ),
+      passesIf(
+        "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nif libc.ptrace(0x4206, os.getppid(), None, None) != 0:\n    raise OSError(ctypes.get_errno(), 'seize')",
+      ),
+    ]);
+    expect(results.map((r) => r.result)).toEqual(Array(5).fill('failed: '));
+  });
+
+  it('rewriting "failed: " in the worker\'s memory does not make later wrong samples pass', async () => {
+    // The tester's attack: find the bytes in the worker's writable memory and overwrite them.
+    const attack = `    import os, re
+    pid = os.getppid()
+    try:
+        maps = open('/proc/%d/maps' % pid).read().splitlines()
+        mem = open('/proc/%d/mem' % pid, 'r+b', buffering=0)
+        for line in maps:
+            m = re.match(r'([0-9a-f]+)-([0-9a-f]+) rw', line)
+            if not m:
+                continue
+            start, end = int(m.group(1), 16), int(m.group(2), 16)
+            try:
+                mem.seek(start)
+                data = mem.read(end - start)
+            except OSError:
+                continue
+            i = data.find(b'failed: ')
+            while i >= 0:
+                # A compact ASCII str: its length sits 24 (3.12+) or 32 (3.11) bytes before the text.
+                for back in (24, 32):
+                    if i >= back and data[i - back:i - back + 8] == (8).to_bytes(8, 'little'):
+                        mem.seek(start + i - back)
+                        mem.write((6).to_bytes(8, 'little'))
+                        mem.seek(start + i)
+                        mem.write(b'passed')
+                i = data.find(b'failed: ', i + 1)
+    except OSError:
+        pass
+    return 0
+`;
+    const results = await runAll([attack, '    return 2\n', '    return 3\n', '    return 1\n']);
+    expect(results.map((r) => r.passed)).toEqual([false, false, false, true]);
+  });
+
+  it('a sample that fills the parent folder with guessed names loses only itself', async () => {
+    const squat =
+      "    import os\n    for i in range(200):\n        try:\n            os.mkdir('../s%d' % i)\n        except OSError:\n            pass\n    return 1\n";
+    const results = await runAll([squat, ...Array(9).fill('    return 1\n')]);
+    expect(results.map((r) => r.passed)).toEqual(Array(10).fill(true));
+  });
+
+  it('a sample that kills or stops its worker is marked crashed; the next samples are judged', async () => {
+    const results = await runAll(
+      [
+        '    import os, signal\n    os.kill(os.getppid(), signal.SIGKILL)\n    return 1\n',
+        '    return 1\n',
+        '    import os, signal\n    os.kill(os.getppid(), signal.SIGSTOP)\n    return 1\n',
+        '    return 1\n',
+        '    return 2\n',
+      ],
+      2,
+    );
+    expect(results.map((r) => [r.passed, r.kind])).toEqual([
+      [false, 'crash'],
+      [true, undefined],
+      [false, 'crash'],
+      [true, undefined],
+      [false, 'test_failure'],
+    ]);
+  });
+});
+
+describe.skipIf(sandbox.kind !== 'bwrap')('the Python sample folder has a size limit (bwrap)', () => {
+  it('a sample that writes 10 files of 8 MiB under a 32 MiB limit is stopped at the limit', async () => {
+    // Passes (returns 1) only when the files together stayed within 32 MiB.
+    const writer =
+      "    import os\n    total = 0\n    for i in range(10):\n        try:\n            with open('f%d' % i, 'wb') as out:\n                out.write(b'x' * (8 << 20))\n            total += 8 << 20\n        except OSError:\n            break\n    return 1 if total <= 32 << 20 else 0\n";
+    const [result, after] = await findExecutor('python')!.runBatch(
+      [writer, '    return 1\n'].map((completion, index) => ({
+        problem,
+        sample: { task_id: problem.task_id, completion, index },
+      })),
+      {
+        timeoutSec: 20,
+        workers: 1,
+        sandbox: { ...DEFAULT_SANDBOX, memoryBytes: 512 * 1024 * 1024, diskBytes: 32 * 1024 * 1024 },
+      },
+    );
+    expect(result?.result).toBe('passed');
+    expect(after?.result).toBe('passed');
+  });
+});
