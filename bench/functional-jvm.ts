@@ -136,7 +136,9 @@ if (values.out && existsSync(values.out)) {
   const diff = all.filter((r) => byKey.has(r.key) && pass(r) !== pass(byKey.get(r.key)!));
   const otherStatus = all.filter((r) => byKey.has(r.key) && r.status !== byKey.get(r.key)!.status);
   console.log(`recorded reference verdicts: ${all.length}; differing from the fast path: ${diff.length}`);
-  console.log(`  of which a different status (passed / failed / compile_error / timed_out): ${otherStatus.length}`);
+  console.log(
+    `  of which a different status (passed / failed / compile_error / timed_out): ${otherStatus.length}`,
+  );
   for (const r of otherStatus)
     console.log(`  ${r.key}: reference ${r.status}, fast ${byKey.get(r.key)!.status}`);
 }
