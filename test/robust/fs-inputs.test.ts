@@ -104,3 +104,16 @@ describe('Harbor task folders: a symbolic link out of the task folder is refused
     expect(error.issues.map((issue) => issue.file)).toEqual([join(ds, 'calc-json', 'tests', 'shared.txt')]);
   });
 });
+
+describe('task.toml: unknown top-level keys are warned about on their line, not refused (Harbor ignores extras)', () => {
+  it('`[verifierr]` gets a warning with its line and a hint; the task still loads', async () => {
+    const { parseTaskToml } = await import('../../src/tasks/harbor/config.ts');
+    const text = 'schema_version = "1.0"\n\n[verifierr]\ntimeout_sec = 10\n\n[agent]\ntimeout_sec = 5\n';
+    const config = parseTaskToml(text, 'task.toml');
+    expect(config.warnings).toEqual([
+      'line 3: unknown key `verifierr` is ignored (as Harbor ignores unknown keys); did you mean `verifier`?',
+    ]);
+    expect(config.verifierTimeoutSec).toBe(600);
+    expect(parseTaskToml('[verifier]\ntimeout_sec = 10\n', 'task.toml').warnings).toEqual([]);
+  });
+});
