@@ -46,7 +46,7 @@ export async function readRows(file: string): Promise<Row[]> {
     } catch (error) {
       throw new InputError({ file }, `not valid JSON: ${(error as Error).message}`);
     }
-    const single = !Array.isArray(parsed) && typeof (parsed as Record<string, unknown>)?.task_id === 'string';
+    const single = !Array.isArray(parsed) && (parsed as Record<string, unknown>)?.task_id !== undefined;
     const list = Array.isArray(parsed)
       ? parsed
       : single
