@@ -111,3 +111,49 @@ export function escapingSymlinks(root: string): InputIssue[] {
   walk(top);
   return issues;
 }
+
+/**
+ * Decodes UTF-8 input. Invalid bytes are replaced by U+FFFD, as Python's and Node's lenient
+ * decoders do, and the 1-based lines holding them are returned so the caller can warn (text
+ * fields) or refuse (ids, where a replaced byte would make an id that matches nothing).
+ */
+export function decodeUtf8(bytes: Uint8Array): { text: string; invalidLines: number[] } {
+  try {
+    return { text: new TextDecoder('utf-8', { fatal: true }).decode(bytes), invalidLines: [] };
+  } catch {
+    const strict = new TextDecoder('utf-8', { fatal: true });
+    const invalidLines: number[] = [];
+    let start = 0;
+    let line = 1;
+    while (start <= bytes.length) {
+      let end = bytes.indexOf(0x0a, start);
+      if (end < 0) end = bytes.length;
+      try {
+        strict.decode(bytes.subarray(start, end));
+      } catch {
+        invalidLines.push(line);
+      }
+      start = end + 1;
+      line++;
+    }
+    return { text: new TextDecoder('utf-8').decode(bytes), invalidLines };
+  }
+}
+
+/** The warning for `decodeUtf8`'s invalid lines: `file: invalid UTF-8 on line(s) 3, 7 ...`. */
+export function invalidUtf8Warning(file: string, invalidLines: readonly number[]): string {
+  const shown = invalidLines.slice(0, 10).join(', ');
+  const more = invalidLines.length > 10 ? ` and ${invalidLines.length - 10} more` : '';
+  return `${file}: invalid UTF-8 on line(s) ${shown}${more}; the bad bytes were replaced by U+FFFD`;
+}
+
+/**
+ * Decodes a user's file like `decodeUtf8` and writes the warning to stderr when some lines
+ * hold invalid UTF-8 (the input is still read: only those characters are lost).
+ */
+export function decodeUtf8Warning(bytes: Uint8Array, file: string): { text: string; invalidLines: number[] } {
+  const decoded = decodeUtf8(bytes);
+  if (decoded.invalidLines.length > 0)
+    process.stderr.write(`berth: warning: ${invalidUtf8Warning(file, decoded.invalidLines)}\n`);
+  return decoded;
+}
