@@ -79,6 +79,21 @@ describe('a path the user gave that cannot be opened is bad input (exit 2), not 
   });
 });
 
+describe('Harbor task folders: a fixed file that is a folder is one bad task', () => {
+  it('tests/test.sh and environment/Dockerfile as folders are listed, not crashes later', async () => {
+    const ds = await harborCopy();
+    rmSync(join(ds, 'calc', 'tests', 'test.sh'));
+    mkdirSync(join(ds, 'calc', 'tests', 'test.sh'));
+    rmSync(join(ds, 'calc-json', 'environment', 'Dockerfile'));
+    mkdirSync(join(ds, 'calc-json', 'environment', 'Dockerfile'));
+    const error = await inputError(() => loadHarborPath(ds));
+    expect(error.issues.map((issue) => [issue.file, issue.message])).toEqual([
+      [join(ds, 'calc', 'tests', 'test.sh'), 'is a folder, a file was expected'],
+      [join(ds, 'calc-json', 'environment', 'Dockerfile'), 'is a folder, a file was expected'],
+    ]);
+  });
+});
+
 describe('Harbor task folders: a symbolic link out of the task folder is refused, naming the link', () => {
   it('instruction.md -> ../../../etc/shadow and tests/test.sh -> /etc/passwd are both listed', async () => {
     const ds = await harborCopy();

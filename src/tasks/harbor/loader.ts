@@ -104,6 +104,14 @@ export function loadHarborTask(taskDir: string): Task {
   // Links out of the task folder are refused before any file of it is read.
   const links = escapingSymlinks(dir);
   if (links.length > 0) throw InputError.all(links);
+  // The task's fixed files, when present, must be files (a folder by that name would crash
+  // whatever reads it later: the check, the build, the verifier).
+  const notFiles = ['instruction.md', 'environment/Dockerfile', 'tests/test.sh', 'tests/test.bat']
+    .concat(['solution/solve.sh', 'solution/solve.bat'])
+    .map((name) => join(dir, name))
+    .filter((file) => existsSync(file) && !statSync(file).isFile());
+  if (notFiles.length > 0)
+    throw InputError.all(notFiles.map((file) => ({ file, message: 'is a folder, a file was expected' })));
   const config = parseTaskToml(readInputText(tomlPath), tomlPath);
   const multiStep = Boolean(config.steps?.length);
   const instructionPath = join(dir, 'instruction.md');
