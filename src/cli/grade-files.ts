@@ -23,6 +23,7 @@ import { countCategories, type GradeReport } from '../grading/report.ts';
 import { gradeSwebench } from '../grading/swebench.ts';
 import { type RawRow, readInputText, readRowFile } from '../tasks/swebench/read-rows.ts';
 import { decodeTestList, TestListError } from '../tasks/swebench/test-list.ts';
+import { describeFsError } from '../util/input-files.ts';
 import type { GradeOutput } from './output-schemas.ts';
 import { parseFiles, statusMapOf } from './parse-files.ts';
 
@@ -123,6 +124,15 @@ async function expandReports(reports: string[]): Promise<string[]> {
 export async function gradeFiles(options: GradeFilesOptions): Promise<GradeOutput> {
   if (options.rules !== undefined && !RULES.includes(options.rules)) {
     throw new UsageError(`unknown rules "${options.rules}"; use one of ${RULES.join(', ')}`);
+  }
+  // Every report must exist whatever the rules (a missing report is bad input, exit 2, never
+  // graded as an unparsable one).
+  for (const report of options.reports) {
+    await stat(report).catch((error: unknown) => {
+      throw new InputError({ file: report }, `report ${describeFsError(error) ?? (error as Error).message}`, {
+        cause: error,
+      });
+    });
   }
   const isKotlin =
     options.rules === 'kotlin' ||

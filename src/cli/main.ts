@@ -6,6 +6,7 @@
  */
 import { Command, CommanderError } from 'commander';
 import { BerthError } from '../errors.ts';
+import { pathErrorMessage } from '../util/input-files.ts';
 import { VERSION } from '../version.ts';
 import { commands } from './commands/index.ts';
 
@@ -34,6 +35,11 @@ function handleError(error: unknown): number {
   if (BerthError.isInstance(error)) {
     process.stderr.write(`berth: ${error.message}\n`);
     return error.exitCode;
+  }
+  const path = pathErrorMessage(error);
+  if (path) {
+    process.stderr.write(`berth: ${path}\n`);
+    return 2;
   }
   process.stderr.write(
     `berth: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,

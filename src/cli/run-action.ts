@@ -192,6 +192,16 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
   const tasks =
     agentTimeout === undefined ? placed : placed.map((t) => ({ ...t, agentTimeoutSec: agentTimeout }));
   stopIfInterrupted();
+  const taskWarnings = tasks.flatMap((task) =>
+    ((task.metadata.harbor as { warnings?: string[] } | undefined)?.warnings ?? []).map(
+      (warning) => `${task.origin.file}: ${warning}`,
+    ),
+  );
+  for (const warning of taskWarnings.slice(0, 10)) process.stderr.write(`berth: warning: ${warning}\n`);
+  if (taskWarnings.length > 10)
+    process.stderr.write(
+      `berth: warning: ... and ${taskWarnings.length - 10} more (berth check -p lists them)\n`,
+    );
   const agent = await createAgent(options.agent, {
     ...(options.predictions ? { predictionsFile: options.predictions } : {}),
     ...commandAgent,

@@ -14,6 +14,7 @@ import { readFile } from 'node:fs/promises';
 import { gunzipSync } from 'node:zlib';
 import { InputError } from '../errors.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
+import { decodeUtf8Warning } from '../util/input-files.ts';
 import type { ExecutionResult, Problem, Sample } from './types.ts';
 
 interface Row {
@@ -36,7 +37,7 @@ export async function readRows(file: string): Promise<Row[]> {
       throw new InputError({ file }, `not a valid gzip file: ${(error as Error).message}`);
     }
   }
-  const text = bytes.toString('utf8').replace(/^\uFEFF/, '');
+  const text = decodeUtf8Warning(bytes, file).text.replace(/^\uFEFF/, '');
   const trimmed = text.trimStart();
   // A JSON document (array or object) rather than JSONL: try it whole first.
   if (trimmed.startsWith('[') || (trimmed.startsWith('{') && !isJsonl(trimmed))) {
@@ -46,7 +47,7 @@ export async function readRows(file: string): Promise<Row[]> {
     } catch (error) {
       throw new InputError({ file }, `not valid JSON: ${(error as Error).message}`);
     }
-    const single = !Array.isArray(parsed) && typeof (parsed as Record<string, unknown>)?.task_id === 'string';
+    const single = !Array.isArray(parsed) && (parsed as Record<string, unknown>)?.task_id !== undefined;
     const list = Array.isArray(parsed)
       ? parsed
       : single

@@ -18,7 +18,7 @@ import { pathToFileURL } from 'node:url';
 import PQueue from 'p-queue';
 import type { Agent } from '../agents/agent.ts';
 import type { EnvironmentProvider } from '../environments/environment.ts';
-import { UsageError } from '../errors.ts';
+import { InputError, UsageError } from '../errors.ts';
 import {
   agentInfoForFile,
   roundSec,
@@ -76,15 +76,26 @@ export const JOB_STATE_FILE = 'berth-state.json';
 
 interface JobState {
   result_sha256: Record<string, string>;
+  /**
+   * True when the job folder has no state file: a job written by a berth from before the
+   * state file existed. Its results are kept as they are (and recorded from then on).
+   */
+  legacy: boolean;
 }
 
 async function readJobState(jobDir: string): Promise<JobState> {
+  let text: string;
   try {
-    const state = JSON.parse(await readFile(join(jobDir, JOB_STATE_FILE), 'utf8')) as Partial<JobState>;
+    text = await readFile(join(jobDir, JOB_STATE_FILE), 'utf8');
+  } catch (error) {
+    return { result_sha256: {}, legacy: (error as NodeJS.ErrnoException).code === 'ENOENT' };
+  }
+  try {
+    const state = JSON.parse(text) as Partial<JobState>;
     if (state && typeof state.result_sha256 === 'object' && state.result_sha256 !== null)
-      return { result_sha256: { ...state.result_sha256 } };
+      return { result_sha256: { ...state.result_sha256 }, legacy: false };
   } catch {}
-  return { result_sha256: {} };
+  return { result_sha256: {}, legacy: false };
 }
 
 const sha256 = (bytes: Buffer | string) => createHash('sha256').update(bytes).digest('hex');
@@ -131,6 +142,46 @@ async function readPrevious(path: string): Promise<{ result: TrialResult; sha256
   }
 }
 
+/**
+ * Reads a JSON state file of a job folder (config.json, a trial's result.json).
+ * @returns the parsed object, or undefined when the file does not exist.
+ * @throws InputError when it exists but cannot be read or is not a JSON object: a damaged
+ *   job is refused, never taken for a fresh one (resuming would replace its results).
+ */
+export async function readJobJson(
+  path: string,
+  jobName: string,
+): Promise<Record<string, unknown> | undefined> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw damagedJob(path, jobName, (error as Error).message);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw damagedJob(path, jobName, `not valid JSON (${(error as Error).message})`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw damagedJob(
+      path,
+      jobName,
+      `not a JSON object (${Array.isArray(value) ? 'an array' : typeof value})`,
+    );
+  return value as Record<string, unknown>;
+}
+
+function damagedJob(path: string, jobName: string, why: string): InputError {
+  return new InputError(
+    { file: path },
+    `${why}; job ${jobName} cannot be resumed from a damaged state file and nothing was changed: ` +
+      'repair or remove that file (or the whole job folder), or use another --job-name',
+  );
+}
+
 function describeValue(value: unknown): string {
   if (value === null || value === undefined) return 'none';
   if (Array.isArray(value)) return value.length === 0 ? 'none' : value.join(',');
@@ -166,31 +217,52 @@ function pidAlive(pid: number): boolean {
 }
 
 /**
- * Takes the job folder's lock (`.berth.lock`, created exclusively, holding the pid).
- * A lock whose pid is no longer running is taken over.
+ * The start time of a process (field 22 of `/proc/<pid>/stat`, clock ticks since boot),
+ * or undefined where /proc is absent or the process is gone. With the pid it names one
+ * process for good: a pid reused by another process has another start time.
+ */
+export async function processStartTime(pid: number): Promise<string | undefined> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
+  if (stat === undefined) return undefined;
+  // The command name (field 2) is in parentheses and may hold spaces or ')'.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return fields[19];
+}
+
+/**
+ * Takes the job folder's lock (`.berth.lock`, created exclusively, holding `pid start-time`,
+ * see `processStartTime`). A lock whose pid is no longer running, or is running but started at
+ * another time (the pid was reused by an unrelated process), is stale and taken over.
  * @returns a function that releases the lock.
  * @throws UsageError when another running process holds the lock.
  */
 export async function lockJobDir(jobDir: string, jobName: string): Promise<() => Promise<void>> {
   await mkdir(jobDir, { recursive: true });
   const lock = join(jobDir, '.berth.lock');
+  const ownStart = await processStartTime(process.pid);
+  const own = `${process.pid}${ownStart !== undefined ? ` ${ownStart}` : ''}`;
   for (let tries = 0; tries < 5; tries++) {
     try {
-      await writeFile(lock, `${process.pid}\n`, { flag: 'wx' });
+      await writeFile(lock, `${own}\n`, { flag: 'wx' });
       return async () => {
         const holder = await readFile(lock, 'utf8').catch(() => '');
-        if (Number(holder.trim()) === process.pid) await rm(lock, { force: true });
+        if (holder.trim() === own) await rm(lock, { force: true });
       };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
     const text = await readFile(lock, 'utf8').catch(() => undefined);
     if (text === undefined) continue; // released meanwhile
-    const pid = Number(text.trim());
-    if (text.trim() !== '' && pidAlive(pid) && pid !== process.pid) {
-      throw new UsageError(
-        `job ${jobName} is being run by another berth process (pid ${pid}); wait for it, or use another --job-name`,
-      );
+    const [pidText = '', startText] = text.trim().split(/\s+/);
+    const pid = Number(pidText);
+    if (pidText !== '' && pidAlive(pid) && pid !== process.pid) {
+      // Locks written before the start time was recorded hold only the pid: trust it.
+      const start = startText === undefined ? undefined : await processStartTime(pid);
+      if (start === undefined || start === startText) {
+        throw new UsageError(
+          `job ${jobName} is being run by another berth process (pid ${pid}); wait for it, or use another --job-name`,
+        );
+      }
     }
     // An empty lock may be one being written right now: give its writer a moment.
     if (text.trim() === '' && tries === 0) {
@@ -226,17 +298,24 @@ async function runLockedJob(options: JobOptions, jobDir: string): Promise<JobSum
 
   let filters = options.filters;
   let trialNames = options.plan.map((p) => p.trialName);
+  // Every state file is read (and a damaged one refused) before anything is written.
+  const previous = (await readJobJson(join(jobDir, 'config.json'), options.jobName)) as
+    | {
+        berth_identity?: Record<string, unknown>;
+        berth_filters?: Record<string, unknown>;
+        berth_trials?: unknown;
+      }
+    | undefined;
+  // Trial results are only checked here; each is read again (with its sha256) when its turn comes.
+  await Promise.all(
+    options.plan.map(
+      (trial) =>
+        readJobJson(join(jobDir, trial.trialName, 'result.json'), options.jobName) as Promise<
+          TrialResult | undefined
+        >,
+    ),
+  );
   if (options.identity) {
-    const previous = await readFile(join(jobDir, 'config.json'), 'utf8')
-      .then(
-        (text) =>
-          JSON.parse(text) as {
-            berth_identity?: Record<string, unknown>;
-            berth_filters?: Record<string, unknown>;
-            berth_trials?: unknown;
-          },
-      )
-      .catch(() => undefined);
     const refuse = (differences: string[]) =>
       new UsageError(
         `job ${options.jobName} exists with a different configuration: ${differences.join('; ')} ` +
@@ -356,13 +435,13 @@ async function runLockedJob(options: JobOptions, jobDir: string): Promise<JobSum
       const previous = stored?.result;
       if (previous && resumeMismatch(previous, trial, options.agent) === undefined) {
         const recorded = state.result_sha256[trial.trialName];
-        if (recorded === stored?.sha256) {
+        const legacy = state.legacy && recorded === undefined;
+        if (recorded === stored?.sha256 || legacy) {
           // A result written by an earlier berth is brought to the current file format.
           // A failed rewrite leaves the old file, which still resumes; it never stops the job.
-          if (upgradeTrialResult(previous)) {
+          if (upgradeTrialResult(previous))
             await writeJsonAtomic(join(trialDir, 'result.json'), previous).catch(() => {});
-            await recordResult(trial.trialName);
-          }
+          await recordResult(trial.trialName);
           if (trial.task.verifier.kind === 'swebench')
             await writeRewardFile(trialDir, previous).catch(() => false);
           await upgradeConfigFile(join(trialDir, 'config.json')).catch(() => false);

@@ -30,8 +30,14 @@ function pick(source: Record<string, unknown>, keys: readonly string[]): Record<
 
 export async function readCategoryRows(jobDir: string, keys: readonly string[]): Promise<CategoryRow[]> {
   const jobFile = join(jobDir, 'result.json');
+  const notAJob = (why: string) =>
+    new InputError(
+      { file: jobDir },
+      `not a job folder (${why}); give the folder berth run wrote, <jobs-dir>/<job-name>`,
+    );
   const job = (await readJson(jobFile).catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT') return undefined;
+    if (error.code === 'ENOTDIR') throw notAJob('it is a file');
     throw error;
   })) as { trials?: Array<Record<string, unknown>> } | undefined;
   if (
@@ -43,15 +49,23 @@ export async function readCategoryRows(jobDir: string, keys: readonly string[]):
       reward: typeof trial.reward === 'number' ? trial.reward : undefined,
     }));
   }
-  const entries = await readdir(jobDir, { withFileTypes: true }).catch(() => {
-    throw new InputError({ file: jobDir }, 'not a job folder');
+  const entries = await readdir(jobDir, { withFileTypes: true }).catch((error: NodeJS.ErrnoException) => {
+    throw notAJob(error.code === 'ENOENT' ? 'it does not exist' : error.message);
   });
   const rows: CategoryRow[] = [];
+  let trials = 0;
   for (const entry of entries) {
     if (!entry.isDirectory()) continue;
     const file = join(jobDir, entry.name, 'result.json');
-    const trial = (await readJson(file).catch(() => undefined)) as Record<string, unknown> | undefined;
-    if (!trial) continue;
+    // A trial folder without a result yet is skipped; a damaged result is an error, not a zero.
+    const trial = (await readJson(file).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return undefined;
+      throw error;
+    })) as Record<string, unknown> | undefined;
+    if (trial === undefined) continue;
+    trials++;
+    if (typeof trial !== 'object' || trial === null || Array.isArray(trial))
+      throw new InputError({ file }, 'not a trial result (a JSON object was expected)');
     const rewards = (trial.verifier_result as { rewards?: Record<string, unknown> } | null | undefined)
       ?.rewards;
     rows.push({
@@ -59,5 +73,7 @@ export async function readCategoryRows(jobDir: string, keys: readonly string[]):
       reward: typeof rewards?.reward === 'number' ? rewards.reward : undefined,
     });
   }
+  if (job === undefined && trials === 0)
+    throw notAJob('no result.json, and no trial folder with a result.json');
   return rows;
 }

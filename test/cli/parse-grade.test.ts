@@ -208,15 +208,16 @@ describe('berth grade', () => {
     const ok = berth('grade', '--json', '--expected', expected, '--report', project);
     expect(ok.status).toBe(0);
     expect(JSON.parse(ok.stdout)).toMatchObject({ rules: 'kotlin', resolved: true, reward: 1 });
-    const none = berth(
-      'grade',
-      '--expected',
-      expected,
-      '--report',
-      path.join(work, 'empty-dir-that-does-not-exist'),
-    );
+    // A build folder with no report (the build failed) is graded: reward 0.
+    mkdirSync(path.join(work, 'empty-build'), { recursive: true });
+    const none = berth('grade', '--expected', expected, '--report', path.join(work, 'empty-build'));
     expect(none.status).toBe(0);
     expect(none.stdout).toMatch(/^NOT RESOLVED \(reward 0, kotlin rules\)/);
+    // A report path that does not exist is a mistake on the command line: exit 2, named.
+    const missing = path.join(work, 'no-such-dir');
+    const wrong = berth('grade', '--expected', expected, '--report', missing);
+    expect(wrong.status).toBe(2);
+    expect(wrong.stderr).toContain(`${missing}: report no such file or folder`);
   });
 
   it.skipIf(!existsSync(path.join(data, 'reports/go-test')))(

@@ -51,6 +51,8 @@ export interface TaskCheck {
   reasons: string[];
   /** Harbor features the task uses (multi-step, allowlist network, ...). */
   features: string[];
+  /** task.toml warnings (deprecated forms, unknown keys with their line); they do not stop a run. */
+  warnings?: string[];
 }
 
 const RULES: Array<[RegExp, string]> = [
@@ -347,6 +349,7 @@ export async function checkTask(
     canRun,
     reasons,
     features,
+    warnings: (task.metadata.harbor as { warnings?: string[] } | undefined)?.warnings ?? [],
   };
 }
 
@@ -366,5 +369,6 @@ export function formatCheck(c: TaskCheck): string {
   }
   // A reason of several lines (a task.toml with several problems) keeps them under its bullet.
   for (const r of c.reasons) lines.push(`  - ${r.replace(/\n/g, '\n    ')}`);
+  for (const w of c.warnings ?? []) lines.push(`  warning: task.toml ${w}`);
   return lines.join('\n');
 }

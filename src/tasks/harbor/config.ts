@@ -118,6 +118,25 @@ export const taskTomlSchema = z.looseObject({
 
 export type RawTaskToml = z.infer<typeof taskTomlSchema>;
 
+/** The top-level keys (tables) of Harbor's TaskConfig; any other is warned about. */
+const TOP_LEVEL_KEYS: readonly string[] = Object.keys(taskTomlSchema.shape);
+
+/** Levenshtein distance, for `did you mean` hints on short key names. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++)
+      row[j] = Math.min(
+        (previous[j] ?? 0) + 1,
+        (row[j - 1] ?? 0) + 1,
+        (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+    previous = row;
+  }
+  return previous[b.length] ?? 0;
+}
+
 /** The task.toml after legacy forms are folded into current ones. Units: seconds, megabytes. */
 export interface HarborTaskConfig {
   /** `schema_version`, or the legacy `version`. */
@@ -345,6 +364,17 @@ export function parseTaskToml(text: string, file: string): HarborTaskConfig {
   }
   if (t.version !== undefined && t.schema_version === undefined)
     warnings.push('`version` is the legacy name of `schema_version`');
+  // Unknown top-level keys and tables: Harbor's pydantic TaskConfig ignores extra fields, so
+  // they are not refused (a task Harbor runs, berth runs), but a typo such as `[verifierr]`
+  // would silently drop its settings, so each is warned about on its line.
+  for (const key of Object.keys(data)) {
+    if (TOP_LEVEL_KEYS.includes(key)) continue;
+    const line = lineOf([key]);
+    const near = TOP_LEVEL_KEYS.find((known) => editDistance(known, key) <= 2);
+    warnings.push(
+      `${line !== undefined ? `line ${line}: ` : ''}unknown key \`${key}\` is ignored (as Harbor ignores unknown keys)${near ? `; did you mean \`${near}\`?` : ''}`,
+    );
+  }
 
   if (problems.length > 0) throw InputError.all(sortIssues(problems));
 

@@ -7,9 +7,10 @@
  * `-p X` is a task when X holds `task.toml` and `environment/`, otherwise a
  * dataset whose immediate sub-folders are tasks, as `harbor run -p` decides.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { InputError, type InputIssue } from '../../errors.ts';
+import { escapingSymlinks, readInputText } from '../../util/input-files.ts';
 import type { Task, TaskSource } from '../task.ts';
 import { type HarborTaskConfig, parseTaskToml } from './config.ts';
 import { harborPlan } from './steps.ts';
@@ -100,11 +101,22 @@ export interface HarborTaskExtras {
 export function loadHarborTask(taskDir: string): Task {
   const dir = resolve(taskDir);
   const tomlPath = join(dir, 'task.toml');
-  const config = parseTaskToml(readFileSync(tomlPath, 'utf8'), tomlPath);
+  // Links out of the task folder are refused before any file of it is read.
+  const links = escapingSymlinks(dir);
+  if (links.length > 0) throw InputError.all(links);
+  // The task's fixed files, when present, must be files (a folder by that name would crash
+  // whatever reads it later: the check, the build, the verifier).
+  const notFiles = ['instruction.md', 'environment/Dockerfile', 'tests/test.sh', 'tests/test.bat']
+    .concat(['solution/solve.sh', 'solution/solve.bat'])
+    .map((name) => join(dir, name))
+    .filter((file) => existsSync(file) && !statSync(file).isFile());
+  if (notFiles.length > 0)
+    throw InputError.all(notFiles.map((file) => ({ file, message: 'is a folder, a file was expected' })));
+  const config = parseTaskToml(readInputText(tomlPath), tomlPath);
   const multiStep = Boolean(config.steps?.length);
   const instructionPath = join(dir, 'instruction.md');
   let instruction = '';
-  if (existsSync(instructionPath)) instruction = stripCanary(readFileSync(instructionPath, 'utf8'));
+  if (existsSync(instructionPath)) instruction = stripCanary(readInputText(instructionPath));
   else if (!multiStep)
     throw new InputError(
       { file: instructionPath },

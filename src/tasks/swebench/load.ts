@@ -302,6 +302,37 @@ export function checkSnapshotPath(path: string): string | undefined {
   return undefined;
 }
 
+/**
+ * Where a snapshot symlink leads, resolved as the kernel would inside the repository folder:
+ * `..` steps and the snapshot's other symlinks met on the way are followed (so `x -> a/..`
+ * with `a -> b/c` is judged by where `b/c/..` is, not by the text). Returns why the link is
+ * unsafe (its target leaves the repository root, or enters `.git`, or loops), or undefined.
+ */
+export function checkSnapshotSymlink(linkPath: string, symlinks: Record<string, string>): string | undefined {
+  const stack = linkPath.split('/').slice(0, -1);
+  let pending = (symlinks[linkPath] ?? '').split('/');
+  let hops = 0;
+  while (pending.length > 0) {
+    const part = pending.shift() as string;
+    if (part === '' || part === '.') continue;
+    if (part === '..') {
+      if (stack.length === 0) return 'its target leaves the repository root';
+      stack.pop();
+      continue;
+    }
+    stack.push(part);
+    if (part.toLowerCase() === '.git' && stack.length === 1) return 'its target is inside .git';
+    const link = symlinks[stack.join('/')];
+    if (link !== undefined) {
+      if (++hops > 40) return 'a loop of symlinks';
+      if (link.startsWith('/')) return 'its target leaves the repository root';
+      stack.pop();
+      pending = [...link.split('/'), ...pending];
+    }
+  }
+  return undefined;
+}
+
 function readDockerless(
   raw: unknown,
   at: (field: string, path?: ReadonlyArray<string | number>) => { file: string; line: number; field: string },
@@ -373,6 +404,14 @@ function readDockerless(
           );
         all.set(path, field);
       }
+    }
+    for (const path of Object.keys(symlinks ?? {})) {
+      const unsafe = checkSnapshotSymlink(path, symlinks ?? {});
+      if (unsafe)
+        throw new InputError(
+          at(`dockerless.symlinks[${JSON.stringify(path)}]`, ['dockerless', 'symlinks', path]),
+          `unsafe symlink target ${JSON.stringify(symlinks?.[path])}: ${unsafe}`,
+        );
     }
     for (const path of executables ?? []) {
       const kind = all.get(path);

@@ -7,6 +7,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { type JSONPath, visit } from 'jsonc-parser';
 import { InputError, type InputIssue } from '../../errors.ts';
+import { decodeUtf8Warning } from '../../util/input-files.ts';
 import { jsonErrorOffset } from '../../util/json-error.ts';
 
 /** One row as read, with where it came from. */
@@ -155,12 +156,18 @@ function jsonErrorLine(text: string, error: unknown): number | undefined {
 }
 
 /**
- * Reads a text input file (UTF-8).
+ * Reads a text input file (UTF-8; invalid bytes are replaced and warned about on stderr,
+ * naming the lines, see `decodeUtf8Warning`).
  * @throws InputError naming the file when it does not exist, is a folder or cannot be read.
  */
 export async function readInputText(file: string): Promise<string> {
+  return (await readInputTextLines(file)).text;
+}
+
+async function readInputTextLines(file: string): Promise<{ text: string; invalidLines: number[] }> {
+  let bytes: Buffer;
   try {
-    return await readFile(file, 'utf8');
+    bytes = await readFile(file);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     const reason =
@@ -173,6 +180,7 @@ export async function readInputText(file: string): Promise<string> {
             : `cannot read: ${(error as Error).message}`;
     throw new InputError({ file }, reason, { cause: error });
   }
+  return decodeUtf8Warning(bytes, file);
 }
 
 /**
@@ -195,8 +203,41 @@ export async function readRowFile(
     onBadLine?: (issue: InputIssue) => void;
   } = {},
 ): Promise<RawRow[]> {
-  let text = await readInputText(file);
+  const decoded = await readInputTextLines(file);
+  let text = decoded.text;
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  const rows = readRowText(file, text, options);
+  // Invalid UTF-8 in a text field is warned about (readInputTextLines); in an id it is refused:
+  // the replaced id would match no prediction, test or report.
+  if (decoded.invalidLines.length > 0) {
+    const keys = [options.rowKey ?? 'instance_id'];
+    const issues: InputIssue[] = [];
+    for (const row of rows) {
+      const value = row.value as Record<string, unknown> | null;
+      for (const key of keys) {
+        const id = value && typeof value === 'object' ? value[key] : undefined;
+        const bad = typeof id === 'string' ? id.includes('\uFFFD') : (row.key?.includes('\uFFFD') ?? false);
+        if (bad) {
+          issues.push({
+            file,
+            line: row.locate?.([key]) ?? row.line,
+            field: key,
+            message: 'invalid UTF-8 in the id (the file must be UTF-8)',
+          });
+          break;
+        }
+      }
+    }
+    if (issues.length > 0) throw InputError.all(issues);
+  }
+  return rows;
+}
+
+function readRowText(
+  file: string,
+  text: string,
+  options: { rowKey?: string; rowKeys?: readonly string[]; onBadLine?: (issue: InputIssue) => void },
+): RawRow[] {
   const isJsonl = extname(file).toLowerCase() === '.jsonl' || extname(file).toLowerCase() === '.ndjson';
   if (!isJsonl) {
     let document: unknown;
