@@ -11,7 +11,6 @@
  */
 import { posix } from 'node:path';
 import { InputError, type InputIssue } from '../../errors.ts';
-import { touchedPaths } from '../../util/patch-files.ts';
 import type { RepositorySnapshot, Task } from '../task.ts';
 import { listRowFiles, type RawRow, readRowFile } from './read-rows.ts';
 import { harnessDirectives, harnessTestCommand, specForRow } from './specs.ts';
@@ -19,24 +18,6 @@ import { decodeTestList, TestListError } from './test-list.ts';
 
 /** Default wall-clock limit of a test run, in seconds (SWE-bench's harness default). */
 export const DEFAULT_TEST_TIMEOUT_SEC = 1800;
-
-/**
- * Extensions SWE-bench ignores when turning a test patch into test directives
- * (`swebench/harness/test_spec/python.py:get_test_directives`, NON_TEST_EXTS).
- */
-const NON_TEST_EXTS = [
-  '.json',
-  '.png',
-  'csv',
-  '.txt',
-  '.md',
-  '.jpg',
-  '.jpeg',
-  '.pkl',
-  '.yml',
-  '.yaml',
-  '.toml',
-];
 
 /** Fields every SWE-bench row must have. */
 const REQUIRED = ['instance_id', 'test_patch', 'FAIL_TO_PASS', 'PASS_TO_PASS'] as const;
@@ -269,10 +250,11 @@ export function rowToTask(row: RawRow): Task {
 
 /**
  * SWE-bench's test directives: the `b/` paths of a test patch's `diff --git`
- * headers, minus non-test extensions. Used when a row has no `dockerless.test_files`.
+ * headers, minus non-test extensions (one rule: `harnessDirectives`, without Django's
+ * module labels). Used when a row has no `dockerless.test_files`.
  */
 export function testDirectives(testPatch: string): string[] {
-  return touchedPaths(testPatch).filter((path) => !NON_TEST_EXTS.some((ext) => path.endsWith(ext)));
+  return harnessDirectives('', testPatch);
 }
 
 interface Dockerless {
