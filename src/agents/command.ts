@@ -80,6 +80,12 @@ export interface CommandAgentOptions {
   env?: Record<string, string>;
   /** Model name: recorded as SWE-bench's `model_name_or_path` / Harbor's model, passed as `BERTH_MODEL`. */
   model?: string;
+  /**
+   * Host folders the command may read (`--agent-mount`): in the local environment's sandbox
+   * only the trial's folder, the agent log folder and these are seen through its private /tmp
+   * and home (the rest of the host is read-only). Containers ignore it.
+   */
+  mounts?: readonly string[];
 }
 
 interface Paths {
@@ -152,6 +158,14 @@ export class CommandAgent implements Agent {
     ].join('\n');
     const options: ExecOptions = {
       env,
+      ...(paths.shared
+        ? {
+            binds: [
+              { path: logDir, writable: true },
+              ...(this.options.mounts ?? []).map((path) => ({ path })),
+            ],
+          }
+        : {}),
       ...(timeoutSec !== undefined ? { timeoutSec } : {}),
       // An agent needs its model's API: SWE-bench rows (graded in a fresh environment, tests
       // without network) and local environments give it the network; Harbor tasks in

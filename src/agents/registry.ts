@@ -26,6 +26,8 @@ export interface AgentOptions {
   agentEnv?: Record<string, string>;
   /** Model name (`--model`). */
   model?: string;
+  /** Host folders the `command` agent may read (`--agent-mount`). */
+  agentMounts?: string[];
   [key: string]: unknown;
 }
 
@@ -54,6 +56,7 @@ const factories = new Map<string, AgentFactory>([
           : {}),
         ...(options.agentEnv ? { env: options.agentEnv } : {}),
         ...(options.model !== undefined ? { model: options.model } : {}),
+        ...(options.agentMounts?.length ? { mounts: options.agentMounts } : {}),
       });
     },
   ],

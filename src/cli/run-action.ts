@@ -48,7 +48,14 @@ function positiveNumber(flag: string, value: string | undefined): number | undef
  * @throws UsageError for a malformed or missing variable, or these options without `-a command`.
  */
 function commandAgentOptions(options: RunCommandOptions): AgentOptions {
-  const given = ['agentCommand', 'agentSetup', 'agentSetupTimeout', 'agentEnv', 'model'] as const;
+  const given = [
+    'agentCommand',
+    'agentSetup',
+    'agentSetupTimeout',
+    'agentEnv',
+    'agentMount',
+    'model',
+  ] as const;
   if (options.agent !== 'command') {
     const used = given.filter((k) => options[k] !== undefined);
     if (used.length > 0)
@@ -74,6 +81,7 @@ function commandAgentOptions(options: RunCommandOptions): AgentOptions {
     ...(options.agentSetup !== undefined ? { agentSetup: options.agentSetup } : {}),
     ...(setupTimeout !== undefined ? { agentSetupTimeoutSec: setupTimeout } : {}),
     ...(Object.keys(env).length > 0 ? { agentEnv: env } : {}),
+    ...(options.agentMount?.length ? { agentMounts: options.agentMount.map((dir) => resolve(dir)) } : {}),
     ...(options.model !== undefined ? { model: options.model } : {}),
   };
 }
@@ -84,6 +92,7 @@ function commandAgentRecord(agent: AgentOptions, agentTimeout: number | undefine
     ...(agent.agentCommand !== undefined ? { agent_command: agent.agentCommand } : {}),
     ...(agent.agentSetup !== undefined ? { agent_setup: agent.agentSetup } : {}),
     ...(agent.agentEnv ? { agent_env: describeEnv(agent.agentEnv) } : {}),
+    ...(agent.agentMounts ? { agent_mounts: agent.agentMounts } : {}),
     ...(agent.model !== undefined ? { model: agent.model } : {}),
     ...(agentTimeout !== undefined ? { agent_timeout_sec: agentTimeout } : {}),
   };

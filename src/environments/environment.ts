@@ -30,6 +30,13 @@ export interface ExecOptions {
    * interpreter keeps working). Default false.
    */
   setup?: boolean;
+  /**
+   * Host folders the command sees at the same path, writable or read-only (the local
+   * environment's sandbox hides the rest of the host's writable places and its /tmp; the
+   * command agent's log folder and `--agent-mount` folders). Containers ignore it: they get
+   * files by upload.
+   */
+  binds?: readonly { path: string; writable?: boolean }[];
   /** Host file that receives stdout and stderr interleaved, capped at `maxOutputBytes`. */
   outputFile?: string;
   /** Cap on captured output in bytes; past it the output ends with a visible truncation mark. */

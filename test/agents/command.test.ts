@@ -3,8 +3,9 @@
  * real repositories, real test runs (node:test, pytest), the local environment.
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readdirSync, readFileSync } from 'node:fs';
+import { chmod, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -36,9 +37,15 @@ const verifiers = createVerifiers();
 
 async function trial(t: Task, options: CommandAgentOptions): Promise<{ result: TrialResult; dir: string }> {
   const dir = join(await temp.make('berth-command-'), 'trial');
+  // The sandbox uid reads the kits: mkdtemp makes them 0700.
+  for (const v of Object.values(options.env ?? {})) if (v.startsWith(tmpdir())) await chmod(v, 0o755);
   const result = await runTrial({
     task: t,
-    agent: new CommandAgent(options),
+    // The local sandbox hides the host's /tmp: the kits the tests make there are mounted.
+    agent: new CommandAgent({
+      ...options,
+      mounts: Object.values(options.env ?? {}).filter((v) => v.startsWith(tmpdir())),
+    }),
     attempt: 1,
     trialName: `${t.name}__1`,
     trialDir: dir,
@@ -56,14 +63,6 @@ async function goldKit(): Promise<string> {
   for (const r of rows) await writeFile(join(dir, `${r.instance_id}.diff`), r.patch as string);
   return dir;
 }
-
-const isAlive = (pid: number) => {
-  try {
-    return !/^\d+ \(.*\) [ZX] /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-};
 
 describe('command agent on the DockerLess sample', () => {
   it('a shell script applying the gold fix resolves; instruction, model and env reach it, secrets are not logged', async () => {
@@ -141,12 +140,11 @@ describe('command agent on the DockerLess sample', () => {
 
   it('a command past the agent timeout is killed, recorded as AgentTimeoutError and graded on its diff so far', async () => {
     const kit = await goldKit();
-    const pidFile = join(await temp.make('berth-pid-'), 'pid');
     const started = performance.now();
     const { result, dir } = await trial(
       { ...task('berth__toposort-1'), agentTimeoutSec: 2 },
       {
-        command: `git apply "$GOLD_KIT/$BERTH_TASK_NAME.diff"\nsleep 120 & echo $! > ${pidFile}\nwait`,
+        command: `git apply "$GOLD_KIT/$BERTH_TASK_NAME.diff"\nsleep 1234 &\nwait`,
         env: { GOLD_KIT: kit },
       },
     );
@@ -159,7 +157,17 @@ describe('command agent on the DockerLess sample', () => {
     // Harbor records the timeout and still verifies: the fix applied before the timeout is graded.
     expect(result.berth.status).toBe('resolved');
     expect(result.berth.note).toContain('agent timed out');
-    expect(isAlive(Number(readFileSync(pidFile, 'utf8')))).toBe(false);
+    // The sleeper (seen from the host by its command line: its pid differs in the sandbox) is gone.
+    const sleepers = readdirSync('/proc')
+      .filter((name) => /^\d+$/.test(name))
+      .filter((pid) => {
+        try {
+          return readFileSync(`/proc/${pid}/cmdline`, 'utf8') === 'sleep\u00001234\u0000';
+        } catch {
+          return false;
+        }
+      });
+    expect(sleepers).toEqual([]);
   });
 
   it('a command that prints forged success markers and TAP lines does not resolve', async () => {

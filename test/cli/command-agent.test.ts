@@ -1,7 +1,7 @@
 /** `berth run -a command` end to end: the CLI spawned on the bundled DockerLess sample. */
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { chmod, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -37,13 +37,23 @@ function allText(dir: string): string {
 describe('berth run -a command', () => {
   it('a shell agent applying the gold fix resolves; --model is the prediction model; secrets stay out of the job folder', async () => {
     const kit = await temp.make('berth-cli-kit-');
+    await chmod(kit, 0o755); // --agent-mount: the sandbox uid reads it
     for (const r of rows) await writeFile(join(kit, `${r.instance_id}.diff`), r.patch as string);
     const jobs = await temp.make('berth-cli-jobs-');
     const args = [
       'run',
       ...['-p', sample, '-i', 'berth__toposort-1', '-a', 'command'],
       ...['--agent-command', 'git apply "$KIT/$BERTH_TASK_NAME.diff" && printf %s "$UPSTREAM_TOKEN" | wc -c'],
-      ...['--agent-env', `KIT=${kit}`, '--agent-env', 'UPSTREAM_TOKEN', '--model', 'acme/gold-1'],
+      ...[
+        '--agent-env',
+        `KIT=${kit}`,
+        '--agent-mount',
+        kit,
+        '--agent-env',
+        'UPSTREAM_TOKEN',
+        '--model',
+        'acme/gold-1',
+      ],
       ...['--jobs-dir', jobs, '--job-name', 'cmd'],
     ];
     const run = berth([...args, '--json'], { UPSTREAM_TOKEN: 'tok-0123456789' });

@@ -17,6 +17,7 @@ export interface RunCommandOptions {
   agentSetup?: string;
   agentSetupTimeout?: string;
   agentEnv?: string[];
+  agentMount?: string[];
   agentTimeout?: string;
   model?: string;
   attempts: string;
@@ -62,6 +63,11 @@ export const registerRun: RegisterCommand = (program: Command) => {
     .option(
       '--agent-env <K=V>',
       'variable for the agent command (repeatable; NAME alone copies it from this environment)',
+      collect,
+    )
+    .option(
+      '--agent-mount <dir>',
+      'host folder the agent command may read in the local sandbox (repeatable; -a command)',
       collect,
     )
     .option('--agent-timeout <sec>', "agent timeout in seconds, replacing the task's")

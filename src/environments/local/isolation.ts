@@ -21,7 +21,7 @@
  * Probed once per process; the result says which method works, or that none does.
  */
 import { accessSync, constants, statSync } from 'node:fs';
-import { isAbsolute, relative, sep } from 'node:path';
+import { dirname, isAbsolute, relative, sep } from 'node:path';
 import { execa } from 'execa';
 import { MAX_SLOTS, slotIdentity } from '../../functional/sandbox.ts';
 
@@ -41,6 +41,8 @@ export type SandboxIdentity = { uid: number; gid: number } | undefined;
 export interface SandboxSpec {
   /** The trial's folder: the only writable host path (bound at the same path). */
   writable?: string;
+  /** More host folders at the same path (after the private /tmp, so they show through it). */
+  binds?: readonly { path: string; writable?: boolean }[];
   /** Cut the network (default true). */
   noNetwork?: boolean;
   identity?: SandboxIdentity;
@@ -86,6 +88,17 @@ function enterable(dir: string, uid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** The folders above `path` (top down) that lie strictly inside one of `roots`. */
+function ancestorsInside(path: string, roots: readonly string[]): string[] {
+  const out: string[] = [];
+  let dir = dirname(path);
+  while (dir !== dirname(dir)) {
+    if (roots.some((root) => dir.startsWith(`${root}${sep}`))) out.unshift(dir);
+    dir = dirname(dir);
+  }
+  return out;
 }
 
 /** `--tmpfs HOME` plus read-only binds of the PATH entries under it, when the uid cannot enter HOME. */
@@ -137,8 +150,17 @@ export function sandboxCommand(
     const prefix = ['bwrap', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc'];
     // The private /tmp is world-writable with the sticky bit, like the host's.
     prefix.push('--perms', '1777', '--tmpfs', '/tmp');
-    prefix.push(...homeMounts(spec));
+    const home = homeMounts(spec);
+    prefix.push(...home);
     if (spec.writable) prefix.push('--bind', spec.writable, spec.writable);
+    // bwrap would make the missing folders above a bind inside a tmpfs with mode 0700 (root's):
+    // make them 0755 first, so the sandbox uid can walk down to the bound folder.
+    const tmpfsRoots = ['/tmp', ...(home.length > 0 && spec.env?.HOME ? [spec.env.HOME] : [])];
+    if (home.length > 0 && !spec.env && process.env.HOME) tmpfsRoots.push(process.env.HOME);
+    for (const bind of spec.binds ?? []) {
+      for (const dir of ancestorsInside(bind.path, tmpfsRoots)) prefix.push('--perms', '0755', '--dir', dir);
+      prefix.push(bind.writable ? '--bind' : '--ro-bind', bind.path, bind.path);
+    }
     prefix.push('--unshare-pid', ...net, '--die-with-parent', '--new-session', '--', ...drop);
     // bwrap runs as berth's user (root: it can still bind the toolchain under /root), and
     // setpriv drops to the unprivileged uid inside, with no capabilities left.

@@ -105,8 +105,10 @@ export class LocalEnvironment implements Environment {
     let spawnAs: SandboxIdentity;
     const extra: Record<string, string> = {};
     if (this.isolationMethod && !options.setup) {
+      for (const bind of options.binds ?? []) if (bind.writable) await this.handOver(bind.path);
       const sandbox = sandboxCommand(this.isolationMethod, {
         writable: this.root,
+        ...(options.binds ? { binds: options.binds } : {}),
         noNetwork: network.mode !== 'public',
         identity: this.sandbox?.identity,
       });
