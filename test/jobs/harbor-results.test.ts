@@ -274,6 +274,8 @@ describe('job files for Harbor and SWE-bench tools (bundled sample)', () => {
     delete job.stats.n_trials;
     delete job.stats.n_errors;
     writeFileSync(join(jobDir, 'result.json'), JSON.stringify(job));
+    // An older berth kept no record of the results' sha256.
+    rmSync(join(jobDir, 'berth-state.json'));
 
     const resumed = berth(args);
     expect(resumed.code, resumed.stderr).toBe(0);
