@@ -125,15 +125,7 @@ def clean(base):
     empty(base)
     tmp = os.environ.get("TMPDIR", "/tmp")
     if IN_PID_NAMESPACE and tmp == "/tmp":
-        for name in os.listdir(tmp):
-            path = os.path.join(tmp, name)
-            try:
-                if os.path.isdir(path) and not os.path.islink(path):
-                    shutil.rmtree(path, onerror=make_writable)
-                else:
-                    os.unlink(path)
-            except Exception:
-                pass
+        empty(tmp)
 
 def judge(req, base):
     clean(base)
