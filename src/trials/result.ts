@@ -71,6 +71,11 @@ export interface BerthTrialFacts {
   PASS_TO_PASS: { passed: number; total: number } | null;
   /** A short human note: the error reason, the apply method, ... */
   note: string;
+  /**
+   * Runner files the submitted patch creates or changes (`conftest.py`, `pytest.py`, `*.pth`...):
+   * graded as the SWE-bench harness grades them, recorded for review. Absent when none.
+   */
+  test_infrastructure_touched?: string[];
   /** The verifier's details (per-test verdicts, exit code, parser...). */
   verifier_details: Record<string, unknown> | null;
   duration_sec: number;
