@@ -44,7 +44,7 @@ import type { Verifier, VerifierResult } from '../verifiers/verifier.ts';
 import { collectArtifacts, uploadArtifacts } from './artifacts.ts';
 import { agentResultForFile, roundSec } from './file-format.ts';
 import type { ExceptionInfo, TimingInfo, TrialResult } from './result.ts';
-import { beginTrialResult, type TrialOptions } from './trial.ts';
+import { beginTrialResult, runAgentSetup, type TrialOptions } from './trial.ts';
 
 /** Harbor's StepResult. */
 export interface StepResult {
@@ -184,19 +184,18 @@ export async function runExtendedHarborTrial(options: TrialOptions): Promise<Ext
     }
     phase.finished_at = now();
     // Agent setup (Harbor's installed agents), once per trial before the first step.
-    if (agent.setup) {
-      phase = { started_at: now(), finished_at: '' };
-      result.agent_setup = phase;
-      await agent.setup({
+    await runAgentSetup(
+      agent,
+      {
         task,
         environment,
         attempt: options.attempt,
         logDir: join(trialDir, 'agent'),
         timeoutMultiplier: agentMultiplier,
         ...(signal ? { signal } : {}),
-      });
-      phase.finished_at = now();
-    }
+      },
+      result,
+    );
 
     const steps: StepResult[] = [];
     if (plan.multiStep) result.step_results = steps;

@@ -11,7 +11,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { Agent, AgentInfo, AgentResult } from '../agents/agent.ts';
+import type { Agent, AgentInfo, AgentResult, AgentSetupContext } from '../agents/agent.ts';
 import { applyPhaseNetwork } from '../environments/docker/egress/network-switch.ts';
 import type { Environment, EnvironmentProvider } from '../environments/environment.ts';
 import { needsExtendedTrial } from '../tasks/harbor/steps.ts';
@@ -162,6 +162,27 @@ export function initialTrialResult(fields: {
  * phase has run (status `error` until a verdict replaces it). Shared by the
  * single-step trial and the extended Harbor trial (src/trials/multi-step.ts).
  */
+/**
+ * Harbor's installed-agent set-up phase: once per trial, before the agent (and before the
+ * first step of a multi-step task), recorded in `agent_setup` (closed even when it fails).
+ * Does nothing for agents without a set-up.
+ * @throws whatever the set-up throws (AgentSetupError, AgentSetupTimeoutError, ...).
+ */
+export async function runAgentSetup(
+  agent: Agent,
+  context: AgentSetupContext,
+  result: TrialResult,
+): Promise<void> {
+  if (!agent.setup) return;
+  const phase: TimingInfo = { started_at: now(), finished_at: '' };
+  result.agent_setup = phase;
+  try {
+    await agent.setup(context);
+  } finally {
+    phase.finished_at = now();
+  }
+}
+
 export async function beginTrialResult(options: TrialOptions): Promise<TrialResult> {
   const { task, agent, trialDir } = options;
   const multiplier = options.timeoutMultiplier ?? 1;
@@ -269,20 +290,19 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
     phase.finished_at = now();
 
     // Agent setup (Harbor's installed agents: their install step, its own limit).
-    if (agent.setup) {
-      checkCancelled();
-      phase = { started_at: now(), finished_at: '' };
-      result.agent_setup = phase;
-      await agent.setup({
+    if (agent.setup) checkCancelled();
+    await runAgentSetup(
+      agent,
+      {
         task,
         environment,
         attempt: options.attempt,
         logDir: join(trialDir, 'agent'),
         timeoutMultiplier: options.phaseMultipliers?.agent ?? multiplier,
         ...(signal ? { signal } : {}),
-      });
-      phase.finished_at = now();
-    }
+      },
+      result,
+    );
 
     // Agent.
     checkCancelled();
