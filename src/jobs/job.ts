@@ -133,15 +133,6 @@ export function resumeMismatch(previous: TrialResult, trial: PlannedTrial, agent
   return undefined;
 }
 
-async function readPrevious(path: string): Promise<{ result: TrialResult; sha256: string } | undefined> {
-  try {
-    const bytes = await readFile(path);
-    return { result: JSON.parse(bytes.toString('utf8')) as TrialResult, sha256: sha256(bytes) };
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * Reads a JSON state file of a job folder (config.json, a trial's result.json).
  * @returns the parsed object, or undefined when the file does not exist.
@@ -152,16 +143,27 @@ export async function readJobJson(
   path: string,
   jobName: string,
 ): Promise<Record<string, unknown> | undefined> {
-  let text: string;
+  return (await readJobFile(path, jobName))?.value;
+}
+
+/**
+ * `readJobJson` with the sha256 of the file's bytes (to compare with what berth recorded).
+ * @throws InputError as `readJobJson`.
+ */
+async function readJobFile(
+  path: string,
+  jobName: string,
+): Promise<{ value: Record<string, unknown>; sha256: string } | undefined> {
+  let bytes: Buffer;
   try {
-    text = await readFile(path, 'utf8');
+    bytes = await readFile(path);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw damagedJob(path, jobName, (error as Error).message);
   }
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = JSON.parse(bytes.toString('utf8'));
   } catch (error) {
     throw damagedJob(path, jobName, `not valid JSON (${(error as Error).message})`);
   }
@@ -171,7 +173,7 @@ export async function readJobJson(
       jobName,
       `not a JSON object (${Array.isArray(value) ? 'an array' : typeof value})`,
     );
-  return value as Record<string, unknown>;
+  return { value: value as Record<string, unknown>, sha256: sha256(bytes) };
 }
 
 function damagedJob(path: string, jobName: string, why: string): InputError {
@@ -306,14 +308,12 @@ async function runLockedJob(options: JobOptions, jobDir: string): Promise<JobSum
         berth_trials?: unknown;
       }
     | undefined;
-  // Trial results are only checked here; each is read again (with its sha256) when its turn comes.
-  await Promise.all(
-    options.plan.map(
-      (trial) =>
-        readJobJson(join(jobDir, trial.trialName, 'result.json'), options.jobName) as Promise<
-          TrialResult | undefined
-        >,
-    ),
+  // Every trial result, with the sha256 of its bytes (the lock keeps them as they are until used).
+  const storedResults = await Promise.all(
+    options.plan.map(async (trial) => {
+      const file = await readJobFile(join(jobDir, trial.trialName, 'result.json'), options.jobName);
+      return file && { result: file.value as unknown as TrialResult, sha256: file.sha256 };
+    }),
   );
   if (options.identity) {
     const refuse = (differences: string[]) =>
@@ -431,7 +431,7 @@ async function runLockedJob(options: JobOptions, jobDir: string): Promise<JobSum
     queue.add(async () => {
       if (signal?.aborted) return;
       const trialDir = join(jobDir, trial.trialName);
-      const stored = await readPrevious(join(trialDir, 'result.json'));
+      const stored = storedResults[index];
       const previous = stored?.result;
       if (previous && resumeMismatch(previous, trial, options.agent) === undefined) {
         const recorded = state.result_sha256[trial.trialName];
