@@ -420,16 +420,13 @@ async function engineImageLookup(tasks: Task[]): Promise<((image: string) => Pro
   if (!tasks.some((t) => t.format === 'swebench' && t.environment.kind === 'docker')) return undefined;
   try {
     const { connectDocker } = await import('../environments/docker/client.ts');
-    const { docker } = await connectDocker();
+    const { ImageService } = await import('../environments/docker/images.ts');
+    const images = new ImageService((await connectDocker()).docker);
     const cache = new Map<string, Promise<boolean>>();
     return (image) => {
       let answer = cache.get(image);
       if (!answer) {
-        answer = docker
-          .getImage(image)
-          .inspect()
-          .then(() => true)
-          .catch(() => false);
+        answer = images.exists(image);
         cache.set(image, answer);
       }
       return answer;
