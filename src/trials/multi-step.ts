@@ -38,6 +38,7 @@ import {
 } from '../tasks/harbor/steps.ts';
 import type { Task } from '../tasks/task.ts';
 import { writeJsonAtomic } from '../util/atomic-write.ts';
+import { shellQuote } from '../util/shell.ts';
 import { withTimeout } from '../util/with-timeout.ts';
 import { verifyKotlinHarbor } from '../verifiers/kotlin-harbor.ts';
 import type { Verifier, VerifierResult } from '../verifiers/verifier.ts';
@@ -527,8 +528,4 @@ async function runSeparateVerifier(args: {
   await moveContents(join(subDir, 'verifier'), join(options.trialDir, 'verifier'));
   await rm(subDir, { recursive: true, force: true });
   return { ...verdict, details: { ...(verdict.details ?? {}), verifier_environment: 'separate' } };
-}
-
-function shellQuote(s: string): string {
-  return `'${s.replace(/'/g, `'\\''`)}'`;
 }
