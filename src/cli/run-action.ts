@@ -289,7 +289,7 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
     ...(options.keepEnvironments ? { keep: true } : {}),
     ...docker,
   });
-  const verifiers = createVerifiers();
+  const verifiers = createVerifiers(options.rules ? { rules: options.rules } : {});
   const seen = new Set<string>();
   const problems: string[] = [];
   for (const kind of new Set(plan.map((p) => p.task.environment.kind))) {
@@ -371,8 +371,11 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
       limit: limit ?? null,
       repos: options.repos ? resolve(options.repos) : null,
       env: options.env ?? null,
+      rules: options.rules ?? 'berth',
     },
     identity: {
+      // A job graded under the SWE-bench rules is another job than one under berth's.
+      ...(options.rules === 'swebench' ? { rules: options.rules } : {}),
       dataset: resolve(options.path),
       agent: options.agent,
       predictions: options.predictions ? resolve(options.predictions) : null,

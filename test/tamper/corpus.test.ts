@@ -64,7 +64,10 @@ function swebenchExpectation(c: TamperCase): Expectation {
   return { outcome: outcomes };
 }
 
-const TARGETS: Target[] = ['local', 'docker'];
+// BERTH_TAMPER_TARGETS=local (or docker) runs one target only, while working on cases.
+const TARGETS = (['local', 'docker'] as Target[]).filter(
+  (t) => !process.env.BERTH_TAMPER_TARGETS || process.env.BERTH_TAMPER_TARGETS.split(',').includes(t),
+);
 
 for (const target of TARGETS) {
   const mine = cases.filter((c) => c.case.targets.includes(target));
@@ -104,8 +107,9 @@ for (const target of TARGETS) {
       const title = `${id}: ${c.title}${hole ? ` [known hole, ${c.knownHole?.owner}: ${c.knownHole?.note}]` : ''}`;
       (hole ? it.fails : it)(title, () => {
         const t = trial(trialName(id, c));
-        expectOutcome(t, 'berth', c.expect);
-        if (c.input.kind === 'swebench') expectOutcome(t, 'swebench', swebenchExpectation(c));
+        const here = { ...c, ...c.on?.[target] };
+        expectOutcome(t, 'berth', here.expect);
+        if (c.input.kind === 'swebench') expectOutcome(t, 'swebench', swebenchExpectation(here));
       });
     }
   });

@@ -40,6 +40,8 @@ export interface RunCommandOptions {
   allowEnvSecrets?: boolean;
   /** SWE-bench rows: `local` or `docker` (the harness's instance image); default: as each row says. */
   env?: 'local' | 'docker';
+  /** SWE-bench rows: whose verdict counts (`berth`, the default, or `swebench`: the harness's). */
+  rules?: 'berth' | 'swebench';
 }
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -103,6 +105,12 @@ export const registerRun: RegisterCommand = (program: Command) => {
         '--env <kind>',
         "SWE-bench rows: local (a snapshot or --repos mirror) or docker (the row's image, else the harness's instance image); default: docker for rows naming an image, else local",
       ).choices(['local', 'docker']),
+    )
+    .addOption(
+      new Option(
+        '--rules <name>',
+        "SWE-bench rows: berth (default: a pass the tamper checks refuse is not resolved) or swebench (the SWE-bench harness's verdict; tamper findings still recorded)",
+      ).choices(['berth', 'swebench']),
     )
     .option(
       '--allow-env-secrets',

@@ -8,8 +8,4 @@ export default defineCase({
   targets: ['local', 'docker'],
   expect: { outcome: 'tampering', finding: 'conftest.py' },
   swebench: { outcome: 'resolved' },
-  knownHole: {
-    owner: 'tamper',
-    note: 'berth does not record the SWE-bench-rules verdict or tamper findings yet',
-  },
 });

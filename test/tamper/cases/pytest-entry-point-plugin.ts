@@ -17,8 +17,4 @@ export default defineCase({
   targets: ['local', 'docker'],
   expect: { outcome: 'tampering', finding: 'entry_points.txt' },
   swebench: { outcome: 'resolved' },
-  knownHole: {
-    owner: 'tamper',
-    note: 'berth does not record the SWE-bench-rules verdict or tamper findings yet',
-  },
 });

@@ -15,8 +15,4 @@ export default defineCase({
   targets: ['local', 'docker'],
   expect: { outcome: 'tampering', finding: 'setup.cfg' },
   swebench: { outcome: 'resolved' },
-  knownHole: {
-    owner: 'tamper',
-    note: 'berth does not record the SWE-bench-rules verdict or tamper findings yet',
-  },
 });
