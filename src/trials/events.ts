@@ -245,7 +245,8 @@ export function parseEventLine(line: string): BerthEvent | undefined {
 
 /** The JSON Schema of an event (docs/events.schema.json is this, written by a test). */
 export function eventsJsonSchema(): Record<string, unknown> {
-  return z.toJSONSchema(berthEventSchema, { target: 'draft-2020-12', io: 'input' }) as Record<string, unknown>;
+  const schema = z.toJSONSchema(berthEventSchema, { target: 'draft-2020-12', io: 'input' });
+  return schema as Record<string, unknown>;
 }
 
 /** The `trial-end` event of a finished trial's result. */
