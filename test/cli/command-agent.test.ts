@@ -88,9 +88,21 @@ describe('berth run -a command', () => {
     const aider = berth(['run', '-p', sample, '-a', 'aider']);
     expect(aider.code).toBe(2);
     expect(aider.stderr).toContain('agent "aider" is not available: aider comes from PyPI');
-    const badOption = berth(['run', '-p', sample, '-a', 'codex', '-m', 'openai/gpt-5', '--ak', 'max_turns=3']);
+    const badOption = berth([
+      'run',
+      '-p',
+      sample,
+      '-a',
+      'codex',
+      '-m',
+      'openai/gpt-5',
+      '--ak',
+      'max_turns=3',
+    ]);
     expect(badOption.code).toBe(2);
-    expect(badOption.stderr).toContain('--ak max_turns: codex has no option "max_turns"; its options: reasoning_effort');
+    expect(badOption.stderr).toContain(
+      '--ak max_turns: codex has no option "max_turns"; its options: reasoning_effort',
+    );
     const akForOracle = berth(['run', '-p', sample, '--ak', 'max_turns=3']);
     expect(akForOracle.code).toBe(2);
     expect(akForOracle.stderr).toContain('--ak only apply to installed agents');
