@@ -1,22 +1,31 @@
 /**
- * The SWE-bench harness's reading of a parsed log, for `--rules swebench`: its log parsers fill
- * a dict, so when a test id appears several times the last line wins (`log_parsers/*.py`), where
- * berth's own parsers keep the worst status (ERROR > FAILED > PASSED > SKIPPED). A test printed
- * FAILED by the runner and PASSED by a line written after it passes for the harness.
+ * The SWE-bench harness's reading of a test log, for `--rules swebench`:
+ *
+ * - pytest logs are read as its `parse_log_pytest` reads them (`harnessPytestStatuses`: any line
+ *   that starts with a status word, wherever it stands, a later line winning), where berth's own
+ *   pytest parser takes no result from captured output or after pytest's final line;
+ * - other logs: berth's parse, except that a test id seen several times takes the status of its
+ *   last line (the harness's parsers fill a dict), where berth keeps the worst status
+ *   (ERROR > FAILED > PASSED > SKIPPED).
+ *
+ * A test printed FAILED by the runner and PASSED by a line written after it passes for the harness.
  */
 import type { ParseResult, TestCase } from '../parsers/types.ts';
+import { harnessPytestStatuses } from './swebench.ts';
 
 /**
- * The parse as the harness reads it: every id with the status of its last occurrence. Needs the
- * parse made with `keepElements`; without elements it is returned unchanged.
+ * The parse as the harness reads it.
+ * @param parse berth's parse, made with `keepElements` (without elements, ids keep berth's status).
+ * @param log the text the parse came from.
  */
-export function lastLineWins(parse: ParseResult): ParseResult {
+export function harnessReading(parse: ParseResult, log: string): ParseResult {
+  if (parse.format === 'pytest') {
+    const tests: TestCase[] = [...harnessPytestStatuses(log)].map(([id, status]) => ({ id, status }));
+    return { ...parse, tests, elements: tests };
+  }
   if (!parse.elements) return parse;
   const last = new Map<string, TestCase>();
-  for (const element of parse.elements) {
-    last.delete(element.id);
-    last.set(element.id, element);
-  }
+  for (const element of parse.elements) last.set(element.id, element);
   const tests = parse.tests.map((t) => {
     const l = last.get(t.id);
     return l && l.status !== t.status ? { ...t, status: l.status } : t;

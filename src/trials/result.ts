@@ -4,7 +4,8 @@
  * agent_info, verifier_result.rewards, exception_info, started_at/finished_at
  * per phase) so Harbor's tools can read it; berth's own facts live under `berth`.
  */
-import type { GradingRules, TamperRecord } from '../verifiers/tampering/types.ts';
+import type { SwebenchRules } from '../grading/swebench.ts';
+import type { TamperRecord } from '../verifiers/tampering/types.ts';
 
 /** Start and end of one phase, ISO 8601 UTC. */
 export interface TimingInfo {
@@ -79,7 +80,7 @@ export interface BerthTrialFacts {
    */
   tampering?: TamperRecord | null;
   /** The rules that decided `status` (`berth run --rules`; SWE-bench rows). */
-  rules?: GradingRules;
+  rules?: SwebenchRules;
   /** The verdict under each rule set, whichever decided (SWE-bench rows). */
   verdict_by_rules?: Record<string, { status: string; resolved: boolean }>;
   /** The verifier's details (per-test verdicts, exit code, parser...). */

@@ -18,8 +18,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { gradeSwebench, type SwebenchGrade } from '../grading/swebench.ts';
-import { lastLineWins } from '../grading/swebench-harness.ts';
+import {
+  type DroppedExpected,
+  gradeSwebench,
+  type SwebenchGrade,
+  type SwebenchRules,
+} from '../grading/swebench.ts';
+import { harnessReading } from '../grading/swebench-harness.ts';
 import { chunksOf } from '../parsers/common.ts';
 import type { ParseResult, Parser } from '../parsers/types.ts';
 import { checkSnapshotPath } from '../tasks/swebench/load.ts';
@@ -29,7 +34,7 @@ import { patchFiles } from '../util/patch-files.ts';
 import { shellQuote, unlinkLeadingSymlinks } from '../util/shell.ts';
 import { detectParser, findParser, parserNames } from './parser-lookup.ts';
 import { TamperingCheck } from './tampering/judge.ts';
-import type { GradingRules, TamperRecord } from './tampering/types.ts';
+import type { TamperRecord } from './tampering/types.ts';
 import type { Verifier, VerifierResult, VerifyContext } from './verifier.ts';
 
 /** Harbor's exception name for a verifier that could not produce a trustworthy result. */
@@ -41,10 +46,11 @@ export interface SwebenchVerifierOptions {
   /** Cap on captured test output in bytes (default 50 MiB). */
   maxOutputBytes?: number;
   /**
-   * Which rules decide the verdict (default `berth`): berth's refuse a pass when the tamper
-   * checks saw tampering; `swebench` gives the SWE-bench harness's verdict (findings recorded).
+   * Which rules decide the verdict (default `default`): berth's, which also refuse a pass the
+   * tamper checks saw through; or `swebench`, the SWE-bench harness's verdict exactly (findings
+   * still recorded). See src/grading/swebench.ts and src/verifiers/tampering/.
    */
-  rules?: GradingRules;
+  rules?: SwebenchRules;
 }
 
 /** What the verifier records in `verifier_result.details`. */
@@ -67,11 +73,13 @@ export interface SwebenchDetails {
   /** True when the marker slice parsed to nothing and the whole log was parsed instead. */
   used_whole_log: boolean;
   parse_warnings: string[];
+  /** Expected ids dropped from the gold lists because they cannot name a test (default rules). */
+  dropped_expected?: DroppedExpected[];
   duration_sec: number;
   /** The rules that gave `status` and the reward. */
-  rules: GradingRules;
+  rules: SwebenchRules;
   /** The verdict under each rule set (recorded whichever decides). */
-  verdict_by_rules: Record<GradingRules, { status: SwebenchGrade['status']; resolved: boolean }>;
+  verdict_by_rules: Record<SwebenchRules, { status: SwebenchGrade['status']; resolved: boolean }>;
   /** What the tamper checks saw (src/verifiers/tampering/). */
   tampering: TamperRecord;
 }
@@ -274,12 +282,16 @@ export class SwebenchVerifier implements Verifier {
       timedOut: run.timedOut,
       timeoutSec: context.timeoutSec,
     };
-    const berthGrade = gradeSwebench({ ...gradeInput, parse });
-    const harnessGrade = gradeSwebench({ ...gradeInput, parse: parse ? lastLineWins(parse) : undefined });
+    const berthGrade = gradeSwebench({ ...gradeInput, parse, rules: 'default' });
+    const harnessGrade = gradeSwebench({
+      ...gradeInput,
+      parse: parse ? harnessReading(parse, parsedText) : undefined,
+      rules: 'swebench',
+    });
     await check.afterRun(context.signal);
     if (context.signal?.aborted) throw context.signal.reason ?? new Error('cancelled');
     const tampering = check.judge({
-      grades: { berth: berthGrade, swebench: harnessGrade },
+      grades: { default: berthGrade, swebench: harnessGrade },
       ...(parser ? { parserName: parser.name } : {}),
       log: slice,
       exitCode: run.exitCode,
@@ -289,10 +301,10 @@ export class SwebenchVerifier implements Verifier {
     const berthStatus =
       berthGrade.status === 'resolved' && tampering.vetoed ? 'unresolved' : berthGrade.status;
     const verdictByRules: SwebenchDetails['verdict_by_rules'] = {
-      berth: { status: berthStatus, resolved: berthStatus === 'resolved' },
+      default: { status: berthStatus, resolved: berthStatus === 'resolved' },
       swebench: { status: harnessGrade.status, resolved: harnessGrade.resolved },
     };
-    const rules = this.options.rules ?? 'berth';
+    const rules = this.options.rules ?? 'default';
     const grade = rules === 'swebench' ? harnessGrade : berthGrade;
     const verdict = verdictByRules[rules];
     const details: SwebenchDetails = {
@@ -311,6 +323,7 @@ export class SwebenchVerifier implements Verifier {
       ...(parser ? { parser: parser.name } : {}),
       used_whole_log: usedWholeLog,
       parse_warnings: warnings,
+      ...(grade.dropped.length > 0 ? { dropped_expected: grade.dropped } : {}),
       duration_sec: roundSec((performance.now() - started) / 1000),
       rules,
       verdict_by_rules: verdictByRules,

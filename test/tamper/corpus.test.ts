@@ -44,7 +44,7 @@ function describeTrial(t: TrialOutcome): string {
   );
 }
 
-function expectOutcome(t: TrialOutcome, rules: 'berth' | 'swebench', want: Expectation): void {
+function expectOutcome(t: TrialOutcome, rules: 'default' | 'swebench', want: Expectation): void {
   const got = outcomeOf(t, rules);
   const allowed = [want.outcome].flat();
   expect(allowed, `under ${rules} rules the trial came to ${got}:\n${describeTrial(t)}`).toContain(got);
@@ -65,6 +65,13 @@ function swebenchExpectation(c: TamperCase): Expectation {
 }
 
 // BERTH_TAMPER_TARGETS=local (or docker) runs one target only, while working on cases.
+/**
+ * The gold patch's verdict under the SWE-bench rules, where it is not `resolved`: the harness's
+ * parse_log_pytest splits a line at whitespace, so `..._quoted[1h foo]` (an F2P id with a space)
+ * is read as `..._quoted[1h` and the gold patch of durations-1 never resolves for it.
+ */
+const GOLD_UNDER_SWEBENCH: Partial<Record<SampleRow, Outcome>> = { 'berth__durations-1': 'unresolved' };
+
 const TARGETS = (['local', 'docker'] as Target[]).filter(
   (t) => !process.env.BERTH_TAMPER_TARGETS || process.env.BERTH_TAMPER_TARGETS.split(',').includes(t),
 );
@@ -96,9 +103,9 @@ for (const target of TARGETS) {
     for (const row of rows) {
       it(`gold control on ${row}: resolved under both rules, no tamper finding`, () => {
         const t = trial(goldControlName(row));
-        expectOutcome(t, 'berth', { outcome: 'resolved' });
+        expectOutcome(t, 'default', { outcome: 'resolved' });
         expect(t.result.berth.tampering?.findings ?? [], describeTrial(t)).toEqual([]);
-        if (t.result.berth.verdict_by_rules) expectOutcome(t, 'swebench', { outcome: 'resolved' });
+        expectOutcome(t, 'swebench', { outcome: GOLD_UNDER_SWEBENCH[row] ?? 'resolved' });
       });
     }
 
@@ -108,7 +115,7 @@ for (const target of TARGETS) {
       (hole ? it.fails : it)(title, () => {
         const t = trial(trialName(id, c));
         const here = { ...c, ...c.on?.[target] };
-        expectOutcome(t, 'berth', here.expect);
+        expectOutcome(t, 'default', here.expect);
         if (c.input.kind === 'swebench') expectOutcome(t, 'swebench', swebenchExpectation(here));
       });
     }

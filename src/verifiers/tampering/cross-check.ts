@@ -26,8 +26,8 @@ import type { TamperFinding } from './types.ts';
 export interface ConsolePass {
   /** The id as reported (the matched id for prefix matches). */
   id: string;
-  /** Whether berth's own verdict counts this pass (else only the SWE-bench rules do). */
-  berth: boolean;
+  /** Whether berth's own verdict (default rules) counts this pass (else only the SWE-bench rules do). */
+  default: boolean;
   swebench: boolean;
   /** PASS_TO_PASS tests also hold when skipped. */
   category: string;
@@ -324,8 +324,8 @@ function checkNode(events: NodeEvent[], end: NodeEvent, input: CrossCheckInput, 
 }
 
 function consoleFindings(disagreeing: ConsolePass[], source: string, finding: Add): void {
-  const vetoing = disagreeing.filter((p) => p.berth);
-  const harnessOnly = disagreeing.filter((p) => !p.berth && p.swebench);
+  const vetoing = disagreeing.filter((p) => p.default);
+  const harnessOnly = disagreeing.filter((p) => !p.default && p.swebench);
   if (vetoing.length > 0)
     finding({
       kind: 'console-disagrees',

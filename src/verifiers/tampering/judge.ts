@@ -139,7 +139,7 @@ export class TamperingCheck {
    * @param grades the run's verdicts under berth's parsing and under the harness's (last line wins).
    */
   judge(input: {
-    grades: { berth: SwebenchGrade; swebench: SwebenchGrade };
+    grades: { default: SwebenchGrade; swebench: SwebenchGrade };
     parserName?: string;
     log: string;
     exitCode: number | null;
@@ -159,12 +159,15 @@ export class TamperingCheck {
     );
     if (this.ready) {
       const byId = new Map<string, ConsolePass>();
-      for (const [rules, grade] of Object.entries(input.grades) as ['berth' | 'swebench', SwebenchGrade][]) {
+      for (const [rules, grade] of Object.entries(input.grades) as [
+        'default' | 'swebench',
+        SwebenchGrade,
+      ][]) {
         if (grade.status === 'error') continue;
         for (const v of grade.verdicts) {
           if (!v.passed) continue;
           const id = v.matchedId ?? v.id;
-          const pass = byId.get(id) ?? { id, berth: false, swebench: false, category: v.category };
+          const pass = byId.get(id) ?? { id, default: false, swebench: false, category: v.category };
           pass[rules] = true;
           byId.set(id, pass);
         }

@@ -5,12 +5,6 @@
  * recorded and nothing else (the SWE-bench harness's verdict).
  */
 
-/** Which rules decide a SWE-bench trial's verdict (`berth run --rules`). */
-export type GradingRules = 'berth' | 'swebench';
-
-/** The rule sets `berth run --rules` accepts. */
-export const GRADING_RULES: readonly GradingRules[] = ['berth', 'swebench'];
-
 export type TamperLayer =
   /** The submitted patch: runner configuration, plugin and shadow files. */
   | 'patch'

@@ -1,9 +1,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { dataDir, hasData } from '../../../test/helpers/data.ts';
-import { makeDiff } from '../../../test/helpers/diff.ts';
-import { scanPatch, sectionedConfigsIn } from './patch-scan.ts';
+import { scanPatch, sectionedConfigsIn } from '../../src/verifiers/tampering/patch-scan.ts';
+import { dataDir, hasData } from '../helpers/data.ts';
+import { makeDiff } from '../helpers/diff.ts';
 
 const kinds = (patch: string, text: Record<string, string> = {}) =>
   scanPatch(patch, text).map((f) => `${f.kind}:${f.paths?.[0]}`);
