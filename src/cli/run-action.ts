@@ -3,6 +3,7 @@
  * Everything that can be wrong with the input is checked before the first trial.
  */
 import { basename, resolve } from 'node:path';
+import { createLogUpdate } from 'log-update';
 import { describeEnv } from '../agents/command.ts';
 import { PredictionsAgent } from '../agents/predictions.ts';
 import { type AgentOptions, createAgent } from '../agents/registry.ts';
@@ -12,7 +13,7 @@ import { defaultJobName, runJob } from '../jobs/job.ts';
 import { planTrials } from '../jobs/plan.ts';
 import { buildRunReport } from '../reporters/json.ts';
 import { buildSwebenchReport, writeSwebenchReport } from '../reporters/swebench-report.ts';
-import { type RunScope, textReporter } from '../reporters/text.ts';
+import { type LiveRegion, type RunScope, textReporter } from '../reporters/text.ts';
 import '../tasks/multilingual/register.ts';
 import { loadTasks } from '../tasks/registry.ts';
 import { inDocker, inLocal, instanceImageProblem } from '../tasks/swebench/instance-image.ts';
@@ -340,7 +341,7 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
     write: human,
     total: plan.length,
     scope,
-    ...(process.stderr.isTTY ? { progress: (text: string) => process.stderr.write(text) } : {}),
+    ...(process.stderr.isTTY ? { live: liveRegion(process.stderr) } : {}),
   });
   for (const note of notes) process.stderr.write(`berth: ${note}\n`);
   stopIfInterrupted();
@@ -385,6 +386,7 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
       limit: limit ?? null,
     },
     signal: interrupt.signal,
+    onTrialStart: () => reporter.trialStarted?.(),
     onTrialEnd: (result, info) => reporter.trialEnded(result, info.reused),
     onNotice: (message) => process.stderr.write(`berth: ${message}\n`),
   });
@@ -409,7 +411,20 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   }
   human(`results: ${summary.job_dir}\n`);
+  // The HTML report (src/reporters/html/report.ts); a failure to write it never fails the run.
+  const { writeJobReport } = await import('../reporters/html/report.ts');
+  await writeJobReport(summary.job_dir).then(
+    (path) => human(`report: ${path}\n`),
+    (error: Error) =>
+      process.stderr.write(`berth: warning: the HTML report was not written: ${error.message}\n`),
+  );
   return interrupt.signal.aborted ? (interrupt.exitCode() ?? 130) : 0;
+}
+
+/** The live progress region on a terminal stream, drawn with log-update. */
+function liveRegion(stream: NodeJS.WriteStream): LiveRegion {
+  const draw = createLogUpdate(stream);
+  return { render: (text) => draw(text), clear: () => draw.clear() };
 }
 
 /**
