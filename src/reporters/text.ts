@@ -6,19 +6,14 @@
  */
 
 import { fileURLToPath } from 'node:url';
+import { createLogUpdate } from 'log-update';
 import type { JobSummary } from '../jobs/job.ts';
 import { testOutputTailSync } from '../results/read-job.ts';
 import { describeRewards, trialRecordFromResult, wantsOutputTail } from '../results/trial-record.ts';
 import type { TrialResult } from '../trials/result.ts';
+import type { Reporter, RunScope } from './reporter.ts';
 
-export interface Reporter {
-  /** A trial started (for the live count of running trials). */
-  trialStarted?(): void;
-  /** A trial finished (or was kept from a previous run). */
-  trialEnded(result: TrialResult, reused: boolean): void;
-  /** The job ended; `summary.cancelled` when stopped early. */
-  jobEnded(summary: JobSummary): void;
-}
+export type { RunScope } from './reporter.ts';
 
 function fraction(c: { passed: number; total: number } | null): string {
   return c ? `${c.passed}/${c.total}` : '-';
@@ -72,24 +67,6 @@ function resolvedCell(result: TrialResult): string {
 
 function instanceCell(result: TrialResult, attempts: number): string {
   return attempts > 1 ? `${result.berth.instance_id} #${result.berth.attempt}` : result.berth.instance_id;
-}
-
-/**
- * What the run covered, for the summary: the dataset's instances (after -i/-x/-l) and how
- * many of them were submitted (had a prediction, for `-a predictions`; all of them otherwise).
- */
-export interface RunScope {
-  /**
-   * SWE-bench's `total_instances`: the instances run plus, for `-a predictions`, the rows
-   * picked by -i/-x that have no prediction (rows left out by -l are not counted).
-   */
-  datasetInstances: number;
-  /** Instances that were run: those with a prediction (SWE-bench's `submitted_instances`). */
-  submittedInstances: number;
-  /** Attempts per instance (-k). */
-  attempts: number;
-  /** Whether the agent reads a predictions file (prints the SWE-bench-style category line). */
-  predictions: boolean;
 }
 
 /** Counts of a job's trials as the summary shows them. */
@@ -282,10 +259,16 @@ export function progressLine(counts: ProgressCounts, elapsedSec: number): string
   return `${parts.join(', ')} | ${formatDuration(elapsedSec)} elapsed${estimate}`;
 }
 
-/** A live region on a terminal (log-update in `berth run`). */
+/** A live region on a terminal, redrawn in place. */
 export interface LiveRegion {
   render(text: string): void;
   clear(): void;
+}
+
+/** The live region of a terminal stream, drawn with log-update (wrapping and erasing handled). */
+export function liveRegion(stream: NodeJS.WriteStream): LiveRegion {
+  const draw = createLogUpdate(stream);
+  return { render: (text) => draw(text), clear: () => draw.clear() };
 }
 
 /**
@@ -327,11 +310,12 @@ export function textReporter(options: {
   }
   if (options.mode === 'tty') draw();
   return {
-    trialStarted() {
+    onTrialStart() {
       counts.running++;
       if (options.mode === 'tty') draw();
     },
-    trialEnded(result, reused) {
+    onTrialEnd(result, event) {
+      const reused = event.reused;
       counts.done++;
       if (reused) counts.reused++;
       else counts.running = Math.max(0, counts.running - 1);
@@ -341,7 +325,7 @@ export function textReporter(options: {
       if (options.mode === 'lines') options.write(`${trialLine(result, options.attempts, reused)}\n`);
       else draw();
     },
-    jobEnded(summary) {
+    onJobEnd({ summary }) {
       if (timer) clearInterval(timer);
       if (options.mode === 'tty') {
         options.live?.clear();
