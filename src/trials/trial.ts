@@ -240,6 +240,8 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
         task,
         jobId: options.jobId,
         trialDir,
+        // The agent's files (installed agents), once per base image; not in a grading environment.
+        ...(agent.tool && logName === 'install.log' ? { tool: agent.tool } : {}),
         ...(signal ? { signal } : {}),
       });
       const install = 'install' in task.environment ? task.environment.install : undefined;
