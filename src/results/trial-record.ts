@@ -240,6 +240,16 @@ export interface ExplainInput {
   rewardGraded: boolean;
   /** The last line the tests printed (`verifier/test-stdout.txt`), for trials graded by rewards. */
   outputTail?: string | null;
+  /** The task's own grading and berth's disagree (Kotlin Benchmark): both rewards and why. */
+  disagreement?: string | null;
+}
+
+/** `verifier_details.reference_disagreement` (src/verifiers/kotlin-harbor.ts) in words, or null. */
+export function referenceDisagreementOf(details: unknown): string | null {
+  const d =
+    isObject(details) && isObject(details.reference_disagreement) ? details.reference_disagreement : null;
+  if (!d || typeof d.reason !== 'string') return null;
+  return `the dataset's test.sh says reward ${num(d.reference_reward) ?? 'none'}, berth ${num(d.berth_reward)}: ${clip(d.reason, 200)}`;
 }
 
 /**
@@ -260,7 +270,11 @@ export function explainTrial(input: ExplainInput): string {
   const join = (...parts: Array<string | null>) => parts.filter((part) => part).join('; ');
   switch (input.outcome) {
     case 'resolved':
-      return join(input.rewardGraded ? rewards : (counts ?? rewards ?? 'resolved'), exception);
+      return join(
+        input.rewardGraded ? rewards : (counts ?? rewards ?? 'resolved'),
+        exception,
+        input.disagreement ?? null,
+      );
     case 'cancelled':
       return 'cancelled: the job was interrupted while this trial ran';
     case 'running':
@@ -277,7 +291,7 @@ export function explainTrial(input: ExplainInput): string {
       const failing = describeFailingTests(input.tests, 3);
       if (input.rewardGraded || (!failing && !counts)) {
         const tail = input.outputTail ? `the tests ended with: ${clip(input.outputTail, 160)}` : null;
-        return join(exception, exit, tail) || (rewards ? rewards : 'no reward');
+        return join(exception, exit, input.disagreement ?? tail) || (rewards ? rewards : 'no reward');
       }
       return join(failing ?? (input.note ? clip(input.note, 200) : counts), exception, exit);
     }
@@ -380,6 +394,7 @@ export function trialRecordFromResult(
       note: berth ? str(berth.note) : null,
       rewardGraded,
       outputTail: options.outputTail ?? null,
+      disagreement: referenceDisagreementOf(berth?.verifier_details),
     }),
     agent: str(agentInfo.name) ?? 'unknown',
     model: str(modelInfo.name) ?? str(agentResult.model_name),
