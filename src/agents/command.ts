@@ -98,7 +98,7 @@ interface Paths {
 /** Where the environment sees the host's agent log folder: the same path locally, `/logs/agent` in containers. */
 function logPaths(environment: Environment, logDir: string): Paths {
   if (environment.kind === 'local') return { logs: logDir, shared: true };
-  return { logs: '/logs/agent', shared: (environment as { mountedLogs?: boolean }).mountedLogs === true };
+  return { logs: '/logs/agent', shared: environment.mountedLogs === true };
 }
 
 /** Git with the repository's hooks, fsmonitor and path quoting neutralised (the agent may have changed its config). */
@@ -212,7 +212,7 @@ export class CommandAgent implements Agent {
     }
     const gradedOnDiff = task.verifier.kind === 'swebench';
     // The base the diff is taken against: the commit the environment made, else HEAD before the agent.
-    let base = (environment as { baseSha?: unknown }).baseSha as string | undefined;
+    let base = environment.baseCommit;
     if (gradedOnDiff && typeof base !== 'string') {
       const head = await environment.exec(`${GIT} rev-parse --verify -q HEAD`, { timeoutSec: 60 });
       if (head.exitCode !== 0)

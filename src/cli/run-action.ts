@@ -10,14 +10,15 @@ import { createProviders } from '../environments/registry.ts';
 import { InputError, UsageError } from '../errors.ts';
 import { defaultJobName, runJob } from '../jobs/job.ts';
 import { planTrials } from '../jobs/plan.ts';
-import { buildRunReport } from '../reporters/json.ts';
+import { combineReporters, createReporters, ownsStdout } from '../reporters/registry.ts';
+import type { ReporterContext, RunScope } from '../reporters/reporter.ts';
 import { buildSwebenchReport, writeSwebenchReport } from '../reporters/swebench-report.ts';
-import { type RunScope, textReporter } from '../reporters/text.ts';
 import '../tasks/multilingual/register.ts';
 import { loadTasks } from '../tasks/registry.ts';
 import { inDocker, inLocal, instanceImageProblem } from '../tasks/swebench/instance-image.ts';
 import { localRunProblems } from '../tasks/swebench/runnable.ts';
 import type { Task } from '../tasks/task.ts';
+import { jobEndEventOf, trialEndEventOf } from '../trials/events.ts';
 import { DEFAULT_INSTALL_TIMEOUT_SEC } from '../trials/trial.ts';
 import { MAX_TIMER_SEC } from '../util/with-timeout.ts';
 import { createVerifiers } from '../verifiers/registry.ts';
@@ -331,21 +332,28 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
   }
 
   // Run.
-  const json = options.json === true;
-  const human = (text: string) => (json ? process.stderr.write(text) : process.stdout.write(text));
-  const mode = !json && process.stdout.isTTY && !process.env.CI ? 'tty' : 'lines';
-  const reporter = textReporter({
-    mode,
-    attempts,
-    write: human,
+  const reporterNamesGiven = [...(options.reporter ?? ['default']), ...(options.json ? ['json'] : [])];
+  // `--json` alone keeps the human output on standard error beside the document.
+  if (options.json && !options.reporter) reporterNamesGiven.unshift('default');
+  const reporterContext: ReporterContext = {
+    stdout: (text) => process.stdout.write(text),
+    stderr: (text) => process.stderr.write(text),
+    stdoutIsTTY: process.stdout.isTTY === true,
+    stderrIsTTY: process.stderr.isTTY === true,
+    ci: Boolean(process.env.CI),
+    dataset: options.path,
+    agent: agent.info.name,
     total: plan.length,
     scope,
-    ...(process.stderr.isTTY ? { progress: (text: string) => process.stderr.write(text) } : {}),
-  });
+  };
+  const reporter = combineReporters(createReporters(reporterNamesGiven, reporterContext));
+  const machine = ownsStdout(reporterNamesGiven);
+  const human = (text: string) => (machine ? process.stderr.write(text) : process.stdout.write(text));
   for (const note of notes) process.stderr.write(`berth: ${note}\n`);
   stopIfInterrupted();
-  if (mode === 'tty')
+  if (!machine && process.stdout.isTTY && !process.env.CI)
     process.stderr.write(`berth: running ${plan.length} trial(s), ${concurrency} at a time...\n`);
+  const jobLabel = jobName;
   const summary = await runJob({
     jobsDir: resolve(options.jobsDir),
     jobName,
@@ -385,10 +393,9 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
       limit: limit ?? null,
     },
     signal: interrupt.signal,
-    onTrialEnd: (result, info) => reporter.trialEnded(result, info.reused),
+    onTrialEnd: (result, info) => reporter.onTrialEnd(result, trialEndEventOf(result, jobLabel, info.reused)),
     onNotice: (message) => process.stderr.write(`berth: ${message}\n`),
   });
-  reporter.jobEnded(summary);
   // SWE-bench datasets: the harness's final report, in the job folder and in --json.
   const swebench = plan.some((p) => p.task.verifier.kind === 'swebench')
     ? buildSwebenchReport(
@@ -399,15 +406,7 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
       )
     : null;
   if (swebench) await writeSwebenchReport(summary.job_dir, swebench);
-  if (json) {
-    const report = buildRunReport(summary, {
-      dataset: options.path,
-      agent: agent.info.name,
-      scope,
-      swebench,
-    });
-    process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-  }
+  await reporter.onJobEnd({ summary, swebench }, jobEndEventOf(summary));
   human(`results: ${summary.job_dir}\n`);
   return interrupt.signal.aborted ? (interrupt.exitCode() ?? 130) : 0;
 }

@@ -80,7 +80,13 @@ export interface EnvironmentLimits {
   takeHits(): Promise<LimitName[]>;
 }
 
-/** A started environment. */
+/**
+ * A started environment. The first five members every environment has; the rest are
+ * declared capabilities: optional members an environment has when it can do that thing.
+ * Callers test for a capability (`environment.setNetworkPolicy !== undefined`), never cast.
+ * A new environment (a Kubernetes pod, a remote sandbox) implements the five and whichever
+ * capabilities it can; the engine degrades where one is absent (see each member).
+ */
 export interface Environment {
   readonly kind: string;
   /** The folder the repository / task lives in, inside the environment. */
@@ -96,6 +102,51 @@ export interface Environment {
   download(environmentPath: string, hostPath: string): Promise<void>;
   /** Stops and removes everything it started. Safe to call twice. */
   stop(): Promise<void>;
+
+  // Capabilities (optional).
+
+  /**
+   * Capability "base commit": the sha of the commit the environment made of the repository
+   * before any agent ran (the local environment commits the materialised snapshot). Absent:
+   * the engine asks git for `HEAD` where a verifier needs a base (SWE-bench).
+   */
+  readonly baseCommit?: string;
+  /**
+   * Capability "isolation method": how untrusted commands are isolated (`bwrap`, `unshare`,
+   * `unshare-user` locally), recorded as `berth.isolation_method`. Absent: the environment's
+   * `kind` is recorded when `isolated`.
+   */
+  readonly isolationMethodName?: string;
+  /**
+   * Capability "mounted logs": true when `/logs/agent` and `/logs/verifier` inside the
+   * environment are bind mounts of the trial's host folders (Docker), so files written there
+   * appear on the host without a download. Absent or false: berth downloads them.
+   */
+  readonly mountedLogs?: boolean;
+  /**
+   * Capability "default user": the user `exec` runs as when `options.user` is not given, when
+   * it is not the environment's own default (Harbor's `[agent] user`, see `withDefaultUser`).
+   */
+  readonly defaultExecUser?: string;
+  /**
+   * Capability "OOM record": how many out-of-memory kills happened in the environment since
+   * the last call (the Docker engine's count), waiting up to `graceMs` milliseconds for a
+   * late one. Absent: an OOM kill is only seen as `ExecResult.oomKilled`.
+   */
+  newOomKills?(graceMs?: number): Promise<number>;
+  /**
+   * Capability "network switch": puts the running environment under `policy` (Harbor's
+   * per-phase `network_mode`). Absent: the environment keeps the policy it started with and
+   * per-command `ExecOptions.network` is all there is.
+   */
+  setNetworkPolicy?(policy: NetworkPolicy): Promise<void>;
+  /**
+   * Capability "process control": a root shell snippet that kills every process the
+   * environment did not start with (whatever a phase left running in the background) and
+   * prints `killed N`; the verifier puts it in front of its command. Absent: nothing is killed
+   * that way (the local environment kills each command's process group when it ends).
+   */
+  strayProcessKillScript?(): string;
 }
 
 /** Context a provider gets to start an environment for one trial. */

@@ -28,6 +28,8 @@ export interface RunCommandOptions {
   exclude?: string[];
   limit?: string;
   json?: boolean;
+  /** Reporter names (`--reporter`, repeatable); default `default`. */
+  reporter?: string[];
   repos?: string;
   timeoutMultiplier?: string;
   keepEnvironments?: boolean;
@@ -83,6 +85,11 @@ export const registerRun: RegisterCommand = (program: Command) => {
     .option('-x, --exclude <glob>', 'skip tasks whose name matches (repeatable)', collect)
     .option('-l, --limit <n>', 'run at most N tasks')
     .option('--json', 'write one JSON document (docs/run-report.schema.json) to stdout')
+    .option(
+      '--reporter <name>',
+      'reporter: default (table on a terminal, else a line per trial), ci (a line per trial), json (repeatable)',
+      collect,
+    )
     .option('--repos <dir>', 'folder of git mirrors (owner__repo or owner/repo) for rows without a snapshot')
     .addOption(new Option('--timeout-multiplier <x>', 'multiply every timeout').default('1'))
     .option(

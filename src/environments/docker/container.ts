@@ -476,6 +476,11 @@ export class DockerContainerEnvironment implements Environment {
     return Number(/killed (\d+)/.exec(out)?.[1] ?? 0);
   }
 
+  /** The `Environment` capability: `killScript` keeping the processes the container started with. */
+  strayProcessKillScript(): string {
+    return this.killScript(this.baselineProcesses);
+  }
+
   /** A root shell snippet that kills every process but PID 1, itself and `keep`, and prints `killed N`. */
   killScript(keep: Set<number>): string {
     const keepList = [1, ...keep].join(' ');

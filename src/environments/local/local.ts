@@ -129,7 +129,7 @@ export class LocalEnvironment implements Environment {
     readonly workdir: string,
     private readonly isolationMethod: IsolationMethod | undefined,
     /** Sha of the base commit berth made. */
-    readonly baseSha: string,
+    readonly baseCommit: string,
     private readonly keep = false,
     /** The uid sandboxed commands run as (owner of `root`), and its slot (released at stop). */
     private readonly sandbox: { slot: number; identity: SandboxIdentity } | undefined = undefined,
