@@ -28,8 +28,42 @@ export interface ResourceLimits {
   memoryBytes: number;
   /** CPU cores (a quota); undefined: none. */
   cpus?: number;
-  /** Size of each writable folder (and the largest file a process may write). */
+  /** Size of each writable folder. */
   diskBytes: number;
+  /** Largest file a process may write (default: `diskBytes`). */
+  fileBytes: number;
+  /** CPU seconds per process; undefined: from each command's wall-clock limit. */
+  cpuSec?: number;
+  /** Captured output per command; undefined: the environment's own cap. */
+  outputBytes?: number;
+}
+
+/**
+ * Limits asked for on the command line or in a job (the `TrialSpec`'s `limits`), each
+ * replacing the task's value and the default. Sizes in bytes, times in seconds.
+ */
+export interface LimitRequest {
+  /** Processes (threads) at once, per environment (config `docker.pids_limit`). */
+  processes?: number;
+  /** Memory in bytes (`--override-memory-mb`). */
+  memoryBytes?: number;
+  /** CPU cores (`--override-cpus`). */
+  cpus?: number;
+  /** Size of the writable folders in bytes (`--override-storage-mb`). */
+  writableBytes?: number;
+  /** Largest file a command may write, in bytes (default: the writable size). */
+  fileSizeBytes?: number;
+  /** CPU seconds per process (default: from each command's timeout). */
+  cpuSec?: number;
+  /** Captured output per command in bytes (host side). */
+  outputBytes?: number;
+}
+
+/** What a task asks for: Harbor's `[environment]` `cpus`, `memory_mb`, `storage_mb`. */
+export interface TaskResources {
+  cpus?: number;
+  memoryMb?: number;
+  storageMb?: number;
 }
 
 /** A limit a command ran into. */
@@ -59,22 +93,14 @@ export interface LimitsRecord {
 export const MiB = 1024 * 1024;
 
 /** Default limits of an untrusted command when the task and the command line say nothing. */
-export const DEFAULT_LIMITS: ResourceLimits = {
+export const DEFAULT_LIMITS = {
   processes: 4096,
   memoryBytes: 4096 * MiB,
   diskBytes: 10240 * MiB,
-};
+} as const;
 
 /** CPU seconds per process for a command without a wall-clock limit. */
 export const DEFAULT_CPU_SEC = 6 * 3600;
-
-/** What a task asks for (Harbor's `[environment]`) or the command line overrides. */
-export interface LimitRequest {
-  cpus?: number;
-  memoryMb?: number;
-  storageMb?: number;
-  processes?: number;
-}
 
 /** The kernel's pid_max (the most processes and threads the host can have), or 32768 when unknown. */
 export function hostPidMax(): number {
@@ -97,22 +123,40 @@ export function processBudget(wanted: number, concurrency: number): number {
 }
 
 /**
- * The limits of a trial's environment: the command line's overrides, else the task's request,
+ * The limits of a trial's environment: the request's (command line) values, else the task's,
  * else the defaults; the process limit within the host's budget for `concurrency` trials.
  */
 export function resolveLimits(
-  task: LimitRequest = {},
-  overrides: LimitRequest = {},
+  task: TaskResources = {},
+  request: LimitRequest = {},
   concurrency = 1,
 ): ResourceLimits {
-  const cpus = overrides.cpus ?? task.cpus;
-  const memoryMb = overrides.memoryMb ?? task.memoryMb;
-  const storageMb = overrides.storageMb ?? task.storageMb;
+  const cpus = request.cpus ?? task.cpus;
+  const diskBytes =
+    request.writableBytes ?? (task.storageMb !== undefined ? task.storageMb * MiB : DEFAULT_LIMITS.diskBytes);
   return {
-    processes: processBudget(overrides.processes ?? task.processes ?? DEFAULT_LIMITS.processes, concurrency),
-    memoryBytes: memoryMb !== undefined ? memoryMb * MiB : DEFAULT_LIMITS.memoryBytes,
-    diskBytes: storageMb !== undefined ? storageMb * MiB : DEFAULT_LIMITS.diskBytes,
+    processes: processBudget(request.processes ?? DEFAULT_LIMITS.processes, concurrency),
+    memoryBytes:
+      request.memoryBytes ?? (task.memoryMb !== undefined ? task.memoryMb * MiB : DEFAULT_LIMITS.memoryBytes),
+    diskBytes,
+    fileBytes: Math.min(request.fileSizeBytes ?? diskBytes, diskBytes),
     ...(cpus !== undefined ? { cpus } : {}),
+    ...(request.cpuSec !== undefined ? { cpuSec: request.cpuSec } : {}),
+    ...(request.outputBytes !== undefined ? { outputBytes: request.outputBytes } : {}),
+  };
+}
+
+/** The resources an environment spec asks for (its `cpus`, `memoryMb`, `storageMb`, where it has them). */
+export function taskResources(spec: object): TaskResources {
+  const r = spec as Record<string, unknown>;
+  const num = (v: unknown) => (typeof v === 'number' && v > 0 ? v : undefined);
+  const cpus = num(r.cpus);
+  const memoryMb = num(r.memoryMb);
+  const storageMb = num(r.storageMb);
+  return {
+    ...(cpus !== undefined ? { cpus } : {}),
+    ...(memoryMb !== undefined ? { memoryMb } : {}),
+    ...(storageMb !== undefined ? { storageMb } : {}),
   };
 }
 

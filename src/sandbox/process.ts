@@ -186,11 +186,8 @@ export interface RunOutcome {
  */
 export async function runToEnd(proc: SandboxProcess, options: RunOptions): Promise<RunOutcome> {
   const started = performance.now();
+  // Listeners first, so nothing the process writes waits on the output file being made.
   let file: WriteStream | undefined;
-  if (options.file) {
-    await mkdir(dirname(options.file), { recursive: true });
-    file = createWriteStream(`${options.file}.partial`);
-  }
   const cap = options.maxOutputBytes;
   const interleaved = options.capture === 'interleaved';
   const each = options.capEach === true && !interleaved;
@@ -231,6 +228,18 @@ export async function runToEnd(proc: SandboxProcess, options: RunOptions): Promi
   };
   if (options.signal?.aborted) onAbort();
   options.signal?.addEventListener('abort', onAbort, { once: true });
+  if (options.file) {
+    await mkdir(dirname(options.file), { recursive: true }).catch(async (error: unknown) => {
+      proc.kill();
+      await proc.closed;
+      await proc.release();
+      throw error;
+    });
+    const opened = createWriteStream(`${options.file}.partial`);
+    // What came before the file was open, then the rest as it comes.
+    opened.write(Buffer.concat([...kept.out, ...kept.err]));
+    file = opened;
+  }
   const end = await proc.closed;
   if (timer) clearTimeout(timer);
   options.signal?.removeEventListener('abort', onAbort);

@@ -29,6 +29,7 @@ import {
   type LimitsRecord,
   type ResourceLimits,
   resolveLimits,
+  taskResources,
 } from '../../sandbox/limits.ts';
 import { findMirror } from '../../tasks/swebench/runnable.ts';
 import type { NetworkPolicy } from '../../tasks/task.ts';
@@ -193,7 +194,8 @@ export class LocalEnvironment implements Environment {
         processes: limits.processes,
         memoryBytes: limits.memoryBytes,
         ...(limits.cpus !== undefined ? { cpus: limits.cpus } : {}),
-        fileBytes: limits.diskBytes,
+        fileBytes: limits.fileBytes,
+        ...(limits.cpuSec !== undefined ? { cpuSec: limits.cpuSec } : {}),
       },
       ...(this.capped ? { cappedFolder: this.root } : {}),
       cwd: options.cwd ? this.inside(options.cwd) : this.workdir,
@@ -201,7 +203,9 @@ export class LocalEnvironment implements Environment {
       ...(spawnAs ? { uid: spawnAs.uid, gid: spawnAs.gid } : {}),
       ...(options.timeoutSec !== undefined ? { timeoutSec: options.timeoutSec } : {}),
       ...(options.outputFile ? { outputFile: options.outputFile } : {}),
-      ...(options.maxOutputBytes !== undefined ? { maxOutputBytes: options.maxOutputBytes } : {}),
+      ...(options.maxOutputBytes !== undefined || limits.outputBytes !== undefined
+        ? { maxOutputBytes: Math.min(options.maxOutputBytes ?? Infinity, limits.outputBytes ?? Infinity) }
+        : {}),
       ...(options.input !== undefined ? { input: options.input } : {}),
       signal: options.signal ? AbortSignal.any([options.signal, this.stopping.signal]) : this.stopping.signal,
     });
@@ -260,11 +264,7 @@ export class LocalEnvironmentProvider implements EnvironmentProvider {
     const safeJob = context.jobId.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 40);
     const root = await mkdtemp(join(parent, `berth-${safeJob}-`));
     const workdir = join(root, 'repo');
-    const limits = resolveLimits(
-      'memoryMb' in spec ? (spec as LimitRequest) : {},
-      this.options.limits,
-      this.options.concurrency,
-    );
+    const limits = resolveLimits(taskResources(spec), this.options.limits, this.options.concurrency);
     // The trial folder is a tmpfs of the storage size (as root), kept as a plain folder with --keep.
     const notCapped = this.options.keep
       ? 'kept for debugging (--keep-environments)'
