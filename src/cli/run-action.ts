@@ -4,6 +4,7 @@
  */
 import { basename, resolve } from 'node:path';
 import { describeEnv } from '../agents/command.ts';
+import { isInstalledAgentName } from '../agents/installed/packages.ts';
 import { PredictionsAgent } from '../agents/predictions.ts';
 import { type AgentOptions, createAgent } from '../agents/registry.ts';
 import { createProviders } from '../environments/registry.ts';
@@ -19,7 +20,7 @@ import { loadTasks } from '../tasks/registry.ts';
 import { inDocker, inLocal, instanceImageProblem } from '../tasks/swebench/instance-image.ts';
 import { localRunProblems } from '../tasks/swebench/runnable.ts';
 import type { Task } from '../tasks/task.ts';
-import { jobEndEventOf, trialEndEventOf } from '../trials/events.ts';
+import { jobEndEventOf, trialEndEventOf, trialStartEventOf } from '../trials/events.ts';
 import { DEFAULT_INSTALL_TIMEOUT_SEC } from '../trials/trial.ts';
 import { MAX_TIMER_SEC } from '../util/with-timeout.ts';
 import { createVerifiers } from '../verifiers/registry.ts';
@@ -70,6 +71,7 @@ export function limitRequestFrom(
  * @throws UsageError for a malformed or missing variable, or these options without `-a command`.
  */
 function commandAgentOptions(options: RunCommandOptions): AgentOptions {
+  const installed = isInstalledAgentName(options.agent) || options.agent === 'qwen-coder';
   const given = [
     'agentCommand',
     'agentSetup',
@@ -78,16 +80,27 @@ function commandAgentOptions(options: RunCommandOptions): AgentOptions {
     'agentMount',
     'model',
   ] as const;
-  if (options.agent !== 'command') {
-    const used = given.filter((k) => options[k] !== undefined);
+  const flagName = (k: string) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+  if (!installed) {
+    const used = (['agentVersion', 'ak'] as const).filter((k) => options[k] !== undefined);
     if (used.length > 0)
       throw new UsageError(
-        `${used.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ')} only apply to -a command`,
+        `${used.map(flagName).join(', ')} only apply to installed agents (claude-code, codex, gemini-cli, opencode, qwen-code)`,
       );
+  }
+  if (options.agent !== 'command' && !installed) {
+    const used = [...given, 'ae' as const].filter((k) => options[k] !== undefined);
+    if (used.length > 0) throw new UsageError(`${used.map(flagName).join(', ')} only apply to -a command`);
     return {};
   }
+  if (installed) {
+    const used = (['agentCommand', 'agentSetup', 'agentSetupTimeout', 'agentMount'] as const).filter(
+      (k) => options[k] !== undefined,
+    );
+    if (used.length > 0) throw new UsageError(`${used.map(flagName).join(', ')} only apply to -a command`);
+  }
   const env: Record<string, string> = {};
-  for (const item of options.agentEnv ?? []) {
+  for (const item of [...(options.agentEnv ?? []), ...(options.ae ?? [])]) {
     const eq = item.indexOf('=');
     const name = eq === -1 ? item : item.slice(0, eq);
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
@@ -98,7 +111,15 @@ function commandAgentOptions(options: RunCommandOptions): AgentOptions {
     env[name] = value;
   }
   const setupTimeout = positiveNumber('--agent-setup-timeout', options.agentSetupTimeout);
+  const kwargs: Record<string, string> = {};
+  for (const item of options.ak ?? []) {
+    const eq = item.indexOf('=');
+    if (eq <= 0) throw new UsageError(`--ak expects key=value, got ${JSON.stringify(item)}`);
+    kwargs[item.slice(0, eq)] = item.slice(eq + 1);
+  }
   return {
+    ...(options.agentVersion !== undefined ? { agentVersion: options.agentVersion } : {}),
+    ...(Object.keys(kwargs).length > 0 ? { agentKwargs: kwargs } : {}),
     ...(options.agentCommand !== undefined ? { agentCommand: options.agentCommand } : {}),
     ...(options.agentSetup !== undefined ? { agentSetup: options.agentSetup } : {}),
     ...(setupTimeout !== undefined ? { agentSetupTimeoutSec: setupTimeout } : {}),
@@ -115,6 +136,8 @@ function commandAgentRecord(agent: AgentOptions, agentTimeout: number | undefine
     ...(agent.agentSetup !== undefined ? { agent_setup: agent.agentSetup } : {}),
     ...(agent.agentEnv ? { agent_env: describeEnv(agent.agentEnv) } : {}),
     ...(agent.agentMounts ? { agent_mounts: agent.agentMounts } : {}),
+    ...(agent.agentVersion !== undefined ? { agent_version: agent.agentVersion } : {}),
+    ...(agent.agentKwargs ? { agent_kwargs: agent.agentKwargs } : {}),
     ...(agent.model !== undefined ? { model: agent.model } : {}),
     ...(agentTimeout !== undefined ? { agent_timeout_sec: agentTimeout } : {}),
   };
@@ -417,6 +440,7 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
       limit: limit ?? null,
     },
     signal: interrupt.signal,
+    onTrialStart: (trial) => reporter.onTrialStart?.(trialStartEventOf(trial, jobLabel, agent.info)),
     onTrialEnd: (result, info) => reporter.onTrialEnd(result, trialEndEventOf(result, jobLabel, info.reused)),
     onNotice: (message) => process.stderr.write(`berth: ${message}\n`),
   });
@@ -432,6 +456,13 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
   if (swebench) await writeSwebenchReport(summary.job_dir, swebench);
   await reporter.onJobEnd({ summary, swebench }, jobEndEventOf(summary));
   human(`results: ${summary.job_dir}\n`);
+  // The HTML report (src/reporters/html/report.ts); a failure to write it never fails the run.
+  const { writeJobReport } = await import('../reporters/html/report.ts');
+  await writeJobReport(summary.job_dir).then(
+    (path) => human(`report: ${path}\n`),
+    (error: Error) =>
+      process.stderr.write(`berth: warning: the HTML report was not written: ${error.message}\n`),
+  );
   return interrupt.signal.aborted ? (interrupt.exitCode() ?? 130) : 0;
 }
 

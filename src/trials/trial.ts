@@ -14,6 +14,7 @@ import { pathToFileURL } from 'node:url';
 import type { Agent, AgentInfo, AgentResult, AgentSetupContext } from '../agents/agent.ts';
 import { applyPhaseNetwork } from '../environments/docker/egress/network-switch.ts';
 import type { Environment, EnvironmentProvider } from '../environments/environment.ts';
+import { taskCategories } from '../results/categories.ts';
 import { taskChecksum } from '../tasks/checksum.ts';
 import { needsExtendedTrial } from '../tasks/harbor/steps.ts';
 import type { Task } from '../tasks/task.ts';
@@ -148,6 +149,7 @@ export function initialTrialResult(fields: {
       verifier_details: null,
       duration_sec: 0,
       task_source: fields.task.source ?? null,
+      categories: taskCategories(fields.task),
     },
   };
 }
@@ -193,6 +195,8 @@ export async function beginTrialResult(options: TrialOptions): Promise<TrialResu
     timeout_multiplier: multiplier,
     berth_version: VERSION,
   });
+  // What the agent is told, for the report's trial page (written before any untrusted code runs).
+  await writeFileAtomic(join(trialDir, 'instruction.md'), task.instruction);
 
   return initialTrialResult({
     task,
@@ -237,6 +241,8 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
         task,
         jobId: options.jobId,
         trialDir,
+        // The agent's files (installed agents), once per base image; not in a grading environment.
+        ...(agent.tool && logName === 'install.log' ? { tool: agent.tool } : {}),
         ...(signal ? { signal } : {}),
       });
       const install = 'install' in task.environment ? task.environment.install : undefined;

@@ -33,6 +33,7 @@ import {
 } from '../../sandbox/limits.ts';
 import { findMirror } from '../../tasks/swebench/runnable.ts';
 import type { NetworkPolicy } from '../../tasks/task.ts';
+import { hostPlatform } from '../../util/platform.ts';
 import type {
   Environment,
   EnvironmentLimits,
@@ -40,7 +41,10 @@ import type {
   EnvironmentStartContext,
   ExecOptions,
   ExecResult,
+  ToolInstall,
+  ToolInstallRecord,
 } from '../environment.ts';
+import { failedInstall } from '../tool-install.ts';
 import { checkoutFromMirror, commitBase, writeSnapshot } from './materialise.ts';
 import { runProcess } from './process.ts';
 
@@ -121,6 +125,8 @@ function limitsRecord(limits: ResourceLimits, capped: string | undefined, asRoot
 export class LocalEnvironment implements Environment {
   readonly kind = 'local';
   private stopped = false;
+  /** The installed agent: a prepared host folder, bound read-only into the sandbox by the commands that use it. */
+  toolInstall?: ToolInstallRecord;
   /** Aborted by stop(): every running command's process group is killed. */
   private readonly stopping = new AbortController();
 
@@ -246,6 +252,29 @@ async function handOver(path: string, identity: { uid: number; gid: number }): P
   await execa('chown', ['-R', '-P', `${identity.uid}:${identity.gid}`, '--', path]);
 }
 
+/** A tool for this machine: its prepared host folder (cached), seen read-only at the same path. */
+async function installTool(tool: ToolInstall): Promise<ToolInstallRecord> {
+  const started = performance.now();
+  const log: string[] = [];
+  const platform = hostPlatform();
+  let result: { folder: string; prepared: boolean };
+  try {
+    result = await tool.prepare(platform, (line) => log.push(line));
+  } catch (error) {
+    // The agent's set-up reports it, with the log.
+    return failedInstall(tool, error, log);
+  }
+  const { folder, prepared } = result;
+  return {
+    home: folder,
+    platform,
+    installed: prepared,
+    durationSec: Math.round(performance.now() - started) / 1000,
+    log,
+    binds: [{ path: folder }],
+  };
+}
+
 /** Starts local environments for tasks whose EnvironmentSpec kind is `local`. */
 export class LocalEnvironmentProvider implements EnvironmentProvider {
   readonly kind = 'local' as const;
@@ -301,11 +330,23 @@ export class LocalEnvironmentProvider implements EnvironmentProvider {
             : checkHostMethod(wanted) === undefined
               ? wanted
               : undefined;
+      const toolInstall = context.tool ? await installTool(context.tool) : undefined;
       const sandbox = method ? claimIdentity() : undefined;
       if (sandbox?.identity) await handOver(root, sandbox.identity);
       const asRoot = isRoot && !sandbox?.identity;
       const record = new LocalLimits(limits, limitsRecord(limits, notCapped, asRoot));
-      return new LocalEnvironment(root, workdir, method, baseSha, this.options.keep, sandbox, record, capped);
+      const environment = new LocalEnvironment(
+        root,
+        workdir,
+        method,
+        baseSha,
+        this.options.keep,
+        sandbox,
+        record,
+        capped,
+      );
+      if (toolInstall) environment.toolInstall = toolInstall;
+      return environment;
     } catch (error) {
       if (capped) await releaseFolder(root);
       await rm(root, { recursive: true, force: true });
