@@ -74,8 +74,8 @@ export interface LimitEnforcement {
   processes: 'cgroup-v2' | 'cgroup-v1' | 'rlimit' | 'docker' | 'none';
   memory: 'cgroup-v2' | 'cgroup-v1' | 'rlimit' | 'docker';
   cpus: 'cgroup-v2' | 'cgroup-v1' | 'docker' | 'none';
-  cpuTime: 'rlimit';
-  fileSize: 'rlimit';
+  cpu_time: 'rlimit';
+  file_size: 'rlimit';
   disk: 'tmpfs' | 'none';
 }
 

@@ -104,6 +104,6 @@ describe('a trial records its limits', () => {
       memory_bytes: 128 * MiB,
       disk_bytes: 64 * MiB,
     });
-    expect(result.berth.limits?.enforced_by.cpuTime).toBe('rlimit');
+    expect(result.berth.limits?.enforced_by.cpu_time).toBe('rlimit');
   });
 });
