@@ -9,6 +9,8 @@ import type { TaskCategories } from '../results/categories.ts';
 import type { SwebenchRules } from '../grading/swebench.ts';
 import type { TamperRecord } from '../verifiers/tampering/types.ts';
 
+import type { LimitsRecord } from '../sandbox/limits.ts';
+
 /** Start and end of one phase, ISO 8601 UTC. */
 export interface TimingInfo {
   started_at: string;
@@ -71,6 +73,11 @@ export interface BerthTrialFacts {
   /** Whether untrusted commands ran without network, and how. */
   isolated: boolean;
   isolation_method: string | null;
+  /**
+   * The resource limits of the trial's untrusted commands and how each was enforced
+   * (src/sandbox/limits.ts, docs/security.md); absent when the environment applies none.
+   */
+  limits?: LimitsRecord;
   FAIL_TO_PASS: { passed: number; total: number } | null;
   PASS_TO_PASS: { passed: number; total: number } | null;
   /** A short human note: the error reason, the apply method, ... */
