@@ -5,11 +5,11 @@
 import { basename, resolve } from 'node:path';
 import { describeEnv } from '../agents/command.ts';
 import { PredictionsAgent } from '../agents/predictions.ts';
-import { type AgentOptions, createAgent } from '../agents/registry.ts';
+import { type AgentOptions, createAgent, TERMINUS_NAMES } from '../agents/registry.ts';
 import { createProviders } from '../environments/registry.ts';
 import { InputError, UsageError } from '../errors.ts';
 import { defaultJobName, runJob } from '../jobs/job.ts';
-import { planTrials } from '../jobs/plan.ts';
+import { planPerModel, planTrials } from '../jobs/plan.ts';
 import { buildRunReport } from '../reporters/json.ts';
 import { buildSwebenchReport, writeSwebenchReport } from '../reporters/swebench-report.ts';
 import { type RunScope, textReporter } from '../reporters/text.ts';
@@ -23,6 +23,7 @@ import { MAX_TIMER_SEC } from '../util/with-timeout.ts';
 import { createVerifiers } from '../verifiers/registry.ts';
 import type { RunCommandOptions } from './commands/run.ts';
 import { type InterruptHandle, installInterruptHandler, testPause } from './interrupt.ts';
+import { agentKwargs, resolveRunModels, startRunGateway } from './run-models.ts';
 
 /** Thrown at a check point when a signal arrived before the job started: nothing was written. */
 class StoppedBeforeStart extends Error {}
@@ -48,14 +49,7 @@ function positiveNumber(flag: string, value: string | undefined): number | undef
  * @throws UsageError for a malformed or missing variable, or these options without `-a command`.
  */
 function commandAgentOptions(options: RunCommandOptions): AgentOptions {
-  const given = [
-    'agentCommand',
-    'agentSetup',
-    'agentSetupTimeout',
-    'agentEnv',
-    'agentMount',
-    'model',
-  ] as const;
+  const given = ['agentCommand', 'agentSetup', 'agentSetupTimeout', 'agentEnv', 'agentMount'] as const;
   if (options.agent !== 'command') {
     const used = given.filter((k) => options[k] !== undefined);
     if (used.length > 0)
@@ -82,7 +76,7 @@ function commandAgentOptions(options: RunCommandOptions): AgentOptions {
     ...(setupTimeout !== undefined ? { agentSetupTimeoutSec: setupTimeout } : {}),
     ...(Object.keys(env).length > 0 ? { agentEnv: env } : {}),
     ...(options.agentMount?.length ? { agentMounts: options.agentMount.map((dir) => resolve(dir)) } : {}),
-    ...(options.model !== undefined ? { model: options.model } : {}),
+    ...(options.model?.[0] !== undefined ? { model: options.model[0] } : {}),
   };
 }
 
@@ -211,10 +205,37 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
     process.stderr.write(
       `berth: warning: ... and ${taskWarnings.length - 10} more (berth check -p lists them)\n`,
     );
-  const agent = await createAgent(options.agent, {
-    ...(options.predictions ? { predictionsFile: options.predictions } : {}),
-    ...commandAgent,
-  });
+  // Models (-m): resolved and their keys checked before anything starts.
+  if (options.model?.length && ['oracle', 'nop', 'predictions'].includes(options.agent))
+    throw new UsageError(
+      `-m/--model: agent \`${options.agent}\` calls no model (-m is for deckhand, command and other model-driven agents)`,
+    );
+  const models = resolveRunModels(options, options.agent);
+  const kwargs = agentKwargs(options.ak);
+  const agentsPerModel = models
+    ? await Promise.all(
+        models.targets.map(async (target) => ({
+          target,
+          agent: await createAgent(options.agent, {
+            ...commandAgent,
+            model: target.id,
+            modelTarget: target,
+            ...(kwargs ? { agentKwargs: kwargs } : {}),
+          }),
+        })),
+      )
+    : [];
+  const agent =
+    agentsPerModel[0]?.agent ??
+    (await createAgent(options.agent, {
+      ...(options.predictions ? { predictionsFile: options.predictions } : {}),
+      ...commandAgent,
+      ...(kwargs ? { agentKwargs: kwargs } : {}),
+    }));
+  if (agent.info.name !== options.agent && TERMINUS_NAMES.includes(options.agent))
+    process.stderr.write(
+      `berth: -a ${options.agent} runs berth's own coding agent, ${agent.info.name}: Harbor's Terminus-2 is not part of berth (docs/models.md)\n`,
+    );
   stopIfInterrupted();
   let candidates = tasks;
   const notes: string[] = [];
@@ -322,6 +343,7 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
     }
   }
   if (imageChosen.size > 0) plan = plan.map((p) => ({ ...p, task: imageChosen.get(p.task.name) ?? p.task }));
+  plan = planPerModel(plan, agentsPerModel);
   if (problems.length > 0) {
     const shown = problems.slice(0, 10).join('\n  ');
     const more = problems.length > 10 ? `\n  ... and ${problems.length - 10} more` : '';
@@ -346,6 +368,7 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
   stopIfInterrupted();
   if (mode === 'tty')
     process.stderr.write(`berth: running ${plan.length} trial(s), ${concurrency} at a time...\n`);
+  const gateway = models ? await startRunGateway(models) : undefined;
   const summary = await runJob({
     jobsDir: resolve(options.jobsDir),
     jobName,
@@ -365,6 +388,8 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
       agent_name: options.agent,
       ...(options.predictions ? { predictions: resolve(options.predictions) } : {}),
       ...commandAgentRecord(commandAgent, agentTimeout),
+      ...(models?.record ?? {}),
+      ...(kwargs ? { agent_kwargs: kwargs } : {}),
       attempts,
       include: options.include ?? [],
       exclude: options.exclude ?? [],
@@ -378,6 +403,8 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
       predictions: options.predictions ? resolve(options.predictions) : null,
       attempts,
       ...commandAgentRecord(commandAgent, agentTimeout),
+      ...(models ? { models: models.targets.map((t) => t.id) } : {}),
+      ...(kwargs ? { agent_kwargs: Object.entries(kwargs).map(([k, v]) => `${k}=${v}`) } : {}),
     },
     filters: {
       include: options.include ?? [],
@@ -387,7 +414,8 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
     signal: interrupt.signal,
     onTrialEnd: (result, info) => reporter.trialEnded(result, info.reused),
     onNotice: (message) => process.stderr.write(`berth: ${message}\n`),
-  });
+    ...(gateway ? { models: { gateway, ...(models?.limits ? { limits: models.limits } : {}) } } : {}),
+  }).finally(() => gateway?.stop());
   reporter.jobEnded(summary);
   // SWE-bench datasets: the harness's final report, in the job folder and in --json.
   const swebench = plan.some((p) => p.task.verifier.kind === 'swebench')

@@ -94,7 +94,7 @@ describe('berth run -a command', () => {
     expect(noCommand.stderr).toContain('--agent-command');
     const modelForOracle = berth(['run', '-p', sample, '--model', 'x']);
     expect(modelForOracle.code).toBe(2);
-    expect(modelForOracle.stderr).toContain('--model only apply to -a command');
+    expect(modelForOracle.stderr).toContain('agent `oracle` calls no model');
     const unsetEnv = berth([
       'run',
       '-p',
