@@ -1,8 +1,8 @@
 /**
  * The `command` agent: runs any command line inside the trial's environment, as
  * Harbor's installed agents run a CLI agent headless (`BaseInstalledAgent`,
- * `src/harbor/agents/installed/base.py`). It is how berth runs Claude Code,
- * Codex, aider, mini-swe-agent... (see src/agents/cli-recipes.ts).
+ * `src/harbor/agents/installed/base.py`): any CLI agent berth has no agent of its
+ * own for; the installed agents (src/agents/installed/) run their CLIs through it.
  *
  * - The command runs with `bash -c` (sh without bash) through the
  *   environment's `exec`, so local and Docker environments both work, in the
@@ -98,7 +98,7 @@ interface Paths {
 /** Where the environment sees the host's agent log folder: the same path locally, `/logs/agent` in containers. */
 function logPaths(environment: Environment, logDir: string): Paths {
   if (environment.kind === 'local') return { logs: logDir, shared: true };
-  return { logs: '/logs/agent', shared: (environment as { mountedLogs?: boolean }).mountedLogs === true };
+  return { logs: '/logs/agent', shared: environment.mountedLogs === true };
 }
 
 /** Git with the repository's hooks, fsmonitor and path quoting neutralised (the agent may have changed its config). */

@@ -50,7 +50,7 @@ export class ScriptOracleAgent implements Agent {
     // the separate upload is the fallback for images without tar.
     // Under `[agent] user` (src/trials/multi-step.ts) solve.sh runs as that user, who cannot write
     // /solution: upload as root first (as Harbor does), then run.
-    const asUser = (environment as { defaultExecUser?: string }).defaultExecUser !== undefined;
+    const asUser = environment.defaultExecUser !== undefined;
     let result = asUser
       ? ({
           exitCode: 98,
@@ -67,8 +67,7 @@ export class ScriptOracleAgent implements Agent {
       await environment.upload(solution.dir, '/solution');
       result = await environment.exec(solve, options);
     }
-    const oomControl = environment as { newOomKills?: () => Promise<number> };
-    const oom = result.oomKilled || (oomControl.newOomKills ? (await oomControl.newOomKills()) > 0 : false);
+    const oom = result.oomKilled || (environment.newOomKills ? (await environment.newOomKills()) > 0 : false);
     if (result.exitCode !== 0 && !result.timedOut)
       await writeFile(join(context.logDir, 'exit-code.txt'), `${result.exitCode ?? result.signal}\n`);
     if (result.timedOut)

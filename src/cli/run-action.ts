@@ -4,26 +4,29 @@
  */
 import { basename, resolve } from 'node:path';
 import { describeEnv } from '../agents/command.ts';
+import { isInstalledAgentName } from '../agents/installed/packages.ts';
 import { PredictionsAgent } from '../agents/predictions.ts';
 import { type AgentOptions, createAgent, TERMINUS_NAMES } from '../agents/registry.ts';
 import { createProviders } from '../environments/registry.ts';
 import { InputError, UsageError } from '../errors.ts';
 import { defaultJobName, runJob } from '../jobs/job.ts';
 import { planPerModel, planTrials } from '../jobs/plan.ts';
-import { buildRunReport } from '../reporters/json.ts';
+import { modelEndpointFor } from '../models/access.ts';
+import { combineReporters, createReporters, ownsStdout } from '../reporters/registry.ts';
+import type { ReporterContext, RunScope } from '../reporters/reporter.ts';
 import { buildSwebenchReport, writeSwebenchReport } from '../reporters/swebench-report.ts';
-import { type RunScope, textReporter } from '../reporters/text.ts';
 import '../tasks/multilingual/register.ts';
 import { loadTasks } from '../tasks/registry.ts';
 import { inDocker, inLocal, instanceImageProblem } from '../tasks/swebench/instance-image.ts';
 import { localRunProblems } from '../tasks/swebench/runnable.ts';
 import type { Task } from '../tasks/task.ts';
+import { jobEndEventOf, trialEndEventOf } from '../trials/events.ts';
 import { DEFAULT_INSTALL_TIMEOUT_SEC } from '../trials/trial.ts';
 import { MAX_TIMER_SEC } from '../util/with-timeout.ts';
 import { createVerifiers } from '../verifiers/registry.ts';
 import type { RunCommandOptions } from './commands/run.ts';
 import { type InterruptHandle, installInterruptHandler, testPause } from './interrupt.ts';
-import { agentKwargs, resolveRunModels, startRunGateway } from './run-models.ts';
+import { resolveRunModels, startRunGateway } from './run-models.ts';
 
 /** Thrown at a check point when a signal arrived before the job started: nothing was written. */
 class StoppedBeforeStart extends Error {}
@@ -49,17 +52,33 @@ function positiveNumber(flag: string, value: string | undefined): number | undef
  * @throws UsageError for a malformed or missing variable, or these options without `-a command`.
  */
 function commandAgentOptions(options: RunCommandOptions): AgentOptions {
+  const installed = isInstalledAgentName(options.agent) || options.agent === 'qwen-coder';
+  // berth's own agent (and Harbor's Terminus names, which run it) takes --ak too.
+  const deckhand = options.agent === 'deckhand' || TERMINUS_NAMES.includes(options.agent);
   const given = ['agentCommand', 'agentSetup', 'agentSetupTimeout', 'agentEnv', 'agentMount'] as const;
-  if (options.agent !== 'command') {
-    const used = given.filter((k) => options[k] !== undefined);
+  const flagName = (k: string) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+  if (!installed) {
+    const used = (deckhand ? (['agentVersion'] as const) : (['agentVersion', 'ak'] as const)).filter(
+      (k) => options[k] !== undefined,
+    );
     if (used.length > 0)
       throw new UsageError(
-        `${used.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ')} only apply to -a command`,
+        `${used.map(flagName).join(', ')} only apply to installed agents (claude-code, codex, gemini-cli, opencode, qwen-code)`,
       );
-    return {};
+  }
+  if (options.agent !== 'command' && !installed) {
+    const used = [...given, 'ae' as const].filter((k) => options[k] !== undefined);
+    if (used.length > 0) throw new UsageError(`${used.map(flagName).join(', ')} only apply to -a command`);
+    if (!deckhand) return {};
+  }
+  if (installed) {
+    const used = (['agentCommand', 'agentSetup', 'agentSetupTimeout', 'agentMount'] as const).filter(
+      (k) => options[k] !== undefined,
+    );
+    if (used.length > 0) throw new UsageError(`${used.map(flagName).join(', ')} only apply to -a command`);
   }
   const env: Record<string, string> = {};
-  for (const item of options.agentEnv ?? []) {
+  for (const item of [...(options.agentEnv ?? []), ...(options.ae ?? [])]) {
     const eq = item.indexOf('=');
     const name = eq === -1 ? item : item.slice(0, eq);
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
@@ -70,7 +89,15 @@ function commandAgentOptions(options: RunCommandOptions): AgentOptions {
     env[name] = value;
   }
   const setupTimeout = positiveNumber('--agent-setup-timeout', options.agentSetupTimeout);
+  const kwargs: Record<string, string> = {};
+  for (const item of options.ak ?? []) {
+    const eq = item.indexOf('=');
+    if (eq <= 0) throw new UsageError(`--ak expects key=value, got ${JSON.stringify(item)}`);
+    kwargs[item.slice(0, eq)] = item.slice(eq + 1);
+  }
   return {
+    ...(options.agentVersion !== undefined ? { agentVersion: options.agentVersion } : {}),
+    ...(Object.keys(kwargs).length > 0 ? { agentKwargs: kwargs } : {}),
     ...(options.agentCommand !== undefined ? { agentCommand: options.agentCommand } : {}),
     ...(options.agentSetup !== undefined ? { agentSetup: options.agentSetup } : {}),
     ...(setupTimeout !== undefined ? { agentSetupTimeoutSec: setupTimeout } : {}),
@@ -87,6 +114,8 @@ function commandAgentRecord(agent: AgentOptions, agentTimeout: number | undefine
     ...(agent.agentSetup !== undefined ? { agent_setup: agent.agentSetup } : {}),
     ...(agent.agentEnv ? { agent_env: describeEnv(agent.agentEnv) } : {}),
     ...(agent.agentMounts ? { agent_mounts: agent.agentMounts } : {}),
+    ...(agent.agentVersion !== undefined ? { agent_version: agent.agentVersion } : {}),
+    ...(agent.agentKwargs ? { agent_kwargs: agent.agentKwargs } : {}),
     ...(agent.model !== undefined ? { model: agent.model } : {}),
     ...(agentTimeout !== undefined ? { agent_timeout_sec: agentTimeout } : {}),
   };
@@ -208,10 +237,9 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
   // Models (-m): resolved and their keys checked before anything starts.
   if (options.model?.length && ['oracle', 'nop', 'predictions'].includes(options.agent))
     throw new UsageError(
-      `-m/--model: agent \`${options.agent}\` calls no model (-m is for deckhand, command and other model-driven agents)`,
+      `-m/--model: agent \`${options.agent}\` calls no model (-m is for deckhand, the installed agents and -a command)`,
     );
   const models = resolveRunModels(options, options.agent);
-  const kwargs = agentKwargs(options.ak);
   const agentsPerModel = models
     ? await Promise.all(
         models.targets.map(async (target) => ({
@@ -220,7 +248,7 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
             ...commandAgent,
             model: target.id,
             modelTarget: target,
-            ...(kwargs ? { agentKwargs: kwargs } : {}),
+            modelEndpoint: modelEndpointFor,
           }),
         })),
       )
@@ -230,7 +258,6 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
     (await createAgent(options.agent, {
       ...(options.predictions ? { predictionsFile: options.predictions } : {}),
       ...commandAgent,
-      ...(kwargs ? { agentKwargs: kwargs } : {}),
     }));
   if (agent.info.name !== options.agent && TERMINUS_NAMES.includes(options.agent))
     process.stderr.write(
@@ -353,21 +380,28 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
   }
 
   // Run.
-  const json = options.json === true;
-  const human = (text: string) => (json ? process.stderr.write(text) : process.stdout.write(text));
-  const mode = !json && process.stdout.isTTY && !process.env.CI ? 'tty' : 'lines';
-  const reporter = textReporter({
-    mode,
-    attempts,
-    write: human,
+  const reporterNamesGiven = [...(options.reporter ?? ['default']), ...(options.json ? ['json'] : [])];
+  // `--json` alone keeps the human output on standard error beside the document.
+  if (options.json && !options.reporter) reporterNamesGiven.unshift('default');
+  const reporterContext: ReporterContext = {
+    stdout: (text) => process.stdout.write(text),
+    stderr: (text) => process.stderr.write(text),
+    stdoutIsTTY: process.stdout.isTTY === true,
+    stderrIsTTY: process.stderr.isTTY === true,
+    ci: Boolean(process.env.CI),
+    dataset: options.path,
+    agent: agent.info.name,
     total: plan.length,
     scope,
-    ...(process.stderr.isTTY ? { progress: (text: string) => process.stderr.write(text) } : {}),
-  });
+  };
+  const reporter = combineReporters(createReporters(reporterNamesGiven, reporterContext));
+  const machine = ownsStdout(reporterNamesGiven);
+  const human = (text: string) => (machine ? process.stderr.write(text) : process.stdout.write(text));
   for (const note of notes) process.stderr.write(`berth: ${note}\n`);
   stopIfInterrupted();
-  if (mode === 'tty')
+  if (!machine && process.stdout.isTTY && !process.env.CI)
     process.stderr.write(`berth: running ${plan.length} trial(s), ${concurrency} at a time...\n`);
+  const jobLabel = jobName;
   const gateway = models ? await startRunGateway(models) : undefined;
   const summary = await runJob({
     jobsDir: resolve(options.jobsDir),
@@ -389,7 +423,6 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
       ...(options.predictions ? { predictions: resolve(options.predictions) } : {}),
       ...commandAgentRecord(commandAgent, agentTimeout),
       ...(models?.record ?? {}),
-      ...(kwargs ? { agent_kwargs: kwargs } : {}),
       attempts,
       include: options.include ?? [],
       exclude: options.exclude ?? [],
@@ -404,7 +437,6 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
       attempts,
       ...commandAgentRecord(commandAgent, agentTimeout),
       ...(models ? { models: models.targets.map((t) => t.id) } : {}),
-      ...(kwargs ? { agent_kwargs: Object.entries(kwargs).map(([k, v]) => `${k}=${v}`) } : {}),
     },
     filters: {
       include: options.include ?? [],
@@ -412,11 +444,10 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
       limit: limit ?? null,
     },
     signal: interrupt.signal,
-    onTrialEnd: (result, info) => reporter.trialEnded(result, info.reused),
+    onTrialEnd: (result, info) => reporter.onTrialEnd(result, trialEndEventOf(result, jobLabel, info.reused)),
     onNotice: (message) => process.stderr.write(`berth: ${message}\n`),
     ...(gateway ? { models: { gateway, ...(models?.limits ? { limits: models.limits } : {}) } } : {}),
   }).finally(() => gateway?.stop());
-  reporter.jobEnded(summary);
   // SWE-bench datasets: the harness's final report, in the job folder and in --json.
   const swebench = plan.some((p) => p.task.verifier.kind === 'swebench')
     ? buildSwebenchReport(
@@ -427,15 +458,7 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
       )
     : null;
   if (swebench) await writeSwebenchReport(summary.job_dir, swebench);
-  if (json) {
-    const report = buildRunReport(summary, {
-      dataset: options.path,
-      agent: agent.info.name,
-      scope,
-      swebench,
-    });
-    process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-  }
+  await reporter.onJobEnd({ summary, swebench }, jobEndEventOf(summary));
   human(`results: ${summary.job_dir}\n`);
   return interrupt.signal.aborted ? (interrupt.exitCode() ?? 130) : 0;
 }

@@ -56,18 +56,6 @@ export function withoutCredentials(url: string): string {
   }
 }
 
-/** The `--ak key=value` options as a record. */
-export function agentKwargs(items: readonly string[] | undefined): Record<string, string> | undefined {
-  if (!items?.length) return undefined;
-  const out: Record<string, string> = {};
-  for (const item of items) {
-    const eq = item.indexOf('=');
-    if (eq <= 0) throw new UsageError(`--ak expects key=value, got ${JSON.stringify(item)}`);
-    out[item.slice(0, eq)] = item.slice(eq + 1);
-  }
-  return out;
-}
-
 /**
  * The run's models, or undefined without `-m` (or with the `command` agent's old plain label,
  * a name without `/`).

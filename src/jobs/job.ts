@@ -20,6 +20,7 @@ import type { Agent } from '../agents/agent.ts';
 import type { EnvironmentProvider } from '../environments/environment.ts';
 import { InputError, UsageError } from '../errors.ts';
 import type { ModelGateway, TrialLimits } from '../models/gateway.ts';
+import { taskChecksum } from '../tasks/checksum.ts';
 import {
   agentInfoForFile,
   roundSec,
@@ -28,7 +29,7 @@ import {
   writeRewardFile,
 } from '../trials/file-format.ts';
 import type { TrialResult } from '../trials/result.ts';
-import { initialTrialResult, patchSha256, runTrial, taskChecksum } from '../trials/trial.ts';
+import { initialTrialResult, patchSha256, runTrial } from '../trials/trial.ts';
 import { writeJsonAtomic } from '../util/atomic-write.ts';
 import type { Verifier } from '../verifiers/verifier.ts';
 import { VERSION } from '../version.ts';

@@ -6,13 +6,9 @@
  */
 import type { JobSummary } from '../jobs/job.ts';
 import type { TrialResult } from '../trials/result.ts';
+import type { Reporter, RunScope } from './reporter.ts';
 
-export interface Reporter {
-  /** A trial finished (or was kept from a previous run). */
-  trialEnded(result: TrialResult, reused: boolean): void;
-  /** The job ended; `summary.cancelled` when stopped early. */
-  jobEnded(summary: JobSummary): void;
-}
+export type { RunScope } from './reporter.ts';
 
 function fraction(c: { passed: number; total: number } | null): string {
   return c ? `${c.passed}/${c.total}` : '-';
@@ -38,24 +34,6 @@ function resolvedCell(result: TrialResult): string {
 
 function instanceCell(result: TrialResult, attempts: number): string {
   return attempts > 1 ? `${result.berth.instance_id} #${result.berth.attempt}` : result.berth.instance_id;
-}
-
-/**
- * What the run covered, for the summary: the dataset's instances (after -i/-x/-l) and how
- * many of them were submitted (had a prediction, for `-a predictions`; all of them otherwise).
- */
-export interface RunScope {
-  /**
-   * SWE-bench's `total_instances`: the instances run plus, for `-a predictions`, the rows
-   * picked by -i/-x that have no prediction (rows left out by -l are not counted).
-   */
-  datasetInstances: number;
-  /** Instances that were run: those with a prediction (SWE-bench's `submitted_instances`). */
-  submittedInstances: number;
-  /** Attempts per instance (-k). */
-  attempts: number;
-  /** Whether the agent reads a predictions file (prints the SWE-bench-style category line). */
-  predictions: boolean;
 }
 
 /** Counts of a job's trials as the summary shows them. */
@@ -218,7 +196,8 @@ export function textReporter(options: {
   let done = 0;
   let resolved = 0;
   return {
-    trialEnded(result, reused) {
+    onTrialEnd(result, event) {
+      const reused = event.reused;
       done++;
       if (result.berth.resolved) resolved++;
       if (options.mode === 'lines') options.write(`${trialLine(result, options.attempts, reused)}\n`);
@@ -227,7 +206,7 @@ export function textReporter(options: {
           `\r\u001b[K${done}/${options.total ?? '?'} finished, ${resolved} resolved (last: ${instanceCell(result, options.attempts)} ${resolvedCell(result)})`,
         );
     },
-    jobEnded(summary) {
+    onJobEnd({ summary }) {
       if (options.mode === 'tty') {
         options.progress?.('\r\u001b[K');
         options.write(`${renderTable(summary.trials, options.attempts)}\n`);

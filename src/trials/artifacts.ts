@@ -61,11 +61,7 @@ export async function collectArtifacts(
   for (const artifact of list) {
     const rel = artifactHostPath(artifact);
     const destination = rel ? `artifacts/${rel}` : 'artifacts';
-    if (
-      isConvention(artifact.source) &&
-      rel === '' &&
-      (environment as { mountedLogs?: boolean }).mountedLogs
-    ) {
+    if (isConvention(artifact.source) && rel === '' && environment.mountedLogs) {
       const has = await nonEmptyDir(hostDir);
       entries.push({ source: artifact.source, destination, type: 'directory', status: has ? 'ok' : 'empty' });
       continue;

@@ -177,6 +177,7 @@ export async function runExtendedHarborTrial(options: TrialOptions): Promise<Ext
       task,
       jobId: options.jobId,
       trialDir,
+      ...(agent.tool ? { tool: agent.tool } : {}),
       ...(signal ? { signal } : {}),
     });
     result.berth.isolated = environment.isolated;

@@ -15,6 +15,7 @@ import type { Agent, AgentInfo, AgentResult, AgentSetupContext } from '../agents
 import { applyPhaseNetwork } from '../environments/docker/egress/network-switch.ts';
 import type { Environment, EnvironmentProvider } from '../environments/environment.ts';
 import { type TrialModels, TrialModelUse } from '../models/trial-models.ts';
+import { taskChecksum } from '../tasks/checksum.ts';
 import { needsExtendedTrial } from '../tasks/harbor/steps.ts';
 import type { Task } from '../tasks/task.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic-write.ts';
@@ -57,13 +58,6 @@ export interface TrialOptions {
 /** sha256 hex of a patch (the resume key). */
 export function patchSha256(patch: string): string {
   return createHash('sha256').update(patch, 'utf8').digest('hex');
-}
-
-/** sha256 hex of what defines a task's trial: its environment, verifier and solution specs. */
-export function taskChecksum(task: Task): string {
-  return createHash('sha256')
-    .update(JSON.stringify([task.name, task.environment, task.verifier, task.solution]), 'utf8')
-    .digest('hex');
 }
 
 /** Extra seconds the trial waits past the agent timeout for an agent that enforces it itself. */
@@ -246,6 +240,8 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
         task,
         jobId: options.jobId,
         trialDir,
+        // The agent's files (installed agents), once per base image; not in a grading environment.
+        ...(agent.tool && logName === 'install.log' ? { tool: agent.tool } : {}),
         ...(signal ? { signal } : {}),
       });
       const install = 'install' in task.environment ? task.environment.install : undefined;
@@ -280,13 +276,14 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
     result.environment_setup = phase;
     environment = await startEnvironment('install.log');
     result.berth.isolated = environment.isolated;
-    const method = (environment as { isolationMethodName?: string }).isolationMethodName;
-    result.berth.isolation_method = environment.isolated ? (method ?? environment.kind) : null;
+    result.berth.isolation_method = environment.isolated
+      ? (environment.isolationMethodName ?? environment.kind)
+      : null;
     // The base commit the environment made (local); else, for verifiers that reset files to it
     // (SWE-bench), whatever HEAD is before the agent runs. Harbor's test.sh does its own.
     const baseOf = async (env: Environment): Promise<string | undefined> => {
-      const made = (env as { baseSha?: unknown }).baseSha;
-      if (typeof made === 'string' || task.verifier.kind !== 'swebench') return made as string | undefined;
+      const made = env.baseCommit;
+      if (made !== undefined || task.verifier.kind !== 'swebench') return made;
       const head = await env.exec('git rev-parse --verify -q HEAD', { timeoutSec: 60 });
       return head.exitCode === 0 ? head.output.trim() : undefined;
     };

@@ -24,16 +24,8 @@ import type { Verifier, VerifierResult, VerifyContext } from './verifier.ts';
 const FIND_REPORTS =
   "find / \\( -path /proc -o -path /sys -o -path /dev -o -path /logs \\) -prune -o -type f -path '*/build/test-results/*' -name 'TEST*.xml'";
 
-interface ProcessControl {
-  baselineProcesses: Set<number>;
-  killScript(keep: Set<number>): string;
-}
-
 function killerOf(env: Environment): string {
-  const e = env as Partial<ProcessControl>;
-  return typeof e.killScript === 'function' && e.baselineProcesses instanceof Set
-    ? `${e.killScript(e.baselineProcesses)}; `
-    : '';
+  return env.strayProcessKillScript ? `${env.strayProcessKillScript()}; ` : '';
 }
 
 /**
@@ -67,7 +59,7 @@ export async function verifyKotlinHarbor(
     `rm -rf /logs/verifier/junit-reports && mkdir -p /logs/verifier/junit-reports && ${FIND_REPORTS} -exec cp --parents {} /logs/verifier/junit-reports/ \\; ; chmod -R a+rX /logs/verifier/junit-reports`,
     { user: 'root', cwd: '/', timeoutSec: 300 },
   );
-  if (!(environment as { mountedLogs?: boolean }).mountedLogs)
+  if (!environment.mountedLogs)
     await environment.download(
       '/logs/verifier/junit-reports',
       join(context.trialDir, 'verifier', 'junit-reports'),

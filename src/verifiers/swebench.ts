@@ -18,7 +18,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { gradeSwebench, type SwebenchGrade } from '../grading/swebench.ts';
+import {
+  type DroppedExpected,
+  gradeSwebench,
+  type SwebenchGrade,
+  type SwebenchRules,
+} from '../grading/swebench.ts';
 import { chunksOf } from '../parsers/common.ts';
 import type { ParseResult, Parser } from '../parsers/types.ts';
 import { checkSnapshotPath } from '../tasks/swebench/load.ts';
@@ -37,6 +42,8 @@ export interface SwebenchVerifierOptions {
   parsers?: readonly Parser[];
   /** Cap on captured test output in bytes (default 50 MiB). */
   maxOutputBytes?: number;
+  /** `default` (berth's rules) or `swebench` (the harness's verdict exactly); see src/grading/swebench.ts. */
+  rules?: SwebenchRules;
 }
 
 /** What the verifier records in `verifier_result.details`. */
@@ -59,6 +66,8 @@ export interface SwebenchDetails {
   /** True when the marker slice parsed to nothing and the whole log was parsed instead. */
   used_whole_log: boolean;
   parse_warnings: string[];
+  /** Expected ids dropped from the gold lists because they cannot name a test (default rules). */
+  dropped_expected?: DroppedExpected[];
   duration_sec: number;
 }
 
@@ -230,6 +239,7 @@ export class SwebenchVerifier implements Verifier {
       exitCode: run.exitCode,
       timedOut: run.timedOut,
       timeoutSec: context.timeoutSec,
+      ...(this.options.rules ? { rules: this.options.rules } : {}),
     });
     const details: SwebenchDetails = {
       status: grade.status,
@@ -247,6 +257,7 @@ export class SwebenchVerifier implements Verifier {
       ...(parser ? { parser: parser.name } : {}),
       used_whole_log: usedWholeLog,
       parse_warnings: warnings,
+      ...(grade.dropped.length > 0 ? { dropped_expected: grade.dropped } : {}),
       duration_sec: roundSec((performance.now() - started) / 1000),
     };
     // Verdicts in snake_case, as every file berth writes (matchedBy -> matched_by).

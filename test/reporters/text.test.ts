@@ -9,6 +9,7 @@ import {
   textReporter,
   trialLine,
 } from '../../src/reporters/text.ts';
+import { jobEndEventOf, trialEndEventOf } from '../../src/trials/events.ts';
 import type { TrialResult } from '../../src/trials/result.ts';
 
 function result(
@@ -120,7 +121,8 @@ describe('text reporter', () => {
   it('writes one line per trial in lines mode and the table only at the end in tty mode', () => {
     let lines = '';
     const ci = textReporter({ mode: 'lines', attempts: 2, write: (t) => (lines += t) });
-    ci.trialEnded(result('a__b-1', 'resolved', [1, 1], [2, 2], 'ok', 2), false);
+    const r = result('a__b-1', 'resolved', [1, 1], [2, 2], 'ok', 2);
+    ci.onTrialEnd?.(r, trialEndEventOf(r, 'job'));
     expect(lines).toBe('a__b-1 #2  yes  F2P 1/1  P2P 2/2  2.5s  ok\n');
     let tty = '';
     let progress = '';
@@ -131,10 +133,10 @@ describe('text reporter', () => {
       total: 4,
       progress: (t) => (progress += t),
     });
-    term.trialEnded(trials[0] as TrialResult, false);
+    term.onTrialEnd?.(trials[0] as TrialResult, trialEndEventOf(trials[0] as TrialResult, 'job'));
     expect(tty).toBe('');
     expect(progress).toBe('\r\u001b[K1/4 finished, 1 resolved (last: swedl__miniconf-1 yes)');
-    term.jobEnded(summary);
+    term.onJobEnd?.({ summary, swebench: null }, jobEndEventOf(summary));
     expect(tty).toBe(`${renderTable(trials)}\nresolved 1/4 (25.0%) in 10.3s\n`);
     expect(trialLine(trials[2] as TrialResult)).toContain('patch failed  tests not run');
   });

@@ -18,6 +18,9 @@ export interface RunCommandOptions {
   agentSetupTimeout?: string;
   agentEnv?: string[];
   agentMount?: string[];
+  agentVersion?: string;
+  ak?: string[];
+  ae?: string[];
   agentTimeout?: string;
   /** `-m` names (repeatable: one set of trials per model). */
   model?: string[];
@@ -30,8 +33,6 @@ export interface RunCommandOptions {
   modelMaxCost?: string;
   modelBudget?: string;
   modelTimeout?: string;
-  /** The agent's own options, `key=value` (repeatable). */
-  ak?: string[];
   attempts: string;
   concurrency: string;
   jobsDir: string;
@@ -40,6 +41,8 @@ export interface RunCommandOptions {
   exclude?: string[];
   limit?: string;
   json?: boolean;
+  /** Reporter names (`--reporter`, repeatable); default `default`. */
+  reporter?: string[];
   repos?: string;
   timeoutMultiplier?: string;
   keepEnvironments?: boolean;
@@ -66,7 +69,7 @@ export const registerRun: RegisterCommand = (program: Command) => {
     )
     .option(
       '-a, --agent <name>',
-      "agent: oracle, nop, predictions, command, deckhand (berth's own coding agent; needs -m)",
+      "agent: oracle, nop, predictions, command, deckhand (berth's own coding agent; needs -m), claude-code, codex, gemini-cli, opencode, qwen-code",
       'oracle',
     )
     .option('--predictions <file>', 'SWE-bench predictions file (JSON or JSONL) for -a predictions')
@@ -86,6 +89,16 @@ export const registerRun: RegisterCommand = (program: Command) => {
       'host folder the agent command may read in the local sandbox (repeatable; -a command)',
       collect,
     )
+    .option(
+      '--agent-version <v>',
+      'installed agents: the version to install (exact, or a tag/range resolved by the registry)',
+    )
+    .option(
+      '--ak <key=value>',
+      "one of the agent's own options, e.g. max_turns=30 (repeatable; installed agents: docs/agents.md, deckhand: docs/models.md)",
+      collect,
+    )
+    .option('--ae <NAME=VALUE>', 'variable for the agent (repeatable; same as --agent-env)', collect)
     .option('--agent-timeout <sec>', "agent timeout in seconds, replacing the task's")
     .option(
       '-m, --model <provider/name>',
@@ -100,7 +113,6 @@ export const registerRun: RegisterCommand = (program: Command) => {
       '--env-file <file>',
       'dotenv file with model keys (OPENAI_API_KEY=..., ...), read over the environment',
     )
-    .option('--ak <key=value>', "the agent's own option (repeatable), e.g. --ak max_steps=40", collect)
     .option('--model-max-calls <n>', 'model calls (turns) a trial may make')
     .option('--model-max-tokens <n>', 'input plus output tokens a trial may use')
     .option('--model-max-cost <usd>', 'USD a trial may spend on its model')
@@ -125,6 +137,11 @@ export const registerRun: RegisterCommand = (program: Command) => {
     .option('-x, --exclude <glob>', 'skip tasks whose name matches (repeatable)', collect)
     .option('-l, --limit <n>', 'run at most N tasks')
     .option('--json', 'write one JSON document (docs/run-report.schema.json) to stdout')
+    .option(
+      '--reporter <name>',
+      'reporter: default (table on a terminal, else a line per trial), ci (a line per trial), json (repeatable)',
+      collect,
+    )
     .option('--repos <dir>', 'folder of git mirrors (owner__repo or owner/repo) for rows without a snapshot')
     .addOption(new Option('--timeout-multiplier <x>', 'multiply every timeout').default('1'))
     .option(

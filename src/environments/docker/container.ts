@@ -17,7 +17,7 @@ import type Docker from 'dockerode';
 import { execa } from 'execa';
 import { BerthError } from '../../errors.ts';
 import type { NetworkPolicy } from '../../tasks/task.ts';
-import type { Environment, ExecOptions, ExecResult } from '../environment.ts';
+import type { Environment, ExecOptions, ExecResult, ToolInstallRecord } from '../environment.ts';
 import type { EgressGateway } from './egress/gateway.ts';
 import { ContainerNetworkSwitch } from './egress/network-switch.ts';
 import { LABELS } from './labels.ts';
@@ -151,6 +151,8 @@ export class DockerContainerEnvironment implements Environment {
   baselineProcesses = new Set<number>();
   /** `/logs/agent`, `/logs/verifier` and `/logs/artifacts` are bind mounts of the trial folder. */
   readonly mountedLogs = true;
+  /** The installed agent the container's image carries (set by the provider). */
+  toolInstall?: ToolInstallRecord;
 
   private constructor(
     private readonly docker: Docker,
@@ -474,6 +476,11 @@ export class DockerContainerEnvironment implements Environment {
   async killProcessesExcept(keep: Set<number>): Promise<number> {
     const out = await this.quiet(this.killScript(keep));
     return Number(/killed (\d+)/.exec(out)?.[1] ?? 0);
+  }
+
+  /** The `Environment` capability: `killScript` keeping the processes the container started with. */
+  strayProcessKillScript(): string {
+    return this.killScript(this.baselineProcesses);
   }
 
   /** A root shell snippet that kills every process but PID 1, itself and `keep`, and prints `killed N`. */

@@ -88,7 +88,7 @@ describe('local environment: materialising a snapshot', () => {
     expect(await git(dir, 'status', '--porcelain')).toBe('');
     expect(await git(dir, 'ls-files', '-s', 'run.sh')).toMatch(/^100755/);
     expect(await git(dir, 'ls-files', '-s', 'link.py')).toMatch(/^120000/);
-    expect(env.baseSha).toBe(await git(dir, 'rev-parse', 'HEAD'));
+    expect(env.baseCommit).toBe(await git(dir, 'rev-parse', 'HEAD'));
     const run = await env.exec('./run.sh');
     expect(run.output).toBe('ran\n');
     expect(run.exitCode).toBe(0);
@@ -97,7 +97,7 @@ describe('local environment: materialising a snapshot', () => {
   it('gives the same base sha for the same files (fixed identity and dates)', async () => {
     const a = await start({ kind: 'local', snapshot: { files: { x: '1' } } });
     const b = await start({ kind: 'local', snapshot: { files: { x: '1' } } });
-    expect(a.baseSha).toBe(b.baseSha);
+    expect(a.baseCommit).toBe(b.baseCommit);
     expect(a.workdir).not.toBe(b.workdir);
   });
 
