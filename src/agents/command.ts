@@ -39,6 +39,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Environment, ExecOptions, ExecResult } from '../environments/environment.ts';
+import { gatewayAccess } from '../models/access.ts';
 import { AgentTimeoutError } from '../trials/trial.ts';
 import { shellQuote } from '../util/shell.ts';
 import { VERSION } from '../version.ts';
@@ -146,7 +147,13 @@ export class CommandAgent implements Agent {
     const paths = logPaths(environment, logDir);
     const hostDir = join(logDir, name);
     await mkdir(hostDir, { recursive: true });
-    const env = this.env(context, paths);
+    // With -m the agent command reaches its model through the trial's gateway session only
+    // (src/models/access.ts): its variables name the gateway and the trial's token.
+    const access = name === 'command' ? gatewayAccess(context as AgentContext) : undefined;
+    const env = {
+      ...this.env(context, paths),
+      ...(access && context.models ? context.models.agentEnv(access.origin) : {}),
+    };
     await writeFile(
       join(hostDir, 'command.txt'),
       `${command}\n\n# environment\n${describeEnv(env).join('\n')}\n`,
@@ -154,6 +161,7 @@ export class CommandAgent implements Agent {
     const dir = `${paths.logs}/${name}`;
     const script = [
       `mkdir -p ${shellQuote(dir)} && exec >${shellQuote(`${dir}/stdout.txt`)} 2>${shellQuote(`${dir}/stderr.txt`)}`,
+      ...(access?.prelude ? [access.prelude] : []),
       command,
     ].join('\n');
     const options: ExecOptions = {
@@ -163,6 +171,7 @@ export class CommandAgent implements Agent {
             binds: [
               { path: logDir, writable: true },
               ...(this.options.mounts ?? []).map((path) => ({ path })),
+              ...(access?.binds ?? []),
             ],
           }
         : {}),
@@ -170,9 +179,14 @@ export class CommandAgent implements Agent {
       // An agent needs its model's API: SWE-bench rows (graded in a fresh environment, tests
       // without network) and local environments give it the network; Harbor tasks in
       // containers keep the task's agent network policy (switched by the trial).
-      ...(environment.kind === 'local' || context.task.verifier.kind === 'swebench'
-        ? { network: { mode: 'public' as const } }
-        : {}),
+      // With a gateway session the model is reached through it, whatever the network.
+      ...(access
+        ? access.network
+          ? { network: access.network }
+          : {}
+        : environment.kind === 'local' || context.task.verifier.kind === 'swebench'
+          ? { network: { mode: 'public' as const } }
+          : {}),
       ...(context.signal ? { signal: context.signal } : {}),
     };
     const result = await environment.exec(script, options);

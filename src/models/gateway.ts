@@ -21,10 +21,11 @@
  * not retry.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { appendFile, mkdir } from 'node:fs/promises';
+import { appendFile, chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { dirname } from 'node:path';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { APICallError, type LanguageModelV3, type LanguageModelV3Message } from '@ai-sdk/provider';
 import { createParser } from 'eventsource-parser';
 import { AnswerAccumulator, answerToParts } from './answer.ts';
@@ -35,6 +36,7 @@ import { roundUsd } from './pricing.ts';
 import { geminiPath } from './protocols/gemini.ts';
 import { CODECS } from './protocols/index.ts';
 import type { ModelTarget } from './providers.ts';
+import { RELAY_NODE_SOURCE, RELAY_PYTHON_SOURCE } from './relay-source.ts';
 import {
   addUsage,
   GatewayRequestError,
@@ -154,6 +156,16 @@ export class GatewaySession {
     return this.options.model;
   }
 
+  /** The gateway's folder on the host (Unix socket `gateway.sock`, relay programs), if it has one. */
+  get gatewayDir(): string | undefined {
+    return this.gateway.socketDir;
+  }
+
+  /** `http://HOST:PORT` of the gateway on the host. */
+  get gatewayUrl(): string {
+    return this.gateway.url;
+  }
+
   /** What the trial used so far. */
   totals(): SessionTotals {
     return {
@@ -251,7 +263,16 @@ export interface GatewayOptions {
   retry?: Partial<RetryPolicy>;
   /** fetch used for upstream calls (tests). */
   fetch?: FetchFunction;
+  /**
+   * Also listen on a Unix socket in a folder of its own (`gateway.sock`, with the relay
+   * programs beside it), which environments mount to reach the gateway without a network
+   * (default true).
+   */
+  socket?: boolean;
 }
+
+/** The gateway's Unix socket, in its folder. */
+export const GATEWAY_SOCKET = 'gateway.sock';
 
 /** Largest request body accepted, in bytes. */
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
@@ -395,6 +416,9 @@ function errorStatus(error: unknown): { status: number; message: string; body?: 
 
 export class ModelGateway {
   private server: Server | undefined;
+  private socketServer: Server | undefined;
+  /** The folder of the Unix socket and the relay programs (mounted into environments). */
+  socketDir: string | undefined;
   private readonly sessions = new Map<string, GatewaySession>();
   private readonly models = new Map<string, LanguageModelV3>();
   private jobCost = 0;
@@ -409,7 +433,7 @@ export class ModelGateway {
   /** Starts a gateway; resolves once it listens. */
   static async start(options: GatewayOptions): Promise<ModelGateway> {
     const gateway = new ModelGateway(options);
-    const server = createServer((req, res) => {
+    const listener = (req: IncomingMessage, res: ServerResponse) => {
       gateway.live.add(res);
       res.on('close', () => gateway.live.delete(res));
       gateway.handle(req, res).catch((error) => {
@@ -418,7 +442,8 @@ export class ModelGateway {
           res.end(JSON.stringify({ error: { message: `berth gateway: ${(error as Error).message}` } }));
         } else res.end();
       });
-    });
+    };
+    const server = createServer(listener);
     server.keepAliveTimeout = 65_000;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -426,6 +451,28 @@ export class ModelGateway {
     });
     gateway.server = server;
     gateway.address = server.address() as AddressInfo;
+    if (options.socket !== false) {
+      try {
+        // A short path: a socket's path may hold about 100 characters.
+        const dir = await mkdtemp(join(tmpdir(), 'berth-gw-'));
+        gateway.socketDir = dir;
+        await writeFile(join(dir, 'relay.cjs'), RELAY_NODE_SOURCE);
+        await writeFile(join(dir, 'relay.py'), RELAY_PYTHON_SOURCE);
+        const socketServer = createServer(listener);
+        socketServer.keepAliveTimeout = 65_000;
+        await new Promise<void>((resolve, reject) => {
+          socketServer.once('error', reject);
+          socketServer.listen(join(dir, GATEWAY_SOCKET), () => resolve());
+        });
+        gateway.socketServer = socketServer;
+        // Sandboxed commands and container users of any uid connect; they still need a token.
+        await chmod(join(dir, GATEWAY_SOCKET), 0o666);
+        await chmod(dir, 0o755);
+      } catch (error) {
+        await gateway.stop();
+        throw error;
+      }
+    }
     return gateway;
   }
 
@@ -477,12 +524,16 @@ export class ModelGateway {
 
   /** Stops listening and ends open connections. */
   async stop(): Promise<void> {
-    const server = this.server;
-    if (!server) return;
+    const servers = [this.server, this.socketServer].filter((s): s is Server => s !== undefined);
     this.server = undefined;
+    this.socketServer = undefined;
     for (const res of this.live) res.destroy();
-    server.closeAllConnections?.();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    for (const server of servers) {
+      server.closeAllConnections?.();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+    if (this.socketDir) await rm(this.socketDir, { recursive: true, force: true });
+    this.socketDir = undefined;
   }
 
   private model(target: ModelTarget): LanguageModelV3 {

@@ -178,6 +178,7 @@ export async function runExtendedHarborTrial(options: TrialOptions): Promise<Ext
       jobId: options.jobId,
       trialDir,
       ...(agent.tool ? { tool: agent.tool } : {}),
+      ...(models ? { modelGatewayDir: models.session.gatewayDir } : {}),
       ...(signal ? { signal } : {}),
     });
     result.berth.isolated = environment.isolated;

@@ -242,6 +242,7 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
         trialDir,
         // The agent's files (installed agents), once per base image; not in a grading environment.
         ...(agent.tool && logName === 'install.log' ? { tool: agent.tool } : {}),
+        ...(models && logName === 'install.log' ? { modelGatewayDir: models.session.gatewayDir } : {}),
         ...(signal ? { signal } : {}),
       });
       const install = 'install' in task.environment ? task.environment.install : undefined;

@@ -153,6 +153,8 @@ export class DockerContainerEnvironment implements Environment {
   readonly mountedLogs = true;
   /** The installed agent the container's image carries (set by the provider). */
   toolInstall?: ToolInstallRecord;
+  /** Where the model gateway's folder is mounted, when the trial asked for it. */
+  modelGatewayDir?: string;
 
   private constructor(
     private readonly docker: Docker,
