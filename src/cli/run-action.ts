@@ -20,7 +20,7 @@ import { loadTasks } from '../tasks/registry.ts';
 import { inDocker, inLocal, instanceImageProblem } from '../tasks/swebench/instance-image.ts';
 import { localRunProblems } from '../tasks/swebench/runnable.ts';
 import type { Task } from '../tasks/task.ts';
-import { jobEndEventOf, trialEndEventOf } from '../trials/events.ts';
+import { jobEndEventOf, trialEndEventOf, trialStartEventOf } from '../trials/events.ts';
 import { DEFAULT_INSTALL_TIMEOUT_SEC } from '../trials/trial.ts';
 import { MAX_TIMER_SEC } from '../util/with-timeout.ts';
 import { createVerifiers } from '../verifiers/registry.ts';
@@ -444,6 +444,7 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
       limit: limit ?? null,
     },
     signal: interrupt.signal,
+    onTrialStart: (trial) => reporter.onTrialStart?.(trialStartEventOf(trial, jobLabel, agent.info)),
     onTrialEnd: (result, info) => reporter.onTrialEnd(result, trialEndEventOf(result, jobLabel, info.reused)),
     onNotice: (message) => process.stderr.write(`berth: ${message}\n`),
     ...(gateway ? { models: { gateway, ...(models?.limits ? { limits: models.limits } : {}) } } : {}),
@@ -460,6 +461,13 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
   if (swebench) await writeSwebenchReport(summary.job_dir, swebench);
   await reporter.onJobEnd({ summary, swebench }, jobEndEventOf(summary));
   human(`results: ${summary.job_dir}\n`);
+  // The HTML report (src/reporters/html/report.ts); a failure to write it never fails the run.
+  const { writeJobReport } = await import('../reporters/html/report.ts');
+  await writeJobReport(summary.job_dir).then(
+    (path) => human(`report: ${path}\n`),
+    (error: Error) =>
+      process.stderr.write(`berth: warning: the HTML report was not written: ${error.message}\n`),
+  );
   return interrupt.signal.aborted ? (interrupt.exitCode() ?? 130) : 0;
 }
 

@@ -15,6 +15,7 @@ import type { Agent, AgentInfo, AgentResult, AgentSetupContext } from '../agents
 import { applyPhaseNetwork } from '../environments/docker/egress/network-switch.ts';
 import type { Environment, EnvironmentProvider } from '../environments/environment.ts';
 import { type TrialModels, TrialModelUse } from '../models/trial-models.ts';
+import { taskCategories } from '../results/categories.ts';
 import { taskChecksum } from '../tasks/checksum.ts';
 import { needsExtendedTrial } from '../tasks/harbor/steps.ts';
 import type { Task } from '../tasks/task.ts';
@@ -150,6 +151,7 @@ export function initialTrialResult(fields: {
       verifier_details: null,
       duration_sec: 0,
       task_source: fields.task.source ?? null,
+      categories: taskCategories(fields.task),
     },
   };
 }
@@ -195,6 +197,8 @@ export async function beginTrialResult(options: TrialOptions): Promise<TrialResu
     timeout_multiplier: multiplier,
     berth_version: VERSION,
   });
+  // What the agent is told, for the report's trial page (written before any untrusted code runs).
+  await writeFileAtomic(join(trialDir, 'instruction.md'), task.instruction);
 
   return initialTrialResult({
     task,

@@ -44,7 +44,7 @@ function allText(dir: string): string {
  * The agent command: asks the model (through $OPENAI_BASE_URL, the relay) for greet.py's new
  * text, writes it, runs record.sh; then tries to reach anything else and prints what happened.
  */
-const CLIENT = String.raw`
+const CLIENT = `
 import json, os, socket, urllib.request
 base = os.environ["OPENAI_BASE_URL"]
 req = urllib.request.Request(base + "/chat/completions", method="POST",
@@ -182,7 +182,7 @@ describe('the model gateway from the local sandbox', () => {
     const server = await startScriptedModelServer([{ reply: { text: 'hi from the model' } }]);
     try {
       const port = new URL(server.url).port;
-      const script = String.raw`
+      const script = `
 import json, os, socket, urllib.request
 req = urllib.request.Request(os.environ["OPENAI_BASE_URL"] + "/chat/completions", method="POST",
   data=json.dumps({"model": "x", "messages": [{"role": "user", "content": "hi"}]}).encode(),
