@@ -28,6 +28,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { APICallError, type LanguageModelV3, type LanguageModelV3Message } from '@ai-sdk/provider';
 import { createParser } from 'eventsource-parser';
+import type { TrialEmit, TrialEventInput } from '../trials/events.ts';
 import { AnswerAccumulator, answerToParts } from './answer.ts';
 import type { ResponseCache } from './cache.ts';
 import type { Credentials } from './credentials.ts';
@@ -133,6 +134,24 @@ export interface SessionOptions {
   recordFile?: string;
   /** Called with each call's record. */
   onCall?: (record: ModelCallRecord) => void;
+  /** The trial's event stream: each call becomes a `model-call` event (src/trials/events.ts). */
+  emit?: TrialEmit;
+}
+
+/** A call's record as the trial's `model-call` event. */
+export function modelCallEvent(record: ModelCallRecord, provider: string): TrialEventInput {
+  return {
+    type: 'model-call',
+    provider,
+    model: record.model,
+    protocol: record.protocol === 'gemini' ? 'gemini-generate-content' : record.protocol,
+    input_tokens: record.usage.input_tokens,
+    cached_tokens: record.usage.cached_tokens,
+    output_tokens: record.usage.output_tokens,
+    cost_usd: record.cost_usd,
+    duration_sec: record.duration_ms / 1000,
+    error: record.error,
+  } as TrialEventInput;
 }
 
 /** One trial's access to the gateway. */
@@ -201,6 +220,7 @@ export class GatewaySession {
       this.gateway.addJobCost(cost ?? 0);
     }
     this.options.onCall?.(record);
+    this.options.emit?.(modelCallEvent(record, this.model.provider));
     const file = this.options.recordFile;
     if (file) {
       const line = `${JSON.stringify(record)}\n`;
@@ -292,6 +312,7 @@ export function routeOf(
   const path = pathname.replace(/\/+$/, '');
   if (/(^|\/)chat\/completions$/.test(path)) return { protocol: 'openai-chat' };
   if (/(^|\/)responses$/.test(path)) return { protocol: 'openai-responses' };
+  if (/(^|\/)completions$/.test(path)) return { protocol: 'openai-completions' };
   if (/(^|\/)messages\/count_tokens$/.test(path))
     return { protocol: 'anthropic-messages', method: 'count_tokens' };
   if (/(^|\/)messages$/.test(path)) return { protocol: 'anthropic-messages' };
@@ -434,6 +455,8 @@ export class ModelGateway {
   static async start(options: GatewayOptions): Promise<ModelGateway> {
     const gateway = new ModelGateway(options);
     const listener = (req: IncomingMessage, res: ServerResponse) => {
+      // Small frames go out at once (Nagle's delay against the client's delayed ACK costs 40 ms).
+      req.socket.setNoDelay?.(true);
       gateway.live.add(res);
       res.on('close', () => gateway.live.delete(res));
       gateway.handle(req, res).catch((error) => {
@@ -750,6 +773,11 @@ export class ModelGateway {
     }
 
     const passthrough = target.protocols.includes(route.protocol);
+    if (!passthrough && route.protocol === 'openai-completions') {
+      const message = `text completions (/v1/completions) can only be passed through to an OpenAI-compatible server; ${target.id} does not serve them`;
+      finishRecord('refused', 400, message, undefined, undefined);
+      return this.sendJson(res, 400, codec.errorBody(400, `berth gateway: ${message}`));
+    }
     try {
       const result = passthrough
         ? await this.passThrough(
@@ -927,6 +955,7 @@ export class ModelGateway {
       const text = await response.text();
       res.writeHead(response.status, {
         'content-type': response.headers.get('content-type') ?? 'application/json',
+        'content-length': Buffer.byteLength(text),
       });
       res.end(text);
       try {
