@@ -105,13 +105,12 @@ export function gatewayAccess(context: AgentContext): GatewayAccess | undefined 
 }
 
 /**
- * The endpoint of the trial's gateway session as the agent's environment sees it (what the
- * installed agents' recipes write into the CLI's variables and config), or undefined when
- * the trial has no model.
+ * The trial's gateway session as an installed agent's endpoint (its origin on the host, the
+ * token, the model name), or undefined when the trial has no model. Inside the environment
+ * the agent uses `gatewayAccess(context).origin` (the relay).
  */
 export function modelEndpointFor(context: AgentContext): ModelEndpoint | undefined {
   const session = context.models;
-  const access = gatewayAccess(context);
-  if (!session || !access) return undefined;
-  return { endpoints: session.endpoints(access.origin), token: session.token, model: session.model.name };
+  if (!session) return undefined;
+  return { origin: session.gatewayUrl, token: session.token, model: session.model.name };
 }

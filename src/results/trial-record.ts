@@ -133,6 +133,20 @@ export function testsOf(result: Json, report?: unknown): TestVerdict[] {
   return tests;
 }
 
+/**
+ * Whether the trial's tests ran, so its FAIL_TO_PASS / PASS_TO_PASS counts mean something.
+ * False for `empty_patch` (SWE-bench runs no tests for an empty patch), `patch_failed`,
+ * `cancelled`, and an `error` raised before the verifier started (e.g. the environment's
+ * set-up failed): such trials carry `{passed: 0, total: N}` counts that were never measured.
+ */
+export function testsRan(result: Json): boolean {
+  const berth = isObject(result.berth) ? result.berth : {};
+  const status = str(berth.status);
+  if (status === 'empty_patch' || status === 'patch_failed' || status === 'cancelled') return false;
+  if (status === 'resolved' || status === 'unresolved') return true;
+  return result.verifier !== null && result.verifier !== undefined;
+}
+
 /** The agent's exit code when it recorded a non-zero one (the command agent's metadata). */
 function agentExitCode(result: Json): number | null {
   const agent = isObject(result.agent_result) ? result.agent_result : {};
@@ -226,6 +240,16 @@ export interface ExplainInput {
   rewardGraded: boolean;
   /** The last line the tests printed (`verifier/test-stdout.txt`), for trials graded by rewards. */
   outputTail?: string | null;
+  /** The task's own grading and berth's disagree (Kotlin Benchmark): both rewards and why. */
+  disagreement?: string | null;
+}
+
+/** `verifier_details.reference_disagreement` (src/verifiers/kotlin-harbor.ts) in words, or null. */
+export function referenceDisagreementOf(details: unknown): string | null {
+  const d =
+    isObject(details) && isObject(details.reference_disagreement) ? details.reference_disagreement : null;
+  if (!d || typeof d.reason !== 'string') return null;
+  return `the dataset's test.sh says reward ${num(d.reference_reward) ?? 'none'}, berth ${num(d.berth_reward)}: ${clip(d.reason, 200)}`;
 }
 
 /**
@@ -246,7 +270,11 @@ export function explainTrial(input: ExplainInput): string {
   const join = (...parts: Array<string | null>) => parts.filter((part) => part).join('; ');
   switch (input.outcome) {
     case 'resolved':
-      return join(input.rewardGraded ? rewards : (counts ?? rewards ?? 'resolved'), exception);
+      return join(
+        input.rewardGraded ? rewards : (counts ?? rewards ?? 'resolved'),
+        exception,
+        input.disagreement ?? null,
+      );
     case 'cancelled':
       return 'cancelled: the job was interrupted while this trial ran';
     case 'running':
@@ -263,7 +291,7 @@ export function explainTrial(input: ExplainInput): string {
       const failing = describeFailingTests(input.tests, 3);
       if (input.rewardGraded || (!failing && !counts)) {
         const tail = input.outputTail ? `the tests ended with: ${clip(input.outputTail, 160)}` : null;
-        return join(exception, exit, tail) || (rewards ? rewards : 'no reward');
+        return join(exception, exit, input.disagreement ?? tail) || (rewards ? rewards : 'no reward');
       }
       return join(failing ?? (input.note ? clip(input.note, 200) : counts), exception, exit);
     }
@@ -330,8 +358,10 @@ export function trialRecordFromResult(
       : isObject(options.jobRow?.counts)
         ? (options.jobRow.counts as Json)
         : {};
-  const f2p = countOf(berth?.FAIL_TO_PASS) ?? countOf(reportCounts.f2p);
-  const p2p = countOf(berth?.PASS_TO_PASS) ?? countOf(reportCounts.p2p);
+  // Counts of tests that never ran (an empty patch, a patch that did not apply) are not shown.
+  const ran = testsRan(result);
+  const f2p = ran ? (countOf(berth?.FAIL_TO_PASS) ?? countOf(reportCounts.f2p)) : null;
+  const p2p = ran ? (countOf(berth?.PASS_TO_PASS) ?? countOf(reportCounts.p2p)) : null;
   const agentInfo = isObject(result.agent_info) ? result.agent_info : {};
   const modelInfo = isObject(agentInfo.model_info) ? agentInfo.model_info : {};
   const agentResult = isObject(result.agent_result) ? result.agent_result : {};
@@ -364,6 +394,7 @@ export function trialRecordFromResult(
       note: berth ? str(berth.note) : null,
       rewardGraded,
       outputTail: options.outputTail ?? null,
+      disagreement: referenceDisagreementOf(berth?.verifier_details),
     }),
     agent: str(agentInfo.name) ?? 'unknown',
     model: str(modelInfo.name) ?? str(agentResult.model_name),

@@ -41,7 +41,7 @@ import type { Task } from '../tasks/task.ts';
 import { writeJsonAtomic } from '../util/atomic-write.ts';
 import { shellQuote } from '../util/shell.ts';
 import { withTimeout } from '../util/with-timeout.ts';
-import { verifyKotlinHarbor } from '../verifiers/kotlin-harbor.ts';
+import { disagreementNote, verifyKotlinHarbor } from '../verifiers/kotlin-harbor.ts';
 import type { Verifier, VerifierResult } from '../verifiers/verifier.ts';
 import { collectArtifacts, uploadArtifacts } from './artifacts.ts';
 import { agentResultForFile, roundSec } from './file-format.ts';
@@ -391,6 +391,8 @@ export async function runExtendedHarborTrial(options: TrialOptions): Promise<Ext
         if (target.exception_info) result.exception_info = target.exception_info;
       }
       if (target.exception_info) notes.push(`${stepPrefix}${target.exception_info.exception_type}`);
+      const disagreement = disagreementNote(target.berth?.verifier_details);
+      if (disagreement) notes.push(`${stepPrefix}${disagreement}`);
 
       // Gating.
       if (plan.multiStep && !isLast) {

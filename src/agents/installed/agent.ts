@@ -16,12 +16,13 @@ import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Platform, ToolInstall, ToolInstallRecord } from '../../environments/environment.ts';
 import { UsageError } from '../../errors.ts';
+import { gatewayAccess } from '../../models/access.ts';
 import { shellQuote } from '../../util/shell.ts';
 import type { Agent, AgentContext, AgentInfo, AgentResult, AgentSetupContext } from '../agent.ts';
 import { AgentSetupError, CommandAgent } from '../command.ts';
 import { AGENT_PACKAGES, type InstalledAgentName, platformKey } from './packages.ts';
 import { prepareAgent } from './prepare.ts';
-import { checkOptions, type ModelEndpoint, RECIPES } from './recipes.ts';
+import { checkOptions, endpointsAt, type ModelEndpoint, RECIPES } from './recipes.ts';
 
 /** Limit of the in-environment version check, in seconds (before multipliers). */
 const VERSION_CHECK_SEC = 60;
@@ -129,8 +130,22 @@ export class InstalledAgent implements Agent {
       throw new UsageError(
         `${this.options.name} needs a model: pass -m PROVIDER/NAME (it calls the model through berth's gateway)`,
       );
+    // The trial's gateway session: the relay on its Unix socket (src/models/access.ts, started by
+    // the command agent in front of the CLI). Without a session (a caller's own endpoint): the
+    // gateway on the host, reachable from inside (a container's internal network), then closed.
+    const access = gatewayAccess(context);
+    const route = access
+      ? { origin: access.origin, close: async () => {} }
+      : context.environment.routeToHost
+        ? await context.environment.routeToHost(endpoint.origin)
+        : { origin: endpoint.origin, close: async () => {} };
     const recipe = RECIPES[this.options.name];
-    const input = { ...endpoint, options: this.options.options ?? {} };
+    const input = {
+      endpoints: endpointsAt(route.origin),
+      token: endpoint.token,
+      model: endpoint.model,
+      options: this.options.options ?? {},
+    };
     const command = new CommandAgent({
       command: recipe.script(input),
       env: { ...recipe.env(input), ...(this.options.env ?? {}), BERTH_AGENT_HOME: record.home },
@@ -141,6 +156,7 @@ export class InstalledAgent implements Agent {
     try {
       result = await command.run(context);
     } finally {
+      await route.close();
       // The CLI's own output (its session log in stream-json / JSON events), under Harbor's name.
       await copyFile(
         join(context.logDir, 'command', 'stdout.txt'),
