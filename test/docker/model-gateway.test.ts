@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
+import { editAndRunScript } from '../helpers/coding-agent-script.ts';
 import {
   type ReceivedRequest,
   type ScriptStep,
@@ -28,7 +29,7 @@ afterAll(async () => {
 async function berth(args: string[]) {
   const result = await execa('node', [bin, ...args], {
     reject: false,
-    env: { ...process.env, CI: '1', OPENAI_API_KEY: KEY },
+    env: { ...process.env, CI: '1', OPENAI_API_KEY: KEY, ANTHROPIC_API_KEY: KEY },
   });
   return { code: result.exitCode, stdout: result.stdout, stderr: result.stderr };
 }
