@@ -658,15 +658,20 @@ export class ModelGateway {
       tools: (parsed.call.tools ?? []).map((t) => t.name),
       warnings: parsed.warnings ?? [],
     };
-    const refusal = session.refusal();
+    const refusal =
+      session.refusal() ??
+      (route.protocol === 'openai-completions' && !target.protocols.includes(route.protocol)
+        ? `text completions (/v1/completions) can only be passed through to an OpenAI-compatible server; ${target.id} does not serve them`
+        : undefined);
     if (refusal) {
+      const status = session.refusal() ? 403 : 400;
       session.record(
         {
           ...base,
           seq: session.calls + 1,
           route: 'refused',
           duration_ms: Date.now() - started,
-          status: 403,
+          status,
           error: refusal,
           attempts: 0,
           usage: usageRecord(ZERO_USAGE),
@@ -678,15 +683,13 @@ export class ModelGateway {
         0,
         false,
       );
-      return this.sendJson(
-        res,
-        403,
-        codec.errorBody(
-          403,
-          `berth gateway: ${refusal}`,
-          route.protocol === 'anthropic-messages' ? 'permission_error' : 'budget_exceeded',
-        ),
-      );
+      const type =
+        status === 400
+          ? undefined
+          : route.protocol === 'anthropic-messages'
+            ? 'permission_error'
+            : 'budget_exceeded';
+      return this.sendJson(res, status, codec.errorBody(status, `berth gateway: ${refusal}`, type));
     }
     session.calls += 1;
     const seq = session.calls;
@@ -773,11 +776,6 @@ export class ModelGateway {
     }
 
     const passthrough = target.protocols.includes(route.protocol);
-    if (!passthrough && route.protocol === 'openai-completions') {
-      const message = `text completions (/v1/completions) can only be passed through to an OpenAI-compatible server; ${target.id} does not serve them`;
-      finishRecord('refused', 400, message, undefined, undefined);
-      return this.sendJson(res, 400, codec.errorBody(400, `berth gateway: ${message}`));
-    }
     try {
       const result = passthrough
         ? await this.passThrough(
@@ -804,15 +802,15 @@ export class ModelGateway {
       if (cache && keyOfCall && result.status === 200 && !result.error && result.answer)
         await cache.set(keyOfCall, result.answer);
     } catch (error) {
-      const {
-        status,
-        message,
-        body: upstreamBody,
-      } = errorStatus(
+      const failure = errorStatus(
         signal.aborted && !(error instanceof UpstreamError)
           ? Object.assign(new Error('timeout'), { name: 'TimeoutError' })
           : error,
       );
+      // An upstream may echo the key it was sent (an error about a bad key): never to the agent.
+      const status = failure.status;
+      const message = redact(failure.message, key);
+      const upstreamBody = failure.body === undefined ? undefined : redact(failure.body, key);
       if (!res.headersSent) {
         if (upstreamBody !== undefined && passthrough) {
           res.writeHead(status, { 'content-type': 'application/json' });
@@ -1035,6 +1033,11 @@ export class ModelGateway {
       protocol === 'gemini' ? { totalTokens: tokens } : { input_tokens: tokens },
     );
   }
+}
+
+/** `text` with every occurrence of `secret` (a key) replaced by `***`. */
+export function redact(text: string, secret: string | undefined): string {
+  return secret && secret.length >= 4 ? text.split(secret).join('***') : text;
 }
 
 function usageRecord(usage: TokenUsage): ModelCallRecord['usage'] {
