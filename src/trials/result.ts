@@ -7,6 +7,8 @@ import type { TaskCategories } from '../results/categories.ts';
  * per phase) so Harbor's tools can read it; berth's own facts live under `berth`.
  */
 
+import type { LimitsRecord } from '../sandbox/limits.ts';
+
 /** Start and end of one phase, ISO 8601 UTC. */
 export interface TimingInfo {
   started_at: string;
@@ -69,6 +71,11 @@ export interface BerthTrialFacts {
   /** Whether untrusted commands ran without network, and how. */
   isolated: boolean;
   isolation_method: string | null;
+  /**
+   * The resource limits of the trial's untrusted commands and how each was enforced
+   * (src/sandbox/limits.ts, docs/security.md); absent when the environment applies none.
+   */
+  limits?: LimitsRecord;
   FAIL_TO_PASS: { passed: number; total: number } | null;
   PASS_TO_PASS: { passed: number; total: number } | null;
   /** A short human note: the error reason, the apply method, ... */

@@ -45,6 +45,10 @@ export interface RunCommandOptions {
   allowEnvSecrets?: boolean;
   /** SWE-bench rows: `local` or `docker` (the harness's instance image); default: as each row says. */
   env?: 'local' | 'docker';
+  /** Harbor's resource overrides, replacing each task's `[environment]` value (docs/security.md). */
+  overrideCpus?: string;
+  overrideMemoryMb?: string;
+  overrideStorageMb?: string;
 }
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -121,6 +125,15 @@ export const registerRun: RegisterCommand = (program: Command) => {
       collect,
     )
     .option('--config <file>', 'config file (TOML or JSON) with [docker.image_map] and docker.pids_limit')
+    .option('--override-cpus <n>', "CPU cores of every trial, replacing the task's cpus")
+    .option(
+      '--override-memory-mb <mb>',
+      "memory of every trial's commands in MiB, replacing the task's memory_mb (default 4096)",
+    )
+    .option(
+      '--override-storage-mb <mb>',
+      "size of every trial's writable folders (and largest file) in MiB, replacing the task's storage_mb (default 10240)",
+    )
     .option('--rebuild', 'Docker: rebuild images even when cached')
     .addOption(
       new Option(
