@@ -130,7 +130,7 @@ export class InstalledAgent implements Agent {
     const record = context.environment.toolInstall;
     if (!record || record.error)
       throw new AgentSetupError(`${this.options.name} is not installed in the environment`);
-    const endpoint = this.options.endpoint?.(context);
+    const endpoint = this.options.endpoint?.(context) ?? endpointOfSession(context);
     if (!endpoint)
       throw new UsageError(
         `${this.options.name} needs a model: pass -m PROVIDER/NAME (it calls the model through berth's gateway)`,
@@ -182,16 +182,45 @@ export class InstalledAgent implements Agent {
     const log = await readInside(context.logDir, 'command/stdout.txt', MAX_LOG_BYTES);
     if (!log) return undefined;
     await writeFileAtomic(join(context.logDir, `${this.options.name}.txt`), log.text);
+    const usage = sessionOf(context)?.totals().usage;
+    const cost = sessionOf(context)?.totals().costUsd;
     const trajectory = trajectoryFromNativeLog(log.text, {
       agent: this.options.name,
       version: this.options.version,
       model,
       instruction: context.task.instruction,
+      ...(usage ? { usage: { ...usage, costUsd: cost ?? null } } : {}),
     });
     if (!trajectory) return undefined;
     await writeJsonAtomic(join(context.logDir, 'trajectory.json'), trajectory);
     return trajectory.steps.length;
   }
+}
+
+/**
+ * The trial's session on the job's model gateway (`AgentContext.models`, issue 13), read by
+ * its shape so this module works before and after the field is declared on AgentContext.
+ */
+interface SessionShape {
+  token: string;
+  model: { name: string };
+  endpoints(): { anthropic: string };
+  totals(): {
+    usage: { inputTokens: number; cachedTokens: number; outputTokens: number };
+    costUsd: number | null;
+  };
+}
+
+function sessionOf(context: AgentContext): SessionShape | undefined {
+  const session = (context as { models?: unknown }).models as SessionShape | undefined;
+  return session && typeof session.token === 'string' ? session : undefined;
+}
+
+/** Where the trial's gateway session sends the agent: the gateway's origin, the token, the model's name. */
+function endpointOfSession(context: AgentContext): ModelEndpoint | undefined {
+  const session = sessionOf(context);
+  if (!session) return undefined;
+  return { origin: session.endpoints().anthropic, token: session.token, model: session.model.name };
 }
 
 function installLog(name: string, version: string, record: ToolInstallRecord | undefined): string {

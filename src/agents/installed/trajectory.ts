@@ -250,12 +250,16 @@ function fromOpencode(events: Json[], b: Builder): void {
     const ts = typeof e.timestamp === 'number' ? new Date(e.timestamp).toISOString() : undefined;
     if (!b.sessionId && e.sessionID) b.sessionId = str(e.sessionID);
     if (e.type === 'step_start') current = b.agent(ts);
-    else if (e.type === 'text') (current ??= b.agent(ts)).message += str(part.text);
+    const open = (): AtifStep => {
+      current ??= b.agent(ts);
+      return current;
+    };
+    if (e.type === 'text') open().message += str(part.text);
     else if (e.type === 'reasoning') {
-      const step = (current ??= b.agent(ts));
+      const step = open();
       step.reasoning_content = (step.reasoning_content ?? '') + str(part.text);
     } else if (e.type === 'tool_use') {
-      const step = (current ??= b.agent(ts));
+      const step = open();
       const state = obj(part.state);
       const id = str(part.callID);
       b.call(step, id, str(part.tool), state.input);
