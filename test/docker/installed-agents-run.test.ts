@@ -107,7 +107,9 @@ describe.skipIf(skipDocker)(
           (s: { tool_calls?: Array<{ arguments: unknown }> }) => s.tool_calls ?? [],
         );
         // (Claude Code drops a leading `cd` to the folder it is in: the script name is what stays.)
-      expect(JSON.stringify(calls), JSON.stringify(trajectory.steps).slice(0, 3000)).toContain('./record.sh');
+        expect(JSON.stringify(calls), JSON.stringify(trajectory.steps).slice(0, 3000)).toContain(
+          './record.sh',
+        );
         const wrong = await run(name, 'print("hello, world!")\n');
         expect(wrong.result.exception_info).toBeFalsy();
         expect(wrong.result.verifier_result?.rewards).toEqual({ reward: 0 });
