@@ -16,6 +16,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Platform, ToolInstall, ToolInstallRecord } from '../../environments/environment.ts';
 import { UsageError } from '../../errors.ts';
+import { gatewayAccess } from '../../models/access.ts';
 import { readInside } from '../../results/safe-read.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../../util/atomic-write.ts';
 import { shellQuote } from '../../util/shell.ts';
@@ -130,15 +131,20 @@ export class InstalledAgent implements Agent {
     const record = context.environment.toolInstall;
     if (!record || record.error)
       throw new AgentSetupError(`${this.options.name} is not installed in the environment`);
-    const endpoint = this.options.endpoint?.(context) ?? endpointOfSession(context);
+    const endpoint = this.options.endpoint?.(context);
     if (!endpoint)
       throw new UsageError(
         `${this.options.name} needs a model: pass -m PROVIDER/NAME (it calls the model through berth's gateway)`,
       );
-    // The gateway on the host, reachable from inside (a container's internal network), then closed.
-    const route = context.environment.routeToHost
-      ? await context.environment.routeToHost(endpoint.origin)
-      : { origin: endpoint.origin, close: async () => {} };
+    // The trial's gateway session: the relay on its Unix socket (src/models/access.ts, started by
+    // the command agent in front of the CLI). Without a session (a caller's own endpoint): the
+    // gateway on the host, reachable from inside (a container's internal network), then closed.
+    const access = gatewayAccess(context);
+    const route = access
+      ? { origin: access.origin, close: async () => {} }
+      : context.environment.routeToHost
+        ? await context.environment.routeToHost(endpoint.origin)
+        : { origin: endpoint.origin, close: async () => {} };
     const recipe = RECIPES[this.options.name];
     const input = {
       endpoints: endpointsAt(route.origin),
@@ -182,45 +188,18 @@ export class InstalledAgent implements Agent {
     const log = await readInside(context.logDir, 'command/stdout.txt', MAX_LOG_BYTES);
     if (!log) return undefined;
     await writeFileAtomic(join(context.logDir, `${this.options.name}.txt`), log.text);
-    const usage = sessionOf(context)?.totals().usage;
-    const cost = sessionOf(context)?.totals().costUsd;
+    const totals = context.models?.totals();
     const trajectory = trajectoryFromNativeLog(log.text, {
       agent: this.options.name,
       version: this.options.version,
       model,
       instruction: context.task.instruction,
-      ...(usage ? { usage: { ...usage, costUsd: cost ?? null } } : {}),
+      ...(totals ? { usage: { ...totals.usage, costUsd: totals.costUsd } } : {}),
     });
     if (!trajectory) return undefined;
     await writeJsonAtomic(join(context.logDir, 'trajectory.json'), trajectory);
     return trajectory.steps.length;
   }
-}
-
-/**
- * The trial's session on the job's model gateway (`AgentContext.models`, issue 13), read by
- * its shape so this module works before and after the field is declared on AgentContext.
- */
-interface SessionShape {
-  token: string;
-  model: { name: string };
-  endpoints(): { anthropic: string };
-  totals(): {
-    usage: { inputTokens: number; cachedTokens: number; outputTokens: number };
-    costUsd: number | null;
-  };
-}
-
-function sessionOf(context: AgentContext): SessionShape | undefined {
-  const session = (context as { models?: unknown }).models as SessionShape | undefined;
-  return session && typeof session.token === 'string' ? session : undefined;
-}
-
-/** Where the trial's gateway session sends the agent: the gateway's origin, the token, the model's name. */
-function endpointOfSession(context: AgentContext): ModelEndpoint | undefined {
-  const session = sessionOf(context);
-  if (!session) return undefined;
-  return { origin: session.endpoints().anthropic, token: session.token, model: session.model.name };
 }
 
 function installLog(name: string, version: string, record: ToolInstallRecord | undefined): string {
