@@ -106,7 +106,9 @@ describe('reading job folders berth wrote', () => {
     expect(details?.instruction).toContain('RFC 4180');
     expect(details?.instruction_source).toBe('instruction.md');
     expect((details?.trajectory as { steps: unknown[] } | undefined)?.steps).toHaveLength(5);
-    expect(details?.trajectory_note).toMatch(/long text\(s\) cut to 40 characters/);
+    expect(details?.trajectory_note).toMatch(
+      /long or deeply nested value\(s\) cut \(texts to 40 characters\)/,
+    );
   });
 });
 
@@ -131,6 +133,15 @@ describe('a hostile trial folder', () => {
       join(trial, 'agent', 'evil.log'),
       '</script><script>window.__berthInjected = true</script><!-- ',
     );
+    // A trajectory nested 200,000 deep would overflow any recursive walk or JSON.stringify.
+    const other = join(nop, job.trials[2]?.name as string);
+    mkdirSync(join(other, 'agent'), { recursive: true });
+    writeFileSync(
+      join(other, 'agent', 'trajectory.json'),
+      `{"steps": ${'['.repeat(200_000)}${']'.repeat(200_000)}}`,
+    );
+    const deep = await readTrialDetails(nop, job.trials[2]?.name as string, REPORT_LIMITS);
+    expect(deep?.trajectory_note).toMatch(/deeply nested/);
     const details = await readTrialDetails(nop, name, REPORT_LIMITS);
     expect(details?.trajectory).toBeNull();
     expect(JSON.stringify(details)).not.toContain('BERTH-SECRET-MARKER');
