@@ -8,6 +8,7 @@
 import { readdir } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { InputError } from '../errors.ts';
+import { parseEventLine } from '../trials/events.ts';
 import type { JobRecord, TrialRecord } from './model.ts';
 import { readHeadTail, readInside, readJsonInside, readTailSync, statInside } from './safe-read.ts';
 import { lastLine, trialRecordFromResult, wantsOutputTail } from './trial-record.ts';
@@ -31,21 +32,15 @@ interface EventState {
 }
 
 /**
- * Reads `events.jsonl` as far as it is complete (a crashed run may leave half a line). Event
- * types follow src/trials/events.ts: `trial-start`, `trial-end`, `phase-start`, `job-end`.
+ * Reads `events.jsonl` (src/trials/events.ts, docs/events.md) as far as it is complete (a
+ * crashed run may leave half a line): which trials are running, in which phase.
  */
 export function readEventLines(text: string): EventState {
   const state: EventState = { running: new Map(), ended: false, started: false };
   for (const line of text.split('\n')) {
-    if (line.trim() === '') continue;
-    let event: unknown;
-    try {
-      event = JSON.parse(line);
-    } catch {
-      continue;
-    }
-    if (!isObject(event)) continue;
-    const trial = str(event.trial);
+    // Lines cut by a kill, and event types or versions this berth does not know, are skipped.
+    const event = parseEventLine(line);
+    if (!event) continue;
     switch (event.type) {
       case 'job-start':
         state.started = true;
@@ -54,13 +49,13 @@ export function readEventLines(text: string): EventState {
         state.ended = true;
         break;
       case 'trial-start':
-        if (trial) state.running.set(trial, null);
+        state.running.set(event.trial, null);
         break;
       case 'phase-start':
-        if (trial) state.running.set(trial, str(event.phase));
+        state.running.set(event.trial, event.step ? `${event.phase} (${event.step})` : event.phase);
         break;
       case 'trial-end':
-        if (trial) state.running.delete(trial);
+        state.running.delete(event.trial);
         break;
     }
   }

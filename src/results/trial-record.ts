@@ -52,10 +52,12 @@ const EXCEPTION_PHASE: Record<string, PhaseName> = {
 };
 
 /**
- * The phase an exception was raised in: the event log's word when there is one, else the last
- * phase that had started when it occurred, else where its type is raised.
+ * The phase an exception was raised in: where its type is raised (Harbor's and berth's known
+ * types), else the last phase that had started when it occurred.
  */
 export function exceptionPhase(result: Json, type: string, occurredAt: unknown): PhaseName | null {
+  const known = EXCEPTION_PHASE[type];
+  if (known) return known;
   const at = typeof occurredAt === 'string' ? Date.parse(occurredAt) : Number.NaN;
   if (Number.isFinite(at)) {
     let found: PhaseName | null = null;
@@ -71,7 +73,7 @@ export function exceptionPhase(result: Json, type: string, occurredAt: unknown):
     }
     if (found) return found;
   }
-  return EXCEPTION_PHASE[type] ?? null;
+  return null;
 }
 
 /** The reward the resolved rate counts: `reward`, else the only key. */

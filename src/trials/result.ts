@@ -1,5 +1,3 @@
-import type { TaskCategories } from '../results/categories.ts';
-
 /**
  * The trial result written to `jobs/<job>/<trial>/result.json`, with Harbor's
  * field names (`src/harbor/models/trial/result.py`: task_name, trial_name,
@@ -7,9 +5,9 @@ import type { TaskCategories } from '../results/categories.ts';
  * per phase) so Harbor's tools can read it; berth's own facts live under `berth`.
  */
 import type { SwebenchRules } from '../grading/swebench.ts';
-import type { TamperRecord } from '../verifiers/tampering/types.ts';
-
+import type { TaskCategories } from '../results/categories.ts';
 import type { LimitsRecord } from '../sandbox/limits.ts';
+import type { TamperRecord } from '../verifiers/tampering/types.ts';
 
 /** Start and end of one phase, ISO 8601 UTC. */
 export interface TimingInfo {
