@@ -8,10 +8,11 @@
 import { readdir } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { InputError } from '../errors.ts';
+import { lockHolder } from '../jobs/job.ts';
 import { parseEventLine } from '../trials/events.ts';
 import type { JobRecord, TrialRecord } from './model.ts';
 import { readHeadTail, readInside, readJsonInside, readTailSync, statInside } from './safe-read.ts';
-import { lastLine, trialRecordFromResult, wantsOutputTail } from './trial-record.ts';
+import { blankTrialRecord, lastLine, trialRecordFromResult, wantsOutputTail } from './trial-record.ts';
 
 type Json = Record<string, unknown>;
 const isObject = (value: unknown): value is Json =>
@@ -80,54 +81,24 @@ export function testOutputTailSync(trialDir: string): string | null {
   return null;
 }
 
-function pidAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/** Whether the job's lock (`.berth.lock`, `pid start-time`) is held by a running process. */
+/** Whether the job's lock (`.berth.lock`) is held by a running process (read capped, no link followed). */
 async function lockHeld(dir: string): Promise<boolean> {
   const lock = await readInside(dir, '.berth.lock', 256);
-  if (!lock) return false;
-  return pidAlive(Number(lock.text.trim().split(/\s+/)[0]));
+  return lock !== undefined && (await lockHolder(lock.text)) !== undefined;
 }
 
 /** A trial folder without a result: running while the job runs, else cut off. */
 function unfinishedTrial(name: string, config: Json, running: boolean, phase: string | null): TrialRecord {
   const agent = isObject(config.agent) ? config.agent : {};
   return {
-    name,
-    task: str(config.task_name) ?? name,
+    ...blankTrialRecord(name, str(config.task_name) ?? name, running ? 'running' : 'cancelled'),
     attempt: typeof config.attempt === 'number' ? config.attempt : 1,
-    outcome: running ? 'running' : 'cancelled',
-    status: running ? 'running' : 'cancelled',
-    rewards: null,
-    reward: null,
-    exception: null,
     why: running
       ? `running${phase ? ` (${phase.replace('_', ' ')})` : ''}`
       : 'no result: the job stopped while this trial ran',
     agent: str(agent.name) ?? 'unknown',
     model: str(agent.model_name),
     dataset: str(config.source),
-    repository: null,
-    language: null,
-    task_type: null,
-    FAIL_TO_PASS: null,
-    PASS_TO_PASS: null,
-    phases: { environment: null, agent_setup: null, agent: null, verifier: null },
-    duration_sec: null,
-    input_tokens: null,
-    cache_tokens: null,
-    output_tokens: null,
-    cost_usd: null,
-    started_at: null,
-    finished_at: null,
     current_phase: phase,
   };
 }

@@ -414,3 +414,34 @@ export function trialRecordFromResult(
     finished_at: str(result.finished_at),
   };
 }
+
+/** A record with nothing known but the trial's name, task and outcome (a trial not finished, a test's start). */
+export function blankTrialRecord(name: string, task: string, outcome: TrialOutcome): TrialRecord {
+  return {
+    name,
+    task,
+    attempt: 1,
+    outcome,
+    status: outcome,
+    rewards: null,
+    reward: null,
+    exception: null,
+    why: '',
+    agent: 'unknown',
+    model: null,
+    dataset: null,
+    repository: null,
+    language: null,
+    task_type: null,
+    FAIL_TO_PASS: null,
+    PASS_TO_PASS: null,
+    phases: { environment: null, agent_setup: null, agent: null, verifier: null },
+    duration_sec: null,
+    input_tokens: null,
+    cache_tokens: null,
+    output_tokens: null,
+    cost_usd: null,
+    started_at: null,
+    finished_at: null,
+  };
+}

@@ -6,7 +6,7 @@ import { renderJobReport } from '../../src/reporters/html/report.ts';
 import { readJob } from '../../src/results/read-job.ts';
 import { summarize } from '../../src/results/summary.ts';
 import { REPORT_LIMITS, readTrialDetails, VIEWER_LIMITS } from '../../src/results/trial-details.ts';
-import { addTrajectory, examples, runMultilingualControls, runSample } from '../helpers/jobs.ts';
+import { addTrajectory, runMultilingualControls, runPartial, runSample } from '../helpers/jobs.ts';
 import { tempDirs } from '../helpers/temp-dirs.ts';
 
 const temp = tempDirs();
@@ -21,14 +21,7 @@ let controls = '';
 beforeAll(async () => {
   jobs = await temp.make('berth-report-jobs-');
   oracle = runSample(jobs, 'oracle', ['-a', 'oracle', '-n', '2']);
-  partial = runSample(jobs, 'partial', [
-    '-a',
-    'predictions',
-    '--predictions',
-    join(examples, 'predictions', 'partial.jsonl'),
-    '-n',
-    '2',
-  ]);
+  partial = runPartial(jobs, 'partial');
   nop = runSample(jobs, 'nop', ['-a', 'nop']);
   controls = runMultilingualControls(jobs, 'controls');
 }, 300_000);
