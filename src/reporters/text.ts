@@ -9,7 +9,12 @@ import { fileURLToPath } from 'node:url';
 import { createLogUpdate } from 'log-update';
 import type { JobSummary } from '../jobs/job.ts';
 import { testOutputTailSync } from '../results/read-job.ts';
-import { describeRewards, trialRecordFromResult, wantsOutputTail } from '../results/trial-record.ts';
+import {
+  describeRewards,
+  testsRan as testsRanIn,
+  trialRecordFromResult,
+  wantsOutputTail,
+} from '../results/trial-record.ts';
 import type { TrialResult } from '../trials/result.ts';
 import type { Reporter, RunScope } from './reporter.ts';
 
@@ -19,17 +24,9 @@ function fraction(c: { passed: number; total: number } | null): string {
   return c ? `${c.passed}/${c.total}` : '-';
 }
 
-/**
- * Whether the trial's tests ran, so its FAIL_TO_PASS / PASS_TO_PASS counts mean something.
- * False for `empty_patch` (SWE-bench runs no tests for an empty patch), `patch_failed`,
- * `cancelled`, and an `error` raised before the verifier started (e.g. the environment's
- * set-up failed): such trials carry `{passed: 0, total: N}` counts that were never measured.
- */
+/** Whether the trial's tests ran, so its FAIL_TO_PASS / PASS_TO_PASS counts mean something (src/results/trial-record.ts). */
 export function testsRan(result: TrialResult): boolean {
-  const status = result.berth.status;
-  if (status === 'empty_patch' || status === 'patch_failed' || status === 'cancelled') return false;
-  if (status === 'resolved' || status === 'unresolved') return true;
-  return result.verifier !== null && result.verifier !== undefined;
+  return testsRanIn(result as unknown as Record<string, unknown>);
 }
 
 /**

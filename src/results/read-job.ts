@@ -254,8 +254,7 @@ export async function readJob(dir: string): Promise<JobRecord> {
     name: basename(root),
     dir: root,
     writer,
-    dataset:
-      str(config?.source) ?? (datasets.length === 1 ? (datasets[0] as string) : datasets.join(', ') || null),
+    dataset: str(config?.source) ?? (datasets.length === 1 ? (datasets[0] as string) : null),
     agent:
       str(configAgent.name) ??
       str(jobResult?.agent) ??

@@ -133,6 +133,20 @@ export function testsOf(result: Json, report?: unknown): TestVerdict[] {
   return tests;
 }
 
+/**
+ * Whether the trial's tests ran, so its FAIL_TO_PASS / PASS_TO_PASS counts mean something.
+ * False for `empty_patch` (SWE-bench runs no tests for an empty patch), `patch_failed`,
+ * `cancelled`, and an `error` raised before the verifier started (e.g. the environment's
+ * set-up failed): such trials carry `{passed: 0, total: N}` counts that were never measured.
+ */
+export function testsRan(result: Json): boolean {
+  const berth = isObject(result.berth) ? result.berth : {};
+  const status = str(berth.status);
+  if (status === 'empty_patch' || status === 'patch_failed' || status === 'cancelled') return false;
+  if (status === 'resolved' || status === 'unresolved') return true;
+  return result.verifier !== null && result.verifier !== undefined;
+}
+
 /** The agent's exit code when it recorded a non-zero one (the command agent's metadata). */
 function agentExitCode(result: Json): number | null {
   const agent = isObject(result.agent_result) ? result.agent_result : {};
@@ -344,8 +358,10 @@ export function trialRecordFromResult(
       : isObject(options.jobRow?.counts)
         ? (options.jobRow.counts as Json)
         : {};
-  const f2p = countOf(berth?.FAIL_TO_PASS) ?? countOf(reportCounts.f2p);
-  const p2p = countOf(berth?.PASS_TO_PASS) ?? countOf(reportCounts.p2p);
+  // Counts of tests that never ran (an empty patch, a patch that did not apply) are not shown.
+  const ran = testsRan(result);
+  const f2p = ran ? (countOf(berth?.FAIL_TO_PASS) ?? countOf(reportCounts.f2p)) : null;
+  const p2p = ran ? (countOf(berth?.PASS_TO_PASS) ?? countOf(reportCounts.p2p)) : null;
   const agentInfo = isObject(result.agent_info) ? result.agent_info : {};
   const modelInfo = isObject(agentInfo.model_info) ? agentInfo.model_info : {};
   const agentResult = isObject(result.agent_result) ? result.agent_result : {};

@@ -20,11 +20,12 @@ import { needsExtendedTrial } from '../tasks/harbor/steps.ts';
 import type { Task } from '../tasks/task.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic-write.ts';
 import { withTimeout } from '../util/with-timeout.ts';
-import { testInfrastructurePaths } from '../verifiers/test-infrastructure.ts';
+import { recordTampering } from '../verifiers/tampering/record.ts';
 import type { Verifier, VerifierResult } from '../verifiers/verifier.ts';
 import { VERSION } from '../version.ts';
 import { applyPatch, isEmptyPatch } from './apply-patch.ts';
 import { agentInfoForFile, agentResultForFile, roundSec, writeRewardFile } from './file-format.ts';
+import { phaseLimitError, withLimitErrors } from './limit-errors.ts';
 import { runExtendedHarborTrial } from './multi-step.ts';
 import type { ExceptionInfo, TimingInfo, TrialResult } from './result.ts';
 
@@ -263,6 +264,8 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
           };
         }
         checkCancelled();
+        const limit = await phaseLimitError('environment-setup', environment);
+        if (limit) throw limit;
         if (run.exitCode !== 0) {
           throw new EnvironmentSetupError(
             `install command ${run.timedOut ? 'timed out' : `exited ${run.exitCode}`}: ${run.output.trim().split('\n').slice(-3).join(' | ')}`,
@@ -279,6 +282,7 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
     result.berth.isolation_method = environment.isolated
       ? (environment.isolationMethodName ?? environment.kind)
       : null;
+    if (environment.limits) result.berth.limits = environment.limits.record;
     // The base commit the environment made (local); else, for verifiers that reset files to it
     // (SWE-bench), whatever HEAD is before the agent runs. Harbor's test.sh does its own.
     const baseOf = async (env: Environment): Promise<string | undefined> => {
@@ -292,17 +296,20 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
 
     // Agent setup (Harbor's installed agents: their install step, its own limit).
     if (agent.setup) checkCancelled();
-    await runAgentSetup(
-      agent,
-      {
-        task,
-        environment,
-        attempt: options.attempt,
-        logDir: join(trialDir, 'agent'),
-        timeoutMultiplier: options.phaseMultipliers?.agent ?? multiplier,
-        ...(signal ? { signal } : {}),
-      },
-      result,
+    const setupIn = environment;
+    await withLimitErrors('agent-setup', setupIn, () =>
+      runAgentSetup(
+        agent,
+        {
+          task,
+          environment: setupIn,
+          attempt: options.attempt,
+          logDir: join(trialDir, 'agent'),
+          timeoutMultiplier: options.phaseMultipliers?.agent ?? multiplier,
+          ...(signal ? { signal } : {}),
+        },
+        result,
+      ),
     );
 
     // Agent.
@@ -331,11 +338,16 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
         () => new AgentTimeoutError(`the agent did not finish within ${agentTimeout} s`),
       );
     } catch (error) {
+      // A resource limit hit by the agent is its error (AgentOutOfMemoryError, ...), whatever it threw.
+      const limit = await phaseLimitError('agent', environment);
+      if (limit) throw limit;
       // Harbor records an agent timeout and still runs the verifier (for agents acting in the environment).
       if (!(error instanceof Error && error.name === 'AgentTimeoutError')) throw error;
       record(error);
       agentResult = (error as AgentTimeoutError).partialResult;
     }
+    const agentLimit = await phaseLimitError('agent', environment);
+    if (agentLimit) throw agentLimit;
     phase.finished_at = now();
     checkCancelled();
     if (agentResult) {
@@ -378,8 +390,6 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
         await writeFileAtomic(join(trialDir, 'agent', 'apply.log'), applied.log);
         result.berth.files.apply_log = 'agent/apply.log';
         result.berth.patch_apply = { applied: applied.applied, method: applied.method ?? null };
-        const runnerFiles = testInfrastructurePaths(patch);
-        if (runnerFiles.length > 0) result.berth.test_infrastructure_touched = runnerFiles;
         checkCancelled();
         if (!applied.applied) {
           result.berth.status = 'patch_failed';
@@ -398,15 +408,18 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
     const timeoutSec =
       ('timeoutSec' in task.verifier ? task.verifier.timeoutSec : 1800) *
       (options.phaseMultipliers?.verifier ?? multiplier);
-    const verdict: VerifierResult = await verifier.verify({
-      task,
-      environment,
-      agentResult: agentResult ?? {},
-      trialDir,
-      timeoutSec,
-      ...(baseCommit ? { baseCommit } : {}),
-      ...(signal ? { signal } : {}),
-    });
+    const verifyIn = environment;
+    const verdict: VerifierResult = await withLimitErrors('verifier', verifyIn, () =>
+      verifier.verify({
+        task,
+        environment: verifyIn,
+        agentResult: agentResult ?? {},
+        trialDir,
+        timeoutSec,
+        ...(baseCommit ? { baseCommit } : {}),
+        ...(signal ? { signal } : {}),
+      }),
+    );
     phase.finished_at = now();
     checkCancelled();
     result.verifier_result = { rewards: verdict.rewards };
@@ -458,11 +471,7 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
       notes.push(`discarded agent changes to ${discarded.length} test file(s)`);
     if (result.exception_info && result.exception_info.exception_type === 'AgentTimeoutError')
       notes.push('agent timed out');
-    const runnerFiles = result.berth.test_infrastructure_touched;
-    if (runnerFiles && runnerFiles.length > 0)
-      notes.push(
-        `patch changes test runner files: ${runnerFiles.join(', ')} (graded as SWE-bench does; review)`,
-      );
+    notes.push(...recordTampering(result.berth, details));
     result.berth.note = notes.join('; ') || 'ok';
   } catch (error) {
     if (phase && !phase.finished_at) phase.finished_at = now();

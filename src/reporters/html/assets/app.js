@@ -858,7 +858,13 @@
         ),
         d.result
           ? h('details', {}, h('summary', {}, 'result.json'), h('pre', {}, JSON.stringify(d.result, null, 2)))
-          : null,
+          : h(
+              'p',
+              { class: 'small' },
+              link(fileUrl(job.name, name, 'result.json'), 'result.json'),
+              ' · ',
+              link(fileUrl(job.name, name, 'config.json'), 'config.json'),
+            ),
       ),
     );
     window.scrollTo(0, 0);
@@ -873,6 +879,8 @@
   }
 
   function comparisonBlock(c) {
+    const flipItem = (t) =>
+      h('li', { 'data-task': t.task }, c.single_attempt ? t.task : `${t.task} (${t.a} → ${t.b})`);
     return h(
       'section',
       { class: 'comparison', 'data-comparison': `${c.a}|${c.b}` },
@@ -910,21 +918,13 @@
           h('div', { class: 'small' }, c.verdict),
         ),
       ),
-      h('h3', {}, `Flipped to resolved (${c.gained.length})`),
+      h('h3', {}, `Now resolved (${c.gained.length})`),
       c.gained.length
-        ? h(
-            'ul',
-            { 'data-flips': 'gained' },
-            c.gained.map((t) => h('li', {}, t)),
-          )
+        ? h('ul', { 'data-flips': 'gained' }, c.gained.map(flipItem))
         : h('p', { class: 'empty' }, 'none'),
-      h('h3', {}, `Flipped to not resolved (${c.lost.length})`),
+      h('h3', {}, `No longer resolved (${c.lost.length})`),
       c.lost.length
-        ? h(
-            'ul',
-            { 'data-flips': 'lost' },
-            c.lost.map((t) => h('li', {}, t)),
-          )
+        ? h('ul', { 'data-flips': 'lost' }, c.lost.map(flipItem))
         : h('p', { class: 'empty' }, 'none'),
       ['repository', 'language'].map((key) =>
         c.by[key] && c.by[key].length > 0
