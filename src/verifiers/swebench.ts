@@ -283,11 +283,21 @@ export class SwebenchVerifier implements Verifier {
       timeoutSec: context.timeoutSec,
     };
     const berthGrade = gradeSwebench({ ...gradeInput, parse, rules: 'default' });
-    const harnessGrade = gradeSwebench({
+    const harnessRead = gradeSwebench({
       ...gradeInput,
       parse: parse ? harnessReading(parse, parsedText) : undefined,
       rules: 'swebench',
     });
+    // The harness reads the whole log; a log berth cut at its cap cannot give the harness's verdict.
+    const harnessGrade: SwebenchGrade = run.truncated
+      ? {
+          ...harnessRead,
+          status: 'error',
+          resolved: false,
+          errorReason:
+            "the test output passed berth's cap and was cut: the SWE-bench harness's verdict, which reads the whole log, cannot be reproduced",
+        }
+      : harnessRead;
     await check.afterRun(context.signal);
     if (context.signal?.aborted) throw context.signal.reason ?? new Error('cancelled');
     const tampering = check.judge({
