@@ -337,7 +337,7 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
     limits,
     concurrency,
   });
-  const verifiers = createVerifiers();
+  const verifiers = createVerifiers(options.rules ? { rules: options.rules } : {});
   const seen = new Set<string>();
   const problems: string[] = [];
   for (const kind of new Set(plan.map((p) => p.task.environment.kind))) {
@@ -426,8 +426,11 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
       limit: limit ?? null,
       repos: options.repos ? resolve(options.repos) : null,
       env: options.env ?? null,
+      rules: options.rules ?? 'default',
     },
     identity: {
+      // A job graded under the SWE-bench rules is another job than one under berth's.
+      ...(options.rules === 'swebench' ? { rules: options.rules } : {}),
       dataset: resolve(options.path),
       agent: options.agent,
       predictions: options.predictions ? resolve(options.predictions) : null,

@@ -6,6 +6,8 @@ import type { TaskCategories } from '../results/categories.ts';
  * agent_info, verifier_result.rewards, exception_info, started_at/finished_at
  * per phase) so Harbor's tools can read it; berth's own facts live under `berth`.
  */
+import type { SwebenchRules } from '../grading/swebench.ts';
+import type { TamperRecord } from '../verifiers/tampering/types.ts';
 
 import type { LimitsRecord } from '../sandbox/limits.ts';
 
@@ -81,10 +83,15 @@ export interface BerthTrialFacts {
   /** A short human note: the error reason, the apply method, ... */
   note: string;
   /**
-   * Runner files the submitted patch creates or changes (`conftest.py`, `pytest.py`, `*.pth`...):
-   * graded as the SWE-bench harness grades them, recorded for review. Absent when none.
+   * What the tamper checks saw (SWE-bench rows; src/verifiers/tampering/): findings by layer, and
+   * whether they refused a pass under berth's default rules (`vetoed`: not resolved, reason
+   * tampering). Recorded under every rule set.
    */
-  test_infrastructure_touched?: string[];
+  tampering?: TamperRecord | null;
+  /** The rules that decided `status` (`berth run --rules`; SWE-bench rows). */
+  rules?: SwebenchRules;
+  /** The verdict under each rule set, whichever decided (SWE-bench rows). */
+  verdict_by_rules?: Record<string, { status: string; resolved: boolean }>;
   /** The verifier's details (per-test verdicts, exit code, parser...). */
   verifier_details: Record<string, unknown> | null;
   duration_sec: number;

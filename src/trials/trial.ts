@@ -20,7 +20,7 @@ import { needsExtendedTrial } from '../tasks/harbor/steps.ts';
 import type { Task } from '../tasks/task.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic-write.ts';
 import { withTimeout } from '../util/with-timeout.ts';
-import { testInfrastructurePaths } from '../verifiers/test-infrastructure.ts';
+import { recordTampering } from '../verifiers/tampering/record.ts';
 import type { Verifier, VerifierResult } from '../verifiers/verifier.ts';
 import { VERSION } from '../version.ts';
 import { applyPatch, isEmptyPatch } from './apply-patch.ts';
@@ -390,8 +390,6 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
         await writeFileAtomic(join(trialDir, 'agent', 'apply.log'), applied.log);
         result.berth.files.apply_log = 'agent/apply.log';
         result.berth.patch_apply = { applied: applied.applied, method: applied.method ?? null };
-        const runnerFiles = testInfrastructurePaths(patch);
-        if (runnerFiles.length > 0) result.berth.test_infrastructure_touched = runnerFiles;
         checkCancelled();
         if (!applied.applied) {
           result.berth.status = 'patch_failed';
@@ -473,11 +471,7 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
       notes.push(`discarded agent changes to ${discarded.length} test file(s)`);
     if (result.exception_info && result.exception_info.exception_type === 'AgentTimeoutError')
       notes.push('agent timed out');
-    const runnerFiles = result.berth.test_infrastructure_touched;
-    if (runnerFiles && runnerFiles.length > 0)
-      notes.push(
-        `patch changes test runner files: ${runnerFiles.join(', ')} (graded as SWE-bench does; review)`,
-      );
+    notes.push(...recordTampering(result.berth, details));
     result.berth.note = notes.join('; ') || 'ok';
   } catch (error) {
     if (phase && !phase.finished_at) phase.finished_at = now();

@@ -45,6 +45,8 @@ export interface RunCommandOptions {
   allowEnvSecrets?: boolean;
   /** SWE-bench rows: `local` or `docker` (the harness's instance image); default: as each row says. */
   env?: 'local' | 'docker';
+  /** SWE-bench rows: whose verdict counts (`default`, berth's rules, or `swebench`: the harness's). */
+  rules?: 'default' | 'swebench';
   /** Harbor's resource overrides, replacing each task's `[environment]` value (docs/security.md). */
   overrideCpus?: string;
   overrideMemoryMb?: string;
@@ -140,6 +142,12 @@ export const registerRun: RegisterCommand = (program: Command) => {
         '--env <kind>',
         "SWE-bench rows: local (a snapshot or --repos mirror) or docker (the row's image, else the harness's instance image); default: docker for rows naming an image, else local",
       ).choices(['local', 'docker']),
+    )
+    .addOption(
+      new Option(
+        '--rules <name>',
+        "SWE-bench rows: default (berth's rules: stricter where the harness is wrong, and a pass the tamper checks refuse is not resolved) or swebench (the SWE-bench harness's verdict exactly; tamper findings still recorded)",
+      ).choices(['default', 'swebench']),
     )
     .option(
       '--allow-env-secrets',
