@@ -1,5 +1,3 @@
-import type { TaskCategories } from '../results/categories.ts';
-
 /**
  * The trial result written to `jobs/<job>/<trial>/result.json`, with Harbor's
  * field names (`src/harbor/models/trial/result.py`: task_name, trial_name,
@@ -7,9 +5,9 @@ import type { TaskCategories } from '../results/categories.ts';
  * per phase) so Harbor's tools can read it; berth's own facts live under `berth`.
  */
 import type { SwebenchRules } from '../grading/swebench.ts';
-import type { TamperRecord } from '../verifiers/tampering/types.ts';
-
+import type { TaskCategories } from '../results/categories.ts';
 import type { LimitsRecord } from '../sandbox/limits.ts';
+import type { TamperRecord } from '../verifiers/tampering/types.ts';
 
 /** Start and end of one phase, ISO 8601 UTC. */
 export interface TimingInfo {
@@ -67,7 +65,15 @@ export interface BerthTrialFacts {
   /** sha256 (hex) of the submitted patch; null when the agent acted in the environment. */
   patch_sha256: string | null;
   /** Files in the trial folder, relative to it. */
-  files: { patch?: string; apply_log?: string; install_log?: string; test_output?: string; report?: string };
+  files: {
+    patch?: string;
+    apply_log?: string;
+    install_log?: string;
+    test_output?: string;
+    report?: string;
+    /** The model gateway's record of the trial's model calls (JSON lines). */
+    model_calls?: string;
+  };
   patch_apply: { applied: boolean; method: string | null } | null;
   install: { exit_code: number | null; timed_out: boolean; duration_sec: number } | null;
   /** Whether untrusted commands ran without network, and how. */

@@ -217,7 +217,9 @@ describe('berth run: bad usage and bad input exit 2 before any trial starts', ()
     const jobs = await tmp();
     const run = berth(['run', '-p', mini, '-a', 'gpt', '--jobs-dir', jobs, '--job-name', 'x']);
     expect(run.code).toBe(2);
-    expect(run.stderr).toMatch(/unknown agent "gpt"; known agents: command, nop, oracle, predictions/);
+    expect(run.stderr).toMatch(
+      /unknown agent "gpt"; known agents: claude-code, codex, command, deckhand, gemini-cli, nop, opencode, oracle, predictions, qwen-code, qwen-coder, terminus-2/,
+    );
     expect(existsSync(join(jobs, 'x'))).toBe(false);
   });
 
@@ -456,5 +458,42 @@ describe('berth run: a signal at an early point (BERTH_TEST_PAUSE_MS, test-only)
     expect(signal).toBeNull();
     expect(code).toBe(130);
     expect(ms).toBeLessThan(30_000); // the pause is 60 s
+  });
+});
+
+describe('DockerLess rows whose dockerless.test_files is a plain string (issue 12)', () => {
+  it('one path as a string is one entry: the row loads, validates and resolves with the oracle', async () => {
+    const dir = await tmp();
+    const file = join(dir, 'string-test-files.jsonl');
+    const lines = rows.map((row) => {
+      const dockerless = row.dockerless as { test_files: string[] };
+      return JSON.stringify({ ...row, dockerless: { ...dockerless, test_files: dockerless.test_files[0] } });
+    });
+    await writeFile(file, `${lines.join('\n')}\n`);
+    expect(typeof JSON.parse(lines[0] as string).dockerless.test_files).toBe('string');
+    const run = berth([
+      'run',
+      '-p',
+      file,
+      '--jobs-dir',
+      join(dir, 'jobs'),
+      '--job-name',
+      'string',
+      '-n',
+      '2',
+    ]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout + run.stderr).toContain(`resolved ${rows.length}/${rows.length}`);
+    const validate = berth(['dataset', 'validate', file, '--no-run']);
+    expect(validate.code, validate.stdout + validate.stderr).toBe(0);
+    expect(validate.stdout + validate.stderr).not.toMatch(/test_files/);
+    // An empty string names no file: refused, naming the field.
+    await writeFile(
+      file,
+      `${JSON.stringify({ ...rows[0], dockerless: { ...(rows[0]?.dockerless as object), test_files: ' ' } })}\n`,
+    );
+    const empty = berth(['run', '-p', file, '--jobs-dir', join(dir, 'jobs2')]);
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toMatch(/field `dockerless\.test_files`.*empty path/);
   });
 });
