@@ -6,6 +6,7 @@
  */
 import type { Environment } from '../environments/environment.ts';
 import type { Task } from '../tasks/task.ts';
+import type { TrialEmit } from '../trials/events.ts';
 
 export interface AgentContext {
   task: Task;
@@ -17,6 +18,11 @@ export interface AgentContext {
   /** Agent timeout in seconds, after multipliers. */
   timeoutSec?: number;
   signal?: AbortSignal;
+  /**
+   * Emits the agent's own events (model calls, tool calls, messages) into the trial's event log;
+   * the engine stamps the time, job and trial (src/trials/events.ts). Absent outside a trial.
+   */
+  emit?: TrialEmit;
 }
 
 export interface AgentResult {

@@ -5,6 +5,7 @@
  * documented headless modes and Harbor's invocations; berth's tests do not run
  * them (no model can be reached offline), so treat them as starting points.
  */
+import { shellQuote } from '../util/shell.ts';
 
 export interface CliAgentRecipe {
   /** Harbor's agent name (`-a NAME` there). */
@@ -101,17 +102,12 @@ export const CLI_AGENT_RECIPES: readonly CliAgentRecipe[] = [
   },
 ];
 
-/** Quotes a value for a shell command line in single quotes. */
-function quote(value: string): string {
-  return `'${value.replace(/'/g, `'\\''`)}'`;
-}
-
 /** The `berth run` command line for a recipe. */
 export function recipeCommandLine(recipe: CliAgentRecipe, dataset = 'DATASET'): string {
   if (recipe.command === '') return `berth run -p ${dataset} -a predictions --predictions PREDICTIONS_FILE`;
   const parts = [`berth run -p ${dataset} -a command`];
-  if (recipe.setup) parts.push(`--agent-setup ${quote(recipe.setup)}`);
-  parts.push(`--agent-command ${quote(recipe.command)}`);
+  if (recipe.setup) parts.push(`--agent-setup ${shellQuote(recipe.setup)}`);
+  parts.push(`--agent-command ${shellQuote(recipe.command)}`);
   for (const variable of recipe.env) parts.push(`--agent-env ${variable}`);
   if (recipe.model) parts.push(`--model ${recipe.model}`);
   return parts.join(' \\\n    ');

@@ -39,7 +39,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Environment, ExecOptions, ExecResult } from '../environments/environment.ts';
-import { AgentTimeoutError } from '../trials/trial.ts';
+import { AgentTimeoutError } from '../trials/errors.ts';
 import { shellQuote } from '../util/shell.ts';
 import { VERSION } from '../version.ts';
 import type { Agent, AgentContext, AgentInfo, AgentResult, AgentSetupContext } from './agent.ts';

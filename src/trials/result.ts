@@ -72,6 +72,12 @@ export interface BerthTrialFacts {
   /** A short human note: the error reason, the apply method, ... */
   note: string;
   /**
+   * Every exception the trial recorded, in order, when there was more than one (an agent
+   * timeout and then a verifier error): `exception_info` keeps the first, as Harbor does.
+   * Absent otherwise.
+   */
+  exceptions?: ExceptionInfo[];
+  /**
    * Runner files the submitted patch creates or changes (`conftest.py`, `pytest.py`, `*.pth`...):
    * graded as the SWE-bench harness grades them, recorded for review. Absent when none.
    */

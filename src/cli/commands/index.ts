@@ -15,6 +15,7 @@ import { registerMultilingual } from './multilingual.ts';
 import { registerParse } from './parse.ts';
 import { registerReport } from './report.ts';
 import { registerRun } from './run.ts';
+import { registerTrial } from './trial.ts';
 
 export type RegisterCommand = (program: Command) => void;
 
@@ -31,4 +32,5 @@ export const commands: RegisterCommand[] = [
   registerDemo,
   registerMultilingual,
   registerReport,
+  registerTrial,
 ];

@@ -17,6 +17,7 @@ import type Docker from 'dockerode';
 import { execa } from 'execa';
 import { BerthError } from '../../errors.ts';
 import type { NetworkPolicy } from '../../tasks/task.ts';
+import { shellQuote } from '../../util/shell.ts';
 import type { Environment, ExecOptions, ExecResult } from '../environment.ts';
 import type { EgressGateway } from './egress/gateway.ts';
 import { ContainerNetworkSwitch } from './egress/network-switch.ts';
@@ -119,10 +120,6 @@ function installExitHook(): void {
       // nothing more to do here
     }
   });
-}
-
-function shellQuote(s: string): string {
-  return `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
 const SIGNALS: Record<number, string> = {

@@ -238,5 +238,6 @@ export function dockerProviderOptions(options: Record<string, unknown>): DockerP
     ...(typeof options.buildTimeoutMultiplier === 'number'
       ? { buildTimeoutMultiplier: options.buildTimeoutMultiplier }
       : {}),
+    ...(typeof options.egressImage === 'string' ? { egressImage: options.egressImage } : {}),
   };
 }
