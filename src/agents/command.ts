@@ -1,8 +1,8 @@
 /**
  * The `command` agent: runs any command line inside the trial's environment, as
  * Harbor's installed agents run a CLI agent headless (`BaseInstalledAgent`,
- * `src/harbor/agents/installed/base.py`). It is how berth runs Claude Code,
- * Codex, aider, mini-swe-agent... (see src/agents/cli-recipes.ts).
+ * `src/harbor/agents/installed/base.py`): any CLI agent berth has no agent of its
+ * own for; the installed agents (src/agents/installed/) run their CLIs through it.
  *
  * - The command runs with `bash -c` (sh without bash) through the
  *   environment's `exec`, so local and Docker environments both work, in the

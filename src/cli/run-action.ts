@@ -4,9 +4,9 @@
  */
 import { basename, resolve } from 'node:path';
 import { describeEnv } from '../agents/command.ts';
+import { isInstalledAgentName } from '../agents/installed/packages.ts';
 import { PredictionsAgent } from '../agents/predictions.ts';
 import { type AgentOptions, createAgent } from '../agents/registry.ts';
-import { createProviders } from '../environments/registry.ts';
 import { InputError, UsageError } from '../errors.ts';
 import { runJob } from '../jobs/job.ts';
 import { defaultJobName } from '../jobs/names.ts';
@@ -20,7 +20,9 @@ import { inDocker, inLocal, instanceImageProblem } from '../tasks/swebench/insta
 import { localRunProblems } from '../tasks/swebench/runnable.ts';
 import type { Task } from '../tasks/task.ts';
 import { DEFAULT_INSTALL_TIMEOUT_SEC } from '../trials/engine.ts';
-import { jobEndEventOf, trialEndEventOf } from '../trials/events.ts';
+import { jobEndEventOf, trialEndEventOf, trialStartEventOf } from '../trials/events.ts';
+import { providersFor } from '../trials/runtime.ts';
+import type { EnvironmentOptions, TrialLimits } from '../trials/spec.ts';
 import { MAX_TIMER_SEC } from '../util/with-timeout.ts';
 import { createVerifiers } from '../verifiers/registry.ts';
 import type { RunCommandOptions } from './commands/run.ts';
@@ -50,6 +52,7 @@ function positiveNumber(flag: string, value: string | undefined): number | undef
  * @throws UsageError for a malformed or missing variable, or these options without `-a command`.
  */
 function commandAgentOptions(options: RunCommandOptions): AgentOptions {
+  const installed = isInstalledAgentName(options.agent) || options.agent === 'qwen-coder';
   const given = [
     'agentCommand',
     'agentSetup',
@@ -58,16 +61,27 @@ function commandAgentOptions(options: RunCommandOptions): AgentOptions {
     'agentMount',
     'model',
   ] as const;
-  if (options.agent !== 'command') {
-    const used = given.filter((k) => options[k] !== undefined);
+  const flagName = (k: string) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+  if (!installed) {
+    const used = (['agentVersion', 'ak'] as const).filter((k) => options[k] !== undefined);
     if (used.length > 0)
       throw new UsageError(
-        `${used.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ')} only apply to -a command`,
+        `${used.map(flagName).join(', ')} only apply to installed agents (claude-code, codex, gemini-cli, opencode, qwen-code)`,
       );
+  }
+  if (options.agent !== 'command' && !installed) {
+    const used = [...given, 'ae' as const].filter((k) => options[k] !== undefined);
+    if (used.length > 0) throw new UsageError(`${used.map(flagName).join(', ')} only apply to -a command`);
     return {};
   }
+  if (installed) {
+    const used = (['agentCommand', 'agentSetup', 'agentSetupTimeout', 'agentMount'] as const).filter(
+      (k) => options[k] !== undefined,
+    );
+    if (used.length > 0) throw new UsageError(`${used.map(flagName).join(', ')} only apply to -a command`);
+  }
   const env: Record<string, string> = {};
-  for (const item of options.agentEnv ?? []) {
+  for (const item of [...(options.agentEnv ?? []), ...(options.ae ?? [])]) {
     const eq = item.indexOf('=');
     const name = eq === -1 ? item : item.slice(0, eq);
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
@@ -78,7 +92,15 @@ function commandAgentOptions(options: RunCommandOptions): AgentOptions {
     env[name] = value;
   }
   const setupTimeout = positiveNumber('--agent-setup-timeout', options.agentSetupTimeout);
+  const kwargs: Record<string, string> = {};
+  for (const item of options.ak ?? []) {
+    const eq = item.indexOf('=');
+    if (eq <= 0) throw new UsageError(`--ak expects key=value, got ${JSON.stringify(item)}`);
+    kwargs[item.slice(0, eq)] = item.slice(eq + 1);
+  }
   return {
+    ...(options.agentVersion !== undefined ? { agentVersion: options.agentVersion } : {}),
+    ...(Object.keys(kwargs).length > 0 ? { agentKwargs: kwargs } : {}),
     ...(options.agentCommand !== undefined ? { agentCommand: options.agentCommand } : {}),
     ...(options.agentSetup !== undefined ? { agentSetup: options.agentSetup } : {}),
     ...(setupTimeout !== undefined ? { agentSetupTimeoutSec: setupTimeout } : {}),
@@ -95,6 +117,8 @@ function commandAgentRecord(agent: AgentOptions, agentTimeout: number | undefine
     ...(agent.agentSetup !== undefined ? { agent_setup: agent.agentSetup } : {}),
     ...(agent.agentEnv ? { agent_env: describeEnv(agent.agentEnv) } : {}),
     ...(agent.agentMounts ? { agent_mounts: agent.agentMounts } : {}),
+    ...(agent.agentVersion !== undefined ? { agent_version: agent.agentVersion } : {}),
+    ...(agent.agentKwargs ? { agent_kwargs: agent.agentKwargs } : {}),
     ...(agent.model !== undefined ? { model: agent.model } : {}),
     ...(agentTimeout !== undefined ? { agent_timeout_sec: agentTimeout } : {}),
   };
@@ -174,12 +198,14 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
   };
   const { dockerOptionsFrom } = await import('../environments/docker/options.ts');
   const dockerCli = dockerOptionsFrom(options.imageMap ?? [], options.config);
-  const docker = {
-    imageMap: dockerCli.imageMap,
-    ...(dockerCli.pidsLimit !== undefined ? { pidsLimit: dockerCli.pidsLimit } : {}),
+  // What every trial's spec carries of the environments (src/trials/spec.ts), as data.
+  const environmentOptions: EnvironmentOptions = {
+    ...(options.repos ? { reposDir: resolve(options.repos) } : {}),
+    ...(options.keepEnvironments ? { keep: true } : {}),
+    imageMap: Object.fromEntries(dockerCli.imageMap.entries()),
     ...(options.rebuild ? { rebuild: true } : {}),
-    buildTimeoutMultiplier: phase.build ?? multiplier,
   };
+  const limits: TrialLimits = dockerCli.pidsLimit !== undefined ? { processes: dockerCli.pidsLimit } : {};
   if (options.predictions && options.agent !== 'predictions') {
     throw new UsageError('--predictions is only used with -a predictions');
   }
@@ -213,10 +239,11 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
     process.stderr.write(
       `berth: warning: ... and ${taskWarnings.length - 10} more (berth check -p lists them)\n`,
     );
-  const agent = await createAgent(options.agent, {
-    ...(options.predictions ? { predictionsFile: options.predictions } : {}),
+  const agentOptions: AgentOptions = {
+    ...(options.predictions ? { predictionsFile: resolve(options.predictions) } : {}),
     ...commandAgent,
-  });
+  };
+  const agent = await createAgent(options.agent, agentOptions);
   stopIfInterrupted();
   let candidates = tasks;
   const notes: string[] = [];
@@ -286,10 +313,13 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
     phase,
     options.timeoutMultiplier ?? '1',
   );
-  const providers = createProviders({
-    ...(options.repos ? { reposDir: resolve(options.repos) } : {}),
-    ...(options.keepEnvironments ? { keep: true } : {}),
-    ...docker,
+  const providers = providersFor({
+    environment: environmentOptions,
+    limits,
+    timeouts: {
+      multiplier,
+      ...(phase.build !== undefined ? { environmentBuildMultiplier: phase.build } : {}),
+    },
   });
   const verifiers = createVerifiers();
   const seen = new Set<string>();
@@ -361,8 +391,12 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
     source: basename(resolve(options.path)).replace(/\.(jsonl?|ndjson)$/i, ''),
     plan,
     agent,
+    agentSpec: { name: options.agent, options: agentOptions },
     providers,
     verifiers,
+    environment: environmentOptions,
+    limits,
+    ...(options.allowEnvSecrets ? { allowEnvSecrets: true } : {}),
     concurrency,
     timeoutMultiplier: multiplier,
     phaseMultipliers: {
@@ -394,8 +428,13 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
       limit: limit ?? null,
     },
     signal: interrupt.signal,
+    onTrialStart: (trial) => reporter.onTrialStart?.(trialStartEventOf(trial, jobLabel, agent.info)),
     onTrialEnd: (result, info) => reporter.onTrialEnd(result, trialEndEventOf(result, jobLabel, info.reused)),
     onNotice: (message) => process.stderr.write(`berth: ${message}\n`),
+    onEvent: (event) => {
+      reporter.onEvent(event);
+      if (event.type === 'job-start') void reporter.onJobStart(event);
+    },
   });
   // SWE-bench datasets: the harness's final report, in the job folder and in --json.
   const swebench = plan.some((p) => p.task.verifier.kind === 'swebench')
@@ -409,6 +448,13 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
   if (swebench) await writeSwebenchReport(summary.job_dir, swebench);
   await reporter.onJobEnd({ summary, swebench }, jobEndEventOf(summary));
   human(`results: ${summary.job_dir}\n`);
+  // The HTML report (src/reporters/html/report.ts); a failure to write it never fails the run.
+  const { writeJobReport } = await import('../reporters/html/report.ts');
+  await writeJobReport(summary.job_dir).then(
+    (path) => human(`report: ${path}\n`),
+    (error: Error) =>
+      process.stderr.write(`berth: warning: the HTML report was not written: ${error.message}\n`),
+  );
   return interrupt.signal.aborted ? (interrupt.exitCode() ?? 130) : 0;
 }
 

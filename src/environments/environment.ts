@@ -62,6 +62,51 @@ export interface ExecResult {
   oomKilled?: boolean;
 }
 
+/** Where an environment's programs run: CPU architecture and C library (what native binaries need). */
+export interface Platform {
+  arch: 'x64' | 'arm64';
+  libc: 'glibc' | 'musl';
+}
+
+/**
+ * Files a program from outside the task needs in the environment (an installed coding agent:
+ * src/agents/installed/), installed once per (tool, base image) and reused by every later
+ * trial: a cached image layer (Docker) or a read-only host folder bound into the sandbox
+ * (local). Nothing is fetched inside the environment and no script of the tool runs there
+ * at install time.
+ */
+export interface ToolInstall {
+  /** Name, part of the cache key and of the image name (`claude-code`). */
+  readonly name: string;
+  /** Exact version, part of the cache key (`2.1.197`). */
+  readonly version: string;
+  /**
+   * Prepares the files for `platform` on the host (cached there): their folder, and whether
+   * this call prepared them (false when they were in the cache).
+   */
+  prepare(platform: Platform, log: (line: string) => void): Promise<{ folder: string; prepared: boolean }>;
+}
+
+/** What an environment did with a {@link ToolInstall} at start. */
+export interface ToolInstallRecord {
+  /** Folder of the tool's files as commands in the environment see it (read-only). */
+  home: string;
+  platform: Platform;
+  /** True when this start installed it; false when the cached install was used. */
+  installed: boolean;
+  /** Seconds the install took during this start (the cache look-up alone when cached). */
+  durationSec: number;
+  /** The install's log lines (the host preparation and the image layer build). */
+  log: string[];
+  /** Host folders a command must bind (read-only) to see `home`: the local sandbox. */
+  binds?: readonly { path: string }[];
+  /**
+   * Why the install failed: the environment started without the tool, and the agent's set-up
+   * reports this (an agent set-up error with the log, as Harbor's "Agent install failed").
+   */
+  error?: string;
+}
+
 /**
  * A started environment. The first five members every environment has; the rest are
  * declared capabilities: optional members an environment has when it can do that thing.
@@ -127,6 +172,12 @@ export interface Environment {
    * that way (the local environment kills each command's process group when it ends).
    */
   strayProcessKillScript?(): string;
+  /**
+   * Capability "installed tool": what the environment did at start with the tool its start
+   * context asked for (an installed agent). Absent: no tool was asked, or the environment
+   * cannot install one.
+   */
+  readonly toolInstall?: ToolInstallRecord;
 }
 
 /** Context a provider gets to start an environment for one trial. */
@@ -136,6 +187,8 @@ export interface EnvironmentStartContext {
   jobId: string;
   /** Trial folder on the host (logs go there). */
   trialDir: string;
+  /** A tool to install in the environment (once per tool and base image, cached). */
+  tool?: ToolInstall;
   signal?: AbortSignal;
 }
 

@@ -10,7 +10,7 @@
 import { UsageError } from '../errors.ts';
 import { buildRunReport } from './json.ts';
 import type { Reporter, ReporterContext, ReporterFactory } from './reporter.ts';
-import { textReporter } from './text.ts';
+import { liveRegion, textReporter } from './text.ts';
 
 /** Reporters that own standard output (machine-readable): the others write to standard error beside them. */
 const machineReadable = new Set<string>(['json']);
@@ -25,7 +25,7 @@ const factories = new Map<string, ReporterFactory>([
         write: context.stdout,
         total: context.total,
         scope: context.scope,
-        ...(context.stderrIsTTY ? { progress: context.stderr } : {}),
+        ...(context.stderrIsTTY ? { live: liveRegion(process.stderr) } : {}),
       }),
   ],
   [

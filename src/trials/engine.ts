@@ -307,6 +307,10 @@ class TrialRun {
       outcomes.push(outcome);
       if (outcome.ended) return;
       if (plan.multiStep) {
+        const prefix = `step ${outcome.result.step_name}: `;
+        const e = outcome.result.exception_info;
+        if (e) this.notes.push(`${prefix}${e.exception_type}`);
+        for (const note of outcome.verdict?.notes ?? []) this.notes.push(`${prefix}${note}`);
         await this.archiveStep(outcome.result);
         if (!isLast && this.gate(step, outcome.result)) break;
       }
@@ -331,10 +335,13 @@ class TrialRun {
     if (!provider) throw new Error(`no environment provider for kind ${task.environment.kind}`);
     if (!this.runtime.verifiers.some((v) => v.kind === task.verifier.kind))
       throw new Error(`no verifier for kind ${task.verifier.kind}`);
+    const tool = this.agent.tool;
     const environment = await provider.start({
       task,
       jobId: this.spec.job.name,
       trialDir: this.trialDir,
+      // The agent's files (installed agents), once per base image; not in a grading environment.
+      ...(tool && first ? { tool } : {}),
       ...(this.signal ? { signal: this.signal } : {}),
     });
     this.environment = environment;
@@ -786,8 +793,6 @@ class TrialRun {
     result.verifier_result = rewards ? { rewards } : null;
     const agents = steps.filter((s) => s.agent_execution !== null);
     const failed = steps.find((s) => s.exception_info && !s.verifier_result);
-    for (const s of steps)
-      if (s.exception_info) this.notes.push(`step ${s.step_name}: ${s.exception_info.exception_type}`);
     this.notes.push(
       `${agents.length}/${plan.steps.length} steps run, ${plan.strategy}: ${steps
         .map((s) => `${s.step_name}=${s.verifier_result?.rewards.reward ?? 'null'}`)
@@ -817,8 +822,9 @@ function singleNote(
   if (applyMethod && applyMethod !== 'git apply') out.push(`applied with ${applyMethod}`);
   out.push(...(verdict.notes ?? []));
   if (exceptions[0]?.exception_type === 'AgentTimeoutError') out.push('agent timed out');
-  for (const e of exceptions.slice(1))
-    if (!verdict.reason || e.exception_message !== verdict.reason) out.push(e.exception_type);
+  for (const e of exceptions)
+    if (e.exception_type !== 'AgentTimeoutError' && e.exception_message !== verdict.reason)
+      out.push(e.exception_type);
   const runnerFiles = berth.test_infrastructure_touched;
   if (runnerFiles && runnerFiles.length > 0)
     out.push(`patch changes test runner files: ${runnerFiles.join(', ')} (graded as SWE-bench does; review)`);

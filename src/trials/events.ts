@@ -284,3 +284,21 @@ export function jobEndEventOf(summary: JobSummary): EventOf<'job-end'> {
     cancelled: summary.cancelled,
   };
 }
+
+/** The `trial-start` event of a planned trial as it starts. */
+export function trialStartEventOf(
+  trial: { trialName: string; attempt: number; task: { name: string } },
+  job: string,
+  agent: { name: string; version: string; modelName?: string },
+): EventOf<'trial-start'> {
+  return {
+    type: 'trial-start',
+    v: EVENTS_SCHEMA_VERSION,
+    time: eventTime(),
+    job,
+    trial: trial.trialName,
+    task: trial.task.name,
+    attempt: trial.attempt,
+    agent: { name: agent.name, version: agent.version, model: agent.modelName ?? null },
+  };
+}

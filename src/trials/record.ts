@@ -10,9 +10,10 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { AgentInfo } from '../agents/agent.ts';
+import { taskCategories } from '../results/categories.ts';
 import { taskChecksum } from '../tasks/checksum.ts';
 import type { Task } from '../tasks/task.ts';
-import { writeJsonAtomic } from '../util/atomic-write.ts';
+import { writeFileAtomic, writeJsonAtomic } from '../util/atomic-write.ts';
 import { VERSION } from '../version.ts';
 import { now } from './errors.ts';
 import { agentInfoForFile } from './file-format.ts';
@@ -85,6 +86,7 @@ export function initialTrialResult(fields: {
       verifier_details: null,
       duration_sec: 0,
       task_source: fields.task.source ?? null,
+      categories: taskCategories(fields.task),
     },
   };
 }
@@ -115,6 +117,8 @@ export async function beginTrialRecord(fields: {
     timeout_multiplier: fields.timeoutMultiplier,
     berth_version: VERSION,
   });
+  // What the agent is told, for the report's trial page (written before any untrusted code runs).
+  await writeFileAtomic(join(fields.trialDir, 'instruction.md'), fields.task.instruction);
   return initialTrialResult({ ...fields, trialUri: pathToFileURL(fields.trialDir).href });
 }
 

@@ -1,3 +1,5 @@
+import type { TaskCategories } from '../results/categories.ts';
+
 /**
  * The trial result written to `jobs/<job>/<trial>/result.json`, with Harbor's
  * field names (`src/harbor/models/trial/result.py`: task_name, trial_name,
@@ -87,4 +89,6 @@ export interface BerthTrialFacts {
   duration_sec: number;
   /** The task's provenance (Harbor's `[metadata.source]`: repository, PR, licence), when it has one. */
   task_source?: Record<string, unknown> | null;
+  /** The task's repository, language and task type, when it tells (src/results/categories.ts). */
+  categories?: TaskCategories;
 }

@@ -18,7 +18,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { gradeSwebench, type SwebenchGrade } from '../grading/swebench.ts';
+import {
+  type DroppedExpected,
+  gradeSwebench,
+  type SwebenchGrade,
+  type SwebenchRules,
+} from '../grading/swebench.ts';
 import { chunksOf } from '../parsers/common.ts';
 import type { ParseResult, Parser } from '../parsers/types.ts';
 import { checkSnapshotPath } from '../tasks/swebench/load.ts';
@@ -38,6 +43,8 @@ export interface SwebenchVerifierOptions {
   parsers?: readonly Parser[];
   /** Cap on captured test output in bytes (default 50 MiB). */
   maxOutputBytes?: number;
+  /** `default` (berth's rules) or `swebench` (the harness's verdict exactly); see src/grading/swebench.ts. */
+  rules?: SwebenchRules;
 }
 
 /** What the verifier records in `verifier_result.details`. */
@@ -60,6 +67,8 @@ export interface SwebenchDetails {
   /** True when the marker slice parsed to nothing and the whole log was parsed instead. */
   used_whole_log: boolean;
   parse_warnings: string[];
+  /** Expected ids dropped from the gold lists because they cannot name a test (default rules). */
+  dropped_expected?: DroppedExpected[];
   duration_sec: number;
 }
 
@@ -268,6 +277,7 @@ export class SwebenchVerifier implements Verifier {
       exitCode: run.exitCode,
       timedOut: run.timedOut,
       timeoutSec: context.timeoutSec,
+      ...(this.options.rules ? { rules: this.options.rules } : {}),
     });
     const details: SwebenchDetails = {
       status: grade.status,
@@ -285,6 +295,7 @@ export class SwebenchVerifier implements Verifier {
       ...(parser ? { parser: parser.name } : {}),
       used_whole_log: usedWholeLog,
       parse_warnings: warnings,
+      ...(grade.dropped.length > 0 ? { dropped_expected: grade.dropped } : {}),
       duration_sec: roundSec((performance.now() - started) / 1000),
     };
     // Verdicts in snake_case, as every file berth writes (matchedBy -> matched_by).

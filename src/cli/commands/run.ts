@@ -18,6 +18,9 @@ export interface RunCommandOptions {
   agentSetupTimeout?: string;
   agentEnv?: string[];
   agentMount?: string[];
+  agentVersion?: string;
+  ak?: string[];
+  ae?: string[];
   agentTimeout?: string;
   model?: string;
   attempts: string;
@@ -54,7 +57,11 @@ export const registerRun: RegisterCommand = (program: Command) => {
       '-p, --path <dataset>',
       'SWE-bench file (JSON list, JSON object keyed by id, JSONL), a folder of them, or a Harbor task or dataset folder',
     )
-    .option('-a, --agent <name>', 'agent: oracle, nop, predictions, command', 'oracle')
+    .option(
+      '-a, --agent <name>',
+      'agent: oracle, nop, predictions, command, claude-code, codex, gemini-cli, opencode, qwen-code',
+      'oracle',
+    )
     .option('--predictions <file>', 'SWE-bench predictions file (JSON or JSONL) for -a predictions')
     .option(
       '--agent-command <cmd>',
@@ -72,6 +79,16 @@ export const registerRun: RegisterCommand = (program: Command) => {
       'host folder the agent command may read in the local sandbox (repeatable; -a command)',
       collect,
     )
+    .option(
+      '--agent-version <v>',
+      'installed agents: the version to install (exact, or a tag/range resolved by the registry)',
+    )
+    .option(
+      '--ak <key=value>',
+      "installed agents: one of the agent's own options, e.g. max_turns=30 (repeatable; docs/agents.md)",
+      collect,
+    )
+    .option('--ae <NAME=VALUE>', 'variable for the agent (repeatable; same as --agent-env)', collect)
     .option('--agent-timeout <sec>', "agent timeout in seconds, replacing the task's")
     .option('-m, --model <name>', 'model name: recorded as model_name_or_path, passed as $BERTH_MODEL')
     .option('-k, --attempts <n>', 'attempts per task', '1')

@@ -18,7 +18,7 @@ import { execa } from 'execa';
 import { BerthError } from '../../errors.ts';
 import type { NetworkPolicy } from '../../tasks/task.ts';
 import { shellQuote } from '../../util/shell.ts';
-import type { Environment, ExecOptions, ExecResult } from '../environment.ts';
+import type { Environment, ExecOptions, ExecResult, ToolInstallRecord } from '../environment.ts';
 import type { EgressGateway } from './egress/gateway.ts';
 import { ContainerNetworkSwitch } from './egress/network-switch.ts';
 import { LABELS } from './labels.ts';
@@ -148,6 +148,8 @@ export class DockerContainerEnvironment implements Environment {
   baselineProcesses = new Set<number>();
   /** `/logs/agent`, `/logs/verifier` and `/logs/artifacts` are bind mounts of the trial folder. */
   readonly mountedLogs = true;
+  /** The installed agent the container's image carries (set by the provider). */
+  toolInstall?: ToolInstallRecord;
 
   private constructor(
     private readonly docker: Docker,

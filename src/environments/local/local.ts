@@ -13,13 +13,17 @@ import { execa } from 'execa';
 import { InputError } from '../../errors.ts';
 import { findMirror } from '../../tasks/swebench/runnable.ts';
 import type { NetworkPolicy } from '../../tasks/task.ts';
+import { hostPlatform } from '../../util/platform.ts';
 import type {
   Environment,
   EnvironmentProvider,
   EnvironmentStartContext,
   ExecOptions,
   ExecResult,
+  ToolInstall,
+  ToolInstallRecord,
 } from '../environment.ts';
+import { failedInstall } from '../tool-install.ts';
 import {
   checkIsolationMethod,
   claimIdentity,
@@ -61,6 +65,8 @@ export interface LocalProviderOptions {
 export class LocalEnvironment implements Environment {
   readonly kind = 'local';
   private stopped = false;
+  /** The installed agent: a prepared host folder, bound read-only into the sandbox by the commands that use it. */
+  toolInstall?: ToolInstallRecord;
   /** Aborted by stop(): every running command's process group is killed. */
   private readonly stopping = new AbortController();
 
@@ -163,6 +169,29 @@ async function handOver(path: string, identity: { uid: number; gid: number }): P
   await execa('chown', ['-R', '-P', `${identity.uid}:${identity.gid}`, '--', path]);
 }
 
+/** A tool for this machine: its prepared host folder (cached), seen read-only at the same path. */
+async function installTool(tool: ToolInstall): Promise<ToolInstallRecord> {
+  const started = performance.now();
+  const log: string[] = [];
+  const platform = hostPlatform();
+  let result: { folder: string; prepared: boolean };
+  try {
+    result = await tool.prepare(platform, (line) => log.push(line));
+  } catch (error) {
+    // The agent's set-up reports it, with the log.
+    return failedInstall(tool, error, log);
+  }
+  const { folder, prepared } = result;
+  return {
+    home: folder,
+    platform,
+    installed: prepared,
+    durationSec: Math.round(performance.now() - started) / 1000,
+    log,
+    binds: [{ path: folder }],
+  };
+}
+
 /** Starts local environments for tasks whose EnvironmentSpec kind is `local`. */
 export class LocalEnvironmentProvider implements EnvironmentProvider {
   readonly kind = 'local' as const;
@@ -212,9 +241,12 @@ export class LocalEnvironmentProvider implements EnvironmentProvider {
             : (await checkIsolationMethod(wanted)) === undefined
               ? wanted
               : undefined;
+      const toolInstall = context.tool ? await installTool(context.tool) : undefined;
       const sandbox = method ? claimIdentity() : undefined;
       if (sandbox?.identity) await handOver(root, sandbox.identity);
-      return new LocalEnvironment(root, workdir, method, baseSha, this.options.keep, sandbox);
+      const environment = new LocalEnvironment(root, workdir, method, baseSha, this.options.keep, sandbox);
+      if (toolInstall) environment.toolInstall = toolInstall;
+      return environment;
     } catch (error) {
       await rm(root, { recursive: true, force: true });
       throw error;
