@@ -12,15 +12,11 @@ import { tarPath } from '../environments/docker/tar.ts';
 import type { ExecResult } from '../environments/environment.ts';
 import type { Task } from '../tasks/task.ts';
 import { AgentTimeoutError } from '../trials/errors.ts';
+import { limitError } from '../trials/limit-errors.ts';
 import { VERSION } from '../version.ts';
 import type { Agent, AgentContext, AgentInfo, AgentResult } from './agent.ts';
 
 export { AgentTimeoutError };
-
-/** An agent process killed for exceeding the environment's memory limit. */
-export class AgentOutOfMemoryError extends Error {
-  override readonly name = 'AgentOutOfMemoryError';
-}
 
 export class ScriptOracleAgent implements Agent {
   readonly info: AgentInfo;
@@ -74,8 +70,7 @@ export class ScriptOracleAgent implements Agent {
       throw new AgentTimeoutError(
         `solve.sh passed the agent timeout of ${context.timeoutSec} s and was killed`,
       );
-    if (oom)
-      throw new AgentOutOfMemoryError('solve.sh was killed for exceeding the memory limit (memory_mb)');
+    if (oom) throw limitError('agent', ['memory']);
     return { metadata: { exit_code: result.exitCode, duration_sec: result.durationSec } };
   }
 }

@@ -14,6 +14,7 @@ import { planTrials } from '../jobs/plan.ts';
 import { combineReporters, createReporters, ownsStdout } from '../reporters/registry.ts';
 import type { ReporterContext, RunScope } from '../reporters/reporter.ts';
 import { buildSwebenchReport, writeSwebenchReport } from '../reporters/swebench-report.ts';
+import { type LimitRequest, MiB } from '../sandbox/limits.ts';
 import '../tasks/multilingual/register.ts';
 import { loadTasks } from '../tasks/registry.ts';
 import { inDocker, inLocal, instanceImageProblem } from '../tasks/swebench/instance-image.ts';
@@ -44,6 +45,26 @@ function positiveNumber(flag: string, value: string | undefined): number | undef
   if (!(n > 0) || !Number.isFinite(n))
     throw new UsageError(`${flag} expects a positive number, got ${JSON.stringify(value)}`);
   return n;
+}
+
+/**
+ * The resource limits asked for on the command line (Harbor's `--override-cpus`,
+ * `--override-memory-mb`, `--override-storage-mb`) and in the config file (`docker.pids_limit`).
+ * @throws UsageError for a value that is not a positive number
+ */
+export function limitRequestFrom(
+  options: Pick<RunCommandOptions, 'overrideCpus' | 'overrideMemoryMb' | 'overrideStorageMb'>,
+  pidsLimit?: number,
+): LimitRequest {
+  const cpus = positiveNumber('--override-cpus', options.overrideCpus);
+  const memoryMb = positiveNumber('--override-memory-mb', options.overrideMemoryMb);
+  const storageMb = positiveNumber('--override-storage-mb', options.overrideStorageMb);
+  return {
+    ...(cpus !== undefined ? { cpus } : {}),
+    ...(memoryMb !== undefined ? { memoryBytes: Math.round(memoryMb * MiB) } : {}),
+    ...(storageMb !== undefined ? { writableBytes: Math.round(storageMb * MiB) } : {}),
+    ...(pidsLimit !== undefined ? { processes: pidsLimit } : {}),
+  };
 }
 
 /**
@@ -205,7 +226,7 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
     imageMap: Object.fromEntries(dockerCli.imageMap.entries()),
     ...(options.rebuild ? { rebuild: true } : {}),
   };
-  const limits: TrialLimits = dockerCli.pidsLimit !== undefined ? { processes: dockerCli.pidsLimit } : {};
+  const limits: TrialLimits = limitRequestFrom(options, dockerCli.pidsLimit);
   if (options.predictions && options.agent !== 'predictions') {
     throw new UsageError('--predictions is only used with -a predictions');
   }
@@ -320,8 +341,9 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
       multiplier,
       ...(phase.build !== undefined ? { environmentBuildMultiplier: phase.build } : {}),
     },
+    concurrency,
   });
-  const verifiers = createVerifiers();
+  const verifiers = createVerifiers(options.rules ? { rules: options.rules } : {});
   const seen = new Set<string>();
   const problems: string[] = [];
   for (const kind of new Set(plan.map((p) => p.task.environment.kind))) {
@@ -396,6 +418,7 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
     verifiers,
     environment: environmentOptions,
     limits,
+    ...(options.rules ? { rules: options.rules } : {}),
     ...(options.allowEnvSecrets ? { allowEnvSecrets: true } : {}),
     concurrency,
     timeoutMultiplier: multiplier,
@@ -414,8 +437,11 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
       limit: limit ?? null,
       repos: options.repos ? resolve(options.repos) : null,
       env: options.env ?? null,
+      rules: options.rules ?? 'default',
     },
     identity: {
+      // A job graded under the SWE-bench rules is another job than one under berth's.
+      ...(options.rules === 'swebench' ? { rules: options.rules } : {}),
       dataset: resolve(options.path),
       agent: options.agent,
       predictions: options.predictions ? resolve(options.predictions) : null,

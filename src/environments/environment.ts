@@ -4,6 +4,7 @@
  * (`local`) or a container (`docker`). Paths passed to it are paths inside
  * the environment.
  */
+import type { LimitName, LimitsRecord } from '../sandbox/limits.ts';
 import type { EnvironmentSpec, NetworkPolicy, Task } from '../tasks/task.ts';
 
 /** Options of one command run in an environment. */
@@ -60,6 +61,23 @@ export interface ExecResult {
   durationSec: number;
   /** True when the command was killed for exceeding the memory limit. */
   oomKilled?: boolean;
+  /**
+   * The resource limits the command ran into (src/sandbox/limits.ts): a fork refused at the
+   * process limit, a process killed for memory, CPU time, file size, a full writable folder,
+   * output cut at the cap. Absent when none.
+   */
+  limitsHit?: LimitName[];
+}
+
+/** The resource limits an environment applies to untrusted commands (docs/security.md). */
+export interface EnvironmentLimits {
+  /** The limits, how each is enforced here, and what could not be (`berth.limits` in result.json). */
+  readonly record: LimitsRecord;
+  /**
+   * The limits any command (or any process of the environment) ran into since the last call,
+   * each named once; the record is then cleared. The trial engine asks at the end of each phase.
+   */
+  takeHits(): Promise<LimitName[]>;
 }
 
 /** Where an environment's programs run: CPU architecture and C library (what native binaries need). */
@@ -120,6 +138,8 @@ export interface Environment {
   readonly workdir: string;
   /** Whether untrusted commands run without network access (recorded in results). */
   readonly isolated: boolean;
+  /** The resource limits of its commands, when the environment applies them. */
+  readonly limits?: EnvironmentLimits;
   exec(command: string, options?: ExecOptions): Promise<ExecResult>;
   /** Copies a host file or folder into the environment. */
   upload(hostPath: string, environmentPath: string): Promise<void>;
@@ -178,6 +198,13 @@ export interface Environment {
    * cannot install one.
    */
   readonly toolInstall?: ToolInstallRecord;
+  /**
+   * Capability "host route": makes one host URL (berth's model gateway on 127.0.0.1) reachable
+   * from inside the environment whatever its network policy, and nothing else with it: the
+   * origin to use inside, and `close` to take the route down after the agent. Absent: the
+   * environment reaches host addresses as they are (the local environment's agent commands).
+   */
+  routeToHost?(url: string): Promise<{ origin: string; close(): Promise<void> }>;
 }
 
 /** Context a provider gets to start an environment for one trial. */

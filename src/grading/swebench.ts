@@ -95,10 +95,11 @@ const HARNESS_WORDS = ['FAILED', 'PASSED', 'SKIPPED', 'ERROR', 'XFAIL'] as const
  * space on FAILED lines, split on whitespace; the second field is the id, the
  * first the status; `SKIPPED [N]` skip summaries are not tests; a later line
  * wins. XFAIL counts as PASSED (the harness's `test_passed`).
+ * @param ids the ids to read; every id the log names when undefined.
  */
-export function harnessPytestStatuses(log: string, ids: ReadonlySet<string>): Map<string, TestStatus> {
+export function harnessPytestStatuses(log: string, ids?: ReadonlySet<string>): Map<string, TestStatus> {
   const out = new Map<string, TestStatus>();
-  if (ids.size === 0) return out;
+  if (ids?.size === 0) return out;
   for (let line of log.split('\n')) {
     const word = HARNESS_WORDS.find((w) => line.startsWith(w));
     if (!word) continue;
@@ -107,7 +108,7 @@ export function harnessPytestStatuses(log: string, ids: ReadonlySet<string>): Ma
     if (fields.length <= 1) continue;
     const id = fields[1] as string;
     if (word === 'SKIPPED' && /^\[\d+\]$/.test(id)) continue;
-    if (!ids.has(id)) continue;
+    if (ids && !ids.has(id)) continue;
     // `fields[0]` may be longer than the word (`PASSEDX`): the harness keeps it, and it is no status.
     const status = fields[0] === word ? (word === 'XFAIL' ? 'PASSED' : word) : undefined;
     if (status) out.set(id, status);

@@ -86,6 +86,8 @@ export interface JobOptions {
   /** Per-phase timeout multipliers (agent, verifier), replacing `timeoutMultiplier` for their phase. */
   phaseMultipliers?: { agent?: number; verifier?: number };
   verifyEmptyPatch?: boolean;
+  /** Grading rules (`--rules`), recorded in each trial's spec; the verifiers were made with them. */
+  rules?: string;
   /** Recorded in config.json (the command line's options). */
   config?: Record<string, unknown>;
   /**
@@ -375,7 +377,10 @@ export function trialSpecOf(trial: PlannedTrial, options: JobOptions, jobId: str
         ? { verifierMultiplier: options.phaseMultipliers.verifier }
         : {}),
     },
-    verification: options.verifyEmptyPatch ? { verifyEmptyPatch: true } : {},
+    verification: {
+      ...(options.verifyEmptyPatch ? { verifyEmptyPatch: true } : {}),
+      ...(options.rules ? { rules: options.rules } : {}),
+    },
     ...(options.allowEnvSecrets ? { allowEnvSecrets: true } : {}),
     ...(options.config ? { config: options.config } : {}),
   });

@@ -9,7 +9,7 @@ import { aggregateStepRewards, minRewardFailure } from '../tasks/harbor/steps.ts
 import type { Task } from '../tasks/task.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
 import { withTimeout } from '../util/with-timeout.ts';
-import { testInfrastructurePaths } from '../verifiers/test-infrastructure.ts';
+import { recordTampering } from '../verifiers/tampering/record.ts';
 import type { Verifier, VerifierResult } from '../verifiers/verifier.ts';
 import { applyPatch, isEmptyPatch } from './apply-patch.ts';
 import { collectArtifacts, uploadArtifacts } from './artifacts.ts';
@@ -25,6 +25,7 @@ import {
 import { EventLog } from './event-log.ts';
 import { type Emit, type Phase, type TrialEmit, trialEmitter, trialEndEventOf } from './events.ts';
 import { agentResultForFile, roundSec, writeRewardFile } from './file-format.ts';
+import { phaseLimitError, withLimitErrors } from './limit-errors.ts';
 import { planTrial, type StepPlan, type TrialPlan } from './plan.ts';
 import {
   beginTrialRecord,
@@ -363,6 +364,9 @@ class TrialRun {
         };
       }
       this.checkCancelled();
+      // A resource limit hit by the install is its error (EnvironmentSetupOutOfMemoryError, ...).
+      const limit = await phaseLimitError('environment-setup', environment);
+      if (limit) throw limit;
       if (run.exitCode !== 0) {
         throw new EnvironmentSetupError(
           `install command ${run.timedOut ? 'timed out' : `exited ${run.exitCode}`}: ${run.output.trim().split('\n').slice(-3).join(' | ')}`,
@@ -374,6 +378,7 @@ class TrialRun {
       this.result.berth.isolation_method = environment.isolated
         ? (environment.isolationMethodName ?? environment.kind)
         : null;
+      if (environment.limits) this.result.berth.limits = environment.limits.record;
     }
     this.baseCommit = await this.baseCommitOf(environment);
   }
@@ -402,20 +407,24 @@ class TrialRun {
     if (!setup) return;
     const timing: TimingInfo = { started_at: '', finished_at: '' };
     this.result.agent_setup = timing;
-    const environment = withCommandEvents(this.liveEnvironment(), this.emitEvent, () => this.currentPhase);
+    const live = this.liveEnvironment();
+    const environment = withCommandEvents(live, this.emitEvent, () => this.currentPhase);
     await this.phase(
       'agent-setup',
       null,
       () =>
-        setup.call(this.agent, {
-          task: this.task,
-          environment,
-          attempt: this.spec.trial.attempt,
-          logDir: join(this.trialDir, 'agent'),
-          timeoutMultiplier: this.agentMultiplier,
-          emit: this.emitEvent,
-          ...(this.signal ? { signal: this.signal } : {}),
-        }),
+        // A resource limit hit during the set-up is its error (AgentSetupOutOfMemoryError, ...).
+        withLimitErrors('agent-setup', live, () =>
+          setup.call(this.agent, {
+            task: this.task,
+            environment,
+            attempt: this.spec.trial.attempt,
+            logDir: join(this.trialDir, 'agent'),
+            timeoutMultiplier: this.agentMultiplier,
+            emit: this.emitEvent,
+            ...(this.signal ? { signal: this.signal } : {}),
+          }),
+        ),
       timing,
     );
   }
@@ -561,18 +570,21 @@ class TrialRun {
         async () => {
           // Per-phase network (Harbor's [agent] network_mode): switched on the running container.
           await applyPhaseNetwork(env, step.networkTask, 'agent');
-          return withTimeout(
-            this.agent.run({
-              task: agentTask,
-              environment,
-              attempt: this.spec.trial.attempt,
-              logDir: join(this.trialDir, 'agent'),
-              emit: this.emitEvent,
-              ...(timeoutSec !== undefined ? { timeoutSec } : {}),
-              ...(this.signal ? { signal: this.signal } : {}),
-            }),
-            timeoutSec !== undefined ? timeoutSec + AGENT_TIMEOUT_GRACE_SEC : undefined,
-            () => new AgentTimeoutError(`the agent did not finish within ${timeoutSec} s`),
+          // A resource limit hit by the agent is its error (AgentOutOfMemoryError, ...), whatever it threw.
+          return withLimitErrors('agent', env, () =>
+            withTimeout(
+              this.agent.run({
+                task: agentTask,
+                environment,
+                attempt: this.spec.trial.attempt,
+                logDir: join(this.trialDir, 'agent'),
+                emit: this.emitEvent,
+                ...(timeoutSec !== undefined ? { timeoutSec } : {}),
+                ...(this.signal ? { signal: this.signal } : {}),
+              }),
+              timeoutSec !== undefined ? timeoutSec + AGENT_TIMEOUT_GRACE_SEC : undefined,
+              () => new AgentTimeoutError(`the agent did not finish within ${timeoutSec} s`),
+            ),
           );
         },
         timing,
@@ -627,8 +639,6 @@ class TrialRun {
     await writeFileAtomic(join(this.trialDir, 'agent', 'apply.log'), applied.log);
     berth.files.apply_log = 'agent/apply.log';
     berth.patch_apply = { applied: applied.applied, method: applied.method ?? null };
-    const runnerFiles = testInfrastructurePaths(patch);
-    if (runnerFiles.length > 0) berth.test_infrastructure_touched = runnerFiles;
     this.checkCancelled();
     if (applied.applied) return false;
     berth.status = 'patch_failed';
@@ -670,15 +680,18 @@ class TrialRun {
       }
       const environment = this.liveEnvironment();
       await applyPhaseNetwork(environment, step.networkTask, 'verifier');
-      return await verifier.verify({
-        task: { ...step.verifier.task, verifier: verifierSpec },
-        environment: withCommandEvents(environment, this.emitEvent, () => this.currentPhase),
-        agentResult,
-        trialDir: this.trialDir,
-        timeoutSec,
-        ...(this.baseCommit ? { baseCommit: this.baseCommit } : {}),
-        ...(this.signal ? { signal: this.signal } : {}),
-      });
+      // A resource limit hit by the tests is the verifier's error (VerifierOutOfMemoryError, ...).
+      return await withLimitErrors('verifier', environment, () =>
+        verifier.verify({
+          task: { ...step.verifier.task, verifier: verifierSpec },
+          environment: withCommandEvents(environment, this.emitEvent, () => this.currentPhase),
+          agentResult,
+          trialDir: this.trialDir,
+          timeoutSec,
+          ...(this.baseCommit ? { baseCommit: this.baseCommit } : {}),
+          ...(this.signal ? { signal: this.signal } : {}),
+        }),
+      );
     } finally {
       await merged?.cleanup();
     }
@@ -716,14 +729,16 @@ class TrialRun {
         step.artifacts ?? [],
         join(subDir, 'artifacts'),
       );
-      verdict = await verifier.verify({
-        task,
-        environment: withCommandEvents(venv, this.emitEvent, () => this.currentPhase),
-        agentResult,
-        trialDir: subDir,
-        timeoutSec,
-        ...(this.signal ? { signal: this.signal } : {}),
-      });
+      verdict = await withLimitErrors('verifier', venv, () =>
+        verifier.verify({
+          task,
+          environment: withCommandEvents(venv, this.emitEvent, () => this.currentPhase),
+          agentResult,
+          trialDir: subDir,
+          timeoutSec,
+          ...(this.signal ? { signal: this.signal } : {}),
+        }),
+      );
     } finally {
       await venv.stop();
     }
@@ -825,8 +840,7 @@ function singleNote(
   for (const e of exceptions)
     if (e.exception_type !== 'AgentTimeoutError' && e.exception_message !== verdict.reason)
       out.push(e.exception_type);
-  const runnerFiles = berth.test_infrastructure_touched;
-  if (runnerFiles && runnerFiles.length > 0)
-    out.push(`patch changes test runner files: ${runnerFiles.join(', ')} (graded as SWE-bench does; review)`);
+  // What the tamper checks saw (SWE-bench rows), carried into berth.tampering / rules.
+  out.push(...recordTampering(berth, verdict.details ?? {}));
   return out;
 }

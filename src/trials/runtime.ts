@@ -8,6 +8,7 @@ import { createAgent } from '../agents/registry.ts';
 import { ImageMap } from '../environments/docker/dockerfile.ts';
 import type { EnvironmentProvider } from '../environments/environment.ts';
 import { createProviders } from '../environments/registry.ts';
+import type { SwebenchRules } from '../grading/swebench.ts';
 import { createVerifiers } from '../verifiers/registry.ts';
 import type { Verifier } from '../verifiers/verifier.ts';
 import type { TrialSpec } from './spec.ts';
@@ -22,7 +23,10 @@ export interface TrialRuntime {
 
 /** The environment providers a spec asks for (its environment options, limits and build timeout multiplier). */
 export function providersFor(
-  spec: Pick<TrialSpec, 'environment' | 'limits' | 'timeouts'>,
+  spec: Pick<TrialSpec, 'environment' | 'limits' | 'timeouts'> & {
+    /** Trials this host runs at once (the providers size per-environment limits by it); default 1. */
+    concurrency?: number;
+  },
 ): EnvironmentProvider[] {
   const e = spec.environment;
   return createProviders({
@@ -34,6 +38,8 @@ export function providersFor(
     ...(e.rebuild ? { rebuild: true } : {}),
     ...(e.egressImage !== undefined ? { egressImage: e.egressImage } : {}),
     ...(spec.limits.processes !== undefined ? { pidsLimit: spec.limits.processes } : {}),
+    limits: spec.limits,
+    concurrency: spec.concurrency ?? 1,
     buildTimeoutMultiplier: spec.timeouts.environmentBuildMultiplier ?? spec.timeouts.multiplier,
   });
 }
@@ -43,6 +49,8 @@ export async function runtimeFor(spec: TrialSpec): Promise<TrialRuntime> {
   return {
     agent: await createAgent(spec.agent.name, spec.agent.options),
     providers: providersFor(spec),
-    verifiers: createVerifiers(),
+    verifiers: createVerifiers(
+      spec.verification.rules ? { rules: spec.verification.rules as SwebenchRules } : {},
+    ),
   };
 }

@@ -17,6 +17,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { AgentOptions } from '../agents/registry.ts';
 import { InputError } from '../errors.ts';
+import type { LimitRequest } from '../sandbox/limits.ts';
 import { taskChecksum } from '../tasks/checksum.ts';
 import type { Task } from '../tasks/task.ts';
 
@@ -77,24 +78,12 @@ export interface EnvironmentOptions {
 }
 
 /**
- * Resource limits of every untrusted command (agent set-up, agent, tests), local and Docker.
- * Absent members take berth's documented defaults (docs/security.md). The `limits` work
- * (issue 10 section 3) gives them their meaning in each environment.
+ * Resource limits of every untrusted command (agent set-up, agent, tests), local and Docker, as
+ * the command line asks for them (`--override-cpus`, `--override-memory-mb`,
+ * `--override-storage-mb`, `docker.pids_limit`): each replaces the task's value. Absent members
+ * take the task's value, else berth's documented defaults (src/sandbox/limits.ts, docs/security.md).
  */
-export interface TrialLimits {
-  /** Processes (threads) at once, per environment (Docker `pids_limit`, `RLIMIT_NPROC` locally). */
-  processes?: number;
-  /** Memory in bytes. */
-  memoryBytes?: number;
-  /** Largest file a command may write, in bytes (`RLIMIT_FSIZE`). */
-  fileSizeBytes?: number;
-  /** CPU time in seconds (`RLIMIT_CPU`). */
-  cpuSec?: number;
-  /** Size of the writable folders in bytes (a size-capped tmpfs or storage quota). */
-  writableBytes?: number;
-  /** Captured output per command in bytes (host side); past it the output is cut with a mark. */
-  outputBytes?: number;
-}
+export type TrialLimits = LimitRequest;
 
 /**
  * Timeouts: the task's own limits (task.toml, the row) times these multipliers (Harbor's

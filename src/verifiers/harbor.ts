@@ -257,7 +257,7 @@ function noteKilled(output: string, details: Record<string, unknown>): void {
 
 function oomException(): { type: string; message: string } {
   return {
-    type: 'OutOfMemoryError',
+    type: 'VerifierOutOfMemoryError',
     message: 'a verifier process was killed for exceeding the memory limit (memory_mb)',
   };
 }

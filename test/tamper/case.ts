@@ -86,6 +86,8 @@ export interface TamperCase {
    * otherwise it defaults to `expect` without `tampering`.
    */
   swebench?: Expectation;
+  /** Where one target's verdict differs (say why in a comment): its own `expect` and/or `swebench`. */
+  on?: Partial<Record<Target, { expect?: Expectation; swebench?: Expectation }>>;
   /**
    * A hole berth does not close yet: the case runs and is expected to FAIL (vitest `it.fails`),
    * so fixing the hole turns it red until this is removed. Name who owns the fix.

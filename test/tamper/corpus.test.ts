@@ -44,7 +44,7 @@ function describeTrial(t: TrialOutcome): string {
   );
 }
 
-function expectOutcome(t: TrialOutcome, rules: 'berth' | 'swebench', want: Expectation): void {
+function expectOutcome(t: TrialOutcome, rules: 'default' | 'swebench', want: Expectation): void {
   const got = outcomeOf(t, rules);
   const allowed = [want.outcome].flat();
   expect(allowed, `under ${rules} rules the trial came to ${got}:\n${describeTrial(t)}`).toContain(got);
@@ -64,7 +64,17 @@ function swebenchExpectation(c: TamperCase): Expectation {
   return { outcome: outcomes };
 }
 
-const TARGETS: Target[] = ['local', 'docker'];
+// BERTH_TAMPER_TARGETS=local (or docker) runs one target only, while working on cases.
+/**
+ * The gold patch's verdict under the SWE-bench rules, where it is not `resolved`: the harness's
+ * parse_log_pytest splits a line at whitespace, so `..._quoted[1h foo]` (an F2P id with a space)
+ * is read as `..._quoted[1h` and the gold patch of durations-1 never resolves for it.
+ */
+const GOLD_UNDER_SWEBENCH: Partial<Record<SampleRow, Outcome>> = { 'berth__durations-1': 'unresolved' };
+
+const TARGETS = (['local', 'docker'] as Target[]).filter(
+  (t) => !process.env.BERTH_TAMPER_TARGETS || process.env.BERTH_TAMPER_TARGETS.split(',').includes(t),
+);
 
 for (const target of TARGETS) {
   const mine = cases.filter((c) => c.case.targets.includes(target));
@@ -93,9 +103,9 @@ for (const target of TARGETS) {
     for (const row of rows) {
       it(`gold control on ${row}: resolved under both rules, no tamper finding`, () => {
         const t = trial(goldControlName(row));
-        expectOutcome(t, 'berth', { outcome: 'resolved' });
+        expectOutcome(t, 'default', { outcome: 'resolved' });
         expect(t.result.berth.tampering?.findings ?? [], describeTrial(t)).toEqual([]);
-        if (t.result.berth.verdict_by_rules) expectOutcome(t, 'swebench', { outcome: 'resolved' });
+        expectOutcome(t, 'swebench', { outcome: GOLD_UNDER_SWEBENCH[row] ?? 'resolved' });
       });
     }
 
@@ -104,8 +114,9 @@ for (const target of TARGETS) {
       const title = `${id}: ${c.title}${hole ? ` [known hole, ${c.knownHole?.owner}: ${c.knownHole?.note}]` : ''}`;
       (hole ? it.fails : it)(title, () => {
         const t = trial(trialName(id, c));
-        expectOutcome(t, 'berth', c.expect);
-        if (c.input.kind === 'swebench') expectOutcome(t, 'swebench', swebenchExpectation(c));
+        const here = { ...c, ...c.on?.[target] };
+        expectOutcome(t, 'default', here.expect);
+        if (c.input.kind === 'swebench') expectOutcome(t, 'swebench', swebenchExpectation(here));
       });
     }
   });

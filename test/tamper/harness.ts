@@ -277,7 +277,7 @@ export interface TrialOutcome {
 }
 
 /** The case's outcome under the given rules, read from a result.json. */
-export function outcomeOf(outcome: TrialOutcome, rules: 'berth' | 'swebench'): Outcome | undefined {
+export function outcomeOf(outcome: TrialOutcome, rules: 'default' | 'swebench'): Outcome | undefined {
   const b = outcome.result.berth;
   if (rules === 'swebench') {
     const v = b.verdict_by_rules?.swebench;

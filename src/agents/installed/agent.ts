@@ -21,7 +21,7 @@ import type { Agent, AgentContext, AgentInfo, AgentResult, AgentSetupContext } f
 import { AgentSetupError, CommandAgent } from '../command.ts';
 import { AGENT_PACKAGES, type InstalledAgentName, platformKey } from './packages.ts';
 import { prepareAgent } from './prepare.ts';
-import { checkOptions, type ModelEndpoint, RECIPES } from './recipes.ts';
+import { checkOptions, endpointsAt, type ModelEndpoint, RECIPES } from './recipes.ts';
 
 /** Limit of the in-environment version check, in seconds (before multipliers). */
 const VERSION_CHECK_SEC = 60;
@@ -129,8 +129,17 @@ export class InstalledAgent implements Agent {
       throw new UsageError(
         `${this.options.name} needs a model: pass -m PROVIDER/NAME (it calls the model through berth's gateway)`,
       );
+    // The gateway on the host, reachable from inside (a container's internal network), then closed.
+    const route = context.environment.routeToHost
+      ? await context.environment.routeToHost(endpoint.origin)
+      : { origin: endpoint.origin, close: async () => {} };
     const recipe = RECIPES[this.options.name];
-    const input = { ...endpoint, options: this.options.options ?? {} };
+    const input = {
+      endpoints: endpointsAt(route.origin),
+      token: endpoint.token,
+      model: endpoint.model,
+      options: this.options.options ?? {},
+    };
     const command = new CommandAgent({
       command: recipe.script(input),
       env: { ...recipe.env(input), ...(this.options.env ?? {}), BERTH_AGENT_HOME: record.home },
@@ -141,6 +150,7 @@ export class InstalledAgent implements Agent {
     try {
       result = await command.run(context);
     } finally {
+      await route.close();
       // The CLI's own output (its session log in stream-json / JSON events), under Harbor's name.
       await copyFile(
         join(context.logDir, 'command', 'stdout.txt'),

@@ -21,18 +21,27 @@ import type { InstalledAgentName } from './packages.ts';
 /** The wire protocol an agent speaks to its model (the gateway serves each). */
 export type AgentProtocol = 'anthropic' | 'openai-responses' | 'openai-chat' | 'gemini';
 
-/** Where the agent reaches its model, as seen from inside the environment. */
+/** Where a trial's agent reaches its model: berth's model gateway (or a server speaking its protocols). */
 export interface ModelEndpoint {
-  /** Base URLs per protocol family: OpenAI's ends in `/v1`; Anthropic's and Gemini's are the origin. */
-  endpoints: { openai: string; anthropic: string; gemini: string };
+  /** `http://HOST:PORT` as the host sees it (berth routes it into the environment). */
+  origin: string;
   /** The key the agent sends (the trial's gateway token; never a real key). */
   token: string;
   /** The model name the agent asks for (the part after the provider: `claude-sonnet-4-5`). */
   model: string;
 }
 
+/** Base URLs per protocol family at `origin`, as the vendors' SDKs take them (the gateway's layout). */
+export function endpointsAt(origin: string): { openai: string; anthropic: string; gemini: string } {
+  return { openai: `${origin}/v1`, anthropic: origin, gemini: origin };
+}
+
 /** What a recipe builds a run from. */
-export interface RecipeInput extends ModelEndpoint {
+export interface RecipeInput {
+  /** Base URLs as seen from inside the environment. */
+  endpoints: { openai: string; anthropic: string; gemini: string };
+  token: string;
+  model: string;
   /** The agent's own options (`--ak`), checked against the recipe's table. */
   options: Readonly<Record<string, string>>;
 }
@@ -116,7 +125,7 @@ export const RECIPES: Readonly<Record<InstalledAgentName, AgentRecipe>> = {
       [
         'export CLAUDE_CONFIG_DIR="$BERTH_AGENT_LOG_DIR/sessions"',
         'mkdir -p "$CLAUDE_CONFIG_DIR"',
-        line([
+        `${line([
           '"$BERTH_AGENT_HOME/bin/claude"',
           '--print',
           '--verbose',
@@ -134,7 +143,7 @@ export const RECIPES: Readonly<Record<InstalledAgentName, AgentRecipe>> = {
           }),
           '--',
           INSTRUCTION,
-        ]),
+        ])} </dev/null`,
       ].join('\n'),
   },
   codex: {

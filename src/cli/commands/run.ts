@@ -45,6 +45,12 @@ export interface RunCommandOptions {
   allowEnvSecrets?: boolean;
   /** SWE-bench rows: `local` or `docker` (the harness's instance image); default: as each row says. */
   env?: 'local' | 'docker';
+  /** SWE-bench rows: whose verdict counts (`default`, berth's rules, or `swebench`: the harness's). */
+  rules?: 'default' | 'swebench';
+  /** Harbor's resource overrides, replacing each task's `[environment]` value (docs/security.md). */
+  overrideCpus?: string;
+  overrideMemoryMb?: string;
+  overrideStorageMb?: string;
 }
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -121,12 +127,27 @@ export const registerRun: RegisterCommand = (program: Command) => {
       collect,
     )
     .option('--config <file>', 'config file (TOML or JSON) with [docker.image_map] and docker.pids_limit')
+    .option('--override-cpus <n>', "CPU cores of every trial, replacing the task's cpus")
+    .option(
+      '--override-memory-mb <mb>',
+      "memory of every trial's commands in MiB, replacing the task's memory_mb (default 4096)",
+    )
+    .option(
+      '--override-storage-mb <mb>',
+      "size of every trial's writable folders (and largest file) in MiB, replacing the task's storage_mb (default 10240)",
+    )
     .option('--rebuild', 'Docker: rebuild images even when cached')
     .addOption(
       new Option(
         '--env <kind>',
         "SWE-bench rows: local (a snapshot or --repos mirror) or docker (the row's image, else the harness's instance image); default: docker for rows naming an image, else local",
       ).choices(['local', 'docker']),
+    )
+    .addOption(
+      new Option(
+        '--rules <name>',
+        "SWE-bench rows: default (berth's rules: stricter where the harness is wrong, and a pass the tamper checks refuse is not resolved) or swebench (the SWE-bench harness's verdict exactly; tamper findings still recorded)",
+      ).choices(['default', 'swebench']),
     )
     .option(
       '--allow-env-secrets',

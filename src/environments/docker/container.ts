@@ -22,6 +22,7 @@ import type { Environment, ExecOptions, ExecResult, ToolInstallRecord } from '..
 import type { EgressGateway } from './egress/gateway.ts';
 import { ContainerNetworkSwitch } from './egress/network-switch.ts';
 import { LABELS } from './labels.ts';
+import { connectModelRoute } from './model-route.ts';
 import { tarPath } from './tar.ts';
 
 /** A host folder bind-mounted into the container. */
@@ -150,6 +151,13 @@ export class DockerContainerEnvironment implements Environment {
   readonly mountedLogs = true;
   /** The installed agent the container's image carries (set by the provider). */
   toolInstall?: ToolInstallRecord;
+  /** The job id (the model route's network is the job's). */
+  jobId = '';
+
+  /** A route to a host URL (the model gateway) over the job's internal network; see model-route.ts. */
+  routeToHost(url: string): Promise<{ origin: string; close(): Promise<void> }> {
+    return connectModelRoute(this.docker, this.container.id, this.jobId || 'berth', url);
+  }
 
   private constructor(
     private readonly docker: Docker,
@@ -223,6 +231,7 @@ export class DockerContainerEnvironment implements Environment {
       options.user,
     );
     environment.warnings.push(...warnings);
+    environment.jobId = options.jobId;
     live.add(environment);
     installExitHook();
     try {

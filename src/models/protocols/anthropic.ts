@@ -134,6 +134,10 @@ function anthropicMessages(system: unknown, messages: unknown[]): LanguageModelV
       });
       if (results.length > 0) out.push({ role: 'tool', content: results });
       if (content.length > 0) out.push({ role: 'user', content });
+    } else if (m.role === 'system') {
+      // Claude Code 2.1 sends system messages between the turns (its agent list, reminders).
+      const text = typeof m.content === 'string' ? m.content : toolResultText(m.content, `${field}.content`);
+      if (text !== '') out.push({ role: 'system', content: text });
     } else throw new GatewayRequestError(400, `\`${field}.role\` ${JSON.stringify(m.role)} is not supported`);
   });
   return out;

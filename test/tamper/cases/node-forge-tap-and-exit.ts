@@ -13,8 +13,7 @@ export default defineCase({
   targets: ['local', 'docker'],
   expect: { outcome: 'tampering' },
   swebench: { outcome: 'resolved' },
-  knownHole: {
-    owner: 'tamper',
-    note: 'berth does not record the SWE-bench-rules verdict or tamper findings yet',
-  },
+  // The local sandbox keeps a test's process from opening its parent's /proc/<pid>/fd/1: the
+  // forged stream never reaches the log, and the run is an ordinary failure.
+  on: { local: { expect: { outcome: 'unresolved' }, swebench: { outcome: 'unresolved' } } },
 });

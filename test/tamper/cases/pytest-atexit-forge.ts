@@ -13,8 +13,4 @@ export default defineCase({
   targets: ['local', 'docker'],
   expect: { outcome: 'tampering' },
   swebench: { outcome: 'resolved' },
-  knownHole: {
-    owner: 'tamper',
-    note: 'berth does not record the SWE-bench-rules verdict or tamper findings yet',
-  },
 });

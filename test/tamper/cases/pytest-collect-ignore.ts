@@ -10,8 +10,4 @@ export default defineCase({
   targets: ['local'],
   expect: { outcome: ['unresolved', 'tampering', 'error'] },
   swebench: { outcome: ['unresolved', 'error'] },
-  knownHole: {
-    owner: 'tamper',
-    note: 'berth does not record the SWE-bench-rules verdict or tamper findings yet',
-  },
 });

@@ -5,8 +5,4 @@ export default defineCase({
   input: { kind: 'swebench', row: 'berth__intervals-1', files: { 'tests/test_intervalset.py': null } },
   targets: ['local', 'docker'],
   expect: { outcome: 'unresolved' },
-  knownHole: {
-    owner: 'tamper',
-    note: 'berth does not record the SWE-bench-rules verdict or tamper findings yet',
-  },
 });

@@ -7,14 +7,10 @@ export default defineCase({
   why: 'the console and the exit code agree on a run that never happened; only a report pytest writes at the end of its session shows it',
   input: {
     kind: 'swebench',
-    row: 'berth__durations-1',
-    files: { 'durations/__init__.py': appendPython(PY_FORGE_AND_EXIT) },
+    row: 'berth__intervals-1',
+    files: { 'intervals/__init__.py': appendPython(PY_FORGE_AND_EXIT) },
   },
   targets: ['local', 'docker'],
   expect: { outcome: 'tampering' },
   swebench: { outcome: 'resolved' },
-  knownHole: {
-    owner: 'tamper',
-    note: 'berth does not record the SWE-bench-rules verdict or tamper findings yet',
-  },
 });

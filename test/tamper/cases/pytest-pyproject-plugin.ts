@@ -15,8 +15,4 @@ export default defineCase({
   targets: ['local'],
   expect: { outcome: 'tampering', finding: 'pyproject.toml' },
   swebench: { outcome: 'resolved' },
-  knownHole: {
-    owner: 'tamper',
-    note: 'berth does not record the SWE-bench-rules verdict or tamper findings yet',
-  },
 });

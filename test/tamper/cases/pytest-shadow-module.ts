@@ -22,8 +22,4 @@ export default defineCase({
   expect: { outcome: 'tampering', finding: 'pytest.py' },
   // The forged ids miss the parametrised P2P tests: the harness says unresolved all the same.
   swebench: { outcome: 'unresolved' },
-  knownHole: {
-    owner: 'tamper',
-    note: 'berth does not record the SWE-bench-rules verdict or tamper findings yet',
-  },
 });

@@ -17,8 +17,4 @@ export default defineCase({
   // A skipped FAIL_TO_PASS test never passes (SWE-bench PR #598); berth also names the skip's origin.
   expect: { outcome: ['unresolved', 'tampering'] },
   swebench: { outcome: 'unresolved' },
-  knownHole: {
-    owner: 'tamper',
-    note: 'berth does not record the SWE-bench-rules verdict or tamper findings yet',
-  },
 });
