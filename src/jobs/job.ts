@@ -18,6 +18,7 @@ import { pathToFileURL } from 'node:url';
 import PQueue from 'p-queue';
 import type { Agent } from '../agents/agent.ts';
 import type { EnvironmentProvider } from '../environments/environment.ts';
+import type { ModelGateway, TrialLimits as ModelTrialLimits } from '../models/gateway.ts';
 import { runTrial } from '../trials/engine.ts';
 import { EventLog } from '../trials/event-log.ts';
 import {
@@ -58,7 +59,7 @@ import {
   readJobJson,
   readJobState,
 } from './state.ts';
-import { jobResultBody } from './stats.ts';
+import { jobResultBody, type ModelUsageTotals, modelUsageTotals } from './stats.ts';
 
 export interface JobOptions {
   jobsDir: string;
@@ -110,6 +111,11 @@ export interface JobOptions {
   onNotice?: (message: string) => void;
   /** Every event of the job as it happens (also appended to `jobs/<job>/events.jsonl`). */
   onEvent?: (event: BerthEvent) => void;
+  /**
+   * The job's model gateway and the trials' limits, when trials call models (each planned
+   * trial names its model). Once the gateway's job budget is spent no further trial starts.
+   */
+  models?: { gateway: ModelGateway; limits?: ModelTrialLimits };
 }
 
 export interface JobSummary {
@@ -127,6 +133,10 @@ export interface JobSummary {
   trials: TrialResult[];
   /** How many results were kept from a previous run of the same job. */
   reused: number;
+  /** Tokens and cost of the trials' model calls (Harbor's JobStats fields), when the job called models. */
+  model_usage?: ModelUsageTotals;
+  /** Trials not started because the job's model budget was spent. */
+  not_started_over_budget?: number;
 }
 
 /**
@@ -205,6 +215,7 @@ async function runTrials(
     plan: options.plan,
     results: new Map<number, TrialResult>(),
     running: new Set<number>(),
+    overBudget: 0,
   };
   // Job result writes are serialised so the last one written is the latest state.
   let writing: Promise<void> = Promise.resolve();
@@ -253,6 +264,12 @@ async function runTrials(
         reused++;
         emit(trialEndEventOf(kept, options.jobName, true));
       } else {
+        const gateway = options.models?.gateway;
+        if (gateway?.budgetExhausted) {
+          if (progress.overBudget++ === 0)
+            notice(`the job's model budget is spent ($${gateway.jobCostUsd}): no further trial is started`);
+          return;
+        }
         if (stored) await rm(trialDir, { recursive: true, force: true });
         progress.running.add(index);
         options.onTrialStart?.(trial);
@@ -270,7 +287,7 @@ async function runTrials(
   const { results } = progress;
   const cancelled =
     (signal?.aborted ?? false) ||
-    results.size < options.plan.length ||
+    results.size + progress.overBudget < options.plan.length ||
     [...results.values()].some((r) => r.berth.status === 'cancelled');
   progress.finishedAt = new Date().toISOString();
   await ledger.flushed();
@@ -287,6 +304,8 @@ async function runTrials(
     cancelled,
     trials,
     reused,
+    ...(modelUsageTotals(trials) ? { model_usage: modelUsageTotals(trials) } : {}),
+    ...(progress.overBudget > 0 ? { not_started_over_budget: progress.overBudget } : {}),
   };
   emit(jobEndEventOf(summary));
   return summary;
@@ -339,7 +358,8 @@ async function keptResult(
   notice: (message: string) => void,
 ): Promise<TrialResult | undefined> {
   const previous = stored?.result;
-  if (!stored || !previous || resumeMismatch(previous, trial, options.agent) !== undefined) return undefined;
+  const agent = trial.agent ?? options.agent;
+  if (!stored || !previous || resumeMismatch(previous, trial, agent) !== undefined) return undefined;
   const state: JobState = ledger.state;
   const recorded = state.result_sha256[trial.trialName];
   const legacy = state.legacy && recorded === undefined;
@@ -358,6 +378,12 @@ async function keptResult(
   return previous;
 }
 
+/** The agent of a planned trial as data: the job's agent spec, with the trial's model (`-m`). */
+function agentSpecOf(trial: PlannedTrial, options: JobOptions): AgentSpec {
+  const spec = options.agentSpec ?? { name: options.agent.info.name, options: {} };
+  return trial.model ? { name: spec.name, options: { ...spec.options, model: trial.model.id } } : spec;
+}
+
 /** The spec of a planned trial of the job. */
 export function trialSpecOf(trial: PlannedTrial, options: JobOptions, jobId: string): TrialSpec {
   return makeTrialSpec({
@@ -365,7 +391,7 @@ export function trialSpecOf(trial: PlannedTrial, options: JobOptions, jobId: str
     trialName: trial.trialName,
     attempt: trial.attempt,
     task: trial.task,
-    agent: options.agentSpec ?? { name: options.agent.info.name, options: {} },
+    agent: agentSpecOf(trial, options),
     ...(options.environment ? { environment: options.environment } : {}),
     ...(options.limits ? { limits: options.limits } : {}),
     timeouts: {
@@ -398,7 +424,20 @@ async function runPlannedTrial(
     return await runTrial(trialSpecOf(trial, options, jobId), emit, {
       trialDir,
       task: trial.task,
-      runtime: { agent: options.agent, providers: options.providers, verifiers: options.verifiers },
+      runtime: {
+        agent: trial.agent ?? options.agent,
+        providers: options.providers,
+        verifiers: options.verifiers,
+      },
+      ...(options.models && trial.model
+        ? {
+            models: {
+              gateway: options.models.gateway,
+              target: trial.model,
+              ...(options.models.limits ? { limits: options.models.limits } : {}),
+            },
+          }
+        : {}),
       ...(options.signal ? { signal: options.signal } : {}),
     });
   } catch (error) {

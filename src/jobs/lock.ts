@@ -31,6 +31,20 @@ export async function processStartTime(pid: number): Promise<string | undefined>
 }
 
 /**
+ * The process holding a job folder's lock, from the lock file's text (`pid start-time`): its pid
+ * when that process is running and started at the recorded time (a lock written before the start
+ * time was recorded holds only the pid: trusted), else undefined (a stale lock). The viewer uses
+ * it to tell a running job from one a crash left behind.
+ */
+export async function lockHolder(text: string): Promise<number | undefined> {
+  const [pidText = '', startText] = text.trim().split(/\s+/);
+  const pid = Number(pidText);
+  if (pidText === '' || !pidAlive(pid)) return undefined;
+  const start = startText === undefined ? undefined : await processStartTime(pid);
+  return start === undefined || start === startText ? pid : undefined;
+}
+
+/**
  * Takes the job folder's lock (`.berth.lock`, created exclusively, holding `pid start-time`,
  * see `processStartTime`). A lock whose pid is no longer running, or is running but started at
  * another time (the pid was reused by an unrelated process), is stale and taken over.
@@ -54,16 +68,11 @@ export async function lockJobDir(jobDir: string, jobName: string): Promise<() =>
     }
     const text = await readFile(lock, 'utf8').catch(() => undefined);
     if (text === undefined) continue; // released meanwhile
-    const [pidText = '', startText] = text.trim().split(/\s+/);
-    const pid = Number(pidText);
-    if (pidText !== '' && pidAlive(pid) && pid !== process.pid) {
-      // Locks written before the start time was recorded hold only the pid: trust it.
-      const start = startText === undefined ? undefined : await processStartTime(pid);
-      if (start === undefined || start === startText) {
-        throw new UsageError(
-          `job ${jobName} is being run by another berth process (pid ${pid}); wait for it, or use another --job-name`,
-        );
-      }
+    const pid = await lockHolder(text);
+    if (pid !== undefined && pid !== process.pid) {
+      throw new UsageError(
+        `job ${jobName} is being run by another berth process (pid ${pid}); wait for it, or use another --job-name`,
+      );
     }
     // An empty lock may be one being written right now: give its writer a moment.
     if (text.trim() === '' && tries === 0) {

@@ -17,6 +17,35 @@ const STATUSES: readonly TrialStatus[] = [
   'cancelled',
 ];
 
+/** Tokens and cost summed over a job's trials (their `agent_result`). */
+export interface ModelUsageTotals {
+  n_input_tokens: number;
+  n_cache_tokens: number;
+  n_output_tokens: number;
+  /** USD over the trials whose cost is known; null when none is. */
+  cost_usd: number | null;
+  /** Trials that called models but whose cost is unknown (no price for the model). */
+  n_trials_cost_unknown: number;
+}
+
+/** The model usage totals of trial results, or undefined when none called a model. */
+export function modelUsageTotals(results: readonly TrialResult[]): ModelUsageTotals | undefined {
+  const used = results.filter((r) => typeof r.agent_result?.n_input_tokens === 'number');
+  if (used.length === 0) return undefined;
+  const sum = (key: string) => used.reduce((total, r) => total + (Number(r.agent_result?.[key]) || 0), 0);
+  const priced = used.filter((r) => typeof r.agent_result?.cost_usd === 'number');
+  return {
+    n_input_tokens: sum('n_input_tokens'),
+    n_cache_tokens: sum('n_cache_tokens'),
+    n_output_tokens: sum('n_output_tokens'),
+    cost_usd:
+      priced.length === 0
+        ? null
+        : Math.round(priced.reduce((t, r) => t + Number(r.agent_result?.cost_usd), 0) * 1e9) / 1e9,
+    n_trials_cost_unknown: used.length - priced.length,
+  };
+}
+
 /** What the job knows at one moment, to write its result.json from. */
 export interface JobProgress {
   id: string;
@@ -29,6 +58,8 @@ export interface JobProgress {
   results: ReadonlyMap<number, TrialResult>;
   /** Plan indices of the trials running now. */
   running: ReadonlySet<number>;
+  /** Trials not started because the job's model budget was spent. */
+  overBudget: number;
 }
 
 /** The body of the job's `result.json` at this moment. */
@@ -37,6 +68,7 @@ export function jobResultBody(progress: JobProgress): Record<string, unknown> {
   const inOrder = plan.map((_, i) => results.get(i)).filter((r): r is TrialResult => r !== undefined);
   const snapshot = [...results.values()];
   const harbor = harborJobStats(inOrder);
+  const usage = modelUsageTotals(snapshot);
   const count = (keep: (r: TrialResult) => boolean) => snapshot.filter(keep).length;
   return {
     id: progress.id,
@@ -57,7 +89,11 @@ export function jobResultBody(progress: JobProgress): Record<string, unknown> {
       n_resolved_trials: count((r) => r.berth.resolved),
       by_status: Object.fromEntries(STATUSES.map((s) => [s, count((r) => r.berth.status === s)])),
       evals: harbor.evals,
+      ...(usage ?? {}),
     },
+    ...(progress.overBudget > 0
+      ? { model_budget_exhausted: true, n_not_started_over_budget: progress.overBudget }
+      : {}),
     trials: plan.flatMap((p, i) => {
       const r = results.get(i);
       return r

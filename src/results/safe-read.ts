@@ -28,12 +28,22 @@ export function isInsidePath(relative: string): boolean {
   return normalised !== '..' && !normalised.startsWith(`..${sep}`) && !normalised.split(sep).includes('..');
 }
 
+/** Options of the readers. */
+export interface ReadOptions {
+  /**
+   * The caller listed the folders on the way (readdir entries that are folders, not links), so
+   * only the file itself is checked (O_NOFOLLOW): one open instead of an lstat per component.
+   */
+  parentsChecked?: boolean;
+}
+
 /**
  * Checks every component below `root` with lstat: undefined when one is missing, is a
  * symbolic link, or (for all but the last) is not a folder.
  */
-async function walk(root: string, relative: string): Promise<string | undefined> {
+async function walk(root: string, relative: string, options?: ReadOptions): Promise<string | undefined> {
   if (!isInsidePath(relative)) return undefined;
+  if (options?.parentsChecked) return join(root, relative);
   let path = root;
   const parts = normalize(relative)
     .split(sep)
@@ -56,8 +66,9 @@ export async function readInside(
   root: string,
   relative: string,
   maxBytes: number,
+  options?: ReadOptions,
 ): Promise<CappedText | undefined> {
-  const path = await walk(root, relative);
+  const path = await walk(root, relative, options);
   if (path === undefined) return undefined;
   const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch(
     () => undefined,
@@ -94,8 +105,9 @@ export async function readHeadTail(
   relative: string,
   head: number,
   tail: number,
+  options?: ReadOptions,
 ): Promise<{ head: string; tail: string; size: number; omitted: number } | undefined> {
-  const path = await walk(root, relative);
+  const path = await walk(root, relative, options);
   if (path === undefined) return undefined;
   const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch(
     () => undefined,
@@ -141,8 +153,13 @@ export async function readHeadTail(
  * Reads and parses a JSON file with `readInside`; undefined when it is unreadable, larger than
  * `maxBytes` or not JSON.
  */
-export async function readJsonInside(root: string, relative: string, maxBytes: number): Promise<unknown> {
-  const file = await readInside(root, relative, maxBytes);
+export async function readJsonInside(
+  root: string,
+  relative: string,
+  maxBytes: number,
+  options?: ReadOptions,
+): Promise<unknown> {
+  const file = await readInside(root, relative, maxBytes, options);
   if (!file || file.truncated) return undefined;
   try {
     return JSON.parse(file.text);

@@ -3,7 +3,7 @@
  * verdict, the reward files, the exception and the logs, read from the trial folder through
  * src/results/safe-read.ts (no symbolic link followed, every file capped).
  */
-import { readdir } from 'node:fs/promises';
+import { lstat, readdir } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import type { TrialDetails, TrialFile } from './model.ts';
 import { isInsidePath, readHeadTail, readInside, readJsonInside, statInside } from './safe-read.ts';
@@ -28,6 +28,8 @@ export interface DetailLimits {
   trajectoryBytes: number;
   /** Most log files shown; the rest are listed as links. */
   maxLogs: number;
+  /** Whether the page carries the trial's result.json as written (else it links to it). */
+  rawResult?: boolean;
 }
 
 /** Limits for the HTML report (one file holding every trial). */
@@ -41,6 +43,23 @@ export const REPORT_LIMITS: DetailLimits = {
   maxLogs: 12,
 };
 
+/**
+ * Limits for a report of `trials` trials: the report limits up to 200 trials, a quarter of them
+ * for larger jobs, so a 1,000-trial report stays near 10 MB (the full files are a link away).
+ */
+export function reportLimitsFor(trials: number): DetailLimits {
+  if (trials <= 200) return REPORT_LIMITS;
+  return {
+    ...REPORT_LIMITS,
+    logHead: 1024,
+    logTail: 3 * 1024,
+    patchHead: 12 * 1024,
+    patchTail: 4 * 1024,
+    trajectoryText: 1024,
+    maxLogs: 6,
+  };
+}
+
 /** Limits for the viewer (one trial per request). */
 export const VIEWER_LIMITS: DetailLimits = {
   logHead: 64 * 1024,
@@ -50,6 +69,7 @@ export const VIEWER_LIMITS: DetailLimits = {
   trajectoryText: 64 * 1024,
   trajectoryBytes: 64 * 1024 * 1024,
   maxLogs: 40,
+  rawResult: true,
 };
 
 /** Files that have a place of their own on the page (not repeated among the logs). */
@@ -78,8 +98,9 @@ async function listFiles(root: string, maxFiles: number): Promise<Array<{ path: 
       const path = relative === '' ? entry.name : `${relative}/${entry.name}`;
       if (entry.isDirectory() && depth < 5) queue.push({ relative: path, depth: depth + 1 });
       else if (entry.isFile()) {
-        const stat = await statInside(root, path);
-        if (stat?.isFile) files.push({ path, size: stat.size });
+        // readdir's entry says it is a regular file (not a link); lstat gives its size.
+        const stat = await lstat(join(root, path)).catch(() => undefined);
+        if (stat?.isFile()) files.push({ path, size: stat.size });
         if (files.length >= maxFiles) break;
       }
     }
@@ -87,28 +108,39 @@ async function listFiles(root: string, maxFiles: number): Promise<Array<{ path: 
   return files;
 }
 
+/** The file's parents were listed by `listFiles` (folders, not links): only the file itself is checked. */
+const LISTED = { parentsChecked: true };
+
 async function fileOf(root: string, path: string, head: number, tail: number): Promise<TrialFile | null> {
-  const read = await readHeadTail(root, path, head, tail);
+  const read = await readHeadTail(root, path, head, tail, LISTED);
   return read ? { path, ...read } : null;
 }
 
 const looksBinary = (text: string) => text.includes('\u0000');
 
-/** A copy of a JSON value with every string longer than `max` cut in the middle. */
-export function cutLongStrings(value: unknown, max: number, cut = { count: 0 }): unknown {
+/** Deepest nesting kept in a trajectory; deeper values are replaced by a note (no recursion bomb). */
+const MAX_DEPTH = 48;
+
+/**
+ * A copy of a JSON value with every string longer than `max` cut in the middle and anything nested
+ * deeper than MAX_DEPTH replaced by a note (`cut.count` counts the cuts).
+ */
+export function cutLongStrings(value: unknown, max: number, cut = { count: 0 }, depth = 0): unknown {
   if (typeof value === 'string') {
     if (value.length <= max) return value;
     cut.count++;
     const keep = Math.floor(max / 2);
     return `${value.slice(0, keep)}\n… ${value.length - 2 * keep} characters cut (see the file) …\n${value.slice(-keep)}`;
   }
-  if (Array.isArray(value)) return value.map((item) => cutLongStrings(item, max, cut));
-  if (isObject(value)) {
-    const copy: Json = {};
-    for (const [key, item] of Object.entries(value)) copy[key] = cutLongStrings(item, max, cut);
-    return copy;
+  if (value === null || typeof value !== 'object') return value;
+  if (depth >= MAX_DEPTH) {
+    cut.count++;
+    return '(nested too deep to show; see the file)';
   }
-  return value;
+  if (Array.isArray(value)) return value.map((item) => cutLongStrings(item, max, cut, depth + 1));
+  const copy: Json = {};
+  for (const [key, item] of Object.entries(value)) copy[key] = cutLongStrings(item, max, cut, depth + 1);
+  return copy;
 }
 
 /** The first user message of an ATIF trajectory. */
@@ -165,8 +197,13 @@ export async function readTrialDetails(
   const job = resolve(jobDir);
   const folder = await statInside(job, trialName);
   if (!folder?.isDirectory) return undefined;
-  const result = await readJsonInside(root, 'result.json', 16 * 1024 * 1024);
-  const config = await readJsonInside(root, 'config.json', 1024 * 1024);
+  // One listing of the folder; only files it holds are opened.
+  const all = await listFiles(root, 500);
+  const present = new Set(all.map((file) => file.path));
+  const has = (path: string | null) => path !== null && present.has(path);
+  const result = has('result.json')
+    ? await readJsonInside(root, 'result.json', 16 * 1024 * 1024, LISTED)
+    : undefined;
   const raw = isObject(result) ? result : {};
   const berth = isObject(raw.berth) ? raw.berth : {};
   const files = isObject(berth.files) ? berth.files : {};
@@ -174,7 +211,9 @@ export async function readTrialDetails(
   // Trajectory.
   let trajectory: unknown = null;
   let trajectoryNote: string | null = null;
-  const trajectoryFile = await readInside(root, 'agent/trajectory.json', limits.trajectoryBytes);
+  const trajectoryFile = has('agent/trajectory.json')
+    ? await readInside(root, 'agent/trajectory.json', limits.trajectoryBytes, LISTED)
+    : undefined;
   if (!trajectoryFile) trajectoryNote = 'This agent recorded no trajectory (agent/trajectory.json).';
   else if (trajectoryFile.truncated)
     trajectoryNote = `agent/trajectory.json is ${trajectoryFile.size} bytes, more than this page reads; open the file.`;
@@ -183,7 +222,7 @@ export async function readTrialDetails(
       const cut = { count: 0 };
       trajectory = cutLongStrings(JSON.parse(trajectoryFile.text), limits.trajectoryText, cut);
       if (cut.count > 0)
-        trajectoryNote = `${cut.count} long text(s) cut to ${limits.trajectoryText} characters.`;
+        trajectoryNote = `${cut.count} long or deeply nested value(s) cut (texts to ${limits.trajectoryText} characters).`;
     } catch (error) {
       trajectoryNote = `agent/trajectory.json is not JSON (${(error as Error).message}).`;
     }
@@ -193,7 +232,7 @@ export async function readTrialDetails(
   let instruction: string | null = null;
   let instructionSource: string | null = null;
   for (const path of ['instruction.md', 'agent/instruction.md']) {
-    const read = await readInside(root, path, 1024 * 1024);
+    const read = has(path) ? await readInside(root, path, 1024 * 1024, LISTED) : undefined;
     if (read) {
       instruction = read.text;
       instructionSource = path;
@@ -205,6 +244,9 @@ export async function readTrialDetails(
     if (instruction !== null) instructionSource = 'the trajectory';
   }
   if (instruction === null) {
+    const config = has('config.json')
+      ? await readJsonInside(root, 'config.json', 1024 * 1024, LISTED)
+      : undefined;
     instruction = await instructionFromOrigin(config);
     if (instruction !== null) instructionSource = 'the task (config.json task_origin)';
   }
@@ -213,17 +255,19 @@ export async function readTrialDetails(
   const patchPath = [str(files.patch), 'agent/patch.diff', 'verifier/agent.diff'].find((p) => p !== null);
   let patch: TrialFile | null = null;
   for (const path of [str(files.patch), 'agent/patch.diff', 'verifier/agent.diff']) {
-    if (!path) continue;
-    patch = await fileOf(root, path, limits.patchHead, limits.patchTail);
+    if (!has(path)) continue;
+    patch = await fileOf(root, path as string, limits.patchHead, limits.patchTail);
     if (patch) break;
   }
   const report = isObject(berth.verifier_details)
     ? undefined
-    : await readJsonInside(root, 'verifier/report.json', 16 * 1024 * 1024);
+    : has('verifier/report.json')
+      ? await readJsonInside(root, 'verifier/report.json', 16 * 1024 * 1024, LISTED)
+      : undefined;
   const tests = testsOf(raw, report);
   const rewardFiles: TrialFile[] = [];
   for (const path of ['verifier/reward.txt', 'verifier/reward.json']) {
-    const file = await fileOf(root, path, 16 * 1024, 0);
+    const file = has(path) ? await fileOf(root, path, 16 * 1024, 0) : null;
     if (file) rewardFiles.push(file);
   }
   const info = isObject(raw.exception_info) ? raw.exception_info : null;
@@ -242,7 +286,6 @@ export async function readTrialDetails(
     : [];
 
   // Logs: every other text file, the most telling first (verifier, then agent, then the rest).
-  const all = await listFiles(root, 500);
   const shown = new Set([...OWN_PLACE, patch?.path ?? patchPath ?? '']);
   // The tests' output first: that is where a failure shows.
   const rank = (path: string) =>
@@ -269,7 +312,7 @@ export async function readTrialDetails(
   }
   for (const file of all) if (!shown.has(file.path) && !TEXT_FILE.test(basename(file.path))) other.push(file);
 
-  const rawResult = await readInside(root, 'result.json', 512 * 1024);
+  const rawSize = all.find((file) => file.path === 'result.json')?.size ?? Number.POSITIVE_INFINITY;
   return {
     name: trialName,
     instruction,
@@ -290,6 +333,6 @@ export async function readTrialDetails(
     steps,
     logs,
     other_files: other,
-    result: rawResult && !rawResult.truncated ? raw : null,
+    result: limits.rawResult && rawSize <= 512 * 1024 ? raw : null,
   };
 }

@@ -4,6 +4,7 @@ import type { Agent, AgentResult } from '../agents/agent.ts';
 import { applyPhaseNetwork } from '../environments/docker/egress/network-switch.ts';
 import { runHealthcheck } from '../environments/docker/healthcheck.ts';
 import type { Environment } from '../environments/environment.ts';
+import { type TrialModels, TrialModelUse } from '../models/trial-models.ts';
 import { resolveEnvTemplates, secretsAllowed } from '../tasks/harbor/env-template.ts';
 import { aggregateStepRewards, minRewardFailure } from '../tasks/harbor/steps.ts';
 import type { Task } from '../tasks/task.ts';
@@ -56,6 +57,11 @@ export interface RunTrialOptions {
   runtime?: TrialRuntime;
   /** The task, when the caller has it loaded already (it must be the spec's: same checksum). */
   task?: Task;
+  /**
+   * The job's model gateway and this trial's model (`-m`), when the job calls models: the
+   * trial opens a session on it (the agent's key), its calls become `model-call` events.
+   */
+  models?: TrialModels;
 }
 
 /**
@@ -108,6 +114,8 @@ class TrialRun {
   private baseCommit: string | undefined;
   private currentPhase: Phase | undefined;
   private readonly notes: string[] = [];
+  /** The trial's session on the job's model gateway, when it calls models. */
+  private models: TrialModelUse | undefined;
   private readonly exceptions: ExceptionInfo[] = [];
 
   constructor(
@@ -219,6 +227,12 @@ class TrialRun {
       agent: this.agent.info,
       timeoutMultiplier: this.multiplier,
     });
+    this.models = TrialModelUse.open(this.options.models, {
+      trialName: spec.trial.name,
+      trialDir: this.trialDir,
+      agent: this.agent.info,
+      emit: this.emitEvent,
+    });
     const agentInfo = this.agent.info;
     this.emitEvent({
       type: 'trial-start',
@@ -238,6 +252,7 @@ class TrialRun {
       this.fail(error);
     } finally {
       await this.stopEnvironment().catch((error) => this.record(exceptionInfo(error)));
+      await this.models?.finish(this.result).catch((error) => this.record(exceptionInfo(error)));
       await rm(join(this.trialDir, '.verifier-env'), { recursive: true, force: true }).catch(() => {});
       if (this.exceptions.length > 1) this.result.berth.exceptions = this.exceptions;
       this.result.finished_at = now();
@@ -343,6 +358,7 @@ class TrialRun {
       trialDir: this.trialDir,
       // The agent's files (installed agents), once per base image; not in a grading environment.
       ...(tool && first ? { tool } : {}),
+      ...(this.models && first ? { modelGatewayDir: this.models.session.gatewayDir } : {}),
       ...(this.signal ? { signal: this.signal } : {}),
     });
     this.environment = environment;
@@ -422,6 +438,7 @@ class TrialRun {
             logDir: join(this.trialDir, 'agent'),
             timeoutMultiplier: this.agentMultiplier,
             emit: this.emitEvent,
+            ...(this.models ? { models: this.models.session } : {}),
             ...(this.signal ? { signal: this.signal } : {}),
           }),
         ),
@@ -579,6 +596,7 @@ class TrialRun {
                 attempt: this.spec.trial.attempt,
                 logDir: join(this.trialDir, 'agent'),
                 emit: this.emitEvent,
+                ...(this.models ? { models: this.models.session } : {}),
                 ...(timeoutSec !== undefined ? { timeoutSec } : {}),
                 ...(this.signal ? { signal: this.signal } : {}),
               }),
@@ -606,6 +624,8 @@ class TrialRun {
       if (agentResult.modelName && !this.result.agent_info.model_info)
         this.result.agent_info.model_info = { name: agentResult.modelName };
     }
+    // A one-step agent's model session ends with it: its token does not outlive the agent phase.
+    if (!plan.multiStep) await this.models?.finish(this.result);
     return agentResult;
   }
 

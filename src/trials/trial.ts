@@ -5,6 +5,7 @@
  */
 import type { Agent } from '../agents/agent.ts';
 import type { EnvironmentProvider } from '../environments/environment.ts';
+import type { TrialModels } from '../models/trial-models.ts';
 import type { Task } from '../tasks/task.ts';
 import type { Verifier } from '../verifiers/verifier.ts';
 import { runTrial } from './engine.ts';
@@ -32,6 +33,8 @@ export interface TrialOptions {
   phaseMultipliers?: { agent?: number; verifier?: number };
   /** Verify empty patches too (dataset validation); by default they end as `empty_patch` without running tests. */
   verifyEmptyPatch?: boolean;
+  /** The job's model gateway and this trial's model (`-m`), when the trial calls models. */
+  models?: TrialModels;
   signal?: AbortSignal;
 }
 
@@ -58,6 +61,7 @@ export async function runTrialWith(options: TrialOptions, emit?: Emit): Promise<
     trialDir: options.trialDir,
     task: options.task,
     runtime: { agent: options.agent, providers: options.providers, verifiers: options.verifiers },
+    ...(options.models ? { models: options.models } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
   });
 }

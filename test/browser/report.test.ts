@@ -5,7 +5,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readJob } from '../../src/results/read-job.ts';
 import { browserSkipReason, launchBrowser, screenshot, watchedPage } from '../helpers/browser.ts';
-import { addTrajectory, berth, examples, runMultilingualControls, runSample } from '../helpers/jobs.ts';
+import { addTrajectory, berth, runMultilingualControls, runPartial } from '../helpers/jobs.ts';
 import { tempDirs } from '../helpers/temp-dirs.ts';
 
 const temp = tempDirs();
@@ -16,14 +16,7 @@ let trajectoryTrial = '';
 
 beforeAll(async () => {
   const jobs = await temp.make('berth-report-browser-');
-  partial = runSample(jobs, 'partial', [
-    '-a',
-    'predictions',
-    '--predictions',
-    join(examples, 'predictions', 'partial.jsonl'),
-    '-n',
-    '2',
-  ]);
+  partial = runPartial(jobs, 'partial');
   // The trial an agent that calls models would leave: its trajectory beside its patch.
   trajectoryTrial = (await readJob(partial)).trials[0]?.name as string;
   addTrajectory(join(partial, trajectoryTrial));

@@ -16,6 +16,7 @@ import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Platform, ToolInstall, ToolInstallRecord } from '../../environments/environment.ts';
 import { UsageError } from '../../errors.ts';
+import { gatewayAccess } from '../../models/access.ts';
 import { shellQuote } from '../../util/shell.ts';
 import type { Agent, AgentContext, AgentInfo, AgentResult, AgentSetupContext } from '../agent.ts';
 import { AgentSetupError, CommandAgent } from '../command.ts';
@@ -129,10 +130,15 @@ export class InstalledAgent implements Agent {
       throw new UsageError(
         `${this.options.name} needs a model: pass -m PROVIDER/NAME (it calls the model through berth's gateway)`,
       );
-    // The gateway on the host, reachable from inside (a container's internal network), then closed.
-    const route = context.environment.routeToHost
-      ? await context.environment.routeToHost(endpoint.origin)
-      : { origin: endpoint.origin, close: async () => {} };
+    // The trial's gateway session: the relay on its Unix socket (src/models/access.ts, started by
+    // the command agent in front of the CLI). Without a session (a caller's own endpoint): the
+    // gateway on the host, reachable from inside (a container's internal network), then closed.
+    const access = gatewayAccess(context);
+    const route = access
+      ? { origin: access.origin, close: async () => {} }
+      : context.environment.routeToHost
+        ? await context.environment.routeToHost(endpoint.origin)
+        : { origin: endpoint.origin, close: async () => {} };
     const recipe = RECIPES[this.options.name];
     const input = {
       endpoints: endpointsAt(route.origin),

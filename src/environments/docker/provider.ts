@@ -25,6 +25,10 @@ import { EgressGateway, proxyPolicyFor } from './egress/gateway.ts';
 import { needsEgressGateway, networkForPhase } from './egress/network-switch.ts';
 import { ImageService } from './images.ts';
 import { LABELS } from './labels.ts';
+
+/** Where a container sees the model gateway's folder. */
+export const MODEL_GATEWAY_MOUNT = '/run/berth-gateway';
+
 import { ensureToolLayer } from './tool-layer.ts';
 
 export type DockerSpec = Extract<EnvironmentSpec, { kind: 'docker' }> & {
@@ -244,6 +248,9 @@ export class DockerEnvironmentProvider implements EnvironmentProvider {
       await chmod(host, 0o777);
       mounts.push({ host, container: `/logs/${name}` });
     }
+    // The model gateway's socket folder (src/models/access.ts), read-only.
+    if (context.modelGatewayDir)
+      mounts.push({ host: context.modelGatewayDir, container: MODEL_GATEWAY_MOUNT, readOnly: true });
     const { docker } = await connectDocker();
     // An allowlist in any phase: the trial gets an internal network and an egress proxy.
     const egress = needsEgressGateway(task)
@@ -272,6 +279,7 @@ export class DockerEnvironmentProvider implements EnvironmentProvider {
         mounts,
       });
       if (toolInstall) environment.toolInstall = toolInstall;
+      if (context.modelGatewayDir) environment.modelGatewayDir = MODEL_GATEWAY_MOUNT;
       return environment;
     } catch (error) {
       await egress?.stop();

@@ -8,7 +8,7 @@ import PQueue from 'p-queue';
 import type { JobRecord, TrialDetails } from '../../results/model.ts';
 import { readJob } from '../../results/read-job.ts';
 import { type JobSummary, summarize } from '../../results/summary.ts';
-import { type DetailLimits, REPORT_LIMITS, readTrialDetails } from '../../results/trial-details.ts';
+import { type DetailLimits, readTrialDetails, reportLimitsFor } from '../../results/trial-details.ts';
 import { writeFileAtomic } from '../../util/atomic-write.ts';
 import { type ChartSpec, jobCharts } from './charts.ts';
 import { renderPage, scriptJson } from './page.ts';
@@ -33,10 +33,11 @@ export const REPORT_FILE = 'report.html';
 
 /**
  * Builds the report of a job folder.
- * @param limits how much of each trial's files the page carries.
+ * @param given how much of each trial's files the page carries (default: by the number of trials).
  */
-export async function renderJobReport(jobDir: string, limits: DetailLimits = REPORT_LIMITS): Promise<string> {
+export async function renderJobReport(jobDir: string, given?: DetailLimits): Promise<string> {
   const job = await readJob(jobDir);
+  const limits = given ?? reportLimitsFor(job.trials.length);
   const data = jobPageData(job);
   const queue = new PQueue({ concurrency: 8 });
   const details: Array<TrialDetails | undefined> = await Promise.all(
@@ -44,7 +45,12 @@ export async function renderJobReport(jobDir: string, limits: DetailLimits = REP
       queue.add(() =>
         trial.outcome === 'pending'
           ? Promise.resolve(undefined)
-          : readTrialDetails(job.dir, trial.name, limits),
+          : // A trial that cannot be read (a berth bug, a folder changing under us) leaves its page
+            // empty with a warning; the rest of the report is still written.
+            readTrialDetails(job.dir, trial.name, limits).catch((error: Error) => {
+              job.warnings.push(`trial ${trial.name}: its page could not be read (${error.message})`);
+              return undefined;
+            }),
       ),
     ),
   );

@@ -858,7 +858,13 @@
         ),
         d.result
           ? h('details', {}, h('summary', {}, 'result.json'), h('pre', {}, JSON.stringify(d.result, null, 2)))
-          : null,
+          : h(
+              'p',
+              { class: 'small' },
+              link(fileUrl(job.name, name, 'result.json'), 'result.json'),
+              ' · ',
+              link(fileUrl(job.name, name, 'config.json'), 'config.json'),
+            ),
       ),
     );
     window.scrollTo(0, 0);
