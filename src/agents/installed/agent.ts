@@ -12,17 +12,23 @@
  *   timeout, SWE-bench rows graded on the diff), the native log kept as `agent/<name>.txt`
  *   and, where its format allows, converted to `agent/trajectory.json` (ATIF).
  */
-import { copyFile, mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Platform, ToolInstall, ToolInstallRecord } from '../../environments/environment.ts';
 import { UsageError } from '../../errors.ts';
 import { gatewayAccess } from '../../models/access.ts';
+import { readInside } from '../../results/safe-read.ts';
+import { writeFileAtomic, writeJsonAtomic } from '../../util/atomic-write.ts';
 import { shellQuote } from '../../util/shell.ts';
 import type { Agent, AgentContext, AgentInfo, AgentResult, AgentSetupContext } from '../agent.ts';
 import { AgentSetupError, CommandAgent } from '../command.ts';
 import { AGENT_PACKAGES, type InstalledAgentName, platformKey } from './packages.ts';
 import { prepareAgent } from './prepare.ts';
 import { checkOptions, endpointsAt, type ModelEndpoint, RECIPES } from './recipes.ts';
+import { trajectoryFromNativeLog } from './trajectory.ts';
+
+/** Largest native log kept and converted, in bytes. */
+const MAX_LOG_BYTES = 64 * 1024 * 1024;
 
 /** Limit of the in-environment version check, in seconds (before multipliers). */
 const VERSION_CHECK_SEC = 60;
@@ -153,15 +159,12 @@ export class InstalledAgent implements Agent {
       ...(record.binds?.length ? { mounts: record.binds.map((b) => b.path) } : {}),
     });
     let result: AgentResult;
+    let steps: number | undefined;
     try {
       result = await command.run(context);
     } finally {
       await route.close();
-      // The CLI's own output (its session log in stream-json / JSON events), under Harbor's name.
-      await copyFile(
-        join(context.logDir, 'command', 'stdout.txt'),
-        join(context.logDir, `${this.options.name}.txt`),
-      ).catch(() => {});
+      steps = await this.keepSessionLog(context, endpoint.model);
     }
     return {
       ...result,
@@ -169,9 +172,33 @@ export class InstalledAgent implements Agent {
         ...(result.metadata ?? {}),
         agent: this.options.name,
         agent_version: this.options.version,
+        ...(steps !== undefined ? { trajectory_steps: steps } : {}),
         ...(this.setupRecord ? { install: this.setupRecord } : {}),
       },
     };
+  }
+
+  /**
+   * Keeps the CLI's own output (stream-json / JSON events) as `agent/<name>.txt`, Harbor's
+   * name, and converts it to `agent/trajectory.json`; returns the trajectory's step count.
+   * The output file was written inside the environment: it is read without following a link,
+   * as a regular file only, at most 64 MiB.
+   */
+  private async keepSessionLog(context: AgentContext, model: string): Promise<number | undefined> {
+    const log = await readInside(context.logDir, 'command/stdout.txt', MAX_LOG_BYTES);
+    if (!log) return undefined;
+    await writeFileAtomic(join(context.logDir, `${this.options.name}.txt`), log.text);
+    const totals = context.models?.totals();
+    const trajectory = trajectoryFromNativeLog(log.text, {
+      agent: this.options.name,
+      version: this.options.version,
+      model,
+      instruction: context.task.instruction,
+      ...(totals ? { usage: { ...totals.usage, costUsd: totals.costUsd } } : {}),
+    });
+    if (!trajectory) return undefined;
+    await writeJsonAtomic(join(context.logDir, 'trajectory.json'), trajectory);
+    return trajectory.steps.length;
   }
 }
 
