@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { InstalledAgent } from '../../src/agents/installed/agent.ts';
 import { AGENT_PACKAGES } from '../../src/agents/installed/packages.ts';
 import { LocalEnvironmentProvider } from '../../src/environments/local/local.ts';
+import { modelEndpointFor } from '../../src/models/access.ts';
 import { Credentials } from '../../src/models/credentials.ts';
 import { ModelGateway } from '../../src/models/gateway.ts';
 import { PriceTable } from '../../src/models/pricing.ts';
@@ -60,7 +61,6 @@ async function run(name: 'claude-code' | 'codex', content: string) {
           ...resolveModel('openai/gpt-5', {}, `${upstream.url}/v1`),
           protocols: ['openai-responses', 'openai-chat'],
         };
-  const session = gateway.openSession({ trialName: `${name}-local`, model });
   const trialDir = join(await temp.make('berth-installed-local-run-'), 'trial');
   const result = await runTrial({
     task,
@@ -68,7 +68,7 @@ async function run(name: 'claude-code' | 'codex', content: string) {
       name,
       version: AGENT_PACKAGES[name].defaultVersion,
       model: model.id,
-      endpoint: () => ({ origin: gateway.url, token: session.token, model: model.name }),
+      endpoint: modelEndpointFor,
     }),
     attempt: 1,
     trialName: `${name}-local`,
@@ -77,8 +77,8 @@ async function run(name: 'claude-code' | 'codex', content: string) {
     source: 'swe-dockerless',
     providers: [new LocalEnvironmentProvider()],
     verifiers: createVerifiers(),
+    models: { gateway, target: model },
   });
-  await session.close();
   return { result, trialDir };
 }
 

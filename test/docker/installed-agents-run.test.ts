@@ -11,6 +11,7 @@ import { InstalledAgent } from '../../src/agents/installed/agent.ts';
 import { AGENT_PACKAGES, type InstalledAgentName } from '../../src/agents/installed/packages.ts';
 import { RECIPES } from '../../src/agents/installed/recipes.ts';
 import { DockerEnvironmentProvider } from '../../src/environments/docker/provider.ts';
+import { modelEndpointFor } from '../../src/models/access.ts';
 import { Credentials } from '../../src/models/credentials.ts';
 import { ModelGateway } from '../../src/models/gateway.ts';
 import { PriceTable } from '../../src/models/pricing.ts';
@@ -60,12 +61,13 @@ async function run(name: InstalledAgentName, content: string) {
   });
   cleanups.push(() => gateway.stop());
   const model = target(name, upstream.url);
-  const session = gateway.openSession({ trialName: `${name}-trial`, model });
+  // The product's path: the trial opens a gateway session; the agent reaches it through the
+  // relay on the gateway's socket, mounted into the container.
   const agent = new InstalledAgent({
     name,
     version: AGENT_PACKAGES[name].defaultVersion,
     model: model.id,
-    endpoint: () => ({ origin: gateway.url, token: session.token, model: model.name }),
+    endpoint: modelEndpointFor,
   });
   const trialDir = tempDir(`berth-installed-run-${name}-`);
   const result = await runTrial({
@@ -78,9 +80,9 @@ async function run(name: InstalledAgentName, content: string) {
     source: 'test',
     providers: [new DockerEnvironmentProvider({ imageMap: fixtureImageMap() })],
     verifiers: [new HarborVerifier()],
+    models: { gateway, target: model },
   });
-  const totals = await session.close();
-  return { result, trialDir, upstream, totals };
+  return { result, trialDir, upstream };
 }
 
 describe.skipIf(skipDocker)(
@@ -95,7 +97,9 @@ describe.skipIf(skipDocker)(
           reward: 1,
         });
         expect(good.result.agent_setup?.finished_at).toBeTruthy();
-        expect(good.totals.calls).toBeGreaterThanOrEqual(3);
+        expect(good.upstream.requests.length).toBeGreaterThanOrEqual(3);
+        // Harbor's token fields come from the gateway's count.
+        expect(good.result.agent_result?.n_input_tokens).toBeGreaterThan(0);
         // The native log is kept under Harbor's name; the real key appears nowhere.
         expect(log(`${name}.txt`).length).toBeGreaterThan(0);
         // Its own log converted to ATIF, valid against Harbor's schema, with the command and its output.

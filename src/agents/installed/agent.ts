@@ -137,17 +137,12 @@ export class InstalledAgent implements Agent {
         `${this.options.name} needs a model: pass -m PROVIDER/NAME (it calls the model through berth's gateway)`,
       );
     // The trial's gateway session: the relay on its Unix socket (src/models/access.ts, started by
-    // the command agent in front of the CLI). Without a session (a caller's own endpoint): the
-    // gateway on the host, reachable from inside (a container's internal network), then closed.
-    const access = gatewayAccess(context);
-    const route = access
-      ? { origin: access.origin, close: async () => {} }
-      : context.environment.routeToHost
-        ? await context.environment.routeToHost(endpoint.origin)
-        : { origin: endpoint.origin, close: async () => {} };
+    // the command agent in front of the CLI). Without a session (a caller's own endpoint, e.g. a
+    // server on this machine): that origin as it is.
+    const origin = gatewayAccess(context)?.origin ?? endpoint.origin;
     const recipe = RECIPES[this.options.name];
     const input = {
-      endpoints: endpointsAt(route.origin),
+      endpoints: endpointsAt(origin),
       token: endpoint.token,
       model: endpoint.model,
       options: this.options.options ?? {},
@@ -163,7 +158,6 @@ export class InstalledAgent implements Agent {
     try {
       result = await command.run(context);
     } finally {
-      await route.close();
       steps = await this.keepSessionLog(context, endpoint.model);
     }
     return {
