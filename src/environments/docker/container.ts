@@ -24,7 +24,6 @@ import type { EgressGateway } from './egress/gateway.ts';
 import { ContainerNetworkSwitch } from './egress/network-switch.ts';
 import { LABELS } from './labels.ts';
 import { ContainerLimits, isStorageOptError, refuseStorageOpt, storageOptWorth } from './limits.ts';
-import { connectModelRoute } from './model-route.ts';
 import { tarPath } from './tar.ts';
 
 /** A host folder bind-mounted into the container. */
@@ -160,13 +159,6 @@ export class DockerContainerEnvironment implements Environment {
   toolInstall?: ToolInstallRecord;
   /** Where the model gateway's folder is mounted, when the trial asked for it. */
   modelGatewayDir?: string;
-  /** The job id (the model route's network is the job's). */
-  jobId = '';
-
-  /** A route to a host URL (the model gateway) over the job's internal network; see model-route.ts. */
-  routeToHost(url: string): Promise<{ origin: string; close(): Promise<void> }> {
-    return connectModelRoute(this.docker, this.container.id, this.jobId || 'berth', url);
-  }
 
   private constructor(
     private readonly docker: Docker,
@@ -281,7 +273,6 @@ export class DockerContainerEnvironment implements Environment {
       },
       () => environment.oomEvents ?? 0,
     );
-    environment.jobId = options.jobId;
     live.add(environment);
     installExitHook();
     try {
