@@ -40,7 +40,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Environment, ExecOptions, ExecResult } from '../environments/environment.ts';
 import { gatewayAccess } from '../models/access.ts';
-import { AgentTimeoutError } from '../trials/trial.ts';
+import { AgentTimeoutError } from '../trials/errors.ts';
 import { writeFileNoFollow } from '../util/no-follow-write.ts';
 import { shellQuote } from '../util/shell.ts';
 import { VERSION } from '../version.ts';

@@ -17,7 +17,7 @@ import { ModelGateway } from '../../src/models/gateway.ts';
 import { PriceTable } from '../../src/models/pricing.ts';
 import { type ModelTarget, resolveModel } from '../../src/models/providers.ts';
 import { loadHarborTask } from '../../src/tasks/harbor/loader.ts';
-import { runTrial } from '../../src/trials/trial.ts';
+import { runTrialWith as runTrial } from '../../src/trials/trial.ts';
 import { HarborVerifier } from '../../src/verifiers/harbor.ts';
 import { trajectoryValidator } from '../helpers/atif.ts';
 import { editAndRunScript } from '../helpers/coding-agent-script.ts';

@@ -18,6 +18,7 @@ import { execa } from 'execa';
 import { BerthError } from '../../errors.ts';
 import { type ResourceLimits, resolveLimits } from '../../sandbox/limits.ts';
 import type { NetworkPolicy } from '../../tasks/task.ts';
+import { shellQuote } from '../../util/shell.ts';
 import type { Environment, ExecOptions, ExecResult, ToolInstallRecord } from '../environment.ts';
 import type { EgressGateway } from './egress/gateway.ts';
 import { ContainerNetworkSwitch } from './egress/network-switch.ts';
@@ -124,10 +125,6 @@ function installExitHook(): void {
       // nothing more to do here
     }
   });
-}
-
-function shellQuote(s: string): string {
-  return `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
 const SIGNALS: Record<number, string> = {
