@@ -453,11 +453,20 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
     ...(options.rules ? { rules: options.rules } : {}),
     ...(options.allowEnvSecrets ? { allowEnvSecrets: true } : {}),
     concurrency,
+    attempts,
+    selection: {
+      path: resolve(options.path),
+      ...(options.include ? { include: options.include } : {}),
+      ...(options.exclude ? { exclude: options.exclude } : {}),
+      ...(limit !== undefined ? { limit } : {}),
+    },
     timeoutMultiplier: multiplier,
     phaseMultipliers: {
       ...(phase.agent !== undefined ? { agent: phase.agent } : {}),
       ...(phase.verifier !== undefined ? { verifier: phase.verifier } : {}),
+      ...(phase.build !== undefined ? { environmentBuild: phase.build } : {}),
     },
+    ...(agentTimeout !== undefined ? { agentTimeoutSec: agentTimeout } : {}),
     config: {
       dataset: resolve(options.path),
       agent_name: options.agent,

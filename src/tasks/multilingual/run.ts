@@ -4,19 +4,28 @@
  * multilingual verifier and writes a job folder:
  *
  * ```
- * <jobs-dir>/<job>/result.json                 rows + summary by task type and language
- * <jobs-dir>/<job>/<instance>__<attempt>/result.json   Harbor's field names
+ * <jobs-dir>/<job>/config.json, result.json    Harbor's JobConfig / JobResult; the rows and the
+ *                                              summary by task type and language under `berth`
+ * <jobs-dir>/<job>/<instance>__<attempt>/config.json, result.json   Harbor's TrialConfig / TrialResult
  * <jobs-dir>/<job>/<instance>__<attempt>/verifier/{agent,code_changes,test_changes,test_patch}.diff,
  *                                                      test-stdout.txt, report.json
  * ```
  *
  * Stand-in until the trial engine (src/trials/, src/jobs/) runs these tasks.
  */
+import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import type { Environment } from '../../environments/environment.ts';
 import { InputError, PrerequisiteError } from '../../errors.ts';
+import { DEFAULT_RETRY, jobConfigForFile } from '../../jobs/job-files.ts';
+import { noteJobFolder } from '../../jobs/job-folder-log.ts';
+import { harborJobStats } from '../../jobs/harbor-stats.ts';
 import { type CategoryRow, groupByCategory } from '../../reporters/by-category.ts';
+import { now } from '../../trials/errors.ts';
+import { initialTrialResult, writeTrialResult } from '../../trials/record.ts';
+import type { TrialResult } from '../../trials/result.ts';
+import { makeTrialSpec, type TrialSpec } from '../../trials/spec.ts';
 import { writeJsonAtomic } from '../../util/atomic-write.ts';
 import { shellQuote } from '../../util/shell.ts';
 import type { VerifierResult } from '../../verifiers/verifier.ts';
@@ -81,17 +90,48 @@ export async function runMultilingualJob(options: MultilingualRunOptions): Promi
   if (options.environment === 'docker') await checkDockerImages(tasks);
   const jobDir = join(options.jobsDir, options.jobName);
   await mkdir(jobDir, { recursive: true });
+  noteJobFolder(jobDir);
+  const job = { id: randomUUID(), name: options.jobName, source: basename(resolve(options.dataset)) };
+  const startedAt = now();
+  const agentSpec = {
+    name: options.agent,
+    options: options.predictionsFile ? { predictionsFile: resolve(options.predictionsFile) } : {},
+  };
+  const specOf = (task: MultilingualTask): TrialSpec =>
+    makeTrialSpec({ job, trialName: `${task.name}__1`, attempt: 1, task, agent: agentSpec });
+  await writeJsonAtomic(
+    join(jobDir, 'config.json'),
+    jobConfigForFile({
+      jobName: options.jobName,
+      jobsDir: resolve(options.jobsDir),
+      source: job.source,
+      selection: { path: resolve(options.dataset), ...(options.include?.length ? { include: options.include } : {}) },
+      tasks,
+      nTrials: tasks.length,
+      attempts: 1,
+      concurrency: 1,
+      timeouts: { multiplier: 1 },
+      retry: DEFAULT_RETRY,
+      agents: [agentSpec],
+      environment: {},
+      limits: {},
+      verification: {},
+      options: { command: 'multilingual run', environment: options.environment ?? 'local' },
+    }),
+  );
   const rows: MultilingualRow[] = [];
+  const results: TrialResult[] = [];
   for (const task of tasks) {
-    const row = await runTrial(
+    const { row, result } = await runTrial(
       task,
       options.agent,
       predictions.get(task.name),
       jobDir,
       options.environment ?? 'local',
-      options.jobName,
+      specOf(task),
     );
     rows.push(row);
+    results.push(result);
     options.onTrial?.(row);
   }
   const result: MultilingualJobResult = {
@@ -106,7 +146,28 @@ export async function runMultilingualJob(options: MultilingualRunOptions): Promi
     by_language: groupByCategory(rows, ['language']),
     trials: rows,
   };
-  await writeJsonAtomic(join(jobDir, 'result.json'), result);
+  const stats = harborJobStats(results);
+  await writeJsonAtomic(join(jobDir, 'result.json'), {
+    id: job.id,
+    started_at: startedAt,
+    updated_at: now(),
+    finished_at: now(),
+    n_total_trials: tasks.length,
+    stats: {
+      n_completed_trials: results.length,
+      n_errored_trials: stats.n_errors,
+      n_running_trials: 0,
+      n_pending_trials: 0,
+      n_cancelled_trials: 0,
+      n_retries: 0,
+      evals: stats.evals,
+    },
+    berth: result,
+  });
+  await writeFile(
+    join(jobDir, 'job.log'),
+    `${rows.map((row) => `${startedAt} INFO [${row.instance_id}__1] ${row.resolved ? 'resolved' : 'unresolved'} reward ${row.reward}${row.exception ? `; ${row.exception.type}` : ''}`).join('\n')}\n`,
+  );
   return result;
 }
 
@@ -116,12 +177,14 @@ async function runTrial(
   prediction: string | undefined,
   jobDir: string,
   kind: 'local' | 'docker',
-  jobId: string,
-): Promise<MultilingualRow> {
-  const trialName = `${task.name}__1`;
+  spec: TrialSpec,
+): Promise<{ row: MultilingualRow; result: TrialResult }> {
+  const trialName = spec.trial.name;
+  const jobId = spec.job.name;
   const trialDir = join(jobDir, trialName);
   await mkdir(join(trialDir, 'agent'), { recursive: true });
-  const startedAt = new Date();
+  const record = initialTrialResult({ spec, task, trialDir, agent: { name: agent, version: VERSION } });
+  await writeJsonAtomic(join(trialDir, 'config.json'), record.config);
   const categories = { task_type: task.entry.task_type, language: task.entry.language };
   let verifier: VerifierResult | undefined;
   let exception: { type: string; message: string } | undefined;
@@ -196,25 +259,28 @@ async function runTrial(
     duration_sec: Math.round(performance.now() - started) / 1000,
   };
   if (exception) row.exception = exception;
-  await writeJsonAtomic(join(trialDir, 'result.json'), {
-    task_name: task.name,
-    trial_name: trialName,
-    source: task.metadata.repo_url,
-    agent_info: { name: agent, version: VERSION },
-    verifier_result: verifier ? { rewards: verifier.rewards } : null,
-    exception_info: exception
-      ? { exception_type: exception.type, exception_message: exception.message }
-      : null,
-    started_at: startedAt.toISOString(),
-    finished_at: new Date().toISOString(),
-    metadata: {
-      task_type: task.entry.task_type,
-      language: task.entry.language,
-      isolated: kind === 'docker',
-      environment: kind,
-    },
+  record.finished_at = now();
+  record.agent_setup = { started_at: record.started_at, finished_at: record.started_at };
+  record.verifier_result = verifier ? { rewards: verifier.rewards } : null;
+  if (exception)
+    record.exception_info = {
+      exception_type: exception.type,
+      exception_message: exception.message,
+      exception_traceback: exception.message,
+      occurred_at: record.finished_at,
+    };
+  Object.assign(record.berth, {
+    status: exception && !verifier ? 'error' : row.resolved ? 'resolved' : 'unresolved',
+    resolved: row.resolved,
+    note: exception ? `${exception.type}: ${exception.message.split('\n')[0]}` : 'ok',
+    verifier_details: verifier?.details ?? null,
+    duration_sec: row.duration_sec,
+    isolated: kind === 'docker',
+    isolation_method: kind === 'docker' ? 'docker' : null,
+    categories: categories,
   });
-  return row;
+  await writeTrialResult(trialDir, record);
+  return { row, result: record };
 }
 
 async function readPredictions(file: string | undefined): Promise<Map<string, string>> {
