@@ -96,7 +96,10 @@ for (const target of TARGETS) {
 
     const trial = (name: string): TrialOutcome => {
       const t = run.trials.get(name);
-      expect(t, `no result for ${name}; berth said:\n${run.logs.join('\n')}`).toBeDefined();
+      expect(
+        t,
+        `no result for ${name}; the job folders held:\n${run.listings.join('\n')}\nberth said:\n${run.logs.join('\n')}`,
+      ).toBeDefined();
       return t as TrialOutcome;
     };
 
