@@ -14,7 +14,7 @@ import { cappedFolderSupport } from '../../src/sandbox/capped-folder.ts';
 import { cgroupSupport } from '../../src/sandbox/cgroup.ts';
 import { isRoot } from '../../src/sandbox/identity.ts';
 import { type LimitRequest, MiB } from '../../src/sandbox/limits.ts';
-import type { Task } from '../../src/tasks/task.ts';
+import { shellTask } from '../trials/shell-task.ts';
 
 const SMALL: LimitRequest = {
   processes: 64,
@@ -24,27 +24,6 @@ const SMALL: LimitRequest = {
   outputBytes: 256 * 1024,
 };
 
-function task(): Task {
-  return {
-    name: 'limits-test',
-    format: 'swebench',
-    origin: { file: 'inline' },
-    instruction: '',
-    environment: { kind: 'local', snapshot: { files: { 'README.md': 'hello\n' } } },
-    solution: { kind: 'none' },
-    verifier: {
-      kind: 'swebench',
-      testPatch: '',
-      testCommand: 'true',
-      testFiles: [],
-      failToPass: [],
-      passToPass: [],
-      timeoutSec: 60,
-    },
-    metadata: {},
-  };
-}
-
 const started: LocalEnvironment[] = [];
 afterAll(async () => {
   for (const env of started) await env.stop();
@@ -52,7 +31,7 @@ afterAll(async () => {
 
 async function start(limits: LimitRequest = SMALL): Promise<LocalEnvironment> {
   const env = await new LocalEnvironmentProvider({ limits }).start({
-    task: task(),
+    task: await shellTask({ name: 'limits-test' }),
     jobId: 'limits-test',
     trialDir: tmpdir(),
   });

@@ -270,6 +270,7 @@ export interface TrialOutcome {
       [key: string]: unknown;
     };
     verifier_result: { rewards: Record<string, number> | null } | null;
+    exception_info?: { exception_type: string; exception_message: string } | null;
     [key: string]: unknown;
   };
   /** The trial folder, for messages. */
@@ -355,7 +356,21 @@ export async function runTarget(
       model_patch: rowOf(r).patch,
     });
   }
-  const common = ['--jobs-dir', jobsDir, '-n', String(options.concurrency ?? 2)];
+  // Small resource limits, so the corpus's bombs stay small on a shared machine (docs/security.md).
+  const config = join(work, `${target}-limits.toml`);
+  writeFileSync(config, '[docker]\npids_limit = 512\n');
+  const common = [
+    '--jobs-dir',
+    jobsDir,
+    '-n',
+    String(options.concurrency ?? 2),
+    '--override-memory-mb',
+    '1024',
+    '--override-storage-mb',
+    '256',
+    '--config',
+    config,
+  ];
   const run = async (name: string, args: string[]) => {
     const r = await execa('node', [BIN, 'run', ...args, ...common, '--job-name', name], {
       reject: false,
