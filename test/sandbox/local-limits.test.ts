@@ -162,6 +162,27 @@ except OSError as e:
   });
 });
 
+describe('local limits: a command cannot undo them', () => {
+  it('leaving its cgroup, raising a hard limit, mounting a bigger /tmp all fail', async (ctx) => {
+    const env = await start();
+    if (!env.isolationMethodName || !isRoot) ctx.skip(); // as its own unprivileged uid only
+    const dirs = Object.values(cgroupSupport().dirs);
+    const escapes = dirs.map((d) => `echo $$ > ${d}/cgroup.procs 2>/dev/null; echo "escape $?"`);
+    const run = await env.exec(
+      [
+        ...escapes,
+        'ulimit -H -f unlimited 2>/dev/null; echo "raise $?"',
+        'ulimit -H -u 100000 2>/dev/null; echo "raise $?"',
+        'mount -t tmpfs -o size=10g berth-x /tmp 2>/dev/null; echo "mount $?"',
+        'cat /proc/self/cgroup',
+      ].join('\n'),
+      { timeoutSec: 30 },
+    );
+    expect(run.output).not.toMatch(/(escape|raise|mount) 0\n/);
+    if (cgroupSupport().version === 'v1') expect(run.output).toContain(`berth-${process.pid}-`);
+  });
+});
+
 describe('local limits: the record and what is left', () => {
   it('says how each limit is enforced here', async () => {
     const env = await start();
