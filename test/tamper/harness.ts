@@ -282,7 +282,9 @@ export function outcomeOf(outcome: TrialOutcome, rules: 'default' | 'swebench'):
   const b = outcome.result.berth;
   if (rules === 'swebench') {
     const v = b.verdict_by_rules?.swebench;
-    if (!v) return undefined;
+    // A trial that ended before any verdict (a phase's error, e.g. a resource limit) is an error
+    // under every rules.
+    if (!v) return b.status === 'error' ? 'error' : undefined;
     return v.resolved ? 'resolved' : v.status === 'error' ? 'error' : 'unresolved';
   }
   if (b.resolved) return 'resolved';
