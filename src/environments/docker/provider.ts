@@ -314,5 +314,6 @@ export function dockerProviderOptions(options: Record<string, unknown>): DockerP
     ...(typeof options.buildTimeoutMultiplier === 'number'
       ? { buildTimeoutMultiplier: options.buildTimeoutMultiplier }
       : {}),
+    ...(typeof options.egressImage === 'string' ? { egressImage: options.egressImage } : {}),
   };
 }
