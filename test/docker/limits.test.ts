@@ -17,7 +17,7 @@ import { hostPidMax, type LimitRequest, MiB } from '../../src/sandbox/limits.ts'
 import { loadHarborTask } from '../../src/tasks/harbor/loader.ts';
 import type { Task } from '../../src/tasks/task.ts';
 import type { TrialResult } from '../../src/trials/result.ts';
-import { runTrial } from '../../src/trials/trial.ts';
+import { runTrialWith as runTrial } from '../../src/trials/trial.ts';
 import { HarborVerifier } from '../../src/verifiers/harbor.ts';
 import { FORK_BOMB, MEMORY_HOG } from '../helpers/bombs.ts';
 import { FIXTURES, fixtureImageMap, JOB_ID, skipDocker, tempDir } from './helpers.ts';
