@@ -270,6 +270,7 @@ export interface TrialOutcome {
       [key: string]: unknown;
     };
     verifier_result: { rewards: Record<string, number> | null } | null;
+    exception_info?: { exception_type: string; exception_message: string } | null;
     [key: string]: unknown;
   };
   /** The trial folder, for messages. */
@@ -281,7 +282,9 @@ export function outcomeOf(outcome: TrialOutcome, rules: 'default' | 'swebench'):
   const b = outcome.result.berth;
   if (rules === 'swebench') {
     const v = b.verdict_by_rules?.swebench;
-    if (!v) return undefined;
+    // A trial that ended before any verdict (a phase's error, e.g. a resource limit) is an error
+    // under every rules.
+    if (!v) return b.status === 'error' ? 'error' : undefined;
     return v.resolved ? 'resolved' : v.status === 'error' ? 'error' : 'unresolved';
   }
   if (b.resolved) return 'resolved';
@@ -358,7 +361,21 @@ export async function runTarget(
       model_patch: rowOf(r).patch,
     });
   }
-  const common = ['--jobs-dir', jobsDir, '-n', String(options.concurrency ?? 2)];
+  // Small resource limits, so the corpus's bombs stay small on a shared machine (docs/security.md).
+  const config = join(work, `${target}-limits.toml`);
+  writeFileSync(config, '[docker]\npids_limit = 512\n');
+  const common = [
+    '--jobs-dir',
+    jobsDir,
+    '-n',
+    String(options.concurrency ?? 2),
+    '--override-memory-mb',
+    '1024',
+    '--override-storage-mb',
+    '256',
+    '--config',
+    config,
+  ];
   const run = async (name: string, args: string[]) => {
     const r = await execa('node', [BIN, 'run', ...args, ...common, '--job-name', name], {
       reject: false,
