@@ -5,6 +5,7 @@
  * the environment.
  */
 import type { EnvironmentSpec, NetworkPolicy, Task } from '../tasks/task.ts';
+import type { CopyLimits, CopyReport } from '../util/safe-fs.ts';
 
 /** Options of one command run in an environment. */
 export interface ExecOptions {
@@ -70,10 +71,25 @@ export interface Environment {
   /** Whether untrusted commands run without network access (recorded in results). */
   readonly isolated: boolean;
   exec(command: string, options?: ExecOptions): Promise<ExecResult>;
-  /** Copies a host file or folder into the environment. */
+  /**
+   * Copies a host file or folder into the environment. A link untrusted code planted at or
+   * above `environmentPath` is replaced, never written through (src/util/safe-fs.ts).
+   */
   upload(hostPath: string, environmentPath: string): Promise<void>;
-  /** Copies a file or folder out of the environment to the host. */
-  download(environmentPath: string, hostPath: string): Promise<void>;
+  /**
+   * Copies a file or folder out of the environment into `hostPath` (a folder berth owns) as
+   * data: regular files and folders only, capped by `limits`; links, devices, fifos and
+   * sockets are recorded in the report, never followed or created; names already at
+   * `hostPath` are kept (berth's own records win). See src/util/safe-fs.ts.
+   * @throws when `environmentPath` does not exist
+   */
+  download(environmentPath: string, hostPath: string, limits?: CopyLimits): Promise<CopyReport>;
+  /**
+   * Capability "logs folder": the folder inside the environment holding Harbor's
+   * `agent/`, `verifier/` and `artifacts/` log folders, which untrusted code writes and
+   * berth copies out with `download`. Absent: `/logs` (Harbor's `EnvironmentPaths`).
+   */
+  readonly logsDir?: string;
   /** Stops and removes everything it started. Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -92,4 +108,12 @@ export interface EnvironmentStartContext {
 export interface EnvironmentProvider {
   readonly kind: EnvironmentSpec['kind'];
   start(context: EnvironmentStartContext): Promise<Environment>;
+}
+
+/** Harbor's log folders inside an environment (`agent`, `verifier`, `artifacts`). */
+export type LogFolder = 'agent' | 'verifier' | 'artifacts';
+
+/** Where `folder` of Harbor's log folders is inside `environment` (`/logs/agent` in containers). */
+export function logsPath(environment: Pick<Environment, 'logsDir'>, folder: LogFolder): string {
+  return `${(environment.logsDir ?? '/logs').replace(/\/+$/, '')}/${folder}`;
 }

@@ -45,6 +45,7 @@ import type { Verifier, VerifierResult } from '../verifiers/verifier.ts';
 import { collectArtifacts, uploadArtifacts } from './artifacts.ts';
 import { agentResultForFile, roundSec } from './file-format.ts';
 import type { ExceptionInfo, TimingInfo, TrialResult } from './result.ts';
+import { collectLogFolder, resetLogFolder } from './staging.ts';
 import { beginTrialResult, runAgentSetup, type TrialOptions } from './trial.ts';
 
 /** Harbor's StepResult. */
@@ -145,6 +146,8 @@ export async function runExtendedHarborTrial(options: TrialOptions): Promise<Ext
   const notes: string[] = [];
   let environment: Environment | undefined;
   let phase: TimingInfo | undefined;
+  /** Whether a step copied the agent's log folder out (else the trial's end does, e.g. after a failed set-up). */
+  let agentLogsCollected = false;
   const stopAgentEnvironment = async () => {
     if (!environment) return;
     const env = environment;
@@ -306,6 +309,9 @@ export async function runExtendedHarborTrial(options: TrialOptions): Promise<Ext
         if (result.agent_execution !== timing) result.agent_execution.finished_at = timing.finished_at;
         checkCancelled();
       }
+      // The agent's log folder (and its set-up's), copied out as data.
+      agentLogsCollected = true;
+      await collectLogFolder(env, 'agent', trialDir, result);
 
       // Artifacts.
       const artifactsDir = join(trialDir, 'artifacts');
@@ -377,6 +383,11 @@ export async function runExtendedHarborTrial(options: TrialOptions): Promise<Ext
         const stepDir = join(trialDir, 'steps', target.step_name);
         for (const d of ['agent', 'verifier', 'artifacts'])
           await moveContents(join(trialDir, d), join(stepDir, d));
+        // The next step starts with empty log folders in the environment too (Harbor moves the mounted ones).
+        if (environment && !isLast) {
+          await resetLogFolder(environment, 'agent');
+          await resetLogFolder(environment, 'artifacts');
+        }
         await writeJsonAtomic(join(stepDir, 'result.json'), target);
       } else {
         result.agent_result = target.agent_result;
@@ -433,6 +444,7 @@ export async function runExtendedHarborTrial(options: TrialOptions): Promise<Ext
     }
     result.berth.resolved = false;
   } finally {
+    if (environment && !agentLogsCollected) await collectLogFolder(environment, 'agent', trialDir, result);
     try {
       await stopAgentEnvironment();
     } catch (error) {
@@ -500,7 +512,7 @@ async function runSeparateVerifier(args: {
   });
   let verdict: VerifierResult;
   try {
-    await uploadArtifacts(venv, args.artifactsDir, step.artifacts, join(subDir, 'artifacts'));
+    await uploadArtifacts(venv, args.artifactsDir, step.artifacts);
     const context = {
       task: {
         ...vTask,

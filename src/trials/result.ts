@@ -76,6 +76,12 @@ export interface BerthTrialFacts {
    * graded as the SWE-bench harness grades them, recorded for review. Absent when none.
    */
   test_infrastructure_touched?: string[];
+  /**
+   * Entries of the environment's `agent/`, `verifier/` or `artifacts/` log folders left out
+   * when berth copied them into the trial folder (links and special files, never followed;
+   * files over the size cap): `path: kind -> target (reason)`. Absent when nothing was.
+   */
+  not_copied?: Partial<Record<'agent' | 'verifier' | 'artifacts', string[]>>;
   /** The verifier's details (per-test verdicts, exit code, parser...). */
   verifier_details: Record<string, unknown> | null;
   duration_sec: number;

@@ -25,6 +25,7 @@ import { applyPatch, isEmptyPatch } from './apply-patch.ts';
 import { agentInfoForFile, agentResultForFile, roundSec, writeRewardFile } from './file-format.ts';
 import { runExtendedHarborTrial } from './multi-step.ts';
 import type { ExceptionInfo, TimingInfo, TrialResult } from './result.ts';
+import { collectLogFolder } from './staging.ts';
 
 /** Default limit of the install step, in seconds. */
 export const DEFAULT_INSTALL_TIMEOUT_SEC = 1800;
@@ -227,6 +228,8 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
 
   let environment: Environment | undefined;
   let phase: TimingInfo | undefined;
+  /** Whether the agent's log folder was copied out of its environment (once, after the agent). */
+  let agentLogsCollected = false;
   try {
     const checkCancelled = () => {
       if (signal?.aborted) throw new CancelledError('cancelled');
@@ -336,6 +339,9 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
       agentResult = (error as AgentTimeoutError).partialResult;
     }
     phase.finished_at = now();
+    // The agent's log folder, copied out as data before anything else happens to its environment.
+    agentLogsCollected = true;
+    await collectLogFolder(environment, 'agent', trialDir, result);
     checkCancelled();
     if (agentResult) {
       const { patch: _patch, gradeInFreshEnvironment: _fresh, ...rest } = agentResult;
@@ -476,6 +482,7 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
     }
     result.berth.resolved = false;
   } finally {
+    if (environment && !agentLogsCollected) await collectLogFolder(environment, 'agent', trialDir, result);
     if (environment) {
       try {
         await environment.stop();

@@ -1,11 +1,11 @@
 /**
  * The `docker` environment provider: builds or finds the task's image, starts
- * one container per trial with the trial folder's `agent/`, `verifier/` and
- * `artifacts/` bind-mounted at `/logs/agent`, `/logs/verifier` and
- * `/logs/artifacts` (Harbor's `EnvironmentPaths`), and labels it with the job id.
+ * one container per trial, and labels it with the job id. Harbor's `/logs/agent`,
+ * `/logs/verifier` and `/logs/artifacts` are folders of the container, copied out as
+ * data after each phase: no host folder is ever mounted where untrusted code writes.
  */
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
@@ -184,14 +184,6 @@ export class DockerEnvironmentProvider implements EnvironmentProvider {
       prepared.catch(() => this.prepared.delete(key));
     }
     const image = await prepared;
-    const mounts = [];
-    for (const name of ['agent', 'verifier', 'artifacts']) {
-      const host = join(resolve(trialDir), name);
-      mkdirSync(host, { recursive: true });
-      // Non-root container users must be able to write their logs (Harbor's `chmod_dir`).
-      await chmod(host, 0o777);
-      mounts.push({ host, container: `/logs/${name}` });
-    }
     const { docker } = await connectDocker();
     // An allowlist in any phase: the trial gets an internal network and an egress proxy.
     const egress = needsEgressGateway(task)
@@ -217,7 +209,6 @@ export class DockerEnvironmentProvider implements EnvironmentProvider {
         memoryMb: spec.memoryMb,
         pidsLimit: this.options.pidsLimit,
         network: spec.network,
-        mounts,
       });
     } catch (error) {
       await egress?.stop();
