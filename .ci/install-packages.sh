@@ -17,6 +17,8 @@ command -v scalac >/dev/null || need+=(scala) # Scala 2.11: MBSCP
 perl -MData::Compare -e 1 2>/dev/null || need+=(libdata-compare-perl)
 # Kotlin and Java problems (the Kotlin compiler itself comes from npm: kotlin-compiler).
 command -v javac >/dev/null || need+=(default-jdk-headless)
+# The HTML report and viewer tests drive Debian's Chromium with playwright-core.
+command -v chromium >/dev/null || need+=(chromium)
 if [ ${#need[@]} -gt 0 ]; then
   apt-get update -qq
   apt-get install -y -qq "${need[@]}"

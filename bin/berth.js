@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --
 // Entry point of the `berth` command. In a checkout it runs the TypeScript
 // sources through tsx (no build step after `npm ci`); a published package
 // ships only the compiled `dist/`.

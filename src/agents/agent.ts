@@ -4,7 +4,7 @@
  * running solve.sh) or hands back a patch that the trial applies (the SWE-bench
  * oracle and recorded predictions). Both are the same interface.
  */
-import type { Environment } from '../environments/environment.ts';
+import type { Environment, ToolInstall } from '../environments/environment.ts';
 import type { Task } from '../tasks/task.ts';
 
 export interface AgentContext {
@@ -52,6 +52,11 @@ export interface AgentInfo {
 
 export interface Agent {
   readonly info: AgentInfo;
+  /**
+   * Files the agent needs in its environment (installed agents: their CLI and its runtime),
+   * installed by the environment at start, once per base image (see `ToolInstall`).
+   */
+  readonly tool?: ToolInstall;
   run(context: AgentContext): Promise<AgentResult>;
   /**
    * Optional install step, run once per trial after the environment started and before

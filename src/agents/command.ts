@@ -1,8 +1,8 @@
 /**
  * The `command` agent: runs any command line inside the trial's environment, as
  * Harbor's installed agents run a CLI agent headless (`BaseInstalledAgent`,
- * `src/harbor/agents/installed/base.py`). It is how berth runs Claude Code,
- * Codex, aider, mini-swe-agent... (see src/agents/cli-recipes.ts).
+ * `src/harbor/agents/installed/base.py`): any CLI agent berth has no agent of its
+ * own for; the installed agents (src/agents/installed/) run their CLIs through it.
  *
  * - The command runs with `bash -c` (sh without bash) through the
  *   environment's `exec`, so local and Docker environments both work, in the
@@ -197,7 +197,7 @@ export class CommandAgent implements Agent {
     );
     const gradedOnDiff = task.verifier.kind === 'swebench';
     // The base the diff is taken against: the commit the environment made, else HEAD before the agent.
-    let base = (environment as { baseSha?: unknown }).baseSha as string | undefined;
+    let base = environment.baseCommit;
     if (gradedOnDiff && typeof base !== 'string') {
       const head = await environment.exec(`${GIT} rev-parse --verify -q HEAD`, { timeoutSec: 60 });
       if (head.exitCode !== 0)

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { tarPath } from '../environments/docker/tar.ts';
 import { type ExecResult, logsPath } from '../environments/environment.ts';
 import type { Task } from '../tasks/task.ts';
+import { limitError } from '../trials/limit-errors.ts';
 import { AgentTimeoutError } from '../trials/trial.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
 import { shellQuote } from '../util/shell.ts';
@@ -17,11 +18,6 @@ import { VERSION } from '../version.ts';
 import type { Agent, AgentContext, AgentInfo, AgentResult } from './agent.ts';
 
 export { AgentTimeoutError };
-
-/** An agent process killed for exceeding the environment's memory limit. */
-export class AgentOutOfMemoryError extends Error {
-  override readonly name = 'AgentOutOfMemoryError';
-}
 
 export class ScriptOracleAgent implements Agent {
   readonly info: AgentInfo;
@@ -51,7 +47,7 @@ export class ScriptOracleAgent implements Agent {
     // the separate upload is the fallback for images without tar.
     // Under `[agent] user` (src/trials/multi-step.ts) solve.sh runs as that user, who cannot write
     // /solution: upload as root first (as Harbor does), then run.
-    const asUser = (environment as { defaultExecUser?: string }).defaultExecUser !== undefined;
+    const asUser = environment.defaultExecUser !== undefined;
     let result = asUser
       ? ({
           exitCode: 98,
@@ -68,16 +64,14 @@ export class ScriptOracleAgent implements Agent {
       await environment.upload(solution.dir, '/solution');
       result = await environment.exec(solve, options);
     }
-    const oomControl = environment as { newOomKills?: () => Promise<number> };
-    const oom = result.oomKilled || (oomControl.newOomKills ? (await oomControl.newOomKills()) > 0 : false);
+    const oom = result.oomKilled || (environment.newOomKills ? (await environment.newOomKills()) > 0 : false);
     if (result.exitCode !== 0 && !result.timedOut)
       await writeFileAtomic(join(context.logDir, 'exit-code.txt'), `${result.exitCode ?? result.signal}\n`);
     if (result.timedOut)
       throw new AgentTimeoutError(
         `solve.sh passed the agent timeout of ${context.timeoutSec} s and was killed`,
       );
-    if (oom)
-      throw new AgentOutOfMemoryError('solve.sh was killed for exceeding the memory limit (memory_mb)');
+    if (oom) throw limitError('agent', ['memory']);
     return { metadata: { exit_code: result.exitCode, duration_sec: result.durationSec } };
   }
 }

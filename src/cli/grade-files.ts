@@ -20,7 +20,7 @@ import { collectReports, gradeKotlin } from '../grading/kotlin-benchmark.ts';
 import type { PrefixMode } from '../grading/match.ts';
 import { gradeTransitions, parseMsbExpected } from '../grading/multi-swe-bench.ts';
 import { countCategories, type GradeReport } from '../grading/report.ts';
-import { gradeSwebench } from '../grading/swebench.ts';
+import { gradeSwebench, junkIdReason, type SwebenchRules } from '../grading/swebench.ts';
 import { type RawRow, readInputText, readRowFile } from '../tasks/swebench/read-rows.ts';
 import { decodeTestList, TestListError } from '../tasks/swebench/test-list.ts';
 import { describeFsError } from '../util/input-files.ts';
@@ -161,6 +161,12 @@ export async function gradeFiles(options: GradeFilesOptions): Promise<GradeOutpu
     const failToPass = idList(row.FAIL_TO_PASS, options.expected, 'FAIL_TO_PASS', picked.line);
     const passToPass = idList(row.PASS_TO_PASS, options.expected, 'PASS_TO_PASS', picked.line);
     const parsed = await parseFiles(reports, { format: options.format });
+    // `--rules swebench` given: the harness's verdict exactly; a row graded without it: berth's rules.
+    const swebenchRules: SwebenchRules = options.rules === 'swebench' ? 'swebench' : 'default';
+    // The harness reads junk gold ids (`[100%]`) off the log's lines: only then is the text needed.
+    const needsLog =
+      swebenchRules === 'swebench' && [...failToPass, ...passToPass].some((id) => junkIdReason(id));
+    const log = needsLog ? (await Promise.all(reports.map((r) => readInputText(r)))).join('\n') : '';
     const grade = gradeSwebench({
       failToPass,
       passToPass,
@@ -168,13 +174,18 @@ export async function gradeFiles(options: GradeFilesOptions): Promise<GradeOutpu
         format: parsed.format,
         tests: parsed.tests,
         counts: parsed.counts,
+        ...(parsed.unnamed ? { unnamed: parsed.unnamed } : {}),
         warnings: [],
         truncated: parsed.truncated,
       },
-      log: '',
+      log,
       exitCode: 0,
       timedOut: false,
+      rules: swebenchRules,
     });
+    const warnings = [...parsed.warnings];
+    for (const d of grade.dropped)
+      warnings.push(`${d.category} id ${JSON.stringify(d.id)} dropped from the expected tests: ${d.reason}`);
     report = {
       rules: 'swebench',
       resolved: grade.resolved,
@@ -184,9 +195,10 @@ export async function gradeFiles(options: GradeFilesOptions): Promise<GradeOutpu
       verdicts: grade.verdicts,
       categories: countCategories(grade.verdicts, ['FAIL_TO_PASS', 'PASS_TO_PASS']),
       prefixMatches: grade.verdicts
-        .filter((v) => v.matchedBy === 'prefix')
-        .map((v) => ({ expected: v.id, matched: v.matchedId ? [v.matchedId] : [] })),
-      warnings: parsed.warnings,
+        .filter((v) => v.matchedBy === 'prefix' || v.matchedBy === 'path-parameter')
+        .map((v) => ({ expected: v.id, matched: v.matchedIds ?? (v.matchedId ? [v.matchedId] : []) })),
+      ...(grade.dropped.length > 0 ? { droppedExpected: grade.dropped } : {}),
+      warnings,
     };
   }
   return { ...report, rules, reports } as GradeOutput;
@@ -212,10 +224,21 @@ export function renderGradeText(output: GradeOutput, options: { limit?: number }
     }
     if (failing.length > limit) lines.push(`  ... and ${failing.length - limit} more (--json lists all)`);
   }
-  if (output.prefixMatches.length > 0) {
-    lines.push(`prefix matches used for ${output.prefixMatches.length} truncated id(s):`);
-    for (const m of output.prefixMatches.slice(0, limit))
-      lines.push(`  ${m.expected} -> ${m.matched.join(', ')}`);
+  const how = new Map(output.verdicts.map((v) => [v.id, v.matchedBy]));
+  for (const [kind, header] of [
+    ['prefix', 'prefix matches used for N truncated id(s):'],
+    ['path-parameter', 'path-parameter matches used for N id(s) (temp folders shortened as SWE-bench does):'],
+  ] as const) {
+    const used = output.prefixMatches.filter((m) => (how.get(m.expected) ?? 'prefix') === kind);
+    if (used.length === 0) continue;
+    lines.push(header.replace('N', String(used.length)));
+    for (const m of used.slice(0, limit)) lines.push(`  ${m.expected} -> ${m.matched.join(', ')}`);
+  }
+  for (const v of failing.slice(0, limit)) if (v.note) lines.push(`note: ${v.id}: ${v.note}`);
+  if (output.droppedExpected && output.droppedExpected.length > 0) {
+    lines.push(`dropped from the expected tests (${output.droppedExpected.length}, cannot name a test):`);
+    for (const d of output.droppedExpected.slice(0, limit))
+      lines.push(`  ${d.category.padEnd(12)} ${JSON.stringify(d.id)}: ${d.reason}`);
   }
   lines.push(`reports: ${output.reports.length}`);
   for (const w of output.warnings.slice(0, limit)) lines.push(`warning: ${w}`);

@@ -44,6 +44,20 @@ export const parseOutputSchema = z
       .describe(
         "Each file's tests in file order (an id may appear once per file); merged: one entry per test id, duplicates merged by ERROR > FAILED > PASSED > SKIPPED.",
       ),
+    unnamed: z
+      .array(
+        z.object({
+          file: z.string().describe('The file the results belong to, as the runner printed it.'),
+          status,
+          count: z.number().int().nonnegative(),
+          locations: z.array(z.string()).optional().describe('Where the runner located them (`file:line`).'),
+          report: z.string().describe('The input file that reported them.'),
+        }),
+      )
+      .optional()
+      .describe(
+        "Results the log reports without naming their test (pytest's classic progress characters, `SKIPPED [N] file:line` lines): counted in `counts`, never given an invented id.",
+      ),
     warnings: z.array(z.string()).describe('Problems that did not stop parsing, prefixed by the file name.'),
     truncated: z.boolean().describe('True when any input looks cut short.'),
     files: z.array(
@@ -52,6 +66,12 @@ export const parseOutputSchema = z
         format: z.string(),
         counts,
         truncated: z.boolean(),
+        countMismatch: z
+          .object({ reported: z.number(), parsed: z.number(), summary: z.string() })
+          .optional()
+          .describe(
+            "The runner's own total (e.g. unittest's `Ran N tests`) disagrees with the tests parsed.",
+          ),
       }),
     ),
   })
@@ -80,11 +100,26 @@ export const gradeOutputSchema = z
         passed: z.boolean(),
         status: status.optional(),
         reason: reason.optional().describe('Why the test does not count as passed.'),
-        matchedBy: z.enum(['exact', 'prefix']).optional(),
+        matchedBy: z
+          .enum(['exact', 'prefix', 'path-parameter'])
+          .optional()
+          .describe(
+            '`prefix`: a truncated expected id matched longer reported ids; `path-parameter`: a reported id whose absolute-path parameter SWE-bench shortens to its last segment.',
+          ),
         matchedId: z.string().optional(),
+        matchedIds: z.array(z.string()).optional().describe('Every reported id it stood for, when several.'),
+        note: z.string().optional().describe('What the log says about a test it does not name.'),
       }),
     ),
-    prefixMatches: z.array(z.object({ expected: z.string(), matched: z.array(z.string()) })),
+    prefixMatches: z
+      .array(z.object({ expected: z.string(), matched: z.array(z.string()) }))
+      .describe('Every expected id matched other than exactly, with every reported id it stood for.'),
+    droppedExpected: z
+      .array(z.object({ id: z.string(), category: z.string(), reason: z.string() }))
+      .optional()
+      .describe(
+        'Expected ids dropped from the gold lists because they cannot name a test (`[100%]`, `[`); SWE-bench default rules only (`--rules swebench` looks them up as the harness does).',
+      ),
     warnings: z.array(z.string()),
     reports: z.array(z.string()).describe('The report files read.'),
   })

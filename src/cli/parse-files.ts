@@ -39,6 +39,7 @@ export async function parseFiles(files: string[], options: ParseFilesOptions = {
   const warnings: string[] = [];
   const perFile: ParseOutput['files'] = [];
   const formats = new Set<string>();
+  const unnamed: NonNullable<ParseOutput['unnamed']> = [];
   let truncated = false;
   for (const file of files) {
     const size = await stat(file).then(
@@ -64,7 +65,14 @@ export async function parseFiles(files: string[], options: ParseFilesOptions = {
       warnings.push(`no ${result.format} test results found in ${file}`);
     formats.add(result.format);
     truncated ||= result.truncated;
-    perFile.push({ file, format: result.format, counts: result.counts, truncated: result.truncated });
+    perFile.push({
+      file,
+      format: result.format,
+      counts: result.counts,
+      truncated: result.truncated,
+      ...(result.countMismatch ? { countMismatch: result.countMismatch } : {}),
+    });
+    for (const u of result.unnamed ?? []) unnamed.push({ ...u, report: file });
     for (const w of result.warnings) warnings.push(files.length > 1 ? `${path.basename(file)}: ${w}` : w);
     if (merge) for (const test of result.tests) collector.add(test);
     else
@@ -80,12 +88,25 @@ export async function parseFiles(files: string[], options: ParseFilesOptions = {
       merged: false,
       counts: sum,
       tests: separate,
+      ...(unnamed.length > 0 ? { unnamed } : {}),
       warnings,
       truncated,
       files: perFile,
     };
   }
   const merged = collector.result();
+  // Results without an id cannot merge with anything: they add to the counts as they are.
+  for (const u of unnamed) {
+    const key =
+      u.status === 'PASSED'
+        ? 'passed'
+        : u.status === 'FAILED'
+          ? 'failed'
+          : u.status === 'ERROR'
+            ? 'error'
+            : 'skipped';
+    merged.counts[key] += u.count;
+  }
   if (files.length > 1) {
     const duplicates = merged.warnings.find((w) => w.includes('duplicate'));
     if (duplicates) warnings.push(`across files: ${duplicates}`);
@@ -95,6 +116,7 @@ export async function parseFiles(files: string[], options: ParseFilesOptions = {
     merged: true,
     counts: merged.counts,
     tests: merged.tests as ParseOutput['tests'],
+    ...(unnamed.length > 0 ? { unnamed } : {}),
     warnings,
     truncated,
     files: perFile,
@@ -128,7 +150,12 @@ export function renderParseText(output: ParseOutput, options: { quiet?: boolean 
     if (output.tests.length > 0) lines.push('');
   }
   for (const f of output.files) {
-    lines.push(`${f.file}: ${f.format}, ${countsLine(f.counts)}${f.truncated ? ' (truncated)' : ''}`);
+    const without = (output.unnamed ?? [])
+      .filter((u) => u.report === f.file)
+      .reduce((n, u) => n + u.count, 0);
+    lines.push(
+      `${f.file}: ${f.format}, ${countsLine(f.counts)}${without > 0 ? ` (${without} of them without a test id)` : ''}${f.truncated ? ' (truncated)' : ''}`,
+    );
   }
   if (output.files.length > 1)
     lines.push(

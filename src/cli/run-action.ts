@@ -4,20 +4,23 @@
  */
 import { basename, resolve } from 'node:path';
 import { describeEnv } from '../agents/command.ts';
+import { isInstalledAgentName } from '../agents/installed/packages.ts';
 import { PredictionsAgent } from '../agents/predictions.ts';
 import { type AgentOptions, createAgent } from '../agents/registry.ts';
 import { createProviders } from '../environments/registry.ts';
 import { InputError, UsageError } from '../errors.ts';
 import { defaultJobName, runJob } from '../jobs/job.ts';
 import { planTrials } from '../jobs/plan.ts';
-import { buildRunReport } from '../reporters/json.ts';
+import { combineReporters, createReporters, ownsStdout } from '../reporters/registry.ts';
+import type { ReporterContext, RunScope } from '../reporters/reporter.ts';
 import { buildSwebenchReport, writeSwebenchReport } from '../reporters/swebench-report.ts';
-import { type RunScope, textReporter } from '../reporters/text.ts';
+import { type LimitRequest, MiB } from '../sandbox/limits.ts';
 import '../tasks/multilingual/register.ts';
 import { loadTasks } from '../tasks/registry.ts';
 import { inDocker, inLocal, instanceImageProblem } from '../tasks/swebench/instance-image.ts';
 import { localRunProblems } from '../tasks/swebench/runnable.ts';
 import type { Task } from '../tasks/task.ts';
+import { jobEndEventOf, trialEndEventOf, trialStartEventOf } from '../trials/events.ts';
 import { DEFAULT_INSTALL_TIMEOUT_SEC } from '../trials/trial.ts';
 import { MAX_TIMER_SEC } from '../util/with-timeout.ts';
 import { createVerifiers } from '../verifiers/registry.ts';
@@ -43,11 +46,32 @@ function positiveNumber(flag: string, value: string | undefined): number | undef
 }
 
 /**
+ * The resource limits asked for on the command line (Harbor's `--override-cpus`,
+ * `--override-memory-mb`, `--override-storage-mb`) and in the config file (`docker.pids_limit`).
+ * @throws UsageError for a value that is not a positive number
+ */
+export function limitRequestFrom(
+  options: Pick<RunCommandOptions, 'overrideCpus' | 'overrideMemoryMb' | 'overrideStorageMb'>,
+  pidsLimit?: number,
+): LimitRequest {
+  const cpus = positiveNumber('--override-cpus', options.overrideCpus);
+  const memoryMb = positiveNumber('--override-memory-mb', options.overrideMemoryMb);
+  const storageMb = positiveNumber('--override-storage-mb', options.overrideStorageMb);
+  return {
+    ...(cpus !== undefined ? { cpus } : {}),
+    ...(memoryMb !== undefined ? { memoryBytes: Math.round(memoryMb * MiB) } : {}),
+    ...(storageMb !== undefined ? { writableBytes: Math.round(storageMb * MiB) } : {}),
+    ...(pidsLimit !== undefined ? { processes: pidsLimit } : {}),
+  };
+}
+
+/**
  * The `command` agent's options from the command line (src/agents/command.ts).
  * `--agent-env NAME` (no `=`) copies NAME's value from berth's own environment.
  * @throws UsageError for a malformed or missing variable, or these options without `-a command`.
  */
 function commandAgentOptions(options: RunCommandOptions): AgentOptions {
+  const installed = isInstalledAgentName(options.agent) || options.agent === 'qwen-coder';
   const given = [
     'agentCommand',
     'agentSetup',
@@ -56,16 +80,27 @@ function commandAgentOptions(options: RunCommandOptions): AgentOptions {
     'agentMount',
     'model',
   ] as const;
-  if (options.agent !== 'command') {
-    const used = given.filter((k) => options[k] !== undefined);
+  const flagName = (k: string) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+  if (!installed) {
+    const used = (['agentVersion', 'ak'] as const).filter((k) => options[k] !== undefined);
     if (used.length > 0)
       throw new UsageError(
-        `${used.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ')} only apply to -a command`,
+        `${used.map(flagName).join(', ')} only apply to installed agents (claude-code, codex, gemini-cli, opencode, qwen-code)`,
       );
+  }
+  if (options.agent !== 'command' && !installed) {
+    const used = [...given, 'ae' as const].filter((k) => options[k] !== undefined);
+    if (used.length > 0) throw new UsageError(`${used.map(flagName).join(', ')} only apply to -a command`);
     return {};
   }
+  if (installed) {
+    const used = (['agentCommand', 'agentSetup', 'agentSetupTimeout', 'agentMount'] as const).filter(
+      (k) => options[k] !== undefined,
+    );
+    if (used.length > 0) throw new UsageError(`${used.map(flagName).join(', ')} only apply to -a command`);
+  }
   const env: Record<string, string> = {};
-  for (const item of options.agentEnv ?? []) {
+  for (const item of [...(options.agentEnv ?? []), ...(options.ae ?? [])]) {
     const eq = item.indexOf('=');
     const name = eq === -1 ? item : item.slice(0, eq);
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
@@ -76,7 +111,15 @@ function commandAgentOptions(options: RunCommandOptions): AgentOptions {
     env[name] = value;
   }
   const setupTimeout = positiveNumber('--agent-setup-timeout', options.agentSetupTimeout);
+  const kwargs: Record<string, string> = {};
+  for (const item of options.ak ?? []) {
+    const eq = item.indexOf('=');
+    if (eq <= 0) throw new UsageError(`--ak expects key=value, got ${JSON.stringify(item)}`);
+    kwargs[item.slice(0, eq)] = item.slice(eq + 1);
+  }
   return {
+    ...(options.agentVersion !== undefined ? { agentVersion: options.agentVersion } : {}),
+    ...(Object.keys(kwargs).length > 0 ? { agentKwargs: kwargs } : {}),
     ...(options.agentCommand !== undefined ? { agentCommand: options.agentCommand } : {}),
     ...(options.agentSetup !== undefined ? { agentSetup: options.agentSetup } : {}),
     ...(setupTimeout !== undefined ? { agentSetupTimeoutSec: setupTimeout } : {}),
@@ -93,6 +136,8 @@ function commandAgentRecord(agent: AgentOptions, agentTimeout: number | undefine
     ...(agent.agentSetup !== undefined ? { agent_setup: agent.agentSetup } : {}),
     ...(agent.agentEnv ? { agent_env: describeEnv(agent.agentEnv) } : {}),
     ...(agent.agentMounts ? { agent_mounts: agent.agentMounts } : {}),
+    ...(agent.agentVersion !== undefined ? { agent_version: agent.agentVersion } : {}),
+    ...(agent.agentKwargs ? { agent_kwargs: agent.agentKwargs } : {}),
     ...(agent.model !== undefined ? { model: agent.model } : {}),
     ...(agentTimeout !== undefined ? { agent_timeout_sec: agentTimeout } : {}),
   };
@@ -172,6 +217,7 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
   };
   const { dockerOptionsFrom } = await import('../environments/docker/options.ts');
   const dockerCli = dockerOptionsFrom(options.imageMap ?? [], options.config);
+  const limits = limitRequestFrom(options, dockerCli.pidsLimit);
   const docker = {
     imageMap: dockerCli.imageMap,
     ...(dockerCli.pidsLimit !== undefined ? { pidsLimit: dockerCli.pidsLimit } : {}),
@@ -288,8 +334,10 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
     ...(options.repos ? { reposDir: resolve(options.repos) } : {}),
     ...(options.keepEnvironments ? { keep: true } : {}),
     ...docker,
+    limits,
+    concurrency,
   });
-  const verifiers = createVerifiers();
+  const verifiers = createVerifiers(options.rules ? { rules: options.rules } : {});
   const seen = new Set<string>();
   const problems: string[] = [];
   for (const kind of new Set(plan.map((p) => p.task.environment.kind))) {
@@ -331,21 +379,28 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
   }
 
   // Run.
-  const json = options.json === true;
-  const human = (text: string) => (json ? process.stderr.write(text) : process.stdout.write(text));
-  const mode = !json && process.stdout.isTTY && !process.env.CI ? 'tty' : 'lines';
-  const reporter = textReporter({
-    mode,
-    attempts,
-    write: human,
+  const reporterNamesGiven = [...(options.reporter ?? ['default']), ...(options.json ? ['json'] : [])];
+  // `--json` alone keeps the human output on standard error beside the document.
+  if (options.json && !options.reporter) reporterNamesGiven.unshift('default');
+  const reporterContext: ReporterContext = {
+    stdout: (text) => process.stdout.write(text),
+    stderr: (text) => process.stderr.write(text),
+    stdoutIsTTY: process.stdout.isTTY === true,
+    stderrIsTTY: process.stderr.isTTY === true,
+    ci: Boolean(process.env.CI),
+    dataset: options.path,
+    agent: agent.info.name,
     total: plan.length,
     scope,
-    ...(process.stderr.isTTY ? { progress: (text: string) => process.stderr.write(text) } : {}),
-  });
+  };
+  const reporter = combineReporters(createReporters(reporterNamesGiven, reporterContext));
+  const machine = ownsStdout(reporterNamesGiven);
+  const human = (text: string) => (machine ? process.stderr.write(text) : process.stdout.write(text));
   for (const note of notes) process.stderr.write(`berth: ${note}\n`);
   stopIfInterrupted();
-  if (mode === 'tty')
+  if (!machine && process.stdout.isTTY && !process.env.CI)
     process.stderr.write(`berth: running ${plan.length} trial(s), ${concurrency} at a time...\n`);
+  const jobLabel = jobName;
   const summary = await runJob({
     jobsDir: resolve(options.jobsDir),
     jobName,
@@ -371,8 +426,11 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
       limit: limit ?? null,
       repos: options.repos ? resolve(options.repos) : null,
       env: options.env ?? null,
+      rules: options.rules ?? 'default',
     },
     identity: {
+      // A job graded under the SWE-bench rules is another job than one under berth's.
+      ...(options.rules === 'swebench' ? { rules: options.rules } : {}),
       dataset: resolve(options.path),
       agent: options.agent,
       predictions: options.predictions ? resolve(options.predictions) : null,
@@ -385,10 +443,10 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
       limit: limit ?? null,
     },
     signal: interrupt.signal,
-    onTrialEnd: (result, info) => reporter.trialEnded(result, info.reused),
+    onTrialStart: (trial) => reporter.onTrialStart?.(trialStartEventOf(trial, jobLabel, agent.info)),
+    onTrialEnd: (result, info) => reporter.onTrialEnd(result, trialEndEventOf(result, jobLabel, info.reused)),
     onNotice: (message) => process.stderr.write(`berth: ${message}\n`),
   });
-  reporter.jobEnded(summary);
   // SWE-bench datasets: the harness's final report, in the job folder and in --json.
   const swebench = plan.some((p) => p.task.verifier.kind === 'swebench')
     ? buildSwebenchReport(
@@ -399,16 +457,15 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
       )
     : null;
   if (swebench) await writeSwebenchReport(summary.job_dir, swebench);
-  if (json) {
-    const report = buildRunReport(summary, {
-      dataset: options.path,
-      agent: agent.info.name,
-      scope,
-      swebench,
-    });
-    process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-  }
+  await reporter.onJobEnd({ summary, swebench }, jobEndEventOf(summary));
   human(`results: ${summary.job_dir}\n`);
+  // The HTML report (src/reporters/html/report.ts); a failure to write it never fails the run.
+  const { writeJobReport } = await import('../reporters/html/report.ts');
+  await writeJobReport(summary.job_dir).then(
+    (path) => human(`report: ${path}\n`),
+    (error: Error) =>
+      process.stderr.write(`berth: warning: the HTML report was not written: ${error.message}\n`),
+  );
   return interrupt.signal.aborted ? (interrupt.exitCode() ?? 130) : 0;
 }
 

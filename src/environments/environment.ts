@@ -4,6 +4,7 @@
  * (`local`) or a container (`docker`). Paths passed to it are paths inside
  * the environment.
  */
+import type { LimitName, LimitsRecord } from '../sandbox/limits.ts';
 import type { EnvironmentSpec, NetworkPolicy, Task } from '../tasks/task.ts';
 import type { CopyLimits, CopyReport } from '../util/safe-fs.ts';
 
@@ -61,15 +62,85 @@ export interface ExecResult {
   durationSec: number;
   /** True when the command was killed for exceeding the memory limit. */
   oomKilled?: boolean;
+  /**
+   * The resource limits the command ran into (src/sandbox/limits.ts): a fork refused at the
+   * process limit, a process killed for memory, CPU time, file size, a full writable folder,
+   * output cut at the cap. Absent when none.
+   */
+  limitsHit?: LimitName[];
 }
 
-/** A started environment. */
+/** The resource limits an environment applies to untrusted commands (docs/security.md). */
+export interface EnvironmentLimits {
+  /** The limits, how each is enforced here, and what could not be (`berth.limits` in result.json). */
+  readonly record: LimitsRecord;
+  /**
+   * The limits any command (or any process of the environment) ran into since the last call,
+   * each named once; the record is then cleared. The trial engine asks at the end of each phase.
+   */
+  takeHits(): Promise<LimitName[]>;
+}
+
+/** Where an environment's programs run: CPU architecture and C library (what native binaries need). */
+export interface Platform {
+  arch: 'x64' | 'arm64';
+  libc: 'glibc' | 'musl';
+}
+
+/**
+ * Files a program from outside the task needs in the environment (an installed coding agent:
+ * src/agents/installed/), installed once per (tool, base image) and reused by every later
+ * trial: a cached image layer (Docker) or a read-only host folder bound into the sandbox
+ * (local). Nothing is fetched inside the environment and no script of the tool runs there
+ * at install time.
+ */
+export interface ToolInstall {
+  /** Name, part of the cache key and of the image name (`claude-code`). */
+  readonly name: string;
+  /** Exact version, part of the cache key (`2.1.197`). */
+  readonly version: string;
+  /**
+   * Prepares the files for `platform` on the host (cached there): their folder, and whether
+   * this call prepared them (false when they were in the cache).
+   */
+  prepare(platform: Platform, log: (line: string) => void): Promise<{ folder: string; prepared: boolean }>;
+}
+
+/** What an environment did with a {@link ToolInstall} at start. */
+export interface ToolInstallRecord {
+  /** Folder of the tool's files as commands in the environment see it (read-only). */
+  home: string;
+  platform: Platform;
+  /** True when this start installed it; false when the cached install was used. */
+  installed: boolean;
+  /** Seconds the install took during this start (the cache look-up alone when cached). */
+  durationSec: number;
+  /** The install's log lines (the host preparation and the image layer build). */
+  log: string[];
+  /** Host folders a command must bind (read-only) to see `home`: the local sandbox. */
+  binds?: readonly { path: string }[];
+  /**
+   * Why the install failed: the environment started without the tool, and the agent's set-up
+   * reports this (an agent set-up error with the log, as Harbor's "Agent install failed").
+   */
+  error?: string;
+}
+
+/**
+ * A started environment. The first five members every environment has; the rest are
+ * declared capabilities: optional members an environment has when it can do that thing.
+ * Callers test for a capability (`environment.setNetworkPolicy !== undefined`), never cast.
+ * A new environment (a Kubernetes pod, a remote sandbox) implements the five and whichever
+ * capabilities it can; the engine degrades where one is absent (see each member).
+ */
 export interface Environment {
   readonly kind: string;
   /** The folder the repository / task lives in, inside the environment. */
   readonly workdir: string;
   /** Whether untrusted commands run without network access (recorded in results). */
   readonly isolated: boolean;
+  /** The resource limits of its commands, when the environment applies them. */
+  readonly limits?: EnvironmentLimits;
   exec(command: string, options?: ExecOptions): Promise<ExecResult>;
   /**
    * Copies a host file or folder into the environment. A link untrusted code planted at or
@@ -92,6 +163,58 @@ export interface Environment {
   readonly logsDir?: string;
   /** Stops and removes everything it started. Safe to call twice. */
   stop(): Promise<void>;
+
+  // Capabilities (optional).
+
+  /**
+   * Capability "base commit": the sha of the commit the environment made of the repository
+   * before any agent ran (the local environment commits the materialised snapshot). Absent:
+   * the engine asks git for `HEAD` where a verifier needs a base (SWE-bench).
+   */
+  readonly baseCommit?: string;
+  /**
+   * Capability "isolation method": how untrusted commands are isolated (`bwrap`, `unshare`,
+   * `unshare-user` locally), recorded as `berth.isolation_method`. Absent: the environment's
+   * `kind` is recorded when `isolated`.
+   */
+  readonly isolationMethodName?: string;
+  /**
+   * Capability "default user": the user `exec` runs as when `options.user` is not given, when
+   * it is not the environment's own default (Harbor's `[agent] user`, see `withDefaultUser`).
+   */
+  readonly defaultExecUser?: string;
+  /**
+   * Capability "OOM record": how many out-of-memory kills happened in the environment since
+   * the last call (the Docker engine's count), waiting up to `graceMs` milliseconds for a
+   * late one. Absent: an OOM kill is only seen as `ExecResult.oomKilled`.
+   */
+  newOomKills?(graceMs?: number): Promise<number>;
+  /**
+   * Capability "network switch": puts the running environment under `policy` (Harbor's
+   * per-phase `network_mode`). Absent: the environment keeps the policy it started with and
+   * per-command `ExecOptions.network` is all there is.
+   */
+  setNetworkPolicy?(policy: NetworkPolicy): Promise<void>;
+  /**
+   * Capability "process control": a root shell snippet that kills every process the
+   * environment did not start with (whatever a phase left running in the background) and
+   * prints `killed N`; the verifier puts it in front of its command. Absent: nothing is killed
+   * that way (the local environment kills each command's process group when it ends).
+   */
+  strayProcessKillScript?(): string;
+  /**
+   * Capability "installed tool": what the environment did at start with the tool its start
+   * context asked for (an installed agent). Absent: no tool was asked, or the environment
+   * cannot install one.
+   */
+  readonly toolInstall?: ToolInstallRecord;
+  /**
+   * Capability "host route": makes one host URL (berth's model gateway on 127.0.0.1) reachable
+   * from inside the environment whatever its network policy, and nothing else with it: the
+   * origin to use inside, and `close` to take the route down after the agent. Absent: the
+   * environment reaches host addresses as they are (the local environment's agent commands).
+   */
+  routeToHost?(url: string): Promise<{ origin: string; close(): Promise<void> }>;
 }
 
 /** Context a provider gets to start an environment for one trial. */
@@ -101,6 +224,8 @@ export interface EnvironmentStartContext {
   jobId: string;
   /** Trial folder on the host (logs go there). */
   trialDir: string;
+  /** A tool to install in the environment (once per tool and base image, cached). */
+  tool?: ToolInstall;
   signal?: AbortSignal;
 }
 

@@ -2,12 +2,12 @@
 import { realpathSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { UsageError } from '../errors.ts';
+import { MAX_SLOTS } from '../sandbox/identity.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
 import { MAX_TIMER_SEC } from '../util/with-timeout.ts';
 import { agentSamples, evaluate } from './evaluate.ts';
 import { readProblems, resultsPath } from './formats.ts';
 import { parseKs } from './pass-at-k.ts';
-import { MAX_SLOTS } from './sandbox.ts';
 import type { SandboxOptions } from './types.ts';
 
 export interface EvalCommandOptions {

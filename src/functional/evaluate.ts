@@ -11,12 +11,13 @@
  */
 import { rm } from 'node:fs/promises';
 import { BerthError, PrerequisiteError, UsageError } from '../errors.ts';
+import { MAX_SLOTS } from '../sandbox/identity.ts';
 import { writeJsonAtomic } from '../util/atomic-write.ts';
 import { VERSION } from '../version.ts';
 import { findExecutor, knownLanguages, normaliseLanguage } from './executors/index.ts';
 import { readProblems, readSamples, resultsPath, writeResults } from './formats.ts';
 import { passAtKSummary, type TaskCounts } from './pass-at-k.ts';
-import { DEFAULT_SANDBOX, detectSandbox, MAX_SLOTS, removeSampleRoot, sampleRoot } from './sandbox.ts';
+import { DEFAULT_SANDBOX, detectSandbox, removeSampleRoot, sampleRoot } from './sandbox.ts';
 import type {
   ExecutionItem,
   ExecutionResult,

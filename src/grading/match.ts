@@ -16,11 +16,17 @@
  *    non-passing ones (ERROR > FAILED > SKIPPED). SWE-bench's version depends
  *    on log order when a SKIPPED and a FAILED sibling meet (issue #663); this
  *    one does not.
- * Every prefix match is reported (`matchedBy: 'prefix'`, `matchedId`, and the
- * grader's `prefixMatches`).
+ * 4. A reported id whose parameter is an absolute path, shortened to its last
+ *    segment as SWE-bench's `parse_log_pytest_options` does
+ *    (`test_stdin[/tmp/tmpab12/mymodule.py]` stands for the expected
+ *    `test_stdin[/mymodule.py]`; the temp folder differs every run). Several
+ *    reported ids with one short form combine as prefix matches do.
+ * Every prefix match is reported (`matchedBy: 'prefix'`, `matchedId`, every
+ * candidate in `matchedIds`, and the grader's `prefixMatches`).
  */
+import { shortenPathParameter } from '../parsers/pytest.ts';
 import type { TestCase, TestStatus } from '../parsers/types.ts';
-import type { NotPassedReason, TestVerdict } from './types.ts';
+import type { MatchedBy, NotPassedReason, TestVerdict } from './types.ts';
 
 export type PrefixMode = 'truncated' | 'always' | 'never';
 
@@ -31,10 +37,10 @@ export interface MatchOptions {
 
 export interface Match {
   status?: TestStatus;
-  matchedBy?: 'exact' | 'prefix';
+  matchedBy?: MatchedBy;
   /** The reported id (for a prefix match, the first candidate in sorted order). */
   matchedId?: string;
-  /** Every reported id that matched the prefix (prefix matches only). */
+  /** Every reported id that matched (prefix and path-parameter matches only). */
   candidates?: string[];
 }
 
@@ -55,6 +61,7 @@ const NON_PASS_ORDER: Record<TestStatus, number> = { ERROR: 3, FAILED: 2, SKIPPE
 export class StatusIndex {
   private readonly byId: Map<string, TestStatus>;
   private sorted: string[] | undefined;
+  private shortened: Map<string, string[]> | undefined;
 
   constructor(tests: Iterable<Pick<TestCase, 'id' | 'status'>> | Map<string, TestStatus>) {
     if (tests instanceof Map) this.byId = tests;
@@ -81,15 +88,40 @@ export class StatusIndex {
     const exact = this.byId.get(expected);
     if (exact !== undefined) return { status: exact, matchedBy: 'exact', matchedId: expected };
     const mode = options.prefix ?? 'truncated';
-    if (mode === 'never' || expected === '' || (mode === 'truncated' && !looksTruncated(expected))) return {};
-    const candidates = this.withPrefix(expected);
-    if (candidates.length === 0) return {};
+    if (mode !== 'never' && expected !== '' && (mode === 'always' || looksTruncated(expected))) {
+      const candidates = this.withPrefix(expected);
+      if (candidates.length > 0) return this.combined(candidates, 'prefix');
+    }
+    if (expected.includes('[/')) {
+      const candidates = this.withShortPath(expected);
+      if (candidates.length > 0) return this.combined(candidates, 'path-parameter');
+    }
+    return {};
+  }
+
+  /** Several reported ids for one expected: PASSED when all passed, else the worst non-passing status. */
+  private combined(candidates: string[], matchedBy: MatchedBy): Match {
     let status: TestStatus = 'PASSED';
     for (const id of candidates) {
       const s = this.byId.get(id) as TestStatus;
       if (NON_PASS_ORDER[s] > NON_PASS_ORDER[status]) status = s;
     }
-    return { status, matchedBy: 'prefix', matchedId: candidates[0], candidates };
+    return { status, matchedBy, matchedId: candidates[0], candidates };
+  }
+
+  private withShortPath(expected: string): string[] {
+    if (this.shortened === undefined) {
+      this.shortened = new Map();
+      for (const id of this.byId.keys()) {
+        if (!id.includes('[/')) continue;
+        const short = shortenPathParameter(id);
+        if (short === id) continue;
+        const list = this.shortened.get(short) ?? [];
+        list.push(id);
+        this.shortened.set(short, list);
+      }
+    }
+    return (this.shortened.get(expected) ?? []).slice().sort();
   }
 
   private withPrefix(prefix: string): string[] {
@@ -141,13 +173,19 @@ export function verdict(
   if (match.status !== undefined) out.status = match.status;
   if (!passed) out.reason = reasonFor(match.status, options.truncatedLog === true);
   if (match.matchedBy) out.matchedBy = match.matchedBy;
-  if (match.matchedBy === 'prefix' && match.matchedId !== undefined) out.matchedId = match.matchedId;
+  if (match.matchedBy !== undefined && match.matchedBy !== 'exact' && match.matchedId !== undefined) {
+    out.matchedId = match.matchedId;
+    if ((match.candidates?.length ?? 0) > 1) out.matchedIds = match.candidates;
+  }
   return out;
 }
 
-/** Prefix matches used, for reports: expected id -> reported ids it stood for. */
+/**
+ * Matches other than exact used, for reports: expected id -> every reported id
+ * it stood for (all of them, not only the one that decided).
+ */
 export function prefixMatchesOf(verdicts: TestVerdict[], index: StatusIndex, options: MatchOptions = {}) {
   return verdicts
-    .filter((v) => v.matchedBy === 'prefix')
+    .filter((v) => v.matchedBy === 'prefix' || v.matchedBy === 'path-parameter')
     .map((v) => ({ expected: v.id, matched: index.lookup(v.id, options).candidates ?? [] }));
 }

@@ -26,8 +26,10 @@ export interface GradeReport {
   verdicts: TestVerdict[];
   /** Per category: how many tests were expected and how many count as passed. */
   categories: Record<string, CategoryCount>;
-  /** Truncated expected ids that were matched by prefix (see `match.ts`). */
+  /** Expected ids matched other than exactly (truncated, by prefix; path parameters), with every reported id each stood for. */
   prefixMatches: { expected: string; matched: string[] }[];
+  /** Expected ids dropped because they cannot name a test (SWE-bench default rules). */
+  droppedExpected?: { id: string; category: string; reason: string }[];
   warnings: string[];
 }
 

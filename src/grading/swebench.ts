@@ -12,11 +12,31 @@
  * - The log is invalid (`error`, never resolved) when the run timed out, when it
  *   parses to nothing while the runner shows no sign of having run, or when the
  *   test command exited non-zero while no test is reported FAILED or ERROR.
+ * - Expected ids that cannot name a test (`[100%]`, `[`, `"`: pytest progress
+ *   columns and fragments that SWE-bench's own parser put into a few gold
+ *   lists) are dropped from the lists by default, and the drop is recorded
+ *   (`dropped`); under `rules: 'swebench'` they are looked up as the harness's
+ *   `parse_log_pytest` reads the log (a line `PASSED [100%]` gives test `[100%]`).
  */
 
-import type { ParseResult, TestStatus } from '../parsers/types.ts';
+import type { ParseResult, TestStatus, UnnamedResults } from '../parsers/types.ts';
 import { StatusIndex, verdict } from './match.ts';
 import type { TestVerdict } from './types.ts';
+
+/**
+ * Which rules grade a SWE-bench instance: `default`, berth's (stricter than the
+ * harness where the harness is wrong; every difference is listed in
+ * docs/parsers-junit-and-grading.md), or `swebench`, the SWE-bench harness's
+ * verdict exactly (`--rules swebench`).
+ */
+export type SwebenchRules = 'default' | 'swebench';
+
+/** An expected id dropped from a gold list because it cannot name a test. */
+export interface DroppedExpected {
+  id: string;
+  category: 'FAIL_TO_PASS' | 'PASS_TO_PASS';
+  reason: string;
+}
 
 /** Pass count over total of one category. */
 export interface CategoryCount {
@@ -36,6 +56,8 @@ export interface SwebenchGradeInput {
   timedOut: boolean;
   /** Timeout used, in seconds (for the message). */
   timeoutSec?: number;
+  /** Default `default`; `swebench` grades exactly as the harness (see `SwebenchRules`). */
+  rules?: SwebenchRules;
 }
 
 export interface SwebenchGrade {
@@ -47,6 +69,66 @@ export interface SwebenchGrade {
   PASS_TO_PASS: CategoryCount;
   /** One verdict per expected test; every test not passed has a `reason`. */
   verdicts: TestVerdict[];
+  /** Expected ids dropped because they cannot name a test (default rules only). */
+  dropped: DroppedExpected[];
+}
+
+/**
+ * Why an expected id cannot name a test, or undefined when it can: empty, a
+ * pytest progress column (`[100%]`, `[ 50%]`, `[3/5]`, possibly with the rule
+ * of dashes that followed it), or no letter or digit at all (`[`, `"`).
+ * Ids like `#15789` stay: Django prints a docstring line as the test's name,
+ * and its parser (SWE-bench's and berth's) gives that line as the id.
+ */
+export function junkIdReason(id: string): string | undefined {
+  if (id.trim() === '') return 'empty';
+  if (/^\[\s*\d+(?:%|\/\d+)\]/.test(id.trim())) return 'a pytest progress column, not a test';
+  if (!/[\p{L}\p{N}]/u.test(id)) return 'no letter or digit: a fragment, not a test';
+  return undefined;
+}
+
+const HARNESS_WORDS = ['FAILED', 'PASSED', 'SKIPPED', 'ERROR', 'XFAIL'] as const;
+
+/**
+ * The statuses SWE-bench's `parse_log_pytest` (HEAD) reads from a log, for the
+ * given ids only: a line that starts with a status word, ` - ` replaced by a
+ * space on FAILED lines, split on whitespace; the second field is the id, the
+ * first the status; `SKIPPED [N]` skip summaries are not tests; a later line
+ * wins. XFAIL counts as PASSED (the harness's `test_passed`).
+ * @param ids the ids to read; every id the log names when undefined.
+ */
+export function harnessPytestStatuses(log: string, ids?: ReadonlySet<string>): Map<string, TestStatus> {
+  const out = new Map<string, TestStatus>();
+  if (ids?.size === 0) return out;
+  for (let line of log.split('\n')) {
+    const word = HARNESS_WORDS.find((w) => line.startsWith(w));
+    if (!word) continue;
+    if (word === 'FAILED') line = line.replaceAll(' - ', ' ');
+    const fields = line.split(/\s+/).filter((f) => f !== '');
+    if (fields.length <= 1) continue;
+    const id = fields[1] as string;
+    if (word === 'SKIPPED' && /^\[\d+\]$/.test(id)) continue;
+    if (ids && !ids.has(id)) continue;
+    // `fields[0]` may be longer than the word (`PASSEDX`): the harness keeps it, and it is no status.
+    const status = fields[0] === word ? (word === 'XFAIL' ? 'PASSED' : word) : undefined;
+    if (status) out.set(id, status);
+    else out.delete(id);
+  }
+  return out;
+}
+
+/**
+ * A note for an expected test the log does not name, when the log reports
+ * results without ids in its file (pytest's skips by location, classic progress).
+ */
+function unnamedNote(id: string, unnamed: readonly UnnamedResults[]): string | undefined {
+  const file = id.split('::')[0];
+  const here = unnamed.filter((u) => u.file === file);
+  if (here.length === 0) return undefined;
+  const parts = here.map(
+    (u) => `${u.count} ${u.status.toLowerCase()}${u.locations ? ` (${u.locations.join(', ')})` : ''}`,
+  );
+  return `not named in the log, which reports ${parts.join(', ')} result(s) in ${file} without a test id`;
 }
 
 /**
@@ -102,12 +184,44 @@ function count(verdicts: TestVerdict[]): CategoryCount {
 /** Grades one test run against an instance's FAIL_TO_PASS and PASS_TO_PASS lists. */
 export function gradeSwebench(input: SwebenchGradeInput): SwebenchGrade {
   const tests = input.parse?.tests ?? [];
-  const index = new StatusIndex(tests);
+  const rules = input.rules ?? 'default';
+  const dropped: DroppedExpected[] = [];
+  const junk = new Set<string>();
+  const keep = (category: DroppedExpected['category'], ids: string[]): string[] =>
+    ids.filter((id) => {
+      const reason = junkIdReason(id);
+      if (reason === undefined) return true;
+      if (rules === 'swebench') {
+        junk.add(id);
+        return true;
+      }
+      dropped.push({ id, category, reason });
+      return false;
+    });
+  const failToPass = keep('FAIL_TO_PASS', input.failToPass);
+  const passToPass = keep('PASS_TO_PASS', input.passToPass);
+  let statuses: Map<string, TestStatus> | undefined;
+  if (junk.size > 0) {
+    // The harness's parser gives these ids (from progress and fragment lines berth's parser never
+    // takes as tests); they are looked up its way, everything else berth's way.
+    statuses = new Map(tests.map((t) => [t.id, t.status]));
+    for (const id of junk) statuses.delete(id);
+    for (const [id, status] of harnessPytestStatuses(input.log, junk)) statuses.set(id, status);
+  }
+  const index = new StatusIndex(statuses ?? tests);
   const truncated = input.parse?.truncated ?? false;
   const verdicts = [
-    ...verdictsFor('FAIL_TO_PASS', input.failToPass, index, truncated),
-    ...verdictsFor('PASS_TO_PASS', input.passToPass, index, truncated),
+    ...verdictsFor('FAIL_TO_PASS', failToPass, index, truncated),
+    ...verdictsFor('PASS_TO_PASS', passToPass, index, truncated),
   ];
+  const unnamed = input.parse?.unnamed ?? [];
+  if (unnamed.length > 0) {
+    for (const v of verdicts) {
+      if (v.status !== undefined) continue;
+      const note = unnamedNote(v.id, unnamed);
+      if (note) v.note = note;
+    }
+  }
   const f2p = count(verdicts.filter((v) => v.category === 'FAIL_TO_PASS'));
   const p2p = count(verdicts.filter((v) => v.category === 'PASS_TO_PASS'));
 
@@ -130,7 +244,15 @@ export function gradeSwebench(input: SwebenchGradeInput): SwebenchGrade {
       if (v.passed) continue;
       v.reason ??= 'missing';
     }
-    return { status: 'error', resolved: false, errorReason, FAIL_TO_PASS: f2p, PASS_TO_PASS: p2p, verdicts };
+    return {
+      status: 'error',
+      resolved: false,
+      errorReason,
+      FAIL_TO_PASS: f2p,
+      PASS_TO_PASS: p2p,
+      verdicts,
+      dropped,
+    };
   }
   const resolved = f2p.passed === f2p.total && p2p.passed === p2p.total;
   return {
@@ -139,5 +261,6 @@ export function gradeSwebench(input: SwebenchGradeInput): SwebenchGrade {
     FAIL_TO_PASS: f2p,
     PASS_TO_PASS: p2p,
     verdicts,
+    dropped,
   };
 }

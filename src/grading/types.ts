@@ -14,6 +14,9 @@ import type { TestStatus } from '../parsers/types.ts';
  */
 export type NotPassedReason = 'missing' | 'failed' | 'error' | 'skipped' | 'truncated-log' | 'wrong-category';
 
+/** How an expected id was found among the reported ones. */
+export type MatchedBy = 'exact' | 'prefix' | 'path-parameter';
+
 /** The verdict on one expected test. */
 export interface TestVerdict {
   id: string;
@@ -23,7 +26,16 @@ export interface TestVerdict {
   status?: TestStatus;
   passed: boolean;
   reason?: NotPassedReason;
-  /** `prefix` when the expected id was truncated and matched a longer reported id. */
-  matchedBy?: 'exact' | 'prefix';
+  /**
+   * `prefix` when the expected id was truncated and matched longer reported ids;
+   * `path-parameter` when it matched a reported id whose absolute-path parameter
+   * SWE-bench shortens to its last segment (see `shortenPathParameter`).
+   */
+  matchedBy?: MatchedBy;
+  /** The reported id it matched (the first, for several). */
   matchedId?: string;
+  /** Every reported id it stood for, when it matched more than one. */
+  matchedIds?: string[];
+  /** Why it could not be found, when the log says more than "absent" (e.g. skips reported only by location). */
+  note?: string;
 }

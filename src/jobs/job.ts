@@ -19,6 +19,7 @@ import PQueue from 'p-queue';
 import type { Agent } from '../agents/agent.ts';
 import type { EnvironmentProvider } from '../environments/environment.ts';
 import { InputError, UsageError } from '../errors.ts';
+import { taskChecksum } from '../tasks/checksum.ts';
 import {
   agentInfoForFile,
   roundSec,
@@ -27,7 +28,7 @@ import {
   writeRewardFile,
 } from '../trials/file-format.ts';
 import type { TrialResult } from '../trials/result.ts';
-import { initialTrialResult, patchSha256, runTrial, taskChecksum } from '../trials/trial.ts';
+import { initialTrialResult, patchSha256, runTrial } from '../trials/trial.ts';
 import { writeJsonAtomic } from '../util/atomic-write.ts';
 import type { Verifier } from '../verifiers/verifier.ts';
 import { VERSION } from '../version.ts';

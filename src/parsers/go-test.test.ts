@@ -43,6 +43,9 @@ describe.skipIf(!hasData)('go test: agreement with go-junit-report (BERTH_DATA)'
         packages[key] = e.classname;
       }
       expect(statusMap(ours.tests)).toEqual(theirs);
+      // Every testcase of the report is counted: a test run N times counts N times.
+      const total = ours.counts.passed + ours.counts.failed + ours.counts.error + ours.counts.skipped;
+      expect(total).toBe(report.elements?.length);
       for (const test of ours.tests) {
         // A compiled test binary prints no package line (007): the package stays unknown.
         if (test.package !== undefined) expect(test.package).toBe(packages[test.id]);
@@ -129,5 +132,66 @@ describe('go test: console and JSON details', () => {
     ).toBeGreaterThan(0.9);
     expect(detectGoTest('=== RUN   TestA\n--- PASS: TestA (0.00s)\n')).toBeGreaterThan(0.8);
     expect(detectGoTest('PASSED tests/a.py::t')).toBe(0);
+  });
+});
+
+describe('go test: repeated runs and failing benchmarks, against go-junit-report (issue 12)', () => {
+  // Written by the real `go test` and go-junit-report v2 (test/fixtures/parsers/generated, regenerate.sh).
+  const generated = path.join(root, 'test/fixtures/parsers/generated');
+  const total = (c: { passed: number; failed: number; error: number; skipped: number }) =>
+    c.passed + c.failed + c.error + c.skipped;
+
+  for (const [log, xml] of [
+    ['go-count.txt', 'go-count.junit.xml'],
+    ['go-count.json.txt', 'go-count.junit.xml'],
+    ['go-bench-fail.txt', 'go-bench-fail.junit.xml'],
+    ['go-bench-fail.json.txt', 'go-bench-fail.junit.xml'],
+  ] as const) {
+    it(`${log}: every run counted, benchmarks per name, as ${xml}`, async () => {
+      const ours = await parseGoTest(createReadStream(path.join(generated, log)), { sourceName: log });
+      const report = await parseJUnit(createReadStream(path.join(generated, xml)), { keepElements: true });
+      const theirs = { passed: 0, failed: 0, error: 0, skipped: 0 };
+      for (const e of report.elements ?? [])
+        theirs[
+          e.status === 'PASSED'
+            ? 'passed'
+            : e.status === 'FAILED'
+              ? 'failed'
+              : e.status === 'ERROR'
+                ? 'error'
+                : 'skipped'
+        ]++;
+      expect(ours.counts).toEqual(theirs);
+      // The merged verdict per name: a run that failed makes the test FAILED.
+      const worst: Record<string, string> = {};
+      for (const e of report.elements ?? [])
+        if (worst[e.name as string] !== 'FAILED') worst[e.name as string] = e.status;
+      expect(statusMap(ours.tests)).toEqual(worst);
+      expect(total(ours.counts)).toBe(report.elements?.length);
+    });
+  }
+
+  it('`--- FAIL: BenchmarkBroken` is that benchmark failing, not a package error', async () => {
+    const ours = await parseGoTest(createReadStream(path.join(generated, 'go-bench-fail.txt')));
+    expect(statusMap(ours.tests)).toEqual({ BenchmarkAdd: 'PASSED', BenchmarkBroken: 'FAILED' });
+    expect(ours.tests.some((t) => t.pseudo)).toBe(false);
+    expect(ours.warnings.join('\n')).not.toContain('package failed');
+  });
+
+  it('a test reported three times counts three times (-count=3)', async () => {
+    const ours = await parseText(
+      [
+        '=== RUN   TestA',
+        '--- PASS: TestA (0.00s)',
+        '=== RUN   TestA',
+        '--- FAIL: TestA (0.00s)',
+        '=== RUN   TestA',
+        '--- PASS: TestA (0.00s)',
+        'FAIL',
+        'FAIL\tex/p\t0.01s',
+      ].join('\n'),
+    );
+    expect(ours.counts).toEqual({ passed: 2, failed: 1, error: 0, skipped: 0 });
+    expect(statusMap(ours.tests)).toEqual({ TestA: 'FAILED' });
   });
 });

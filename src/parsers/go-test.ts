@@ -21,20 +21,39 @@
  * or setup failure (`FAIL pkg [build failed]`, `-json`'s `FailedBuild`) gets
  * `<package> [build failed]` / `<package> [setup failed]`: the package's tests
  * are missing, which graders count as failed.
- * Repeated names (`-count=N`, the same name in two packages) merge by the
- * default precedence ERROR > FAILED > PASSED > SKIPPED.
+ * A failing benchmark prints `--- FAIL: BenchmarkX` with no duration: a
+ * failure of that benchmark (as go-junit-report reads it), not of its package.
+ * Repeated names (`-count=N`, the same name in two packages) merge in `tests`
+ * by the default precedence ERROR > FAILED > PASSED > SKIPPED, and `counts`
+ * counts every run of a test (a test run three times counts three times) and
+ * one result per benchmark name and package, as go-junit-report's report does.
  */
 import { readLines, TestCollector } from './common.ts';
-import type { ParseOptions, ParseResult, Parser, TestCase, TestStatus } from './types.ts';
+import {
+  type ParseOptions,
+  type ParseResult,
+  type Parser,
+  STATUS_PRECEDENCE,
+  type StatusCounts,
+  type TestCase,
+  type TestStatus,
+} from './types.ts';
 
 const RESULT = /--- (PASS|FAIL|SKIP): (.+?) \((\d+(?:\.\d+)?)(?:s| seconds)\)\s*$/;
 const RUN = /^=== RUN\s+(\S+)\s*$/;
+// A benchmark's end: `--- BENCH: BenchmarkX-8` (it logged), `--- FAIL: BenchmarkX`, `--- SKIP: BenchmarkX`.
+const END_BENCH = /^\s*--- (BENCH|FAIL|SKIP): (Benchmark\S*?)(?:-\d+)?\s*$/;
 const BENCH = /^(Benchmark\S*?)(?:-\d+)?\s+\d+\s+\d+(?:\.\d+)?\s+ns\/op\b/;
 const PKG_OK = /^ok\s+(\S+)(?:\s|$)/;
 const PKG_FAIL = /^FAIL\s+(\S+)(?:\s+\[(build|setup) failed\]|\s+\d+(?:\.\d+)?s|\s+\(cached\)|\s*$)/;
 const PANIC = /^panic: |^fatal error: /;
 
-const STATUS: Record<string, TestStatus> = { PASS: 'PASSED', FAIL: 'FAILED', SKIP: 'SKIPPED' };
+const STATUS: Record<string, TestStatus> = {
+  PASS: 'PASSED',
+  BENCH: 'PASSED',
+  FAIL: 'FAILED',
+  SKIP: 'SKIPPED',
+};
 
 interface GoEvent {
   Action?: string;
@@ -56,11 +75,36 @@ class GoTestState {
   private readonly failedTests = new Set<string>();
   private readonly packagesWithPseudo = new Set<string>();
   private panicked = false;
+  /** Every run of a test counts; a benchmark name counts once per package (`package\0name` -> its status). */
+  private readonly counts: StatusCounts = { passed: 0, failed: 0, error: 0, skipped: 0 };
+  private readonly benchmarks = new Map<string, TestStatus>();
+  /** `-json` output events can end mid-line (a benchmark's name, then its figures): the rest, per package. */
+  private readonly partial = new Map<string, string>();
   sawJson = false;
   sawAnything = false;
 
   constructor(options: ParseOptions) {
     this.collector = new TestCollector('go-test', { keepElements: options.keepElements });
+  }
+
+  /** Records one result and counts it (`package` must be set when known). */
+  private add(test: TestCase) {
+    this.collector.add(test);
+    if (test.benchmark === true) {
+      const key = `${test.package ?? ''}\u0000${test.id}`;
+      const before = this.benchmarks.get(key);
+      if (before !== undefined && STATUS_PRECEDENCE[test.status] <= STATUS_PRECEDENCE[before]) return;
+      if (before !== undefined) this.count(before, -1);
+      this.benchmarks.set(key, test.status);
+    }
+    this.count(test.status, 1);
+  }
+
+  private count(status: TestStatus, n: number) {
+    if (status === 'PASSED') this.counts.passed += n;
+    else if (status === 'FAILED') this.counts.failed += n;
+    else if (status === 'ERROR') this.counts.error += n;
+    else this.counts.skipped += n;
   }
 
   private started(pkg: string, name: string) {
@@ -102,7 +146,7 @@ class GoTestState {
     for (const test of this.pending) {
       if (pkg !== undefined) test.package = pkg;
       if (test.status === 'FAILED' || test.status === 'ERROR') anyFailed = true;
-      this.collector.add(test);
+      this.add(test);
     }
     this.pending = [];
     if (pkg !== undefined && failed && !anyFailed && !this.packagesWithPseudo.has(pkg)) {
@@ -118,7 +162,7 @@ class GoTestState {
   private pseudo(pkg: string, what: 'package failed' | 'build failed' | 'setup failed', message?: string) {
     this.sawAnything = true;
     this.packagesWithPseudo.add(pkg);
-    this.collector.add({
+    this.add({
       id: `${pkg} [${what}]`,
       status: 'ERROR',
       package: pkg,
@@ -154,8 +198,16 @@ class GoTestState {
       if (pkg !== undefined) {
         test.package = pkg;
         this.sawAnything = true;
-        this.collector.add(test);
+        this.add(test);
       } else this.textResult(test);
+      return;
+    }
+    const endBench = END_BENCH.exec(line);
+    if (endBench?.[2]) {
+      // Under -json the fail/skip event of the benchmark says the same.
+      if (pkg !== undefined) return;
+      const status = STATUS[endBench[1] as string] as TestStatus;
+      this.textResult({ id: endBench[2], status, benchmark: true });
       return;
     }
     if (pkg !== undefined) {
@@ -203,9 +255,15 @@ class GoTestState {
         if (e.Test) this.started(pkg, e.Test);
         this.sawAnything = true;
         return;
-      case 'output':
-        if (e.Output) for (const piece of e.Output.split('\n')) if (piece) this.text(piece, pkg);
+      case 'output': {
+        if (!e.Output) return;
+        const pieces = ((this.partial.get(pkg) ?? '') + e.Output).split('\n');
+        const rest = pieces.pop() as string;
+        if (rest === '') this.partial.delete(pkg);
+        else this.partial.set(pkg, rest.length > 1 << 16 ? rest.slice(0, 1 << 16) : rest);
+        for (const piece of pieces) if (piece) this.text(piece, pkg);
         return;
+      }
       case 'pass':
       case 'fail':
       case 'skip': {
@@ -218,9 +276,12 @@ class GoTestState {
           const test: TestCase = { id: e.Test, status, package: pkg };
           if (typeof e.Elapsed === 'number') test.durationSec = e.Elapsed;
           if (e.Test.startsWith('Benchmark')) test.benchmark = true;
-          this.collector.add(test);
+          this.add(test);
           return;
         }
+        const rest = this.partial.get(pkg);
+        if (rest) this.text(rest, pkg);
+        this.partial.delete(pkg);
         this.closeJsonPackage(pkg, status === 'FAILED', e.FailedBuild);
         return;
       }
@@ -234,7 +295,7 @@ class GoTestState {
     if (open && open.size > 0) {
       for (const name of open) {
         this.failedTests.add(pkg);
-        this.collector.add({
+        this.add({
           id: name,
           status: 'FAILED',
           package: pkg,
@@ -263,7 +324,7 @@ class GoTestState {
       if (open.size > 0 && pkg !== '') {
         truncated = true;
         for (const name of open)
-          this.collector.add({
+          this.add({
             id: name,
             status: 'FAILED',
             package: pkg,
@@ -281,7 +342,9 @@ class GoTestState {
       this.collector.truncated = true;
       this.collector.warn('the log ends while tests were running (truncated?): those tests count as FAILED');
     }
-    return this.collector.result();
+    const result = this.collector.result();
+    result.counts = { ...this.counts };
+    return result;
   }
 }
 

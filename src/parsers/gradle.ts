@@ -10,15 +10,56 @@
  * status on a later line of its own (interleaved output, SWE-bench's
  * gradle_custom fix) belongs to the last name printed without one; a status
  * run into other output (`...testX PASSEDPicked up JAVA_TOOL_OPTIONS...`,
- * multi-swe-bench#52) still counts. Task lines (`> Task :app:test FAILED`)
- * are not tests. `N tests completed, M failed` is checked against the results.
+ * multi-swe-bench#52) still counts, and so does every further event run into
+ * it (`...negates() PASSEDcom.example.CalcTest > squares() FAILED`: two
+ * events). A line that holds `FAILED` after a ` > ` name but gives no event is
+ * named in a warning, never silently dropped. Task lines
+ * (`> Task :app:test FAILED`) are not tests. `N tests completed, M failed` is
+ * checked against the results.
  */
 import { readLineBatches, stripAnsi, TestCollector } from './common.ts';
 import type { ParseOptions, ParseResult, Parser, TestStatus } from './types.ts';
 
-const RESULT = /^(\S.*? > .+?) (PASSED|FAILED|SKIPPED)(?:$|(?=[A-Z][a-z]))/;
 const NAME_ONLY = /^(\S[^>]*? > .+?)$/;
 const STATUS_ONLY = /^(PASSED|FAILED|SKIPPED)$/;
+// A status word after a space, then the end, or text run into it without a space.
+const STATUS_WORD = / (PASSED|FAILED|SKIPPED)(?=$|\S)/g;
+// What may follow a status without a space: another event (`com.x.T > m()`), or other output
+// starting a sentence (`Picked up ...`). Anything else means the word is part of a name.
+const GLUED_EVENT = /^[^\s>]+ > /;
+const GLUED_TEXT = /^[A-Z][a-z]/;
+
+/**
+ * The test events on one console line, in order, and what follows the last
+ * one (a name still waiting for its status, or other output).
+ */
+export function gradleEvents(line: string): {
+  events: { printed: string; status: TestStatus }[];
+  rest: string;
+} {
+  const events: { printed: string; status: TestStatus }[] = [];
+  let start = 0;
+  for (;;) {
+    const segment = line.slice(start);
+    if (!/^\S/.test(segment) || !segment.includes(' > ')) break;
+    let found: { at: number; word: TestStatus } | undefined;
+    STATUS_WORD.lastIndex = 0;
+    for (let m = STATUS_WORD.exec(segment); m; m = STATUS_WORD.exec(segment)) {
+      const name = segment.slice(0, m.index);
+      if (!name.includes(' > ')) continue;
+      const after = segment.slice(m.index + 1 + (m[1] as string).length);
+      if (after === '' || GLUED_EVENT.test(after) || GLUED_TEXT.test(after)) {
+        found = { at: m.index, word: m[1] as TestStatus };
+        break;
+      }
+    }
+    if (!found) break;
+    events.push({ printed: segment.slice(0, found.at), status: found.word });
+    start += found.at + 1 + found.word.length;
+    if (!GLUED_EVENT.test(line.slice(start))) break;
+  }
+  return { events, rest: line.slice(start) };
+}
 
 /**
  * `A > m()` -> `A.m()`; `A > B > m()` -> `A$B.m()`; a parameterised
@@ -50,6 +91,7 @@ export const gradleParser: Parser = {
     let pending: string | undefined;
     let lineNo = 0;
     let summary: string | undefined;
+    const unread: number[] = [];
     const record = (printed: string, word: string): void => {
       const status = word as TestStatus;
       collector.add({ id: gradleId(printed), status, printed, line: lineNo });
@@ -59,12 +101,16 @@ export const gradleParser: Parser = {
         lineNo++;
         const line = (raw.includes('\u001b') ? stripAnsi(raw) : raw).trimEnd();
         if (line.startsWith('> Task ') || line.trim() === '') continue;
-        const m = RESULT.exec(line);
-        if (m) {
-          record(m[1] as string, m[2] as string);
-          pending = undefined;
+        const { events, rest } = gradleEvents(line);
+        if (events.length > 0) {
+          for (const e of events) record(e.printed, e.status);
+          // A name run into the last event whose status comes on a later line.
+          pending = rest !== '' && NAME_ONLY.test(rest) && GLUED_EVENT.test(rest) ? rest : undefined;
+          if (!pending && / FAILED/.test(rest) && rest.includes(' > ')) unread.push(lineNo);
           continue;
         }
+        if (/ FAILED/.test(line) && line.includes(' > ') && !STATUS_ONLY.test(line.trim()))
+          unread.push(lineNo);
         const statusOnly = STATUS_ONLY.exec(line.trim());
         if (statusOnly && pending !== undefined) {
           record(pending, statusOnly[1] as string);
@@ -79,6 +125,10 @@ export const gradleParser: Parser = {
         if (NAME_ONLY.test(line) && !line.startsWith(' ') && /\S > \S/.test(line)) pending = line;
       }
     }
+    if (unread.length > 0)
+      collector.warn(
+        `${unread.length} line(s) hold FAILED after a test name but no test event could be read (line ${unread.slice(0, 5).join(', ')})`,
+      );
     if (summary) {
       const total = Number(/^(\d+)/.exec(summary)?.[1]);
       if (total !== collector.size)

@@ -16,7 +16,7 @@
  * teardown error) is merged by ERROR > FAILED > PASSED > SKIPPED.
  */
 import { detach, readLineBatches, stripAnsi, TestCollector } from './common.ts';
-import type { ParseOptions, ParseResult, Parser, TestCase, TestStatus } from './types.ts';
+import type { ParseOptions, ParseResult, Parser, TestCase, TestStatus, UnnamedResults } from './types.ts';
 
 type Word = 'PASSED' | 'FAILED' | 'ERROR' | 'SKIPPED' | 'XFAIL' | 'XPASS';
 
@@ -34,7 +34,7 @@ const PROGRESS_COLUMN = /^\[\s*\d+(?:%|\/\d+)\]$/;
  * where the status word starts, read from the end of the line (no regex scan
  * over the id, which may itself contain status words inside its parameters).
  */
-export function verboseTail(line: string): { index: number; word: Word } | undefined {
+export function verboseTail(line: string): { index: number; word: Word; reason?: string } | undefined {
   let end = line.length;
   while (end > 0 && line.charCodeAt(end - 1) <= 32) end--;
   if (line.charCodeAt(end - 1) === 93 /* ] */) {
@@ -50,7 +50,7 @@ export function verboseTail(line: string): { index: number; word: Word } | undef
   if (line.charCodeAt(end - 1) === 41 /* ) */) {
     for (let open = line.lastIndexOf(' (', end); open > 0; open = line.lastIndexOf(' (', open - 1)) {
       const before = wordEndingAt(line, open);
-      if (before) return before;
+      if (before) return { ...before, reason: line.slice(open + 2, end - 1) };
     }
   }
   return undefined;
@@ -70,7 +70,6 @@ function wordEndingAt(line: string, end: number): { index: number; word: Word } 
 const CLASSIC = /^(\S+\.py) ([.FEsxX]+)\s*(?:\[\s*\d+%\])?\s*$/;
 const CLASSIC_CONT = /^([.FEsxX]+)\s*(?:\[\s*\d+%\])?\s*$/;
 const PROGRESS_ONLY = /^\[\s*\d+(?:%|\/\d+)\]$/;
-const SESSION_START = /^=+ test session starts =+$/;
 // `==== 1 failed, 12 passed, 1 skipped in 0.45s ====`, `==== no tests ran in 0.01s ====`.
 const FINAL_SUMMARY =
   /^=+ (.*\b(?:passed|failed|errors?|skipped|xfailed|xpassed|deselected|no tests ran)\b.*) in [\d.]+s(?: \([^)]*\))? =+$/;
@@ -124,9 +123,54 @@ function toStatus(word: Word, message: string | undefined): { status: TestStatus
   return STATUS_OF[word];
 }
 
+/**
+ * SWE-bench's `parse_log_pytest_options` rule (its parser for pydicom, requests
+ * and pylint): in `name[option]`, an option that is an absolute path (starts
+ * with `/`, not `//`, holds no `*`) keeps only its last segment, so a
+ * parameter holding the run's temp folder names the same test every run:
+ * `test_stdin[/tmp/tmpab12/mymodule.py]` -> `test_stdin[/mymodule.py]`.
+ * Returns the id unchanged when the rule does not apply.
+ */
+export function shortenPathParameter(id: string): string {
+  const open = id.indexOf('[');
+  const close = id.lastIndexOf(']');
+  if (open < 0 || close < open) return id;
+  const option = id.slice(open + 1, close);
+  if (!option.startsWith('/') || option.startsWith('//') || option.includes('*')) return id;
+  return `${id.slice(0, open)}[/${option.slice(option.lastIndexOf('/') + 1)}]`;
+}
+
 /** A node id as pytest prints it: a path, optionally `::` parts. */
 function looksLikeNodeId(id: string): boolean {
   return id.includes('::') || /\.py$/.test(id);
+}
+
+/**
+ * Where in pytest's output a line stands. Results are taken only where pytest
+ * prints results: before any section header (a log that is only `-rA` lines),
+ * in the session's progress / `-v` part, and in the short test summary. Never
+ * from FAILURES / ERRORS / PASSES / warnings or any other section, which hold
+ * tracebacks and the tests' captured output (a test that prints `PASSED x` does
+ * not make a result), and never after the session's final summary line.
+ */
+type Area = 'open' | 'session' | 'summary' | 'details' | 'after';
+
+// `===== FAILURES =====`, `===== short test summary info =====`...
+const SECTION = /^=+ (.+?) =+$/;
+// `----- Captured stdout call -----`, `----- Captured log setup -----`.
+const CAPTURED = /^-+ Captured .* -+$/;
+// `___ test_name ___`: one test's block inside a details section.
+const TEST_BLOCK = /^_{3,} .+ _{3,}$/;
+// `SKIPPED [2] tests/test_x.py:9: reason`: skipped tests by location, not by id.
+const SKIP_SUMMARY = /^\[(\d+)\]\s+(.+?):(\d+): ?(.*)$/;
+// pytest < 8 prints an xfail's reason on the line after `XFAIL <id>`.
+const REASON_LINE = /^\s+reason: (.*)$/;
+
+interface Buffered {
+  id: string;
+  word: Word;
+  message: string | undefined;
+  line: number;
 }
 
 export const pytestParser: Parser = {
@@ -145,23 +189,47 @@ export const pytestParser: Parser = {
 
   async parse(chunks, options?: ParseOptions): Promise<ParseResult> {
     const collector = new TestCollector('pytest', { keepElements: options?.keepElements });
+    let area: Area = 'open';
+    let captured = false;
     let sessionStarted = false;
+    let sawSummarySection = false;
     let finalSummary: string | undefined;
     // The last `-v` id printed without its status (the test's own output came in between).
     let pendingId: string | undefined;
     let classicFile: string | undefined;
     // Classic progress characters, counted per file and status (no ids are printed).
     const anonymous = new Map<string, Map<Word, number>>();
+    // The short test summary's results, committed when the session ends: a later summary
+    // section of the same session replaces an earlier one (captured output imitating one).
+    let summary: Buffered[] = [];
+    let lastXfail: Buffered | undefined;
+    // Ids an xfail(run=False) test has: a later plain XFAIL line of the same test stays not-run.
+    const notRun = new Set<string>();
+    // `SKIPPED [N] file:line: reason` lines, and ids the log lists without a result.
+    const skipSummaries: SkipSummary[] = [];
+    const listed = new Set<string>();
     let lineNo = 0;
 
     const record = (id: string, word: Word, message: string | undefined, line: number): void => {
-      const { status, outcome } = toStatus(word, message);
+      let { status, outcome } = toStatus(word, message);
+      if (outcome === 'xfailed-notrun') notRun.add(id);
+      else if (word === 'XFAIL' && notRun.has(id)) ({ status, outcome } = XFAIL_NOTRUN);
       // A repeat that changes nothing (the -rA line of a test its -v line already gave) allocates nothing.
-      if (!collector.changes(id, status, message !== undefined)) return;
+      const previous = collector.get(id);
+      const overrides = outcome === 'xfailed-notrun' && previous?.outcome === 'xfailed';
+      if (!overrides && !collector.changes(id, status, message !== undefined)) return;
       const test: TestCase = { id, status, line };
       if (outcome) test.outcome = outcome;
       if (message) test.message = message;
-      collector.merge(test);
+      // An xfail that never ran is not a pass, whichever line said so first.
+      if (overrides) collector.set(test);
+      else collector.merge(test);
+    };
+
+    const commitSummary = (): void => {
+      for (const r of summary) record(r.id, r.word, r.message, r.line);
+      summary = [];
+      lastXfail = undefined;
     };
 
     const countClassic = (file: string, marks: string): void => {
@@ -174,6 +242,38 @@ export const pytestParser: Parser = {
         const word = CLASSIC_STATUS[ch] as Word;
         perFile.set(word, (perFile.get(word) ?? 0) + 1);
       }
+    };
+
+    /** A `=== title ===` line: moves to the area it opens. */
+    const section = (title: string): void => {
+      classicFile = undefined;
+      pendingId = undefined;
+      captured = false;
+      if (title === 'test session starts') {
+        commitSummary();
+        area = 'session';
+        sessionStarted = true;
+        finalSummary = undefined;
+        return;
+      }
+      if (title === 'short test summary info') {
+        if (summary.length > 0)
+          collector.warn(
+            'a second "short test summary info" section in one pytest session: the earlier one was discarded (test output imitating pytest?)',
+          );
+        summary = [];
+        lastXfail = undefined;
+        sawSummarySection = true;
+        area = 'summary';
+        return;
+      }
+      const m = FINAL_SUMMARY.exec(`= ${title} =`);
+      if (m) {
+        finalSummary = m[1];
+        area = 'after';
+        return;
+      }
+      area = 'details';
     };
 
     const handle = (raw: string): void => {
@@ -193,13 +293,29 @@ export const pytestParser: Parser = {
       }
       const first = line.charCodeAt(0);
       if (first === 61 /* = */) {
-        classicFile = undefined;
-        if (SESSION_START.test(line)) sessionStarted = true;
-        else {
-          const m = FINAL_SUMMARY.exec(line);
-          if (m) finalSummary = m[1];
-        }
+        const m = SECTION.exec(line);
+        if (m) section((m[1] as string).trim());
+        else classicFile = undefined;
         return;
+      }
+      if (area === 'details' || area === 'after') return;
+      if (first === 45 /* - */ && CAPTURED.test(line)) {
+        captured = true;
+        return;
+      }
+      if (first === 95 /* _ */ && TEST_BLOCK.test(line)) {
+        captured = false;
+        return;
+      }
+      if (captured) return;
+      if (lastXfail !== undefined) {
+        const reason = REASON_LINE.exec(line);
+        const xfail = lastXfail;
+        lastXfail = undefined;
+        if (reason) {
+          xfail.message = detach(reason[1] as string);
+          return;
+        }
       }
       let lead = first;
       if (first === 91 /* [ */ && line.startsWith('[gw')) {
@@ -217,17 +333,34 @@ export const pytestParser: Parser = {
           if (rest === '' || PROGRESS_ONLY.test(rest)) {
             // A bare status (optionally with its progress column): it belongs to the
             // last `-v` id printed without a status (pytest -s output in between).
-            if (pendingId !== undefined) record(pendingId, word, undefined, lineNo);
+            if (pendingId !== undefined && area !== 'summary') record(pendingId, word, undefined, lineNo);
             pendingId = undefined;
             return;
           }
           // `SKIPPED [1] tests/test_a.py:12: reason` is a skip summary, not a test id.
-          if (word === 'SKIPPED' && /^\[\d+\]\s/.test(rest)) return;
+          if (word === 'SKIPPED' && /^\[\d+\]\s/.test(rest)) {
+            const skip = SKIP_SUMMARY.exec(rest);
+            if (skip)
+              skipSummaries.push({
+                count: Number(skip[1]),
+                file: detach(skip[2] as string),
+                location: detach(`${skip[2]}:${skip[3]}`),
+                reason: detach(skip[4] as string),
+              });
+            return;
+          }
           const { id, message } = splitIdAndMessage(rest);
-          if (id.length > 0) record(id, word, message, lineNo);
+          if (id.length === 0) return;
+          if (area === 'summary') {
+            const entry: Buffered = { id: detach(id), word, message, line: lineNo };
+            summary.push(entry);
+            lastXfail = word === 'XFAIL' ? entry : undefined;
+          } else record(id, word, message, lineNo);
           return;
         }
       }
+      // The short summary holds status-first lines only.
+      if (area === 'summary') return;
 
       if (!line.includes('.py')) {
         if (classicFile !== undefined && CLASSIC_CONT.test(line)) {
@@ -246,7 +379,7 @@ export const pytestParser: Parser = {
       if (tail) {
         const id = line.slice(0, tail.index).trim();
         if (looksLikeNodeId(id)) {
-          record(id, tail.word, undefined, lineNo);
+          record(id, tail.word, tail.reason, lineNo);
           pendingId = undefined;
           classicFile = undefined;
           return;
@@ -262,70 +395,164 @@ export const pytestParser: Parser = {
       }
       classicFile = undefined;
 
-      // `path::test_name ` printed by -v before the test's own output.
-      if (PENDING_ID.test(line) && !line.includes(' - ')) pendingId = line.trim();
+      // `path::test_name ` printed by -v before the test's own output, or a collection
+      // listing (`--collect-only -q`).
+      if (PENDING_ID.test(line) && !line.includes(' - ')) {
+        pendingId = line.trim();
+        if (!pendingId.includes(' ') && listed.size < 1_000_000) listed.add(detach(pendingId));
+      }
     };
 
     for await (const batch of readLineBatches(chunks)) {
       for (const raw of batch) handle(raw);
     }
+    commitSummary();
 
-    settleAnonymous(collector, anonymous);
+    const unnamed = settleUnnamed(collector, anonymous, skipSummaries, listed, sawSummarySection);
     if (sessionStarted && finalSummary === undefined) {
       collector.truncated = true;
       collector.warn('no final pytest summary line (`=== N passed in Xs ===`): the log looks cut short');
     }
-    if (finalSummary !== undefined) checkSummary(collector, finalSummary);
-    return collector.result();
+    const result = collector.result();
+    if (unnamed.length > 0) {
+      result.unnamed = unnamed;
+      for (const u of unnamed) addCount(result.counts, u.status, u.count);
+    }
+    if (finalSummary !== undefined) checkSummary(result, finalSummary);
+    return result;
   },
 };
 
+interface SkipSummary {
+  count: number;
+  file: string;
+  location: string;
+  reason: string;
+}
+
+function addCount(counts: ParseResult['counts'], status: TestStatus, n: number): void {
+  if (status === 'PASSED') counts.passed += n;
+  else if (status === 'FAILED') counts.failed += n;
+  else if (status === 'ERROR') counts.error += n;
+  else counts.skipped += n;
+}
+
+const fileOf = (id: string): string => id.split('::')[0] as string;
+
 /**
- * Classic progress lines print one character per test and no ids. Results the
- * log also names (an `-rA` or short-summary line for the same file and status)
- * use those; the rest become `<file>::#<k>` placeholders so counts stay right.
+ * Results the log gives without an id. Classic progress lines print one
+ * character per test; `-rA` names every result but skips, which it groups by
+ * location (`SKIPPED [2] tests/test_x.py:9: reason`). No id is ever invented:
+ * they stay counted and unnamed, except skips that the log's own listing of
+ * test ids (`--collect-only -q` lines, `-v` ids printed without a status) names
+ * exactly: when a file has as many listed ids without a result as unnamed
+ * skips, those ids are the skipped tests (SKIPPED, `mappedFrom` the
+ * locations). What cannot be named is said in a warning.
  */
-function settleAnonymous(collector: TestCollector, anonymous: Map<string, Map<Word, number>>): void {
-  if (anonymous.size === 0) return;
+function settleUnnamed(
+  collector: TestCollector,
+  anonymous: Map<string, Map<Word, number>>,
+  skips: SkipSummary[],
+  listed: Set<string>,
+  sawSummarySection: boolean,
+): UnnamedResults[] {
+  // Named results per file and classic word.
   const named = new Map<string, number>();
   for (const test of collector.tests()) {
-    const file = test.id.split('::')[0] as string;
-    if (!anonymous.has(file)) continue;
-    const word = test.outcome === 'xfailed' ? 'XFAIL' : test.outcome === 'xpassed' ? 'XPASS' : test.status;
+    const file = fileOf(test.id);
+    const outcome = typeof test.outcome === 'string' ? test.outcome : '';
+    const word = outcome.startsWith('xfailed') ? 'XFAIL' : outcome === 'xpassed' ? 'XPASS' : test.status;
     const key = `${file}\u0000${word}`;
     named.set(key, (named.get(key) ?? 0) + 1);
   }
-  let placeholders = 0;
+  const unnamed: UnnamedResults[] = [];
+  const skipsByFile = new Map<string, SkipSummary[]>();
+  for (const s of skips) {
+    const list = skipsByFile.get(s.file) ?? [];
+    list.push(s);
+    skipsByFile.set(s.file, list);
+  }
+  const add = (file: string, status: TestStatus, count: number, locations?: string[]) => {
+    if (count <= 0) return;
+    unnamed.push({ file, status, count, ...(locations && locations.length > 0 ? { locations } : {}) });
+  };
+  // Skips: from the progress characters of a file when it printed any, else from the skip summaries.
+  const skipCount = new Map<string, number>();
   for (const [file, perFile] of anonymous) {
-    let k = 0;
     for (const [word, count] of perFile) {
       const left = count - (named.get(`${file}\u0000${word}`) ?? 0);
-      for (let i = 0; i < left; i++) {
-        k++;
-        const { status, outcome } = toStatus(word, undefined);
-        const test: TestCase = { id: `${file}::#${k}`, status, anonymous: true };
-        if (outcome) test.outcome = outcome;
-        collector.merge(test);
-        placeholders++;
-      }
+      if (word === 'SKIPPED') skipCount.set(file, left);
+      else add(file, toStatus(word, undefined).status, left);
     }
   }
-  if (placeholders > 0) {
+  if (anonymous.size === 0) {
+    // No progress characters (-v): every skip the summaries count beyond the named ones is unnamed,
+    // attributed to the files the summaries locate them in.
+    let excess = skips.reduce((n, s) => n + s.count, 0);
+    for (const [key, n] of named) if (key.endsWith('\u0000SKIPPED')) excess -= n;
+    for (const [file, list] of skipsByFile) {
+      if (excess <= 0) break;
+      const here = list.reduce((n, s) => n + s.count, 0) - (named.get(`${file}\u0000SKIPPED`) ?? 0);
+      const take = Math.min(here, excess);
+      if (take > 0) skipCount.set(file, take);
+      excess -= Math.max(0, take);
+    }
+  }
+  const unmapped: string[] = [];
+  // A listed id whose temp-folder parameter differs from the run's (a listing from another
+  // pytest process) still names a test that has a result.
+  const withResult = new Set<string>();
+  if (skipCount.size > 0) for (const test of collector.tests()) withResult.add(shortenPathParameter(test.id));
+  for (const [file, count] of skipCount) {
+    if (count <= 0) continue;
+    const here = skipsByFile.get(file) ?? [];
+    const locations = here.map((s) => s.location);
+    const candidates = [...listed].filter(
+      (id) =>
+        fileOf(id) === file && collector.get(id) === undefined && !withResult.has(shortenPathParameter(id)),
+    );
+    if (candidates.length === count) {
+      const reasons = [...new Set(here.map((s) => s.reason))];
+      for (const id of candidates) {
+        collector.merge({
+          id,
+          status: 'SKIPPED',
+          ...(reasons.length === 1 ? { message: reasons[0] } : {}),
+          mappedFrom: locations.length > 0 ? locations : [file],
+        });
+      }
+      continue;
+    }
+    add(file, 'SKIPPED', count, locations);
+    unmapped.push(`${count} in ${file}${locations.length > 0 ? ` (${locations.join(', ')})` : ''}`);
+  }
+  const others = unnamed.filter((u) => u.status !== 'SKIPPED');
+  if (others.length > 0) {
+    const n = others.reduce((k, u) => k + u.count, 0);
     collector.warn(
-      `${placeholders} result(s) from classic progress lines carry no test id and are recorded as <file>::#k; run pytest with -rA or -v for node ids`,
+      `${n} result(s) from classic progress lines (\`${others[0]?.file} ..F\`) carry no test id: counted, not named; ` +
+        `tests they stand for count as missing (run pytest with ${sawSummarySection ? '-v' : '-rA or -v'} to name them)`,
     );
   }
+  if (unmapped.length > 0) {
+    collector.warn(
+      `skipped tests reported only by location, which the log does not map to test ids: ${unmapped.join('; ')}; ` +
+        'tests they stand for count as missing (run pytest with -v to name skipped tests)',
+    );
+  }
+  return unnamed;
 }
 
 /** Compares the final `N passed, M failed` line with what was parsed. */
-function checkSummary(collector: TestCollector, summary: string): void {
+function checkSummary(result: ParseResult, summary: string): void {
   let reported = 0;
   for (const m of summary.matchAll(/(\d+) (passed|failed|errors?|skipped|xfailed|xpassed)\b/g)) {
     reported += Number(m[1]);
   }
-  const parsed = collector.size;
+  const parsed = result.tests.length + (result.unnamed ?? []).reduce((n, u) => n + u.count, 0);
   if (reported !== parsed) {
-    collector.warn(
+    result.countMismatch = { reported, parsed, summary };
+    result.warnings.push(
       `pytest's summary reports ${reported} result(s) (${summary}) but ${parsed} test(s) were parsed`,
     );
   }

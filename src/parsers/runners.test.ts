@@ -264,6 +264,39 @@ describe('runners without an offline toolchain: examples following their documen
     expect(result.tests[0]?.printed).toBe('com.example.CalculatorTest > adds two numbers()');
     expect(result.warnings).toEqual([]);
   });
+
+  it('Gradle console: every event of a line holding two or more, FAILED ones never lost (issue 12)', async () => {
+    const text = [
+      '> Task :test',
+      'com.example.CalcTest > negates() PASSEDcom.example.CalcTest > squares() PASSED',
+      'com.example.CalcTest > adds() PASSEDcom.example.CalcTest > divides() FAILED',
+      '    java.lang.AssertionError at CalcTest.kt:20',
+      'com.example.CalcTest > mods() FAILEDPicked up JAVA_TOOL_OPTIONS: -Dfile.encoding=UTF-8',
+      'com.example.CalcTest > returns PASSED when ok() PASSEDcom.example.CalcTest > waits()',
+      'WARNING: interleaved output',
+      'SKIPPED',
+      '7 tests completed, 2 failed, 1 skipped',
+      '',
+    ].join('\n');
+    const result = await getParser('gradle').parse(chunksOf(text));
+    expect(statusMap(result)).toEqual({
+      'com.example.CalcTest.negates()': 'PASSED',
+      'com.example.CalcTest.squares()': 'PASSED',
+      'com.example.CalcTest.adds()': 'PASSED',
+      'com.example.CalcTest.divides()': 'FAILED',
+      'com.example.CalcTest.mods()': 'FAILED',
+      'com.example.CalcTest.returns PASSED when ok()': 'PASSED',
+      'com.example.CalcTest.waits()': 'SKIPPED',
+    });
+    expect(result.warnings).toEqual([]);
+    // A FAILED that no event can be read from is said.
+    const odd = await getParser('gradle').parse(
+      chunksOf('com.example.CalcTest > x() FAILED but then text\n'),
+    );
+    expect(odd.warnings.join('\n')).toMatch(
+      /hold FAILED after a test name but no test event could be read \(line 1\)/,
+    );
+  });
 });
 
 describe('cut-short and broken output', () => {

@@ -90,6 +90,42 @@ describe('django (unittest verbose) parser', () => {
     const result = await parseText('django', 'test_a (m.T) ... ok\n');
     expect(result.truncated).toBe(true);
   });
+
+  it('output glued to the outcome (a real unittest run: `... partial output no newlineok`) is parsed', async () => {
+    const result = await parseReport({ path: join(generated, 'unittest-glued.txt') }, { format: 'django' });
+    const t = (name: string) => `${name} (__main__.GluedTests.${name})`;
+    expect(statusMap(result)).toEqual({
+      [t('test_fails_after_output')]: 'FAILED',
+      [t('test_plain')]: 'PASSED',
+      [t('test_prints_no_newline')]: 'PASSED',
+    });
+    expect(result.warnings).toEqual([]);
+    expect(result.countMismatch).toBeUndefined();
+  });
+
+  it('a glued outcome gives way to an outcome line of its own; a test with none is named in a warning', async () => {
+    const log = [
+      'test_a (m.T.test_a) ... look', // the test printed "look" and a newline: not an outcome yet
+      'FAIL',
+      'test_b (m.T.test_b) ... printed',
+      'test_c (m.T.test_c) ... outputok',
+      'Ran 3 tests in 0.1s',
+      '',
+    ].join('\n');
+    const result = await parseText('django', log);
+    expect(statusMap(result)).toEqual({ 'test_a (m.T.test_a)': 'FAILED', 'test_c (m.T.test_c)': 'PASSED' });
+    expect(result.warnings).toContain('no outcome for 1 test(s): "test_b (m.T.test_b)" (line 3)');
+    // Ran 3, but only two tests had an outcome: recorded, and said.
+    expect(result.countMismatch).toEqual({ reported: 3, parsed: 2, summary: 'Ran 3 tests in 0.1s' });
+  });
+
+  it('checks `Ran N tests` against the tests parsed', async () => {
+    const result = await parseText('django', 'test_a (m.T) ... ok\n\nRan 4 tests in 0.2s\n\nOK\n');
+    expect(result.countMismatch).toEqual({ reported: 4, parsed: 1, summary: 'Ran 4 tests in 0.2s' });
+    expect(result.warnings.join('\n')).toContain('"Ran 4 tests in 0.2s" (4) but 1 test(s)');
+    const real = await parseReport({ path: join(generated, 'unittest-verbose.txt') }, { format: 'django' });
+    expect(real.countMismatch).toBeUndefined();
+  });
 });
 
 describe('sympy (bin/test --verbose) parser', () => {

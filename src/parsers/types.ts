@@ -28,6 +28,31 @@ export interface StatusCounts {
   skipped: number;
 }
 
+/**
+ * Results a log reports without naming their test: pytest's classic progress
+ * characters (`tests/test_x.py ..s`) and its `SKIPPED [2] tests/test_x.py:9: reason`
+ * summary lines. They are counted, never given an invented id; a grader finds no
+ * test under them (an expected test they may stand for counts as missing).
+ */
+export interface UnnamedResults {
+  /** The file they belong to, as the runner printed it. */
+  file: string;
+  status: TestStatus;
+  count: number;
+  /** Where the runner located them (`tests/test_x.py:9`), when it said. */
+  locations?: string[];
+}
+
+/** The runner's own total disagrees with the tests parsed (e.g. unittest's `Ran N tests`). */
+export interface CountMismatch {
+  /** The total the runner printed. */
+  reported: number;
+  /** Tests parsed (named and unnamed). */
+  parsed: number;
+  /** The runner's summary line. */
+  summary: string;
+}
+
 export interface ParseResult {
   /** Registry name of the parser that produced this. */
   format: string;
@@ -35,7 +60,16 @@ export interface ParseResult {
   tests: TestCase[];
   /** Every occurrence as reported, in order (only when `keepElements` was asked for). */
   elements?: TestCase[];
+  /**
+   * Results as the runner reported them: one per test, plus results it printed
+   * without an id (`unnamed`); formats that run a test several times under one
+   * name (go test -count=N) count every run, as go-junit-report does.
+   */
   counts: StatusCounts;
+  /** Results the log reports without naming their test (counted in `counts`, absent from `tests`). */
+  unnamed?: UnnamedResults[];
+  /** Set when the runner's own total disagrees with what was parsed (a warning says it too). */
+  countMismatch?: CountMismatch;
   /** Problems that did not stop parsing (plan mismatch, bail out, garbage, duplicates...). */
   warnings: string[];
   /** True when the input looks cut short (no closing summary, unterminated XML...). */

@@ -6,8 +6,9 @@ import { z } from 'zod';
 import type { JobSummary } from '../jobs/job.ts';
 import type { TrialResult } from '../trials/result.ts';
 import { VERSION } from '../version.ts';
+import type { RunScope } from './reporter.ts';
 import { type SwebenchReport, swebenchReportSchema } from './swebench-report.ts';
-import { type RunScope, summaryCounts, testsRan } from './text.ts';
+import { summaryCounts, testsRan } from './text.ts';
 
 const count = z.object({ passed: z.number().int().min(0), total: z.number().int().min(0) });
 

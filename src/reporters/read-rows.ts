@@ -7,6 +7,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { InputError } from '../errors.ts';
+import { repositoryFromTaskName } from '../results/trial-record.ts';
 import type { CategoryRow } from './by-category.ts';
 
 async function readJson(file: string): Promise<unknown> {
@@ -18,11 +19,31 @@ async function readJson(file: string): Promise<unknown> {
   }
 }
 
+/**
+ * The category values of a trial or a job row: its `berth.categories` (src/results/categories.ts),
+ * its `metadata`, its own fields; the repository also from its provenance or its task name.
+ */
 function pick(source: Record<string, unknown>, keys: readonly string[]): Record<string, string | undefined> {
   const metadata = (source.metadata ?? {}) as Record<string, unknown>;
+  const berth = (source.berth ?? {}) as {
+    categories?: Record<string, unknown>;
+    task_source?: Record<string, unknown>;
+  };
+  const own = berth.categories ?? (source.categories as Record<string, unknown> | undefined) ?? {};
   return Object.fromEntries(
     keys.map((key) => {
-      const value = metadata[key] ?? source[key];
+      let value = own[key] ?? metadata[key] ?? source[key];
+      if (key === 'repository' && (value === undefined || value === null))
+        value =
+          berth.task_source?.repository ??
+          repositoryFromTaskName(
+            typeof source.task_name === 'string'
+              ? source.task_name
+              : typeof source.instance_id === 'string'
+                ? source.instance_id
+                : null,
+          ) ??
+          undefined;
       return [key, value === undefined || value === null ? undefined : String(value)];
     }),
   );
@@ -40,9 +61,11 @@ export async function readCategoryRows(jobDir: string, keys: readonly string[]):
     if (error.code === 'ENOTDIR') throw notAJob('it is a file');
     throw error;
   })) as { trials?: Array<Record<string, unknown>> } | undefined;
+  // `berth multilingual run` keeps each trial's categories in the job's rows; `berth run` does not.
   if (
     Array.isArray(job?.trials) &&
-    job.trials.every((trial) => typeof trial === 'object' && trial !== null)
+    job.trials.length > 0 &&
+    job.trials.every((trial) => typeof trial === 'object' && trial !== null && 'categories' in trial)
   ) {
     return job.trials.map((trial) => ({
       categories: pick(trial, keys),

@@ -4,31 +4,57 @@
  * or in CI, one line per finished trial as it finishes. Both end with
  * `resolved 4/4 (100.0%) in 10.3s`.
  */
-import type { JobSummary } from '../jobs/job.ts';
-import type { TrialResult } from '../trials/result.ts';
 
-export interface Reporter {
-  /** A trial finished (or was kept from a previous run). */
-  trialEnded(result: TrialResult, reused: boolean): void;
-  /** The job ended; `summary.cancelled` when stopped early. */
-  jobEnded(summary: JobSummary): void;
-}
+import { fileURLToPath } from 'node:url';
+import { createLogUpdate } from 'log-update';
+import type { JobSummary } from '../jobs/job.ts';
+import { testOutputTailSync } from '../results/read-job.ts';
+import {
+  describeRewards,
+  testsRan as testsRanIn,
+  trialRecordFromResult,
+  wantsOutputTail,
+} from '../results/trial-record.ts';
+import type { TrialResult } from '../trials/result.ts';
+import type { Reporter, RunScope } from './reporter.ts';
+
+export type { RunScope } from './reporter.ts';
 
 function fraction(c: { passed: number; total: number } | null): string {
   return c ? `${c.passed}/${c.total}` : '-';
 }
 
-/**
- * Whether the trial's tests ran, so its FAIL_TO_PASS / PASS_TO_PASS counts mean something.
- * False for `empty_patch` (SWE-bench runs no tests for an empty patch), `patch_failed`,
- * `cancelled`, and an `error` raised before the verifier started (e.g. the environment's
- * set-up failed): such trials carry `{passed: 0, total: N}` counts that were never measured.
- */
+/** Whether the trial's tests ran, so its FAIL_TO_PASS / PASS_TO_PASS counts mean something (src/results/trial-record.ts). */
 export function testsRan(result: TrialResult): boolean {
-  const status = result.berth.status;
-  if (status === 'empty_patch' || status === 'patch_failed' || status === 'cancelled') return false;
-  if (status === 'resolved' || status === 'unresolved') return true;
-  return result.verifier !== null && result.verifier !== undefined;
+  return testsRanIn(result as unknown as Record<string, unknown>);
+}
+
+/**
+ * Why the trial ended as it did (src/results/trial-record.ts): the first failing tests by name,
+ * the exception and its phase, the agent's exit code, or the rewards. A resolved trial keeps
+ * berth's note (the apply method, discarded files) since its score says the rest.
+ */
+export function trialWhy(result: TrialResult): string {
+  if (result.berth.resolved && result.berth.note) return result.berth.note;
+  const raw = result as unknown as Record<string, unknown>;
+  const dir =
+    typeof result.trial_uri === 'string' && result.trial_uri.startsWith('file:')
+      ? fileURLToPath(result.trial_uri)
+      : null;
+  return trialRecordFromResult(raw, {
+    fallbackName: result.trial_name ?? result.berth.instance_id,
+    outputTail: dir && wantsOutputTail(raw) ? testOutputTailSync(dir) : null,
+  }).why;
+}
+
+/** Whether the trial is graded by rewards alone (Harbor tasks): no FAIL_TO_PASS / PASS_TO_PASS counts. */
+function rewardGraded(result: TrialResult): boolean {
+  return result.berth.FAIL_TO_PASS === null && result.berth.PASS_TO_PASS === null;
+}
+
+function rewardCell(result: TrialResult): string {
+  const rewards = result.verifier_result?.rewards;
+  return rewards && Object.keys(rewards).length > 0 ? describeRewards(rewards) : 'no reward';
 }
 
 function resolvedCell(result: TrialResult): string {
@@ -38,24 +64,6 @@ function resolvedCell(result: TrialResult): string {
 
 function instanceCell(result: TrialResult, attempts: number): string {
   return attempts > 1 ? `${result.berth.instance_id} #${result.berth.attempt}` : result.berth.instance_id;
-}
-
-/**
- * What the run covered, for the summary: the dataset's instances (after -i/-x/-l) and how
- * many of them were submitted (had a prediction, for `-a predictions`; all of them otherwise).
- */
-export interface RunScope {
-  /**
-   * SWE-bench's `total_instances`: the instances run plus, for `-a predictions`, the rows
-   * picked by -i/-x that have no prediction (rows left out by -l are not counted).
-   */
-  datasetInstances: number;
-  /** Instances that were run: those with a prediction (SWE-bench's `submitted_instances`). */
-  submittedInstances: number;
-  /** Attempts per instance (-k). */
-  attempts: number;
-  /** Whether the agent reads a predictions file (prints the SWE-bench-style category line). */
-  predictions: boolean;
 }
 
 /** Counts of a job's trials as the summary shows them. */
@@ -142,48 +150,127 @@ export function categoryLine(summary: JobSummary, scope: RunScope): string {
   );
 }
 
-/** Renders the seed-style table (columns padded, header first); `not run` where the tests did not run. */
+/**
+ * Renders the seed-style table (columns padded, header first): `not run` where the tests did not
+ * run; Harbor trials (graded by rewards) show their rewards instead of F2P / P2P.
+ */
 export function renderTable(results: TrialResult[], attempts = 1): string {
+  const counted = results.some((r) => !rewardGraded(r));
+  const rewarded = results.some((r) => rewardGraded(r));
+  const header = [
+    'instance',
+    'resolved',
+    ...(counted ? ['F2P', 'P2P'] : []),
+    ...(rewarded ? ['reward'] : []),
+    'note',
+  ];
   const rows = [
-    ['instance', 'resolved', 'F2P', 'P2P', 'note'],
+    header,
     ...results.map((r) => {
       const ran = testsRan(r);
+      const graded = rewardGraded(r);
       return [
         instanceCell(r, attempts),
         resolvedCell(r),
-        ran ? fraction(r.berth.FAIL_TO_PASS) : 'not run',
-        ran ? fraction(r.berth.PASS_TO_PASS) : 'not run',
-        r.berth.note,
+        ...(counted
+          ? graded
+            ? ['-', '-']
+            : [
+                ran ? fraction(r.berth.FAIL_TO_PASS) : 'not run',
+                ran ? fraction(r.berth.PASS_TO_PASS) : 'not run',
+              ]
+          : []),
+        ...(rewarded ? [graded ? rewardCell(r) : '-'] : []),
+        trialWhy(r),
       ];
     }),
   ];
-  const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((row) => (row[i] as string).length)));
+  const last = header.length - 1;
+  const widths = header.map((_, i) => Math.max(...rows.map((row) => (row[i] as string).length)));
   return rows
     .map((row) =>
       row
-        .map((cell, i) => (i < 4 ? cell.padEnd(widths[i] as number) : cell))
+        .map((cell, i) => (i < last ? cell.padEnd(widths[i] as number) : cell))
         .join('  ')
         .trimEnd(),
     )
     .join('\n');
 }
 
-/** One line for a finished trial (CI / non-TTY output); `tests not run (empty patch)` instead of counts when they did not run. */
+/**
+ * One line for a finished trial (CI / non-TTY output): its outcome, its score (F2P / P2P counts,
+ * or a Harbor trial's rewards, or `tests not run (empty patch)`), its time and why it ended so.
+ */
 export function trialLine(result: TrialResult, attempts = 1, reused = false): string {
+  const score = rewardGraded(result)
+    ? [rewardCell(result)]
+    : testsRan(result)
+      ? [`F2P ${fraction(result.berth.FAIL_TO_PASS)}`, `P2P ${fraction(result.berth.PASS_TO_PASS)}`]
+      : [`tests not run (${resolvedCell(result)})`];
   return [
     instanceCell(result, attempts),
     resolvedCell(result),
-    ...(testsRan(result)
-      ? [`F2P ${fraction(result.berth.FAIL_TO_PASS)}`, `P2P ${fraction(result.berth.PASS_TO_PASS)}`]
-      : [`tests not run (${resolvedCell(result)})`]),
+    ...score,
     `${result.berth.duration_sec.toFixed(1)}s`,
-    result.berth.note + (reused ? ' (kept from a previous run)' : ''),
+    trialWhy(result) + (reused ? ' (kept from a previous run)' : ''),
   ].join('  ');
 }
 
+/** `1m05s`, `42s`, `1h02m`. */
+export function formatDuration(seconds: number): string {
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
+}
+
+/** What the live progress line counts. */
+export interface ProgressCounts {
+  total: number;
+  done: number;
+  resolved: number;
+  failed: number;
+  errored: number;
+  running: number;
+  /** Trials kept from a previous run (they took no time now, so the estimate leaves them out). */
+  reused: number;
+}
+
 /**
- * The reporter for a terminal (`tty`: a live progress line on `progress`, the table at
- * the end) or a log (`lines`: one line per trial as it finishes).
+ * The live progress line: counts, elapsed time and an estimate of the time left (the mean wall
+ * time per trial finished in this run, times the trials left; none before the first one).
+ */
+export function progressLine(counts: ProgressCounts, elapsedSec: number): string {
+  const ran = counts.done - counts.reused;
+  const left = counts.total - counts.done;
+  const estimate =
+    left === 0
+      ? ''
+      : ran > 0
+        ? `, about ${formatDuration((elapsedSec / ran) * left)} left`
+        : ', estimating time left';
+  const parts = [`${counts.done}/${counts.total} finished`, `${counts.resolved} resolved`];
+  if (counts.failed > 0) parts.push(`${counts.failed} failed`);
+  if (counts.errored > 0) parts.push(`${counts.errored} errored`);
+  if (counts.running > 0) parts.push(`${counts.running} running`);
+  return `${parts.join(', ')} | ${formatDuration(elapsedSec)} elapsed${estimate}`;
+}
+
+/** A live region on a terminal, redrawn in place. */
+export interface LiveRegion {
+  render(text: string): void;
+  clear(): void;
+}
+
+/** The live region of a terminal stream, drawn with log-update (wrapping and erasing handled). */
+export function liveRegion(stream: NodeJS.WriteStream): LiveRegion {
+  const draw = createLogUpdate(stream);
+  return { render: (text) => draw(text), clear: () => draw.clear() };
+}
+
+/**
+ * The reporter for a terminal (`tty`: a live progress line with counts, elapsed time and the
+ * time left, the table at the end) or a log (`lines`: one line per trial as it finishes).
  */
 export function textReporter(options: {
   mode: 'tty' | 'lines';
@@ -191,26 +278,54 @@ export function textReporter(options: {
   write: (text: string) => void;
   /** Planned trials, for the progress line. */
   total?: number;
-  /** Where the TTY progress line goes (usually stderr); it is rewritten in place and cleared at the end. */
-  progress?: (text: string) => void;
+  /** Where the TTY progress line is drawn (usually stderr), redrawn in place and cleared at the end. */
+  live?: LiveRegion;
   /** What the run covered; with `predictions`, a SWE-bench-style category line follows the summary. */
   scope?: RunScope;
+  /** Milliseconds now (tests); `performance.now` by default. */
+  now?: () => number;
+  /** Seconds between redraws of the elapsed time; 0 for none (tests). Default 1. */
+  tickSec?: number;
 }): Reporter {
-  let done = 0;
-  let resolved = 0;
+  const now = options.now ?? (() => performance.now());
+  const started = now();
+  const counts: ProgressCounts = {
+    total: options.total ?? 0,
+    done: 0,
+    resolved: 0,
+    failed: 0,
+    errored: 0,
+    running: 0,
+    reused: 0,
+  };
+  const draw = () => options.live?.render(progressLine(counts, (now() - started) / 1000));
+  let timer: NodeJS.Timeout | undefined;
+  const tick = options.tickSec ?? 1;
+  if (options.mode === 'tty' && options.live && tick > 0) {
+    timer = setInterval(draw, tick * 1000);
+    timer.unref();
+  }
+  if (options.mode === 'tty') draw();
   return {
-    trialEnded(result, reused) {
-      done++;
-      if (result.berth.resolved) resolved++;
-      if (options.mode === 'lines') options.write(`${trialLine(result, options.attempts, reused)}\n`);
-      else
-        options.progress?.(
-          `\r\u001b[K${done}/${options.total ?? '?'} finished, ${resolved} resolved (last: ${instanceCell(result, options.attempts)} ${resolvedCell(result)})`,
-        );
+    onTrialStart() {
+      counts.running++;
+      if (options.mode === 'tty') draw();
     },
-    jobEnded(summary) {
+    onTrialEnd(result, event) {
+      const reused = event.reused;
+      counts.done++;
+      if (reused) counts.reused++;
+      else counts.running = Math.max(0, counts.running - 1);
+      if (result.berth.resolved) counts.resolved++;
+      else if (result.berth.status === 'unresolved' || result.berth.status === 'empty_patch') counts.failed++;
+      else if (result.berth.status !== 'cancelled') counts.errored++;
+      if (options.mode === 'lines') options.write(`${trialLine(result, options.attempts, reused)}\n`);
+      else draw();
+    },
+    onJobEnd({ summary }) {
+      if (timer) clearInterval(timer);
       if (options.mode === 'tty') {
-        options.progress?.('\r\u001b[K');
+        options.live?.clear();
         options.write(`${renderTable(summary.trials, options.attempts)}\n`);
       }
       options.write(`${summaryLine(summary, options.scope)}\n`);

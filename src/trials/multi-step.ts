@@ -40,10 +40,11 @@ import type { Task } from '../tasks/task.ts';
 import { writeJsonAtomic } from '../util/atomic-write.ts';
 import { shellQuote } from '../util/shell.ts';
 import { withTimeout } from '../util/with-timeout.ts';
-import { verifyKotlinHarbor } from '../verifiers/kotlin-harbor.ts';
+import { disagreementNote, verifyKotlinHarbor } from '../verifiers/kotlin-harbor.ts';
 import type { Verifier, VerifierResult } from '../verifiers/verifier.ts';
 import { collectArtifacts, uploadArtifacts } from './artifacts.ts';
 import { agentResultForFile, roundSec } from './file-format.ts';
+import { phaseLimitError, withLimitErrors } from './limit-errors.ts';
 import type { ExceptionInfo, TimingInfo, TrialResult } from './result.ts';
 import { collectLogFolder, resetLogFolder } from './staging.ts';
 import { beginTrialResult, runAgentSetup, type TrialOptions } from './trial.ts';
@@ -178,27 +179,32 @@ export async function runExtendedHarborTrial(options: TrialOptions): Promise<Ext
       task,
       jobId: options.jobId,
       trialDir,
+      ...(agent.tool ? { tool: agent.tool } : {}),
       ...(signal ? { signal } : {}),
     });
     result.berth.isolated = environment.isolated;
     result.berth.isolation_method = environment.isolated ? environment.kind : null;
+    if (environment.limits) result.berth.limits = environment.limits.record;
     if (plan.healthcheck) {
       const tries = await runHealthcheck(environment, plan.healthcheck, signal ? { signal } : {});
       notes.push(`healthcheck passed after ${tries} tr${tries === 1 ? 'y' : 'ies'}`);
     }
     phase.finished_at = now();
     // Agent setup (Harbor's installed agents), once per trial before the first step.
-    await runAgentSetup(
-      agent,
-      {
-        task,
-        environment,
-        attempt: options.attempt,
-        logDir: join(trialDir, 'agent'),
-        timeoutMultiplier: agentMultiplier,
-        ...(signal ? { signal } : {}),
-      },
-      result,
+    const setupIn = environment;
+    await withLimitErrors('agent-setup', setupIn, () =>
+      runAgentSetup(
+        agent,
+        {
+          task,
+          environment: setupIn,
+          attempt: options.attempt,
+          logDir: join(trialDir, 'agent'),
+          timeoutMultiplier: agentMultiplier,
+          ...(signal ? { signal } : {}),
+        },
+        result,
+      ),
     );
 
     const steps: StepResult[] = [];
@@ -301,9 +307,15 @@ export async function runExtendedHarborTrial(options: TrialOptions): Promise<Ext
           );
           const { patch: _patch, ...rest } = agentResult;
           target.agent_result = agentResultForFile(rest);
+          const limit = await phaseLimitError('agent', agentEnv);
+          if (limit) target.exception_info = exceptionInfo(limit, stepPrefix);
         } catch (error) {
           // Recorded; the verifier still runs (Harbor records agent errors and verifies).
-          target.exception_info = exceptionInfo(error, stepPrefix);
+          // A resource limit hit by the agent is its error (AgentOutOfMemoryError, ...).
+          target.exception_info = exceptionInfo(
+            (await phaseLimitError('agent', agentEnv)) ?? error,
+            stepPrefix,
+          );
         }
         timing.finished_at = now();
         if (result.agent_execution !== timing) result.agent_execution.finished_at = timing.finished_at;
@@ -359,9 +371,11 @@ export async function runExtendedHarborTrial(options: TrialOptions): Promise<Ext
               timeoutSec,
               ...(signal ? { signal } : {}),
             };
-            verdict = step.kotlinExpected
-              ? await verifyKotlinHarbor(harborVerifier, context, step.kotlinExpected)
-              : await harborVerifier.verify(context);
+            verdict = await withLimitErrors('verifier', env, () =>
+              step.kotlinExpected
+                ? verifyKotlinHarbor(harborVerifier, context, step.kotlinExpected)
+                : harborVerifier.verify(context),
+            );
           } finally {
             await merged.cleanup();
           }
@@ -396,6 +410,8 @@ export async function runExtendedHarborTrial(options: TrialOptions): Promise<Ext
         if (target.exception_info) result.exception_info = target.exception_info;
       }
       if (target.exception_info) notes.push(`${stepPrefix}${target.exception_info.exception_type}`);
+      const disagreement = disagreementNote(target.berth?.verifier_details);
+      if (disagreement) notes.push(`${stepPrefix}${disagreement}`);
 
       // Gating.
       if (plan.multiStep && !isLast) {

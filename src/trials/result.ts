@@ -4,6 +4,10 @@
  * agent_info, verifier_result.rewards, exception_info, started_at/finished_at
  * per phase) so Harbor's tools can read it; berth's own facts live under `berth`.
  */
+import type { SwebenchRules } from '../grading/swebench.ts';
+import type { TaskCategories } from '../results/categories.ts';
+import type { LimitsRecord } from '../sandbox/limits.ts';
+import type { TamperRecord } from '../verifiers/tampering/types.ts';
 
 /** Start and end of one phase, ISO 8601 UTC. */
 export interface TimingInfo {
@@ -67,15 +71,25 @@ export interface BerthTrialFacts {
   /** Whether untrusted commands ran without network, and how. */
   isolated: boolean;
   isolation_method: string | null;
+  /**
+   * The resource limits of the trial's untrusted commands and how each was enforced
+   * (src/sandbox/limits.ts, docs/security.md); absent when the environment applies none.
+   */
+  limits?: LimitsRecord;
   FAIL_TO_PASS: { passed: number; total: number } | null;
   PASS_TO_PASS: { passed: number; total: number } | null;
   /** A short human note: the error reason, the apply method, ... */
   note: string;
   /**
-   * Runner files the submitted patch creates or changes (`conftest.py`, `pytest.py`, `*.pth`...):
-   * graded as the SWE-bench harness grades them, recorded for review. Absent when none.
+   * What the tamper checks saw (SWE-bench rows; src/verifiers/tampering/): findings by layer, and
+   * whether they refused a pass under berth's default rules (`vetoed`: not resolved, reason
+   * tampering). Recorded under every rule set.
    */
-  test_infrastructure_touched?: string[];
+  tampering?: TamperRecord | null;
+  /** The rules that decided `status` (`berth run --rules`; SWE-bench rows). */
+  rules?: SwebenchRules;
+  /** The verdict under each rule set, whichever decided (SWE-bench rows). */
+  verdict_by_rules?: Record<string, { status: string; resolved: boolean }>;
   /**
    * Entries of the environment's `agent/`, `verifier/` or `artifacts/` log folders left out
    * when berth copied them into the trial folder (links and special files, never followed;
@@ -87,4 +101,6 @@ export interface BerthTrialFacts {
   duration_sec: number;
   /** The task's provenance (Harbor's `[metadata.source]`: repository, PR, licence), when it has one. */
   task_source?: Record<string, unknown> | null;
+  /** The task's repository, language and task type, when it tells (src/results/categories.ts). */
+  categories?: TaskCategories;
 }

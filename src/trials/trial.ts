@@ -14,15 +14,18 @@ import { pathToFileURL } from 'node:url';
 import type { Agent, AgentInfo, AgentResult, AgentSetupContext } from '../agents/agent.ts';
 import { applyPhaseNetwork } from '../environments/docker/egress/network-switch.ts';
 import type { Environment, EnvironmentProvider } from '../environments/environment.ts';
+import { taskCategories } from '../results/categories.ts';
+import { taskChecksum } from '../tasks/checksum.ts';
 import { needsExtendedTrial } from '../tasks/harbor/steps.ts';
 import type { Task } from '../tasks/task.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic-write.ts';
 import { withTimeout } from '../util/with-timeout.ts';
-import { testInfrastructurePaths } from '../verifiers/test-infrastructure.ts';
+import { recordTampering } from '../verifiers/tampering/record.ts';
 import type { Verifier, VerifierResult } from '../verifiers/verifier.ts';
 import { VERSION } from '../version.ts';
 import { applyPatch, isEmptyPatch } from './apply-patch.ts';
 import { agentInfoForFile, agentResultForFile, roundSec, writeRewardFile } from './file-format.ts';
+import { phaseLimitError, withLimitErrors } from './limit-errors.ts';
 import { runExtendedHarborTrial } from './multi-step.ts';
 import type { ExceptionInfo, TimingInfo, TrialResult } from './result.ts';
 import { collectLogFolder } from './staging.ts';
@@ -55,13 +58,6 @@ export interface TrialOptions {
 /** sha256 hex of a patch (the resume key). */
 export function patchSha256(patch: string): string {
   return createHash('sha256').update(patch, 'utf8').digest('hex');
-}
-
-/** sha256 hex of what defines a task's trial: its environment, verifier and solution specs. */
-export function taskChecksum(task: Task): string {
-  return createHash('sha256')
-    .update(JSON.stringify([task.name, task.environment, task.verifier, task.solution]), 'utf8')
-    .digest('hex');
 }
 
 /** Extra seconds the trial waits past the agent timeout for an agent that enforces it itself. */
@@ -154,6 +150,7 @@ export function initialTrialResult(fields: {
       verifier_details: null,
       duration_sec: 0,
       task_source: fields.task.source ?? null,
+      categories: taskCategories(fields.task),
     },
   };
 }
@@ -199,6 +196,8 @@ export async function beginTrialResult(options: TrialOptions): Promise<TrialResu
     timeout_multiplier: multiplier,
     berth_version: VERSION,
   });
+  // What the agent is told, for the report's trial page (written before any untrusted code runs).
+  await writeFileAtomic(join(trialDir, 'instruction.md'), task.instruction);
 
   return initialTrialResult({
     task,
@@ -245,6 +244,8 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
         task,
         jobId: options.jobId,
         trialDir,
+        // The agent's files (installed agents), once per base image; not in a grading environment.
+        ...(agent.tool && logName === 'install.log' ? { tool: agent.tool } : {}),
         ...(signal ? { signal } : {}),
       });
       const install = 'install' in task.environment ? task.environment.install : undefined;
@@ -266,6 +267,8 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
           };
         }
         checkCancelled();
+        const limit = await phaseLimitError('environment-setup', environment);
+        if (limit) throw limit;
         if (run.exitCode !== 0) {
           throw new EnvironmentSetupError(
             `install command ${run.timedOut ? 'timed out' : `exited ${run.exitCode}`}: ${run.output.trim().split('\n').slice(-3).join(' | ')}`,
@@ -279,13 +282,15 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
     result.environment_setup = phase;
     environment = await startEnvironment('install.log');
     result.berth.isolated = environment.isolated;
-    const method = (environment as { isolationMethodName?: string }).isolationMethodName;
-    result.berth.isolation_method = environment.isolated ? (method ?? environment.kind) : null;
+    result.berth.isolation_method = environment.isolated
+      ? (environment.isolationMethodName ?? environment.kind)
+      : null;
+    if (environment.limits) result.berth.limits = environment.limits.record;
     // The base commit the environment made (local); else, for verifiers that reset files to it
     // (SWE-bench), whatever HEAD is before the agent runs. Harbor's test.sh does its own.
     const baseOf = async (env: Environment): Promise<string | undefined> => {
-      const made = (env as { baseSha?: unknown }).baseSha;
-      if (typeof made === 'string' || task.verifier.kind !== 'swebench') return made as string | undefined;
+      const made = env.baseCommit;
+      if (made !== undefined || task.verifier.kind !== 'swebench') return made;
       const head = await env.exec('git rev-parse --verify -q HEAD', { timeoutSec: 60 });
       return head.exitCode === 0 ? head.output.trim() : undefined;
     };
@@ -294,17 +299,20 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
 
     // Agent setup (Harbor's installed agents: their install step, its own limit).
     if (agent.setup) checkCancelled();
-    await runAgentSetup(
-      agent,
-      {
-        task,
-        environment,
-        attempt: options.attempt,
-        logDir: join(trialDir, 'agent'),
-        timeoutMultiplier: options.phaseMultipliers?.agent ?? multiplier,
-        ...(signal ? { signal } : {}),
-      },
-      result,
+    const setupIn = environment;
+    await withLimitErrors('agent-setup', setupIn, () =>
+      runAgentSetup(
+        agent,
+        {
+          task,
+          environment: setupIn,
+          attempt: options.attempt,
+          logDir: join(trialDir, 'agent'),
+          timeoutMultiplier: options.phaseMultipliers?.agent ?? multiplier,
+          ...(signal ? { signal } : {}),
+        },
+        result,
+      ),
     );
 
     // Agent.
@@ -333,11 +341,16 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
         () => new AgentTimeoutError(`the agent did not finish within ${agentTimeout} s`),
       );
     } catch (error) {
+      // A resource limit hit by the agent is its error (AgentOutOfMemoryError, ...), whatever it threw.
+      const limit = await phaseLimitError('agent', environment);
+      if (limit) throw limit;
       // Harbor records an agent timeout and still runs the verifier (for agents acting in the environment).
       if (!(error instanceof Error && error.name === 'AgentTimeoutError')) throw error;
       record(error);
       agentResult = (error as AgentTimeoutError).partialResult;
     }
+    const agentLimit = await phaseLimitError('agent', environment);
+    if (agentLimit) throw agentLimit;
     phase.finished_at = now();
     // The agent's log folder, copied out as data before anything else happens to its environment.
     agentLogsCollected = true;
@@ -383,8 +396,6 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
         await writeFileAtomic(join(trialDir, 'agent', 'apply.log'), applied.log);
         result.berth.files.apply_log = 'agent/apply.log';
         result.berth.patch_apply = { applied: applied.applied, method: applied.method ?? null };
-        const runnerFiles = testInfrastructurePaths(patch);
-        if (runnerFiles.length > 0) result.berth.test_infrastructure_touched = runnerFiles;
         checkCancelled();
         if (!applied.applied) {
           result.berth.status = 'patch_failed';
@@ -403,15 +414,18 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
     const timeoutSec =
       ('timeoutSec' in task.verifier ? task.verifier.timeoutSec : 1800) *
       (options.phaseMultipliers?.verifier ?? multiplier);
-    const verdict: VerifierResult = await verifier.verify({
-      task,
-      environment,
-      agentResult: agentResult ?? {},
-      trialDir,
-      timeoutSec,
-      ...(baseCommit ? { baseCommit } : {}),
-      ...(signal ? { signal } : {}),
-    });
+    const verifyIn = environment;
+    const verdict: VerifierResult = await withLimitErrors('verifier', verifyIn, () =>
+      verifier.verify({
+        task,
+        environment: verifyIn,
+        agentResult: agentResult ?? {},
+        trialDir,
+        timeoutSec,
+        ...(baseCommit ? { baseCommit } : {}),
+        ...(signal ? { signal } : {}),
+      }),
+    );
     phase.finished_at = now();
     checkCancelled();
     result.verifier_result = { rewards: verdict.rewards };
@@ -463,11 +477,7 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
       notes.push(`discarded agent changes to ${discarded.length} test file(s)`);
     if (result.exception_info && result.exception_info.exception_type === 'AgentTimeoutError')
       notes.push('agent timed out');
-    const runnerFiles = result.berth.test_infrastructure_touched;
-    if (runnerFiles && runnerFiles.length > 0)
-      notes.push(
-        `patch changes test runner files: ${runnerFiles.join(', ')} (graded as SWE-bench does; review)`,
-      );
+    notes.push(...recordTampering(result.berth, details));
     result.berth.note = notes.join('; ') || 'ok';
   } catch (error) {
     if (phase && !phase.finished_at) phase.finished_at = now();

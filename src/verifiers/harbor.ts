@@ -23,7 +23,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tarPath } from '../environments/docker/tar.ts';
-import { type Environment, type ExecResult, logsPath } from '../environments/environment.ts';
+import { type ExecResult, logsPath } from '../environments/environment.ts';
 import type { VerifierSpec } from '../tasks/task.ts';
 import { roundSec } from '../trials/file-format.ts';
 import { type CopyReport, describeSkipped, readFileBeneath } from '../util/safe-fs.ts';
@@ -35,20 +35,6 @@ type HarborVerifierSpec = Extract<VerifierSpec, { kind: 'harbor' }> & {
   /** A separate verifier's image owns `/tests` (Harbor's `skip_tests_upload`): keep it, upload nothing. */
   testsInImage?: boolean;
 };
-
-/** An environment that can kill what a phase left behind (the Docker one can). */
-interface ProcessControl {
-  baselineProcesses: Set<number>;
-  /** A root shell snippet killing every process but `keep`, printing `killed N`. */
-  killScript(keep: Set<number>): string;
-}
-
-function hasProcessControl(env: Environment): env is Environment & ProcessControl {
-  return (
-    typeof (env as Partial<ProcessControl>).killScript === 'function' &&
-    (env as Partial<ProcessControl>).baselineProcesses instanceof Set
-  );
-}
 
 /** Parses reward.json / reward.txt content as Harbor does. Returns rewards, or an exception type and message. */
 export function parseReward(
@@ -124,9 +110,7 @@ export class HarborVerifier implements Verifier {
 
     // 1. Nothing the agent started keeps running; 2. empty /logs/verifier, remove /tests
     // (whatever the agent planted there). One root command when the environment can do both.
-    const killer = hasProcessControl(environment)
-      ? `${environment.killScript(environment.baselineProcesses)}; `
-      : '';
+    const killer = environment.strayProcessKillScript ? `${environment.strayProcessKillScript()}; ` : '';
     const logs = shellQuote(logsPath(environment, 'verifier'));
     const reset = `${killer}${spec.testsInImage ? '' : 'rm -rf /tests && '}rm -rf ${logs} && mkdir -p ${logs} && chmod 777 ${logs}`;
     const testCommand = `bash /tests/test.sh > ${logs}/test-stdout.txt 2>&1`;
@@ -188,8 +172,7 @@ export class HarborVerifier implements Verifier {
     }
     details.test_exit_code = run.exitCode;
     details.test_duration_sec = roundSec(run.durationSec);
-    const oomControl = environment as { newOomKills?: () => Promise<number> };
-    if (!run.oomKilled && oomControl.newOomKills) run.oomKilled = (await oomControl.newOomKills()) > 0;
+    if (!run.oomKilled && environment.newOomKills) run.oomKilled = (await environment.newOomKills()) > 0;
     if (run.oomKilled) details.oom_killed = true;
     if (run.timedOut) {
       return {
@@ -264,7 +247,7 @@ function noteKilled(output: string, details: Record<string, unknown>): void {
 
 function oomException(): { type: string; message: string } {
   return {
-    type: 'OutOfMemoryError',
+    type: 'VerifierOutOfMemoryError',
     message: 'a verifier process was killed for exceeding the memory limit (memory_mb)',
   };
 }

@@ -12,11 +12,23 @@
  * 3. reward = berth's verdict (0 when no report was written or one is
  *    unreadable: never the exit-code fallback of older test scripts); the
  *    reward test.sh wrote (or its error) is kept beside it in the details as
- *    `test_sh_rewards` / `test_sh_exception` for comparison.
+ *    `test_sh_rewards` / `test_sh_exception` for comparison;
+ * 4. when the two rewards differ, `reference_disagreement` records both and
+ *    the reason (`kotlinDisagreement`), and the trial's note says so: test.sh
+ *    is the dataset's own grading pipeline, whose verdict users compare with.
  */
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type Environment, logsPath } from '../environments/environment.ts';
-import { collectReports, gradeKotlin, readKotlinExpected } from '../grading/kotlin-benchmark.ts';
+import {
+  collectReports,
+  gradeKotlin,
+  inspectReport,
+  type KotlinDisagreement,
+  kotlinDisagreement,
+  readKotlinExpected,
+} from '../grading/kotlin-benchmark.ts';
 import { verdictsForFile } from '../trials/file-format.ts';
 import { shellQuote } from '../util/shell.ts';
 import type { Verifier, VerifierResult, VerifyContext } from './verifier.ts';
@@ -25,16 +37,8 @@ import type { Verifier, VerifierResult, VerifyContext } from './verifier.ts';
 const FIND_REPORTS =
   "find / \\( -path /proc -o -path /sys -o -path /dev -o -path /logs \\) -prune -o -type f -path '*/build/test-results/*' -name 'TEST*.xml'";
 
-interface ProcessControl {
-  baselineProcesses: Set<number>;
-  killScript(keep: Set<number>): string;
-}
-
 function killerOf(env: Environment): string {
-  const e = env as Partial<ProcessControl>;
-  return typeof e.killScript === 'function' && e.baselineProcesses instanceof Set
-    ? `${e.killScript(e.baselineProcesses)}; `
-    : '';
+  return env.strayProcessKillScript ? `${env.strayProcessKillScript()}; ` : '';
 }
 
 /**
@@ -90,6 +94,49 @@ export async function verifyKotlinHarbor(
     warnings: report.warnings,
   };
   if (copy.exitCode !== 0) details.report_copy_output = copy.output.slice(0, 2000);
+  const referenceReward =
+    typeof verdict.rewards?.reward === 'number' && !verdict.exception ? verdict.rewards.reward : undefined;
+  const disagreement = kotlinDisagreement({
+    referenceReward,
+    report,
+    files: await Promise.all(files.map(inspectReport)),
+    testShOutput: await readCapped(join(context.trialDir, 'verifier', 'test-stdout.txt')),
+  });
+  if (disagreement) details.reference_disagreement = disagreement;
   details.status = report.resolved ? 'resolved' : 'unresolved';
   return { rewards: { reward: report.reward }, details };
+}
+
+/** The trial note for a recorded disagreement with the dataset's own grading, if any. */
+export function disagreementNote(details: Record<string, unknown> | null | undefined): string | undefined {
+  const d = details?.reference_disagreement as KotlinDisagreement | undefined;
+  if (!d || typeof d.reason !== 'string') return undefined;
+  return `the dataset's test.sh says reward ${d.reference_reward ?? 'none'}, berth ${d.berth_reward}: ${d.reason}`;
+}
+
+/**
+ * The first and last 64 KiB of a file test.sh wrote (untrusted): never through a symbolic
+ * link, only a regular file; '' when absent.
+ */
+async function readCapped(file: string, bytes = 64 * 1024): Promise<string> {
+  let handle: Awaited<ReturnType<typeof open>> | undefined;
+  try {
+    handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    const info = await handle.stat();
+    if (!info.isFile()) return '';
+    if (info.size <= 2 * bytes) {
+      const all = Buffer.alloc(info.size);
+      await handle.read(all, 0, all.length, 0);
+      return all.toString('utf8');
+    }
+    const head = Buffer.alloc(bytes);
+    await handle.read(head, 0, bytes, 0);
+    const tail = Buffer.alloc(bytes);
+    await handle.read(tail, 0, bytes, info.size - bytes);
+    return `${head.toString('utf8')}\n...\n${tail.toString('utf8')}`;
+  } catch {
+    return '';
+  } finally {
+    await handle?.close();
+  }
 }

@@ -18,7 +18,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { gradeSwebench, type SwebenchGrade } from '../grading/swebench.ts';
+import {
+  type DroppedExpected,
+  gradeSwebench,
+  type SwebenchGrade,
+  type SwebenchRules,
+} from '../grading/swebench.ts';
+import { harnessReading } from '../grading/swebench-harness.ts';
 import { chunksOf } from '../parsers/common.ts';
 import type { ParseResult, Parser } from '../parsers/types.ts';
 import { checkSnapshotPath } from '../tasks/swebench/load.ts';
@@ -27,6 +33,8 @@ import { writeFileAtomic, writeJsonAtomic } from '../util/atomic-write.ts';
 import { patchFiles } from '../util/patch-files.ts';
 import { shellQuote, unlinkLeadingSymlinks } from '../util/shell.ts';
 import { detectParser, findParser, parserNames } from './parser-lookup.ts';
+import { TamperingCheck } from './tampering/judge.ts';
+import type { TamperRecord } from './tampering/types.ts';
 import type { Verifier, VerifierResult, VerifyContext } from './verifier.ts';
 
 /** Harbor's exception name for a verifier that could not produce a trustworthy result. */
@@ -37,6 +45,12 @@ export interface SwebenchVerifierOptions {
   parsers?: readonly Parser[];
   /** Cap on captured test output in bytes (default 50 MiB). */
   maxOutputBytes?: number;
+  /**
+   * Which rules decide the verdict (default `default`): berth's, which also refuse a pass the
+   * tamper checks saw through; or `swebench`, the SWE-bench harness's verdict exactly (findings
+   * still recorded). See src/grading/swebench.ts and src/verifiers/tampering/.
+   */
+  rules?: SwebenchRules;
 }
 
 /** What the verifier records in `verifier_result.details`. */
@@ -59,7 +73,15 @@ export interface SwebenchDetails {
   /** True when the marker slice parsed to nothing and the whole log was parsed instead. */
   used_whole_log: boolean;
   parse_warnings: string[];
+  /** Expected ids dropped from the gold lists because they cannot name a test (default rules). */
+  dropped_expected?: DroppedExpected[];
   duration_sec: number;
+  /** The rules that gave `status` and the reward. */
+  rules: SwebenchRules;
+  /** The verdict under each rule set (recorded whichever decides). */
+  verdict_by_rules: Record<SwebenchRules, { status: SwebenchGrade['status']; resolved: boolean }>;
+  /** What the tamper checks saw (src/verifiers/tampering/). */
+  tampering: TamperRecord;
 }
 
 /** The text strictly between this run's start and end markers, or undefined if either is missing. */
@@ -80,10 +102,41 @@ export class SwebenchVerifier implements Verifier {
   async verify(context: VerifyContext): Promise<VerifierResult> {
     const spec = context.task.verifier;
     if (spec.kind !== 'swebench') throw new Error(`the swebench verifier cannot verify a ${spec.kind} task`);
+    const started = performance.now();
+    // Paths the test patch touches; absolute ones, ones that climb out with `..` or point into
+    // .git are never reset or deleted.
+    const touched = new Set<string>();
+    for (const file of patchFiles(spec.testPatch)) {
+      if (file.oldPath) touched.add(file.oldPath);
+      if (file.newPath) touched.add(file.newPath);
+    }
+    const paths = [...touched].filter((p) => checkSnapshotPath(p) === undefined);
+    const command = spec.testCommand.replaceAll('{tests}', spec.testFiles.map(shellQuote).join(' '));
+    const check = await TamperingCheck.begin(context.environment, {
+      command,
+      ...(context.agentResult.patch !== undefined ? { patch: context.agentResult.patch } : {}),
+      testPatchPaths: paths,
+    });
+    try {
+      return await this.verifyWith(context, spec, { started, paths, command, check });
+    } finally {
+      await check.dispose();
+    }
+  }
+
+  private async verifyWith(
+    context: VerifyContext,
+    spec: Extract<VerifyContext['task']['verifier'], { kind: 'swebench' }>,
+    {
+      started,
+      paths,
+      command,
+      check,
+    }: { started: number; paths: string[]; command: string; check: TamperingCheck },
+  ): Promise<VerifierResult> {
     const env = context.environment;
     const dir = join(context.trialDir, 'verifier');
     const base = context.baseCommit ?? 'HEAD';
-    const started = performance.now();
     // Steps 1 and 2 are berth's own git bookkeeping, one script (a few processes per trial):
     // the environment may run it without the isolation wrapper the tests get (`trusted`).
     const GIT =
@@ -91,18 +144,11 @@ export class SwebenchVerifier implements Verifier {
     const q = shellQuote;
 
     // 1. Discard the agent's changes to the files the test patch touches.
-    const touched = new Set<string>();
-    for (const file of patchFiles(spec.testPatch)) {
-      if (file.oldPath) touched.add(file.oldPath);
-      if (file.newPath) touched.add(file.newPath);
-    }
-    // Paths that are absolute, climb out with `..` or point into .git are never reset or deleted.
-    const paths = [...touched].filter((p) => checkSnapshotPath(p) === undefined);
     const quoted = paths.map(q).join(' ');
     const listed = `@@berth-listed-${randomBytes(8).toString('hex')}@@`;
     const reset = `@@berth-reset-${randomBytes(8).toString('hex')}@@`;
     const testPatch = spec.testPatch.trim() === '' ? undefined : spec.testPatch;
-    const script: string[] = [];
+    const script: string[] = [check.preScript()];
     if (paths.length > 0) {
       script.push(
         // What the agent changed among these paths (the record). stderr is dropped: git warns
@@ -127,8 +173,9 @@ export class SwebenchVerifier implements Verifier {
       );
     }
     script.push(`echo ${reset}`);
-    // 2. Apply the test patch.
-    if (testPatch) script.push(`exec ${GIT} apply -v -`);
+    // 2. Apply the test patch (then the tamper check's fingerprint of test and runner files).
+    script.push(testPatch ? `if ${GIT} apply -v -; then berth_rc=0; else berth_rc=$?; fi` : 'berth_rc=0');
+    script.push(check.postApplyScript(), 'exit $berth_rc');
     const bookkeeping = await env.exec(script.join('\n'), {
       timeoutSec: 300,
       trusted: true,
@@ -137,7 +184,7 @@ export class SwebenchVerifier implements Verifier {
     });
     if (context.signal?.aborted) throw context.signal.reason ?? new Error('cancelled');
     const discarded: string[] = [];
-    let rest = bookkeeping.output;
+    let rest = check.absorbBookkeeping(bookkeeping.output);
     if (paths.length > 0) {
       const [listing = '', after = ''] = rest.split(`${listed}\n`);
       rest = after;
@@ -173,10 +220,10 @@ export class SwebenchVerifier implements Verifier {
 
     // 3. Run the tests between this run's markers.
     const nonce = randomBytes(16).toString('hex');
-    const command = spec.testCommand.replaceAll('{tests}', spec.testFiles.map(shellQuote).join(' '));
-    const run = await env.exec(command, {
+    const run = await env.exec(check.command, {
       timeoutSec: context.timeoutSec,
       network: { mode: 'no-network' },
+      ...check.execOptions,
       ...(this.options.maxOutputBytes !== undefined ? { maxOutputBytes: this.options.maxOutputBytes } : {}),
       ...(context.signal ? { signal: context.signal } : {}),
     });
@@ -207,9 +254,13 @@ export class SwebenchVerifier implements Verifier {
     let usedWholeLog = false;
     let parsedText = slice;
     if (parser) {
-      parse = await parser.parse(chunksOf(slice), { sourceName: 'test-output.txt' });
+      // Every occurrence is kept: the SWE-bench rules read a repeated id by its last line.
+      parse = await parser.parse(chunksOf(slice), { sourceName: 'test-output.txt', keepElements: true });
       if (parse.tests.length === 0) {
-        const whole = await parser.parse(chunksOf(log), { sourceName: 'test-output.txt' });
+        const whole = await parser.parse(chunksOf(log), {
+          sourceName: 'test-output.txt',
+          keepElements: true,
+        });
         if (whole.tests.length > 0) {
           parse = whole;
           usedWholeLog = true;
@@ -221,19 +272,44 @@ export class SwebenchVerifier implements Verifier {
       warnings.push(...parse.warnings);
     }
 
-    // 5. Grade.
-    const grade = gradeSwebench({
+    // 5. Grade: berth's reading and the SWE-bench harness's (a repeated id: its last line wins),
+    // then the tamper checks, which refuse a pass under berth's rules.
+    const gradeInput = {
       failToPass: spec.failToPass,
       passToPass: spec.passToPass,
-      parse,
       log: parsedText,
       exitCode: run.exitCode,
       timedOut: run.timedOut,
       timeoutSec: context.timeoutSec,
+    };
+    const berthGrade = gradeSwebench({ ...gradeInput, parse, rules: 'default' });
+    const harnessGrade = gradeSwebench({
+      ...gradeInput,
+      parse: parse ? harnessReading(parse, parsedText) : undefined,
+      rules: 'swebench',
     });
+    await check.afterRun(context.signal);
+    if (context.signal?.aborted) throw context.signal.reason ?? new Error('cancelled');
+    const tampering = check.judge({
+      grades: { default: berthGrade, swebench: harnessGrade },
+      ...(parser ? { parserName: parser.name } : {}),
+      log: slice,
+      exitCode: run.exitCode,
+      timedOut: run.timedOut,
+      workdir: env.workdir,
+    });
+    const berthStatus =
+      berthGrade.status === 'resolved' && tampering.vetoed ? 'unresolved' : berthGrade.status;
+    const verdictByRules: SwebenchDetails['verdict_by_rules'] = {
+      default: { status: berthStatus, resolved: berthStatus === 'resolved' },
+      swebench: { status: harnessGrade.status, resolved: harnessGrade.resolved },
+    };
+    const rules = this.options.rules ?? 'default';
+    const grade = rules === 'swebench' ? harnessGrade : berthGrade;
+    const verdict = verdictByRules[rules];
     const details: SwebenchDetails = {
-      status: grade.status,
-      resolved: grade.resolved,
+      status: verdict.status,
+      resolved: verdict.resolved,
       ...(grade.errorReason ? { error_reason: grade.errorReason } : {}),
       FAIL_TO_PASS: grade.FAIL_TO_PASS,
       PASS_TO_PASS: grade.PASS_TO_PASS,
@@ -247,7 +323,11 @@ export class SwebenchVerifier implements Verifier {
       ...(parser ? { parser: parser.name } : {}),
       used_whole_log: usedWholeLog,
       parse_warnings: warnings,
+      ...(grade.dropped.length > 0 ? { dropped_expected: grade.dropped } : {}),
       duration_sec: roundSec((performance.now() - started) / 1000),
+      rules,
+      verdict_by_rules: verdictByRules,
+      tampering,
     };
     // Verdicts in snake_case, as every file berth writes (matchedBy -> matched_by).
     const verdicts = verdictsForFile(grade.verdicts);
@@ -257,7 +337,7 @@ export class SwebenchVerifier implements Verifier {
       parsed: parse?.tests.map((t) => ({ id: t.id, status: t.status })) ?? [],
     });
     const result: VerifierResult = {
-      rewards: { reward: grade.resolved ? 1 : 0 },
+      rewards: { reward: verdict.resolved ? 1 : 0 },
       details: { ...details, tests: verdicts },
     };
     if (grade.status === 'error') {

@@ -81,13 +81,31 @@ describe('berth run -a command', () => {
     expect(resumed.stderr).toContain('agent_command');
   });
 
-  it('-a claude-code shows the -a command line to use; misused options are usage errors (exit 2)', () => {
+  it('-a claude-code needs -m, -a aider is out of reach; misused options are usage errors (exit 2)', () => {
     const claude = berth(['run', '-p', sample, '-a', 'claude-code']);
     expect(claude.code).toBe(2);
-    expect(claude.stderr).toContain('no built-in "claude-code" agent');
-    expect(claude.stderr).toContain('-a command');
-    expect(claude.stderr).toContain("--agent-command 'claude --print");
-    expect(claude.stderr).toContain('--agent-env ANTHROPIC_API_KEY');
+    expect(claude.stderr).toContain('agent "claude-code" needs a model: -m PROVIDER/NAME');
+    const aider = berth(['run', '-p', sample, '-a', 'aider']);
+    expect(aider.code).toBe(2);
+    expect(aider.stderr).toContain('agent "aider" is not available: aider comes from PyPI');
+    const badOption = berth([
+      'run',
+      '-p',
+      sample,
+      '-a',
+      'codex',
+      '-m',
+      'openai/gpt-5',
+      '--ak',
+      'max_turns=3',
+    ]);
+    expect(badOption.code).toBe(2);
+    expect(badOption.stderr).toContain(
+      '--ak max_turns: codex has no option "max_turns"; its options: reasoning_effort',
+    );
+    const akForOracle = berth(['run', '-p', sample, '--ak', 'max_turns=3']);
+    expect(akForOracle.code).toBe(2);
+    expect(akForOracle.stderr).toContain('--ak only apply to installed agents');
 
     const noCommand = berth(['run', '-p', sample, '-a', 'command']);
     expect(noCommand.code).toBe(2);

@@ -180,6 +180,79 @@ describe('berth grade', () => {
     expect(text.stdout).toMatch(/^NOT RESOLVED \(reward 0, swebench rules\)/);
     expect(text.stdout).toMatch(/PASS_TO_PASS\s+missing\s+tests\.test_lib\.gone/);
     expect(text.stdout).toMatch(/prefix matches used for 1 truncated id/);
+    // Every reported id the truncated one stood for, not only the first.
+    expect(out.prefixMatches).toEqual([
+      {
+        expected: 'tests.test_lib.test_parameterized[param',
+        matched: ['tests.test_lib.test_parameterized[param1]', 'tests.test_lib.test_parameterized[param2]'],
+      },
+    ]);
+    expect(text.stdout).toContain(
+      'tests.test_lib.test_parameterized[param -> tests.test_lib.test_parameterized[param1], tests.test_lib.test_parameterized[param2]',
+    );
+  });
+
+  it('SWE-bench rules list every prefix match, the failing sibling that decided too (issue 12)', () => {
+    const row = path.join(work, 'prefix-row.json');
+    writeFileSync(row, JSON.stringify({ FAIL_TO_PASS: [], PASS_TO_PASS: ['tests/t.py::test_x[a'] }));
+    const log = path.join(work, 'prefix.log');
+    writeFileSync(
+      log,
+      [
+        '============================= test session starts ==============================',
+        'tests/t.py::test_x[a b] SKIPPED (later)',
+        'tests/t.py::test_x[a c] FAILED',
+        '=========================== short test summary info ============================',
+        'FAILED tests/t.py::test_x[a c] - assert 0',
+        '==================== 1 failed, 1 skipped in 0.05s =====================',
+        '',
+      ].join('\n'),
+    );
+    const r = berth('grade', '--json', '--expected', row, '--report', log);
+    const out = gradeOutputSchema.parse(JSON.parse(r.stdout));
+    expect(out.verdicts[0]).toMatchObject({ passed: false, reason: 'failed', status: 'FAILED' });
+    expect(out.verdicts[0]?.matchedIds).toEqual(['tests/t.py::test_x[a b]', 'tests/t.py::test_x[a c]']);
+    expect(out.prefixMatches).toEqual([
+      { expected: 'tests/t.py::test_x[a', matched: ['tests/t.py::test_x[a b]', 'tests/t.py::test_x[a c]'] },
+    ]);
+    const text = berth('grade', '--expected', row, '--report', log).stdout;
+    expect(text).toContain('tests/t.py::test_x[a -> tests/t.py::test_x[a b], tests/t.py::test_x[a c]');
+  });
+
+  it('SWE-bench rules: a junk gold id is dropped and said; --rules swebench matches it as the harness', () => {
+    const row = path.join(work, 'junk-row.json');
+    writeFileSync(row, JSON.stringify({ FAIL_TO_PASS: ['tests/t.py::test_a'], PASS_TO_PASS: ['[100%]'] }));
+    const log = path.join(work, 'junk.log');
+    writeFileSync(
+      log,
+      [
+        'tests/t.py::test_a PASSED',
+        'PASSED [100%]',
+        '==================== 1 passed in 0.05s =====================',
+        '',
+      ].join('\n'),
+    );
+    const dropped = gradeOutputSchema.parse(
+      JSON.parse(berth('grade', '--json', '--expected', row, '--report', log).stdout),
+    );
+    expect(dropped).toMatchObject({
+      resolved: true,
+      categories: { PASS_TO_PASS: { expected: 0, passed: 0 } },
+    });
+    expect(dropped.droppedExpected).toEqual([
+      { id: '[100%]', category: 'PASS_TO_PASS', reason: 'a pytest progress column, not a test' },
+    ]);
+    expect(berth('grade', '--expected', row, '--report', log).stdout).toMatch(
+      /dropped from the expected tests \(1, cannot name a test\):\n {2}PASS_TO_PASS +"\[100%\]"/,
+    );
+    const harness = gradeOutputSchema.parse(
+      JSON.parse(berth('grade', '--json', '--rules', 'swebench', '--expected', row, '--report', log).stdout),
+    );
+    expect(harness).toMatchObject({
+      resolved: true,
+      categories: { PASS_TO_PASS: { expected: 1, passed: 1 } },
+    });
+    expect(harness.droppedExpected).toBeUndefined();
   });
 
   it('Kotlin rules on a build folder: resolved, and reward 0 when no report exists', () => {

@@ -117,7 +117,7 @@ describe('berth run end to end (DockerLess fixture: Python/pytest and JS/node:te
     const run = berth(['run', '-p', mini, '-a', 'nop', '--jobs-dir', await tmp()]);
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(
-      /^mini__stats-1 {2}empty patch {2}tests not run \(empty patch\) {2}\d+\.\ds {2}empty patch$/m,
+      /^mini__stats-1 {2}empty patch {2}tests not run \(empty patch\) {2}\d+\.\ds {2}empty patch: the agent changed nothing$/m,
     );
     expect(run.stdout).not.toMatch(/F2P|P2P/);
     expect(run.stdout).toMatch(/^resolved 0\/2 \(0\.0%\) in \d+\.\ds$/m);

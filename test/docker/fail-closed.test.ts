@@ -122,7 +122,7 @@ describe.skipIf(skipDocker)('fail-closed Harbor trials (real engine)', () => {
     );
     const run = await runPhases(task, new ScriptOracleAgent());
     expect(run.verdict.details?.oom_killed).toBe(true);
-    expect(run.verdict.exception?.type).toBe('OutOfMemoryError');
+    expect(run.verdict.exception?.type).toBe('VerifierOutOfMemoryError');
     // In the agent phase: the oracle's process is killed and the cause named.
     const agentTask = variant({ 'solution/solve.sh': `#!/bin/bash\n${hog}\n` }, (t) =>
       t.replace('memory = "512M"', 'memory = "128M"'),

@@ -243,7 +243,7 @@ describe.skipIf(skipDocker)('links planted where berth writes or reads (real eng
         ]);
         expect(text(dir, 'steps', step, 'artifacts', 'a.txt').trim()).toBe('agent');
         // Only the first step has a setup.sh: its log is berth's record.
-      if (step === 'first') expect(regular(join(dir, 'steps', step, 'agent', 'setup.log'))).toBe(true);
+        if (step === 'first') expect(regular(join(dir, 'steps', step, 'agent', 'setup.log'))).toBe(true);
       }
       const skipped = notCopiedPaths(result.berth.not_copied?.agent);
       expect(skipped).toContain('oracle.txt');

@@ -10,8 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findExecutor } from '../../src/functional/executors/index.ts';
-import { DEFAULT_SANDBOX, detectSandbox, sampleRoot, slotIdentity } from '../../src/functional/sandbox.ts';
+import { DEFAULT_SANDBOX, detectSandbox, sampleRoot } from '../../src/functional/sandbox.ts';
 import type { ExecutionResult, Problem, SandboxOptions } from '../../src/functional/types.ts';
+import { slotIdentity } from '../../src/sandbox/identity.ts';
 
 function problem(language: string, prompt: string, test: string): Problem {
   return {

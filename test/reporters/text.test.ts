@@ -9,6 +9,7 @@ import {
   textReporter,
   trialLine,
 } from '../../src/reporters/text.ts';
+import { jobEndEventOf, trialEndEventOf } from '../../src/trials/events.ts';
 import type { TrialResult } from '../../src/trials/result.ts';
 
 function result(
@@ -62,7 +63,7 @@ describe('text reporter', () => {
     expect(testsRan(empty)).toBe(false);
     expect(testsRan(trials[1] as TrialResult)).toBe(true);
     expect(trialLine(empty)).toBe(
-      'swedl__lru-1  empty patch  tests not run (empty patch)  2.5s  empty patch',
+      'swedl__lru-1  empty patch  tests not run (empty patch)  2.5s  empty patch: the agent changed nothing',
     );
     expect(trialLine(trials[2] as TrialResult)).toBe(
       'swedl__cronlite-1  patch failed  tests not run (patch failed)  2.5s  patch does not apply',
@@ -120,21 +121,33 @@ describe('text reporter', () => {
   it('writes one line per trial in lines mode and the table only at the end in tty mode', () => {
     let lines = '';
     const ci = textReporter({ mode: 'lines', attempts: 2, write: (t) => (lines += t) });
-    ci.trialEnded(result('a__b-1', 'resolved', [1, 1], [2, 2], 'ok', 2), false);
+    const r = result('a__b-1', 'resolved', [1, 1], [2, 2], 'ok', 2);
+    ci.onTrialEnd?.(r, trialEndEventOf(r, 'job'));
     expect(lines).toBe('a__b-1 #2  yes  F2P 1/1  P2P 2/2  2.5s  ok\n');
     let tty = '';
-    let progress = '';
+    const drawn: string[] = [];
+    let clock = 0;
     const term = textReporter({
       mode: 'tty',
       attempts: 1,
       write: (t) => (tty += t),
       total: 4,
-      progress: (t) => (progress += t),
+      live: { render: (t) => drawn.push(t), clear: () => drawn.push('<clear>') },
+      now: () => clock,
+      tickSec: 0,
     });
-    term.trialEnded(trials[0] as TrialResult, false);
+    expect(drawn.at(-1)).toBe('0/4 finished, 0 resolved | 0s elapsed, estimating time left');
+    term.onTrialStart?.({} as never);
+    term.onTrialStart?.({} as never);
+    clock = 30_000;
+    term.onTrialEnd?.(trials[0] as TrialResult, trialEndEventOf(trials[0] as TrialResult, 'job'));
     expect(tty).toBe('');
-    expect(progress).toBe('\r\u001b[K1/4 finished, 1 resolved (last: swedl__miniconf-1 yes)');
-    term.jobEnded(summary);
+    expect(drawn.at(-1)).toBe('1/4 finished, 1 resolved, 1 running | 30s elapsed, about 1m30s left');
+    clock = 65_000;
+    term.onTrialEnd?.(trials[1] as TrialResult, trialEndEventOf(trials[1] as TrialResult, 'job'));
+    expect(drawn.at(-1)).toBe('2/4 finished, 1 resolved, 1 failed | 1m05s elapsed, about 1m05s left');
+    term.onJobEnd?.({ summary, swebench: null }, jobEndEventOf(summary));
+    expect(drawn.at(-1)).toBe('<clear>');
     expect(tty).toBe(`${renderTable(trials)}\nresolved 1/4 (25.0%) in 10.3s\n`);
     expect(trialLine(trials[2] as TrialResult)).toContain('patch failed  tests not run');
   });

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
-import { probeIsolation } from '../../src/environments/local/isolation.ts';
+import { probeIsolation } from '../../src/sandbox/isolation.ts';
 import { tempDirs } from '../helpers/temp-dirs.ts';
 
 const temp = tempDirs();
@@ -27,7 +27,7 @@ const rows = readFileSync(dataset, 'utf8')
   .map((l) => JSON.parse(l) as Row);
 const row = (id: string) => rows.find((r) => r.instance_id === id) as Row;
 
-const isolated = (await probeIsolation()).method !== undefined;
+const isolated = probeIsolation().method !== undefined;
 
 function berth(args: string[], env: Record<string, string> = {}) {
   const result = spawnSync('node', [bin, ...args], {

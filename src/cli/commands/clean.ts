@@ -1,22 +1,45 @@
 import type { Command } from 'commander';
 import type { RegisterCommand } from './index.ts';
 
-/** `berth clean`: removes containers and networks berth left behind (after a crash), optionally its cached images. */
+/** berth's caches under the cache root (`$BERTH_CACHE_DIR`, default `~/.cache/berth`) that `--cache` removes. */
+const CACHE_FOLDERS = ['agents', 'models', 'jvm-helper'] as const;
+
+/**
+ * `berth clean`: removes containers and networks berth left behind (after a crash), optionally
+ * its cached task images (`--images`) and its caches (`--cache`: installed agents' prepared
+ * folders and image layers, the model response cache, the JVM helper).
+ */
 export const registerClean: RegisterCommand = (program: Command) => {
   program
     .command('clean')
     .description(
-      'Remove Docker containers and networks berth started (all jobs, or one with --job), and optionally its cached images',
+      'Remove Docker containers and networks berth started (all jobs, or one with --job), and optionally its cached images and caches',
     )
     .option('--job <id>', 'only what this job started')
     .option('--images', "also remove berth's cached task images (berth-cache/*)")
-    .action(async (opts: { job?: string; images?: boolean }) => {
-      const { connectDocker } = await import('../../environments/docker/client.ts');
-      const { cleanDocker } = await import('../../environments/docker/clean.ts');
-      const { docker } = await connectDocker();
-      const removed = await cleanDocker(docker, opts);
-      process.stdout.write(
-        `removed ${removed.containers} container(s), ${removed.networks} network(s), ${removed.images} image(s)\n`,
-      );
+    .option(
+      '--cache',
+      "also remove berth's caches: installed agents (folders and berth-agent/* image layers), model responses, the JVM helper",
+    )
+    .action(async (opts: { job?: string; images?: boolean; cache?: boolean }) => {
+      const { connectDocker, dockerAvailable } = await import('../../environments/docker/client.ts');
+      const { cleanDocker, removeAgentLayers } = await import('../../environments/docker/clean.ts');
+      const withDocker = !opts.cache || (await dockerAvailable());
+      if (withDocker) {
+        const { docker } = await connectDocker();
+        const removed = await cleanDocker(docker, opts);
+        const layers = opts.cache ? await removeAgentLayers(docker) : 0;
+        process.stdout.write(
+          `removed ${removed.containers} container(s), ${removed.networks} network(s), ${removed.images + layers} image(s)\n`,
+        );
+      }
+      if (opts.cache) {
+        const { rm } = await import('node:fs/promises');
+        const { join } = await import('node:path');
+        const { cacheRoot } = await import('../../util/cache.ts');
+        const root = cacheRoot();
+        for (const name of CACHE_FOLDERS) await rm(join(root, name), { recursive: true, force: true });
+        process.stdout.write(`removed berth's caches under ${root} (${CACHE_FOLDERS.join(', ')})\n`);
+      }
     });
 };

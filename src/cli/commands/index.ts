@@ -6,15 +6,18 @@ import type { Command } from 'commander';
 import { registerBases } from './bases.ts';
 import { registerCheck } from './check.ts';
 import { registerClean } from './clean.ts';
+import { registerCompare } from './compare.ts';
 import { registerDataset } from './dataset.ts';
 import { registerDemo } from './demo.ts';
 import { registerEval } from './eval.ts';
 import { registerGenerate } from './generate.ts';
 import { registerGrade } from './grade.ts';
+import { registerLeaderboard } from './leaderboard.ts';
 import { registerMultilingual } from './multilingual.ts';
 import { registerParse } from './parse.ts';
 import { registerReport } from './report.ts';
 import { registerRun } from './run.ts';
+import { registerView } from './view.ts';
 
 export type RegisterCommand = (program: Command) => void;
 
@@ -31,4 +34,7 @@ export const commands: RegisterCommand[] = [
   registerDemo,
   registerMultilingual,
   registerReport,
+  registerView,
+  registerCompare,
+  registerLeaderboard,
 ];

@@ -1,26 +1,50 @@
 /**
- * `berth report JOB_DIR... [--by task_type,language] [--json]`: results grouped by
- * category. Reads each job's `result.json` (rows with `task_type`/`language`, as
- * `berth multilingual run` writes them) or, failing that, the trial folders'
- * `result.json` files (Harbor's field names; categories from `metadata`).
+ * `berth report JOB_DIR... [--by KEYS] [--json] [--html]`: results of finished jobs grouped by
+ * category (task type, language, repository), or each job's HTML report
+ * (`<job>/report.html`, src/reporters/html/report.ts).
  */
 import type { Command } from 'commander';
+import { UsageError } from '../../errors.ts';
+import { CATEGORY_KEYS } from '../../results/model.ts';
 import type { RegisterCommand } from './index.ts';
+
+/** Parses `--by`: comma-separated keys, each one of CATEGORY_KEYS. */
+export function parseByKeys(text: string): string[] {
+  const keys = text
+    .split(',')
+    .map((key) => key.trim())
+    .filter(Boolean);
+  const known = new Set<string>(CATEGORY_KEYS);
+  const unknown = keys.filter((key) => !known.has(key));
+  if (keys.length === 0 || unknown.length > 0)
+    throw new UsageError(
+      `--by ${unknown.length > 0 ? `does not know ${unknown.map((key) => JSON.stringify(key)).join(', ')}` : 'needs at least one key'}; the keys are ${CATEGORY_KEYS.join(', ')}`,
+    );
+  return [...new Set(keys)];
+}
 
 export const registerReport: RegisterCommand = (program: Command) => {
   program
     .command('report')
-    .description('Results of finished jobs grouped by task type and language (or other fields).')
-    .argument('<job-dirs...>', 'job folders')
-    .option('--by <keys>', 'comma-separated category keys', 'task_type,language')
+    .description(
+      "Results of finished jobs grouped by task type, language or repository; with --html, write each job's report.html.",
+    )
+    .argument('<job-dirs...>', 'job folders (<jobs-dir>/<job-name>)')
+    .option('--by <keys>', `comma-separated category keys: ${CATEGORY_KEYS.join(', ')}`, 'task_type,language')
     .option('--json', 'print the groups as JSON')
-    .action(async (jobDirs: string[], options: { by: string; json?: boolean }) => {
+    .option(
+      '--html',
+      'write <job>/report.html for each job (the page berth run writes at the end) and print its path',
+    )
+    .action(async (jobDirs: string[], options: { by: string; json?: boolean; html?: boolean }) => {
+      const keys = parseByKeys(options.by);
+      if (options.html) {
+        const { writeJobReport } = await import('../../reporters/html/report.ts');
+        for (const dir of jobDirs) process.stdout.write(`report: ${await writeJobReport(dir)}\n`);
+        return;
+      }
       const { readCategoryRows } = await import('../../reporters/read-rows.ts');
       const { formatCategoryReport, groupByCategory } = await import('../../reporters/by-category.ts');
-      const keys = options.by
-        .split(',')
-        .map((key) => key.trim())
-        .filter(Boolean);
       const rows = (await Promise.all(jobDirs.map((dir) => readCategoryRows(dir, keys)))).flat();
       if (options.json) process.stdout.write(`${JSON.stringify(groupByCategory(rows, keys), null, 2)}\n`);
       else process.stdout.write(formatCategoryReport(rows, keys));

@@ -18,6 +18,9 @@ export interface RunCommandOptions {
   agentSetupTimeout?: string;
   agentEnv?: string[];
   agentMount?: string[];
+  agentVersion?: string;
+  ak?: string[];
+  ae?: string[];
   agentTimeout?: string;
   model?: string;
   attempts: string;
@@ -28,6 +31,8 @@ export interface RunCommandOptions {
   exclude?: string[];
   limit?: string;
   json?: boolean;
+  /** Reporter names (`--reporter`, repeatable); default `default`. */
+  reporter?: string[];
   repos?: string;
   timeoutMultiplier?: string;
   keepEnvironments?: boolean;
@@ -40,6 +45,12 @@ export interface RunCommandOptions {
   allowEnvSecrets?: boolean;
   /** SWE-bench rows: `local` or `docker` (the harness's instance image); default: as each row says. */
   env?: 'local' | 'docker';
+  /** SWE-bench rows: whose verdict counts (`default`, berth's rules, or `swebench`: the harness's). */
+  rules?: 'default' | 'swebench';
+  /** Harbor's resource overrides, replacing each task's `[environment]` value (docs/security.md). */
+  overrideCpus?: string;
+  overrideMemoryMb?: string;
+  overrideStorageMb?: string;
 }
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -52,7 +63,11 @@ export const registerRun: RegisterCommand = (program: Command) => {
       '-p, --path <dataset>',
       'SWE-bench file (JSON list, JSON object keyed by id, JSONL), a folder of them, or a Harbor task or dataset folder',
     )
-    .option('-a, --agent <name>', 'agent: oracle, nop, predictions, command', 'oracle')
+    .option(
+      '-a, --agent <name>',
+      'agent: oracle, nop, predictions, command, claude-code, codex, gemini-cli, opencode, qwen-code',
+      'oracle',
+    )
     .option('--predictions <file>', 'SWE-bench predictions file (JSON or JSONL) for -a predictions')
     .option(
       '--agent-command <cmd>',
@@ -70,6 +85,16 @@ export const registerRun: RegisterCommand = (program: Command) => {
       'host folder the agent command may read in the local sandbox (repeatable; -a command)',
       collect,
     )
+    .option(
+      '--agent-version <v>',
+      'installed agents: the version to install (exact, or a tag/range resolved by the registry)',
+    )
+    .option(
+      '--ak <key=value>',
+      "installed agents: one of the agent's own options, e.g. max_turns=30 (repeatable; docs/agents.md)",
+      collect,
+    )
+    .option('--ae <NAME=VALUE>', 'variable for the agent (repeatable; same as --agent-env)', collect)
     .option('--agent-timeout <sec>', "agent timeout in seconds, replacing the task's")
     .option('-m, --model <name>', 'model name: recorded as model_name_or_path, passed as $BERTH_MODEL')
     .option('-k, --attempts <n>', 'attempts per task', '1')
@@ -83,6 +108,11 @@ export const registerRun: RegisterCommand = (program: Command) => {
     .option('-x, --exclude <glob>', 'skip tasks whose name matches (repeatable)', collect)
     .option('-l, --limit <n>', 'run at most N tasks')
     .option('--json', 'write one JSON document (docs/run-report.schema.json) to stdout')
+    .option(
+      '--reporter <name>',
+      'reporter: default (table on a terminal, else a line per trial), ci (a line per trial), json (repeatable)',
+      collect,
+    )
     .option('--repos <dir>', 'folder of git mirrors (owner__repo or owner/repo) for rows without a snapshot')
     .addOption(new Option('--timeout-multiplier <x>', 'multiply every timeout').default('1'))
     .option(
@@ -97,12 +127,27 @@ export const registerRun: RegisterCommand = (program: Command) => {
       collect,
     )
     .option('--config <file>', 'config file (TOML or JSON) with [docker.image_map] and docker.pids_limit')
+    .option('--override-cpus <n>', "CPU cores of every trial, replacing the task's cpus")
+    .option(
+      '--override-memory-mb <mb>',
+      "memory of every trial's commands in MiB, replacing the task's memory_mb (default 4096)",
+    )
+    .option(
+      '--override-storage-mb <mb>',
+      "size of every trial's writable folders (and largest file) in MiB, replacing the task's storage_mb (default 10240)",
+    )
     .option('--rebuild', 'Docker: rebuild images even when cached')
     .addOption(
       new Option(
         '--env <kind>',
         "SWE-bench rows: local (a snapshot or --repos mirror) or docker (the row's image, else the harness's instance image); default: docker for rows naming an image, else local",
       ).choices(['local', 'docker']),
+    )
+    .addOption(
+      new Option(
+        '--rules <name>',
+        "SWE-bench rows: default (berth's rules: stricter where the harness is wrong, and a pass the tamper checks refuse is not resolved) or swebench (the SWE-bench harness's verdict exactly; tamper findings still recorded)",
+      ).choices(['default', 'swebench']),
     )
     .option(
       '--allow-env-secrets',

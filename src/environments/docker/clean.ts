@@ -1,6 +1,7 @@
 /** Removal of what berth left in the engine: containers and networks by label, cached images on request. */
 import type Docker from 'dockerode';
 import { LABELS } from './labels.ts';
+import { TOOL_LAYER_REPO } from './tool-layer.ts';
 
 export interface CleanOptions {
   /** Only what this job started. */
@@ -48,4 +49,19 @@ export async function cleanDocker(
     }
   }
   return { containers: containers.length, networks: nets, images };
+}
+
+/** Removes the installed agents' image layers (`berth-agent/*`); returns how many went. */
+export async function removeAgentLayers(docker: Docker): Promise<number> {
+  let removed = 0;
+  for (const image of await docker.listImages({ filters: { label: [LABELS.managed] } })) {
+    if (!(image.RepoTags ?? []).some((t) => t.startsWith(`${TOOL_LAYER_REPO}/`))) continue;
+    try {
+      await docker.getImage(image.Id).remove({ force: true });
+      removed++;
+    } catch {
+      // used by a running container
+    }
+  }
+  return removed;
 }

@@ -17,10 +17,11 @@ import type Docker from 'dockerode';
 import { BerthError } from '../../errors.ts';
 import type { NetworkPolicy } from '../../tasks/task.ts';
 import { type CopyLimits, type CopyReport, extractTarBeneath } from '../../util/safe-fs.ts';
-import type { Environment, ExecOptions, ExecResult } from '../environment.ts';
+import type { Environment, ExecOptions, ExecResult, ToolInstallRecord } from '../environment.ts';
 import type { EgressGateway } from './egress/gateway.ts';
 import { ContainerNetworkSwitch } from './egress/network-switch.ts';
 import { LABELS } from './labels.ts';
+import { connectModelRoute } from './model-route.ts';
 import { tarPath } from './tar.ts';
 
 /** A host folder bind-mounted into the container. */
@@ -156,6 +157,15 @@ export class DockerContainerEnvironment implements Environment {
    * (mode 777), never bind mounts of the host: berth copies them out with `download`.
    */
   readonly logsDir = '/logs';
+  /** The installed agent the container's image carries (set by the provider). */
+  toolInstall?: ToolInstallRecord;
+  /** The job id (the model route's network is the job's). */
+  jobId = '';
+
+  /** A route to a host URL (the model gateway) over the job's internal network; see model-route.ts. */
+  routeToHost(url: string): Promise<{ origin: string; close(): Promise<void> }> {
+    return connectModelRoute(this.docker, this.container.id, this.jobId || 'berth', url);
+  }
 
   private constructor(
     private readonly docker: Docker,
@@ -229,6 +239,7 @@ export class DockerContainerEnvironment implements Environment {
       options.user,
     );
     environment.warnings.push(...warnings);
+    environment.jobId = options.jobId;
     live.add(environment);
     installExitHook();
     try {
@@ -480,6 +491,11 @@ export class DockerContainerEnvironment implements Environment {
   async killProcessesExcept(keep: Set<number>): Promise<number> {
     const out = await this.quiet(this.killScript(keep));
     return Number(/killed (\d+)/.exec(out)?.[1] ?? 0);
+  }
+
+  /** The `Environment` capability: `killScript` keeping the processes the container started with. */
+  strayProcessKillScript(): string {
+    return this.killScript(this.baselineProcesses);
   }
 
   /** A root shell snippet that kills every process but PID 1, itself and `keep`, and prints `killed N`. */

@@ -212,6 +212,23 @@ export class ImageService {
     return cacheTag;
   }
 
+  /**
+   * Builds `dockerfile` (its text) over `request.contextDir` under `tag`, unless that tag
+   * exists: the caller's tag is the cache key (`key`, recorded as the context-hash label), so
+   * the context is not hashed (an installed agent's layer: src/environments/docker/tool-layer.ts).
+   * @throws ImageBuildError with the build log on failure or timeout
+   */
+  buildTagged(request: BuildRequest, dockerfile: string, tag: string, key: string): Promise<string> {
+    const inflightKey = `build:${tag}`;
+    let p = this.inflight.get(inflightKey);
+    if (!p) {
+      p = this.buildUncached(request, dockerfile, tag, key);
+      this.inflight.set(inflightKey, p);
+      p.catch(() => this.inflight.delete(inflightKey));
+    }
+    return p;
+  }
+
   private async tag(source: string, target: string): Promise<void> {
     const i = target.lastIndexOf(':');
     const hasTag = i > target.lastIndexOf('/');

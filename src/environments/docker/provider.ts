@@ -11,7 +11,13 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { InputError } from '../../errors.ts';
 import type { EnvironmentSpec, Task } from '../../tasks/task.ts';
-import type { EnvironmentProvider, EnvironmentStartContext } from '../environment.ts';
+import type {
+  EnvironmentProvider,
+  EnvironmentStartContext,
+  ToolInstall,
+  ToolInstallRecord,
+} from '../environment.ts';
+import { failedInstall } from '../tool-install.ts';
 import { connectDocker } from './client.ts';
 import { DockerContainerEnvironment } from './container.ts';
 import { type BaseImage, ImageMap, orderBases, readBasesManifest } from './dockerfile.ts';
@@ -19,6 +25,7 @@ import { EgressGateway, proxyPolicyFor } from './egress/gateway.ts';
 import { needsEgressGateway, networkForPhase } from './egress/network-switch.ts';
 import { ImageService } from './images.ts';
 import { LABELS } from './labels.ts';
+import { ensureToolLayer } from './tool-layer.ts';
 
 export type DockerSpec = Extract<EnvironmentSpec, { kind: 'docker' }> & {
   /** A Dockerfile's text, built with an empty context (SWE-bench rows that carry one). */
@@ -111,6 +118,8 @@ export class DockerEnvironmentProvider implements EnvironmentProvider {
   private images?: Promise<ImageService>;
   /** Image per task folder, prepared once per provider (one job): later trials skip hashing. */
   private prepared = new Map<string, Promise<string>>();
+  /** Agent layer per (task image, tool), installed once per provider; later trials wait for it. */
+  private tools = new Map<string, Promise<{ image: string; record: ToolInstallRecord }>>();
 
   constructor(private readonly options: DockerProviderOptions = {}) {}
 
@@ -167,6 +176,31 @@ export class DockerEnvironmentProvider implements EnvironmentProvider {
     });
   }
 
+  /**
+   * The image with `tool` installed over `image` (its cached layer, or built now). Trials of
+   * one job share one install: only the first records `installed: true`.
+   */
+  private async installTool(
+    image: string,
+    tool: ToolInstall,
+    context: { jobId: string; onLog: (line: string) => void; signal?: AbortSignal },
+  ): Promise<{ image: string; record: ToolInstallRecord }> {
+    const key = `${image}\0${tool.name}\0${tool.version}`;
+    const started = performance.now();
+    const pending = this.tools.get(key);
+    if (pending) {
+      const { image: layered, record } = await pending;
+      const durationSec = Math.round(performance.now() - started) / 1000;
+      return { image: layered, record: { ...record, installed: false, durationSec, log: [] } };
+    }
+    const { docker } = await connectDocker();
+    const images = await this.imageService(context.jobId);
+    const p = ensureToolLayer(docker, images, image, tool, context);
+    this.tools.set(key, p);
+    p.catch(() => this.tools.delete(key));
+    return p;
+  }
+
   async start(context: EnvironmentStartContext): Promise<DockerContainerEnvironment> {
     const { task, trialDir, jobId } = context;
     const spec = task.environment as DockerSpec;
@@ -183,7 +217,25 @@ export class DockerEnvironmentProvider implements EnvironmentProvider {
       this.prepared.set(key, prepared);
       prepared.catch(() => this.prepared.delete(key));
     }
-    const image = await prepared;
+    let image = await prepared;
+    let toolInstall: ToolInstallRecord | undefined;
+    if (context.tool) {
+      const log: string[] = [];
+      try {
+        ({ image, record: toolInstall } = await this.installTool(image, context.tool, {
+          jobId,
+          onLog: (line) => {
+            log.push(line);
+            appendFileSync(buildLog, `${line}\n`);
+          },
+          ...(context.signal ? { signal: context.signal } : {}),
+        }));
+      } catch (error) {
+        if (context.signal?.aborted) throw error;
+        // The agent's set-up reports it, with the log; the task's image starts as it is.
+        toolInstall = failedInstall(context.tool, error, log);
+      }
+    }
     const { docker } = await connectDocker();
     // An allowlist in any phase: the trial gets an internal network and an egress proxy.
     const egress = needsEgressGateway(task)
@@ -197,7 +249,7 @@ export class DockerEnvironmentProvider implements EnvironmentProvider {
         })
       : undefined;
     try {
-      return await DockerContainerEnvironment.create({
+      const environment = await DockerContainerEnvironment.create({
         docker,
         ...(egress ? { egress, env: egress.proxyEnv() } : {}),
         image,
@@ -210,6 +262,8 @@ export class DockerEnvironmentProvider implements EnvironmentProvider {
         pidsLimit: this.options.pidsLimit,
         network: spec.network,
       });
+      if (toolInstall) environment.toolInstall = toolInstall;
+      return environment;
     } catch (error) {
       await egress?.stop();
       throw error;

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
+import { checkHostMethod, ISOLATION_METHODS, probeIsolation } from '../../sandbox/isolation.ts';
 import type { Task } from '../../tasks/task.ts';
-import { checkIsolationMethod, ISOLATION_METHODS, probeIsolation } from './isolation.ts';
 import { type LocalEnvironment, LocalEnvironmentProvider } from './local.ts';
 import { runProcess } from './process.ts';
 
@@ -88,7 +88,7 @@ describe('local environment: materialising a snapshot', () => {
     expect(await git(dir, 'status', '--porcelain')).toBe('');
     expect(await git(dir, 'ls-files', '-s', 'run.sh')).toMatch(/^100755/);
     expect(await git(dir, 'ls-files', '-s', 'link.py')).toMatch(/^120000/);
-    expect(env.baseSha).toBe(await git(dir, 'rev-parse', 'HEAD'));
+    expect(env.baseCommit).toBe(await git(dir, 'rev-parse', 'HEAD'));
     const run = await env.exec('./run.sh');
     expect(run.output).toBe('ran\n');
     expect(run.exitCode).toBe(0);
@@ -97,7 +97,7 @@ describe('local environment: materialising a snapshot', () => {
   it('gives the same base sha for the same files (fixed identity and dates)', async () => {
     const a = await start({ kind: 'local', snapshot: { files: { x: '1' } } });
     const b = await start({ kind: 'local', snapshot: { files: { x: '1' } } });
-    expect(a.baseSha).toBe(b.baseSha);
+    expect(a.baseCommit).toBe(b.baseCommit);
     expect(a.workdir).not.toBe(b.workdir);
   });
 
@@ -244,7 +244,7 @@ describe('local environment: processes', () => {
 
 describe('local environment: network isolation', () => {
   it('records whether untrusted commands are isolated, and isolation really removes the network', async () => {
-    const probe = await probeIsolation();
+    const probe = probeIsolation();
     const env = await start({ kind: 'local', snapshot: { files: { x: '1' } } });
     expect(env.isolated).toBe(probe.method !== undefined);
     if (!probe.method) {
@@ -272,7 +272,7 @@ describe('local environment: network isolation', () => {
     ].join('; ');
     let tried = 0;
     for (const method of ISOLATION_METHODS) {
-      if ((await checkIsolationMethod(method)) !== undefined) continue;
+      if (checkHostMethod(method) !== undefined) continue;
       tried++;
       const env = await start({ kind: 'local', snapshot: { files: { x: '1' } } }, { isolation: method });
       expect(env.isolationMethodName).toBe(method);
@@ -285,7 +285,7 @@ describe('local environment: network isolation', () => {
   });
 
   it('trusted bookkeeping runs in the sandbox too, as the trial uid, and git accepts the repository', async () => {
-    const probe = await probeIsolation();
+    const probe = probeIsolation();
     if (!probe.method) {
       console.warn(`isolation unavailable here: ${probe.notes.join('; ')}`);
       return;
@@ -304,7 +304,7 @@ describe('local environment: network isolation', () => {
   });
 
   it("the dataset's set-up command runs with berth's rights; what it leaves goes to the trial's uid", async () => {
-    const probe = await probeIsolation();
+    const probe = probeIsolation();
     if (!probe.method || process.getuid?.() !== 0) {
       console.warn('needs root and a working isolation method');
       return;

@@ -2,11 +2,14 @@
  * The local environment: a fresh temporary folder on this machine holding the
  * task's repository committed as its single base commit. Commands run in their
  * own process group with a timeout that kills the group. Where the machine
- * allows it every command runs sandboxed (see isolation.ts): own pid namespace,
- * no network unless the policy is `public`, the host read-only except the
- * trial's folder, and an unprivileged uid that owns that folder.
+ * allows it every command runs sandboxed (src/sandbox/isolation.ts, host view):
+ * own pid namespace, no network unless the policy is `public`, the host
+ * read-only except the trial's folder, and an unprivileged uid that owns that
+ * folder. Every command, the dataset's set-up included, gets the environment's
+ * resource limits (src/sandbox/limits.ts): processes, memory, CPU, file size,
+ * and, as root, the trial folder is a size-capped tmpfs.
  *
- * Layout of the temporary folder (the root, berth's, mode 0755): `repo/` (the working
+ * Layout of the temporary folder (the root, berth's, mode 0711): `repo/` (the working
  * folder), `logs/agent`, `logs/verifier`, `logs/artifacts` (Harbor's log folders, see
  * `logsDir`) and `tmp/` (TMPDIR where the sandbox has no private /tmp). The three belong
  * to the trial's uid; the root does not, so sandboxed code can neither rename nor replace
@@ -18,25 +21,38 @@ import { tmpdir } from 'node:os';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { execa } from 'execa';
 import { InputError } from '../../errors.ts';
+import { capFolder, releaseFolder } from '../../sandbox/capped-folder.ts';
+import { cgroupSupport } from '../../sandbox/cgroup.ts';
+import { claimIdentity, isRoot, releaseIdentity, type SandboxIdentity } from '../../sandbox/identity.ts';
+import {
+  checkHostMethod,
+  hostViewPrefix,
+  type IsolationMethod,
+  probeIsolation,
+} from '../../sandbox/isolation.ts';
+import {
+  type LimitName,
+  type LimitRequest,
+  type LimitsRecord,
+  type ResourceLimits,
+  resolveLimits,
+  taskResources,
+} from '../../sandbox/limits.ts';
 import { findMirror } from '../../tasks/swebench/runnable.ts';
 import type { NetworkPolicy } from '../../tasks/task.ts';
+import { hostPlatform } from '../../util/platform.ts';
 import { type CopyLimits, type CopyReport, copyInBeneath, copyOutBeneath } from '../../util/safe-fs.ts';
 import type {
   Environment,
+  EnvironmentLimits,
   EnvironmentProvider,
   EnvironmentStartContext,
   ExecOptions,
   ExecResult,
+  ToolInstall,
+  ToolInstallRecord,
 } from '../environment.ts';
-import {
-  checkIsolationMethod,
-  claimIdentity,
-  type IsolationMethod,
-  probeIsolation,
-  releaseIdentity,
-  type SandboxIdentity,
-  sandboxCommand,
-} from './isolation.ts';
+import { failedInstall } from '../tool-install.ts';
 import { checkoutFromMirror, commitBase, writeSnapshot } from './materialise.ts';
 import { runProcess } from './process.ts';
 
@@ -62,13 +78,63 @@ export interface LocalProviderOptions {
    * the host network (recorded as not isolated); a method name uses that method if it works.
    */
   isolation?: 'auto' | 'off' | IsolationMethod;
-  /** Keep the temporary folder after the trial (for debugging). */
+  /** Keep the temporary folder after the trial (for debugging; it is then not a capped tmpfs). */
   keep?: boolean;
+  /** Limits from the command line (`--override-cpus`, `--override-memory-mb`, `--override-storage-mb`). */
+  limits?: LimitRequest;
+  /** Trials run at once (`-n`): the process limit keeps the host's pids within budget for all of them. */
+  concurrency?: number;
+}
+
+/** The limits of one local environment, what enforces them, and what its commands ran into. */
+class LocalLimits implements EnvironmentLimits {
+  private hits = new Set<LimitName>();
+  constructor(
+    readonly limits: ResourceLimits,
+    readonly record: LimitsRecord,
+  ) {}
+  note(hit: readonly LimitName[] | undefined): void {
+    for (const h of hit ?? []) this.hits.add(h);
+  }
+  async takeHits(): Promise<LimitName[]> {
+    const out = [...this.hits];
+    this.hits.clear();
+    return out;
+  }
+}
+
+/** How the limits are enforced for an environment whose folder is (or is not) a capped tmpfs. */
+function limitsRecord(limits: ResourceLimits, capped: string | undefined, asRoot: boolean): LimitsRecord {
+  const cg = cgroupSupport();
+  const by = cg.version === 'v2' ? 'cgroup-v2' : cg.version === 'v1' ? 'cgroup-v1' : undefined;
+  const notes = [...cg.notes];
+  if (capped) notes.push(`trial folder not size-capped: ${capped}`);
+  if (!by && asRoot)
+    notes.push('processes: no cgroup and commands run as root, where RLIMIT_NPROC does not bind');
+  if (!by) notes.push('memory: no cgroup; RLIMIT_DATA bounds each process, not their sum');
+  if (limits.cpus !== undefined && !cg.dirs.cpu) notes.push('cpus: no cpu cgroup controller; not enforced');
+  return {
+    processes: limits.processes,
+    memory_bytes: limits.memoryBytes,
+    cpus: limits.cpus ?? null,
+    disk_bytes: limits.diskBytes,
+    enforced_by: {
+      processes: by ?? (asRoot ? 'none' : 'rlimit'),
+      memory: by ?? 'rlimit',
+      cpus: limits.cpus !== undefined && by && cg.dirs.cpu ? by : 'none',
+      cpu_time: 'rlimit',
+      file_size: 'rlimit',
+      disk: capped === undefined ? 'tmpfs' : 'none',
+    },
+    notes,
+  };
 }
 
 export class LocalEnvironment implements Environment {
   readonly kind = 'local';
   private stopped = false;
+  /** The installed agent: a prepared host folder, bound read-only into the sandbox by the commands that use it. */
+  toolInstall?: ToolInstallRecord;
   /** Aborted by stop(): every running command's process group is killed. */
   private readonly stopping = new AbortController();
 
@@ -78,10 +144,17 @@ export class LocalEnvironment implements Environment {
     readonly workdir: string,
     private readonly isolationMethod: IsolationMethod | undefined,
     /** Sha of the base commit berth made. */
-    readonly baseSha: string,
+    readonly baseCommit: string,
     private readonly keep = false,
     /** The uid sandboxed commands run as (owner of `root`), and its slot (released at stop). */
     private readonly sandbox: { slot: number; identity: SandboxIdentity } | undefined = undefined,
+    /** The resource limits of every command. */
+    readonly limits: LocalLimits = new LocalLimits(
+      resolveLimits(),
+      limitsRecord(resolveLimits(), 'not asked', false),
+    ),
+    /** Whether `root` is a size-capped tmpfs (unmounted at stop). */
+    private readonly capped = false,
   ) {}
 
   get isolated(): boolean {
@@ -115,40 +188,55 @@ export class LocalEnvironment implements Environment {
    * included, runs in the sandbox as the trial's uid (so git sees one owner, and a reset
    * cannot follow a symlink out of the trial's folder into a writable host path); the
    * network is cut unless `options.network` is `public`. A `setup` command (the dataset's
-   * install, before any agent code) runs with berth's rights, as before the sandbox existed.
-   * `options.user` is not supported locally (ignored).
+   * install, before any agent code) runs with berth's rights, as before the sandbox existed,
+   * but within the same resource limits. `options.user` is not supported locally (ignored).
    */
   async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
     if (this.stopped) throw new Error('the environment is stopped');
     const network: NetworkPolicy = options.network ?? { mode: 'no-network' };
     const argv = ['bash', '-c', command];
-    let wrapped = argv;
+    let prefix: string[] = [];
     let spawnAs: SandboxIdentity;
     const extra: Record<string, string> = {};
+    const limits = this.limits.limits;
     if (this.isolationMethod && !options.setup) {
       for (const bind of options.binds ?? []) if (bind.writable) await this.handOver(bind.path);
-      const sandbox = sandboxCommand(this.isolationMethod, {
+      const sandbox = hostViewPrefix(this.isolationMethod, {
         writable: this.root,
         ...(options.binds ? { binds: options.binds } : {}),
         noNetwork: network.mode !== 'public',
         identity: this.sandbox?.identity,
+        // The private /tmp and home live in memory: no bigger than the memory limit.
+        tmpfsBytes: Math.min(limits.diskBytes, limits.memoryBytes),
       });
-      wrapped = [...sandbox.prefix, ...argv];
+      prefix = sandbox.prefix;
       spawnAs = sandbox.spawnAs;
       // berth's own TMPDIR may be outside the sandbox's writable places.
       if (this.isolationMethod === 'bwrap') extra.TMPDIR = '/tmp';
       else if (this.sandbox?.identity) extra.TMPDIR = join(this.root, 'tmp');
     }
-    const result = await runProcess(wrapped, {
+    const result = await runProcess(argv, {
+      prefix,
+      limits: {
+        processes: limits.processes,
+        memoryBytes: limits.memoryBytes,
+        ...(limits.cpus !== undefined ? { cpus: limits.cpus } : {}),
+        fileBytes: limits.fileBytes,
+        ...(limits.cpuSec !== undefined ? { cpuSec: limits.cpuSec } : {}),
+      },
+      ...(this.capped ? { cappedFolder: this.root } : {}),
       cwd: options.cwd ? this.inside(options.cwd) : this.workdir,
       env: commandEnv({ ...extra, ...options.env }),
       ...(spawnAs ? { uid: spawnAs.uid, gid: spawnAs.gid } : {}),
       ...(options.timeoutSec !== undefined ? { timeoutSec: options.timeoutSec } : {}),
       ...(options.outputFile ? { outputFile: options.outputFile } : {}),
-      ...(options.maxOutputBytes !== undefined ? { maxOutputBytes: options.maxOutputBytes } : {}),
+      ...(options.maxOutputBytes !== undefined || limits.outputBytes !== undefined
+        ? { maxOutputBytes: Math.min(options.maxOutputBytes ?? Infinity, limits.outputBytes ?? Infinity) }
+        : {}),
       ...(options.input !== undefined ? { input: options.input } : {}),
       signal: options.signal ? AbortSignal.any([options.signal, this.stopping.signal]) : this.stopping.signal,
     });
+    this.limits.note(result.limitsHit);
     // What a set-up command (berth's user) left in the trial folder goes back to the trial's uid.
     if (options.setup) for (const dir of SANDBOX_DIRS) await this.handOver(join(this.root, dir));
     return result;
@@ -176,6 +264,7 @@ export class LocalEnvironment implements Environment {
     this.stopped = true;
     this.stopping.abort();
     if (this.sandbox) releaseIdentity(this.sandbox.slot);
+    if (this.capped) await releaseFolder(this.root);
     if (!this.keep) await rm(this.root, { recursive: true, force: true, maxRetries: 3 });
   }
 }
@@ -186,6 +275,29 @@ const SANDBOX_DIRS = ['repo', 'logs', 'tmp'] as const;
 /** `chown -R` (which never follows symlinks) of `path` to `identity`. */
 async function handOver(path: string, identity: { uid: number; gid: number }): Promise<void> {
   await execa('chown', ['-R', '-P', `${identity.uid}:${identity.gid}`, '--', path]);
+}
+
+/** A tool for this machine: its prepared host folder (cached), seen read-only at the same path. */
+async function installTool(tool: ToolInstall): Promise<ToolInstallRecord> {
+  const started = performance.now();
+  const log: string[] = [];
+  const platform = hostPlatform();
+  let result: { folder: string; prepared: boolean };
+  try {
+    result = await tool.prepare(platform, (line) => log.push(line));
+  } catch (error) {
+    // The agent's set-up reports it, with the log.
+    return failedInstall(tool, error, log);
+  }
+  const { folder, prepared } = result;
+  return {
+    home: folder,
+    platform,
+    installed: prepared,
+    durationSec: Math.round(performance.now() - started) / 1000,
+    log,
+    binds: [{ path: folder }],
+  };
 }
 
 /** Starts local environments for tasks whose EnvironmentSpec kind is `local`. */
@@ -206,9 +318,15 @@ export class LocalEnvironmentProvider implements EnvironmentProvider {
     const safeJob = context.jobId.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 40);
     const root = await mkdtemp(join(parent, `berth-${safeJob}-`));
     const workdir = join(root, 'repo');
+    const limits = resolveLimits(taskResources(spec), this.options.limits, this.options.concurrency);
+    // The trial folder is a tmpfs of the storage size (as root), kept as a plain folder with --keep.
+    const notCapped = this.options.keep
+      ? 'kept for debugging (--keep-environments)'
+      : await capFolder(root, limits.diskBytes, undefined, 0o700);
+    const capped = notCapped === undefined;
     try {
-      // The root stays berth's (mkdtemp made it 0700): the trial's uid may enter it, not change it.
-      await chmod(root, 0o755);
+      // The root stays berth's (mkdtemp made it 0700): the trial's uid may pass through it, not list or change it.
+      await chmod(root, 0o711);
       await mkdir(workdir);
       for (const dir of ['logs/agent', 'logs/verifier', 'logs/artifacts', 'tmp'])
         await mkdir(join(root, dir), { recursive: true });
@@ -237,15 +355,30 @@ export class LocalEnvironmentProvider implements EnvironmentProvider {
         wanted === 'off'
           ? undefined
           : wanted === 'auto'
-            ? (await probeIsolation()).method
-            : (await checkIsolationMethod(wanted)) === undefined
+            ? probeIsolation().method
+            : checkHostMethod(wanted) === undefined
               ? wanted
               : undefined;
+      const toolInstall = context.tool ? await installTool(context.tool) : undefined;
       const sandbox = method ? claimIdentity() : undefined;
       if (sandbox?.identity)
         for (const dir of SANDBOX_DIRS) await handOver(join(root, dir), sandbox.identity);
-      return new LocalEnvironment(root, workdir, method, baseSha, this.options.keep, sandbox);
+      const asRoot = isRoot && !sandbox?.identity;
+      const record = new LocalLimits(limits, limitsRecord(limits, notCapped, asRoot));
+      const environment = new LocalEnvironment(
+        root,
+        workdir,
+        method,
+        baseSha,
+        this.options.keep,
+        sandbox,
+        record,
+        capped,
+      );
+      if (toolInstall) environment.toolInstall = toolInstall;
+      return environment;
     } catch (error) {
+      if (capped) await releaseFolder(root);
       await rm(root, { recursive: true, force: true });
       throw error;
     }

@@ -1,12 +1,14 @@
 /**
- * Runs one command in its own process group with a wall-clock limit that
- * kills the whole group, capturing stdout and stderr (interleaved) to a file
- * with a byte cap and a visible truncation mark.
+ * Runs one command of a local environment through the sandbox
+ * (src/sandbox/): its own process group (and cgroup where there is one), a
+ * wall-clock limit that kills the whole group, resource limits, and stdout
+ * and stderr (interleaved) captured to a file with a byte cap and a visible
+ * truncation mark.
  */
-import { createWriteStream, type WriteStream } from 'node:fs';
-import { mkdir, rename } from 'node:fs/promises';
-import { dirname } from 'node:path';
-import { execa } from 'execa';
+import { folderFull } from '../../sandbox/capped-folder.ts';
+import { type CommandLimits, startCommand } from '../../sandbox/command.ts';
+import { limitsHit } from '../../sandbox/limits.ts';
+import { runToEnd } from '../../sandbox/process.ts';
 import type { ExecResult } from '../environment.ts';
 
 /** Default cap on captured output: 50 MiB. */
@@ -14,6 +16,13 @@ export const DEFAULT_MAX_OUTPUT_BYTES = 50 * 1024 * 1024;
 
 /** Grace period between SIGTERM and SIGKILL of a timed-out group, in milliseconds. */
 const KILL_GRACE_MS = 2000;
+
+/** Limits when a caller gives none (the sandbox's defaults for one command). */
+const UNBOUNDED_LIMITS: CommandLimits = {
+  processes: 4096,
+  memoryBytes: 4096 * 1024 * 1024,
+  fileBytes: 10240 * 1024 * 1024,
+};
 
 export interface RunProcessOptions {
   cwd: string;
@@ -30,6 +39,12 @@ export interface RunProcessOptions {
   /** Run as this uid/gid (berth must be root). */
   uid?: number;
   gid?: number;
+  /** Isolation prefix (src/sandbox/isolation.ts) put before `argv`. */
+  prefix?: readonly string[];
+  /** Resource limits (default: the sandbox's defaults). */
+  limits?: CommandLimits;
+  /** The capped folder the command writes to: a full one is reported as the `disk` limit. */
+  cappedFolder?: string;
 }
 
 /** The text appended when output passed the cap. */
@@ -37,132 +52,64 @@ export function truncationMark(cap: number, dropped: number): string {
   return `\n[berth: output truncated at ${cap} bytes; ${dropped} more bytes dropped]\n`;
 }
 
-/** Process groups started by runProcess that may still hold processes. */
-const activeGroups = new Set<number>();
-let exitHookInstalled = false;
-
-/** Kills every group berth started when berth itself exits (e.g. a second Ctrl-C). */
-function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.on('exit', () => {
-    for (const pid of activeGroups) killGroup(pid, 'SIGKILL');
-  });
-}
-
-/** Sends a signal to a whole process group, ignoring a group that is already gone. */
-export function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
-  if (pid === undefined) return;
-  try {
-    process.kill(-pid, signal);
-  } catch {}
-}
-
 /**
  * Runs `argv` (no shell unless argv starts one) as the leader of a new process group.
  * When it exits, any process it left in its group is killed too; on timeout or abort
  * the group gets SIGTERM, then SIGKILL after a grace period.
- * @returns the exit code (null when killed), whether it timed out, the captured output.
+ * @returns the exit code (null when killed), whether it timed out, the captured output, the
+ *   limits it ran into.
  */
 export async function runProcess(argv: string[], options: RunProcessOptions): Promise<ExecResult> {
   const cap = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
-  const started = performance.now();
-  let file: WriteStream | undefined;
-  if (options.outputFile) {
-    await mkdir(dirname(options.outputFile), { recursive: true });
-    // Written to a temporary name and renamed at the end, so the file is never seen half-written.
-    file = createWriteStream(`${options.outputFile}.partial`);
-  }
-  const kept: Buffer[] = [];
-  let keptBytes = 0;
-  let dropped = 0;
-  const [command, ...args] = argv as [string, ...string[]];
-  const child = execa(command, args, {
+  const { proc } = startCommand({
+    argv,
+    ...(options.prefix ? { prefix: options.prefix } : {}),
     cwd: options.cwd,
-    env: options.env,
-    extendEnv: false,
-    detached: true,
-    reject: false,
-    buffer: false,
-    all: true,
-    stripFinalNewline: false,
-    cleanup: true,
-    ...(options.uid !== undefined ? { uid: options.uid } : {}),
-    ...(options.gid !== undefined ? { gid: options.gid } : {}),
-    ...(options.input !== undefined ? { input: options.input } : { stdin: 'ignore' as const }),
+    env: options.env ?? process.env,
+    ...(options.uid !== undefined && options.gid !== undefined
+      ? { spawnAs: { uid: options.uid, gid: options.gid } }
+      : {}),
+    limits: {
+      ...(options.limits ?? UNBOUNDED_LIMITS),
+      ...(options.timeoutSec !== undefined ? { timeoutSec: options.timeoutSec } : {}),
+    },
+    stdin: options.input !== undefined ? 'pipe' : 'ignore',
   });
-  const pid = child.pid;
-  installExitHook();
-  if (pid !== undefined) activeGroups.add(pid);
-  let timedOut = false;
-  let aborted = false;
-  let killTimer: NodeJS.Timeout | undefined;
-  const terminate = () => {
-    killGroup(pid, 'SIGTERM');
-    killTimer ??= setTimeout(() => killGroup(pid, 'SIGKILL'), KILL_GRACE_MS);
-  };
-  const timer =
-    options.timeoutSec !== undefined && options.timeoutSec > 0
-      ? setTimeout(() => {
-          timedOut = true;
-          terminate();
-        }, options.timeoutSec * 1000)
-      : undefined;
-  const onAbort = () => {
-    aborted = true;
-    terminate();
-  };
-  if (options.signal?.aborted) onAbort();
-  options.signal?.addEventListener('abort', onAbort, { once: true });
-  // The leader is gone: whatever it left running in its group must not outlive it
-  // (it would also hold the output pipe open).
-  child.on('exit', () => killGroup(pid, 'SIGKILL'));
-  child.all?.on('data', (chunk: Buffer) => {
-    const room = cap - keptBytes;
-    if (room <= 0) {
-      dropped += chunk.length;
-      return;
-    }
-    const part = chunk.length <= room ? chunk : chunk.subarray(0, room);
-    dropped += chunk.length - part.length;
-    kept.push(part);
-    keptBytes += part.length;
-    file?.write(part);
+  const timeoutNote = `\n[berth: timed out after ${options.timeoutSec} s; process group killed]\n`;
+  const run = await runToEnd(proc, {
+    ...(options.timeoutSec !== undefined ? { timeoutSec: options.timeoutSec } : {}),
+    graceMs: KILL_GRACE_MS,
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.input !== undefined ? { input: options.input } : {}),
+    maxOutputBytes: cap,
+    capture: 'interleaved',
+    ...(options.outputFile ? { file: options.outputFile } : {}),
+    fileTrailer: ({ droppedBytes, timedOut }) =>
+      `${droppedBytes > 0 ? truncationMark(cap, droppedBytes) : ''}${timedOut ? timeoutNote : ''}`,
   });
-  const result = await child;
-  if (pid !== undefined) activeGroups.delete(pid);
-  if (timer) clearTimeout(timer);
-  if (killTimer) clearTimeout(killTimer);
-  options.signal?.removeEventListener('abort', onAbort);
-  let output = Buffer.concat(kept).toString('utf8');
-  const truncated = dropped > 0;
-  if (truncated) {
-    const mark = truncationMark(cap, dropped);
-    output += mark;
-    file?.write(mark);
+  let output = run.output;
+  const truncated = run.droppedBytes > 0;
+  if (truncated) output += truncationMark(cap, run.droppedBytes);
+  if (run.timedOut) output += timeoutNote;
+  const failedToStart = run.spawnError !== undefined;
+  if (failedToStart && !run.timedOut && !run.aborted) {
+    output += `\n[berth: could not start ${argv[0]}: ${run.spawnError}]\n`;
   }
-  if (timedOut) {
-    const note = `\n[berth: timed out after ${options.timeoutSec} s; process group killed]\n`;
-    output += note;
-    file?.write(note);
-  }
-  if (file && options.outputFile) {
-    await new Promise<void>((resolve, reject) =>
-      file.end((error?: Error | null) => (error ? reject(error) : resolve())),
-    );
-    await rename(`${options.outputFile}.partial`, options.outputFile);
-  }
-  const failedToStart = result.failed && result.exitCode === undefined && result.signal === undefined;
-  if (failedToStart && !timedOut && !aborted) {
-    output += `\n[berth: could not start ${command}: ${result.shortMessage ?? result.message}]\n`;
-  }
+  const hit = limitsHit({
+    exitCode: run.exitCode,
+    signal: run.signal,
+    ...(run.stats ? { stats: run.stats } : {}),
+    diskFull: options.cappedFolder !== undefined && folderFull(options.cappedFolder),
+    truncated,
+  });
   return {
-    exitCode:
-      timedOut || aborted ? (result.exitCode ?? null) : (result.exitCode ?? (failedToStart ? 127 : null)),
-    ...(result.signal ? { signal: result.signal } : {}),
-    timedOut,
+    exitCode: run.timedOut || run.aborted ? run.exitCode : (run.exitCode ?? (failedToStart ? 127 : null)),
+    ...(run.signal ? { signal: run.signal } : {}),
+    timedOut: run.timedOut,
     output,
     truncated,
-    durationSec: (performance.now() - started) / 1000,
+    durationSec: run.durationSec,
+    ...(hit.includes('memory') ? { oomKilled: true } : {}),
+    ...(hit.length > 0 ? { limitsHit: hit } : {}),
   };
 }

@@ -235,11 +235,12 @@ function missingDependency(stderr: string, item: ExecutionItem): string | undefi
 /** bwrap / unshare / prlimit themselves failed (a path to bind is unreadable, namespaces refused...). */
 function sandboxFailed(run: SandboxRunResult): boolean {
   if (run.exitCode === 0) return false;
-  return /^(bwrap|unshare|prlimit): /.test(run.stderr);
+  return /^(bwrap|unshare|prlimit): |^berth: cannot enter the cgroup/.test(run.stderr);
 }
 
 function classifyCrash(run: SandboxRunResult): string | undefined {
   const text = run.stderr;
+  if (run.limitsHit.includes('memory')) return 'memory limit reached';
   if (
     /MemoryError|out of memory|bad_alloc|Cannot allocate memory|heap out of memory|failed to reserve memory/i.test(
       text,
@@ -252,7 +253,8 @@ function classifyCrash(run: SandboxRunResult): string | undefined {
   if (run.signal && run.signal !== 'SIGXCPU') return `killed by signal ${run.signal}`;
   if (run.exitCode !== null && run.exitCode > 128 && run.exitCode < 160)
     return `killed by signal ${run.exitCode - 128}`;
-  if (/Resource temporarily unavailable|fork: retry|EAGAIN/.test(text)) return 'process limit reached';
+  if (run.limitsHit.includes('processes') || /Resource temporarily unavailable|fork: retry|EAGAIN/.test(text))
+    return 'process limit reached';
   return undefined;
 }
 

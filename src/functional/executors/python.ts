@@ -9,11 +9,11 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
+import type { SandboxProcess } from '../../sandbox/process.ts';
 import { assembleProgram } from '../assemble.ts';
 import {
   DEFAULT_IMAGE,
   detectSandbox,
-  killGroup,
   makeSampleDir,
   removeDir,
   runSandboxed,
@@ -56,12 +56,13 @@ class Worker {
   /** The worker said it is ready: a death after that is the sample's doing, not the sandbox's. */
   ready = false;
   private constructor(
-    private readonly child: ReturnType<typeof spawnSandboxed>['child'],
+    private readonly proc: SandboxProcess,
     readonly kind: SandboxKind,
     readonly warning: string | undefined,
     private readonly dir: string,
     readonly stderr: string[],
   ) {
+    const child = proc.child;
     const lines = createInterface({ input: child.stdout! });
     lines.on('line', (line) => {
       let answer: Answer & { ready?: boolean };
@@ -81,12 +82,11 @@ class Worker {
     child.stderr?.on('data', (data: Buffer) => {
       if (this.stderr.join('').length < 8192) this.stderr.push(data.toString('utf8'));
     });
-    child.on('close', () => {
+    void proc.closed.then(() => {
       this.dead = true;
       for (const resolve of this.pending.values()) resolve(undefined);
       this.pending.clear();
     });
-    child.stdin?.on('error', () => {});
   }
 
   static async start(slot: number, options: RunBatchOptions): Promise<Worker> {
@@ -94,7 +94,7 @@ class Worker {
     // The worker's argv[1] says whether it runs in its own pid namespace (and may sweep it).
     const planned = detectSandbox(options.sandbox.kind).kind;
     const inPidNamespace = planned === 'none' ? '0' : '1';
-    const { child, kind, warning } = spawnSandboxed({
+    const { proc, kind, warning } = spawnSandboxed({
       argv: [
         planned === 'docker' ? '/usr/bin/python3' : pythonPath(),
         '-I',
@@ -108,7 +108,7 @@ class Worker {
       // Under bwrap the worker's folder is a tmpfs of --disk-mb: samples cannot fill the host's disk.
       privateDir: true,
     });
-    return new Worker(child, kind, warning, dir, []);
+    return new Worker(proc, kind, warning, dir, []);
   }
 
   get alive(): boolean {
@@ -119,21 +119,22 @@ class Worker {
     if (this.dead) return Promise.resolve(undefined);
     return new Promise((resolve) => {
       // A worker that stops answering (a sample sent it SIGSTOP) is killed: the sample counts as crashed.
-      const timer = setTimeout(() => killGroup(this.child), (timeoutSec + WORKER_GRACE_SEC) * 1000);
+      const timer = setTimeout(() => this.proc.kill(), (timeoutSec + WORKER_GRACE_SEC) * 1000);
       this.pending.set(id, (answer) => {
         clearTimeout(timer);
         resolve(answer);
       });
-      this.child.stdin?.write(
+      this.proc.child.stdin?.write(
         `${JSON.stringify({ id, program, timeout: timeoutSec, memory: memoryBytes })}\n`,
       );
     });
   }
 
   async stop(): Promise<void> {
-    this.child.stdin?.end();
-    killGroup(this.child);
-    if (!this.dead) await new Promise((resolve) => this.child.once('close', resolve));
+    this.proc.child.stdin?.end();
+    this.proc.kill();
+    await this.proc.closed;
+    await this.proc.release();
     await removeDir(this.dir);
   }
 }

@@ -12,6 +12,7 @@ import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import PQueue from 'p-queue';
+import { SandboxProcess } from '../../sandbox/process.ts';
 import { splitDiagnostics } from './diagnostics.ts';
 import { ensureHelper } from './helper.ts';
 import { HELPER_CLASS } from './helper-source.ts';
@@ -24,7 +25,14 @@ import {
   sourceFileName,
   testUsesAssert,
 } from './program.ts';
-import { JvmServer, resolveSandbox, type SandboxKind, ServerLost, wrapInSandbox } from './server.ts';
+import {
+  JvmServer,
+  jvmLimits,
+  resolveSandbox,
+  type SandboxKind,
+  ServerLost,
+  sandboxedJvm,
+} from './server.ts';
 import { findJdk, findKotlin, type JdkInfo, type KotlinInfo } from './toolchain.ts';
 
 interface Unit {
@@ -189,20 +197,21 @@ class CompilerHandle {
   private get(): JvmServer {
     if (this.server?.alive && this.server.served < COMPILER_RECYCLE) return this.server;
     void this.server?.stop();
+    const argv = [
+      this.jdk.java,
+      '-Xmx1g',
+      '-Xss4m',
+      '-XX:+UseSerialGC',
+      '-Djava.awt.headless=true',
+      '-cp',
+      this.helperDir,
+      HELPER_CLASS,
+      'compile',
+      this.kotlin?.home ?? '-',
+    ];
+    // The compile server is trusted (it compiles, runs nothing of the samples): a plain process.
     this.server = new JvmServer({
-      command: this.jdk.java,
-      args: [
-        '-Xmx1g',
-        '-Xss4m',
-        '-XX:+UseSerialGC',
-        '-Djava.awt.headless=true',
-        '-cp',
-        this.helperDir,
-        HELPER_CLASS,
-        'compile',
-        this.kotlin?.home ?? '-',
-      ],
-      cwd: this.root,
+      launch: () => new SandboxProcess(argv, { cwd: this.root, env: process.env }),
     });
     return this.server;
   }
@@ -347,11 +356,14 @@ class RunnerPools {
       'run',
       ...(this.cfg.kotlin ? ['kotlin.Unit', 'kotlin.collections.CollectionsKt'] : []),
     ];
-    const wrapped = wrapInSandbox(this.cfg.sandbox, this.cfg.jdk.java, javaArgs, {
-      scratch,
-      readOnly: [this.cfg.root, this.cfg.helperDir, ...(this.cfg.kotlin ? [this.cfg.kotlin.home] : [])],
+    const server = new JvmServer({
+      launch: () =>
+        sandboxedJvm(this.cfg.sandbox, this.cfg.jdk.java, javaArgs, {
+          scratch,
+          readOnly: [this.cfg.root, this.cfg.helperDir, ...(this.cfg.kotlin ? [this.cfg.kotlin.home] : [])],
+          limits: jvmLimits(this.cfg.memoryMiB),
+        }),
     });
-    const server = new JvmServer({ command: wrapped.command, args: wrapped.args, cwd: scratch });
     this.all.add(server);
     return server;
   }

@@ -8,20 +8,14 @@ import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, rename, rm, writeFile } from 'node:fs/promises';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { PrerequisiteError } from '../../errors.ts';
+import { cacheRoot } from '../../util/cache.ts';
 import { HELPER_CLASS, HELPER_SOURCE } from './helper-source.ts';
 import { findJdk } from './toolchain.ts';
 
 const execFileAsync = promisify(execFile);
-
-/** berth's cache root: `BERTH_CACHE_DIR`, else `$XDG_CACHE_HOME/berth`, else `~/.cache/berth`. */
-export function cacheRoot(): string {
-  if (process.env.BERTH_CACHE_DIR) return process.env.BERTH_CACHE_DIR;
-  return join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'berth');
-}
 
 let helperCache: Promise<string> | undefined;
 

@@ -10,15 +10,15 @@
  * sandbox (no network, unprivileged, read-only file system but the folder); a whole-process-group
  * kill on timeout; an output cap; `-ea` when the test uses `assert`.
  */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import PQueue from 'p-queue';
+import { runToEnd, SandboxProcess } from '../../sandbox/process.ts';
 import { DEFAULTS, type JvmRunOptions, type JvmSample, type JvmVerdict } from './jvm-types.ts';
 import { assembleProgram, testUsesAssert } from './program.ts';
-import { resolveSandbox, wrapInSandbox } from './server.ts';
+import { jvmLimits, resolveSandbox, sandboxedJvm } from './server.ts';
 import { findJdk, findKotlin } from './toolchain.ts';
 
 export interface CommandResult {
@@ -31,70 +31,33 @@ export interface CommandResult {
 }
 
 /**
- * Runs a command in its own process group with stdin closed, a time limit (then SIGKILL to the
- * whole group) and a cap on captured output (bytes per stream).
+ * Runs a started process (its own process group, stdin closed) with a time limit (then SIGKILL to
+ * the whole group) and a cap on captured output (bytes per stream).
  */
-export function runCommand(
-  command: string,
-  args: string[],
-  opts: { cwd: string; timeoutSeconds: number; capBytes: number; env?: NodeJS.ProcessEnv },
+export async function runCommand(
+  proc: SandboxProcess,
+  opts: { timeoutSeconds: number; capBytes: number },
 ): Promise<CommandResult> {
-  return new Promise((resolve) => {
-    const start = performance.now();
-    const child = spawn(command, args, {
-      cwd: opts.cwd,
-      env: opts.env ?? process.env,
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const bufs = { stdout: [] as Buffer[], stderr: [] as Buffer[] };
-    const sizes = { stdout: 0, stderr: 0 };
-    const truncated = { stdout: false, stderr: false };
-    for (const name of ['stdout', 'stderr'] as const) {
-      child[name].on('data', (d: Buffer) => {
-        const room = opts.capBytes - sizes[name];
-        if (room <= 0) {
-          truncated[name] = true;
-          return;
-        }
-        const part = d.length > room ? d.subarray(0, room) : d;
-        if (d.length > room) truncated[name] = true;
-        bufs[name].push(part);
-        sizes[name] += part.length;
-      });
-    }
-    let timedOut = false;
-    const killGroup = () => {
-      try {
-        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        // gone
-      }
-    };
-    const timer = setTimeout(() => {
-      timedOut = true;
-      killGroup();
-    }, opts.timeoutSeconds * 1000);
-    const finish = (exitCode: number | null) => {
-      clearTimeout(timer);
-      killGroup(); // reap anything the program left behind
-      const text = (name: 'stdout' | 'stderr') =>
-        Buffer.concat(bufs[name]).toString('utf8') +
-        (truncated[name] ? `\n[berth: output truncated at ${opts.capBytes} bytes]` : '');
-      resolve({
-        exitCode,
-        stdout: text('stdout'),
-        stderr: text('stderr'),
-        timedOut,
-        ms: performance.now() - start,
-      });
-    };
-    child.on('error', (err) => {
-      bufs.stderr.push(Buffer.from(String(err)));
-      finish(null);
-    });
-    child.on('close', (code) => finish(code));
+  const r = await runToEnd(proc, {
+    timeoutSec: opts.timeoutSeconds,
+    maxOutputBytes: opts.capBytes,
+    capture: 'separate',
+    capEach: true,
   });
+  const mark = (dropped: number) =>
+    dropped > 0 ? `\n[berth: output truncated at ${opts.capBytes} bytes]` : '';
+  return {
+    exitCode: r.exitCode,
+    stdout: r.stdout + mark(r.dropped.stdout),
+    stderr: (r.spawnError ? `${r.spawnError}\n` : '') + r.stderr + mark(r.dropped.stderr),
+    timedOut: r.timedOut,
+    ms: r.durationSec * 1000,
+  };
+}
+
+/** A plain (unsandboxed) process for the trusted compile step. */
+function plain(command: string, args: string[], cwd: string, env?: NodeJS.ProcessEnv): SandboxProcess {
+  return new SandboxProcess([command, ...args], { cwd, env: env ?? process.env, stdin: 'ignore' });
 }
 
 /** The compiler itself failed (missing, half-installed, crashed): an error of the run, never a verdict. */
@@ -151,20 +114,18 @@ export async function runReference(
         const name = randomName();
         await writeFile(join(dir, `${name}.kt`), program);
         compile = await runCommand(
-          'bash',
-          [join(kotlin!.home, 'bin', 'kotlinc'), `${name}.kt`, '-include-runtime', '-d', `${name}.jar`],
-          {
-            cwd: dir,
-            timeoutSeconds: compileTimeout,
-            capBytes: cap,
-            env: { ...process.env, JAVACMD: jdk.java },
-          },
+          plain(
+            'bash',
+            [join(kotlin!.home, 'bin', 'kotlinc'), `${name}.kt`, '-include-runtime', '-d', `${name}.jar`],
+            dir,
+            { ...process.env, JAVACMD: jdk.java },
+          ),
+          { timeoutSeconds: compileTimeout, capBytes: cap },
         );
         run = { command: jdk.java, args: [...ea, '-jar', join(dir, `${name}.jar`)] };
       } else {
         await writeFile(join(dir, 'main.java'), program);
-        compile = await runCommand(jdk.javac, [join(dir, 'main.java')], {
-          cwd: dir,
+        compile = await runCommand(plain(jdk.javac, [join(dir, 'main.java')], dir), {
           timeoutSeconds: compileTimeout,
           capBytes: cap,
         });
@@ -202,8 +163,12 @@ export async function runReference(
           timeMs: null,
         };
       }
-      const wrapped = wrapInSandbox(sandbox, run.command, run.args, { scratch: dir, readOnly: [] });
-      const r = await runCommand(wrapped.command, wrapped.args, { cwd: dir, timeoutSeconds, capBytes: cap });
+      const proc = sandboxedJvm(sandbox, run.command, run.args, {
+        scratch: dir,
+        readOnly: [],
+        limits: jvmLimits(options.memoryMiB ?? DEFAULTS.memoryMiB),
+      });
+      const r = await runCommand(proc, { timeoutSeconds, capBytes: cap });
       if (r.timedOut) {
         return {
           ...base,

@@ -4,7 +4,9 @@
  * whole process group, and the caller starts a new server.
  */
 import { createInterface } from 'node:readline';
-import { execa, type ResultPromise } from 'execa';
+import { startCommand } from '../../sandbox/command.ts';
+import { minimalViewPrefix } from '../../sandbox/isolation.ts';
+import type { SandboxProcess } from '../../sandbox/process.ts';
 import { detectSandbox } from '../sandbox.ts';
 import type { SandboxKind } from '../types.ts';
 
@@ -19,11 +21,8 @@ export class ServerLost extends Error {
 }
 
 export interface ServerSpec {
-  /** Command and arguments (already wrapped in a sandbox when wanted). */
-  command: string;
-  args: string[];
-  cwd: string;
-  env?: Record<string, string>;
+  /** Starts the JVM (sandboxed with `sandboxedJvm`, or a plain `SandboxProcess`). */
+  launch: () => SandboxProcess;
   /** Seconds to wait for READY. */
   startTimeoutSeconds?: number;
 }
@@ -31,7 +30,7 @@ export interface ServerSpec {
 const STDERR_TAIL = 8192;
 
 export class JvmServer {
-  private child: ResultPromise | undefined;
+  private proc: SandboxProcess | undefined;
   private pending: { resolve: (f: string[]) => void; reject: (e: Error) => void } | undefined;
   private ready: Promise<void> | undefined;
   private stderrTail = '';
@@ -44,25 +43,15 @@ export class JvmServer {
   constructor(private readonly spec: ServerSpec) {}
 
   get alive(): boolean {
-    return this.child !== undefined && !this.dead;
+    return this.proc !== undefined && !this.dead;
   }
 
   /** Starts the JVM and waits for its READY line. */
   start(): Promise<void> {
     if (this.ready) return this.ready;
-    const child = execa(this.spec.command, this.spec.args, {
-      cwd: this.spec.cwd,
-      env: this.spec.env,
-      extendEnv: true,
-      detached: true,
-      buffer: false,
-      reject: false,
-      stdin: 'pipe',
-      stdout: 'pipe',
-      stderr: 'pipe',
-      cleanup: true,
-    });
-    this.child = child;
+    const proc = this.spec.launch();
+    this.proc = proc;
+    const child = proc.child;
     let onReady: (() => void) | undefined;
     let onFail: ((e: Error) => void) | undefined;
     this.ready = new Promise<void>((resolve, reject) => {
@@ -98,17 +87,15 @@ export class JvmServer {
       this.served++;
       p?.resolve(line.split('\t'));
     });
-    child.then(() => {
+    void proc.closed.then(() => {
       this.dead = true;
+      void proc.release();
       clearTimeout(timer);
       const err = new ServerLost('died', `JVM helper exited: ${this.stderrTail.trim().slice(-2000)}`);
       onFail?.(err);
       const p = this.pending;
       this.pending = undefined;
       p?.reject(err);
-    });
-    child.stdin?.on('error', () => {
-      // the process died; reported through the exit above
     });
     return this.ready;
   }
@@ -119,7 +106,7 @@ export class JvmServer {
    */
   async request(fields: string[], timeoutSeconds: number): Promise<string[]> {
     await this.start();
-    if (this.dead || !this.child) throw new ServerLost('died', 'JVM helper is not running');
+    if (this.dead || !this.proc) throw new ServerLost('died', 'JVM helper is not running');
     if (this.pending) throw new Error('JvmServer: one request at a time');
     return new Promise<string[]>((resolve, reject) => {
       const timer = setTimeout(() => {
@@ -137,32 +124,22 @@ export class JvmServer {
           reject(e);
         },
       };
-      this.child!.stdin!.write(`${fields.join('\t')}\n`);
+      this.proc!.child.stdin!.write(`${fields.join('\t')}\n`);
     });
   }
 
   /** Kills the whole process group (SIGKILL). */
   kill(): void {
     this.dead = true;
-    const pid = this.child?.pid;
-    if (pid === undefined) return;
-    try {
-      process.kill(-pid, 'SIGKILL');
-    } catch {
-      try {
-        this.child?.kill('SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
+    this.proc?.kill();
   }
 
   /** Closes stdin and waits briefly, then kills. */
   async stop(): Promise<void> {
-    if (!this.child || this.dead) return;
-    this.child.stdin?.end();
+    if (!this.proc || this.dead) return;
+    this.proc.child.stdin?.end();
     const t = setTimeout(() => this.kill(), 2000);
-    await this.child.catch(() => undefined);
+    await this.proc.closed;
     clearTimeout(t);
     this.kill();
   }
@@ -182,45 +159,46 @@ export function resolveSandbox(preferred: 'auto' | SandboxKind = 'auto'): {
   return detectSandbox(preferred === 'docker' ? 'auto' : preferred);
 }
 
-function bwrapBase(): string[] {
-  return [
-    '--unshare-all',
-    '--uid',
-    '65534',
-    '--gid',
-    '65534',
-    '--die-with-parent',
-    '--new-session',
-    '--ro-bind',
-    '/',
-    '/',
-    '--dev',
-    '/dev',
-    '--proc',
-    '/proc',
-    '--tmpfs',
-    '/tmp',
-  ];
+/** Limits of one JVM runner (a sample at a time; the JVM itself needs a few dozen threads). */
+export interface JvmLimits {
+  memoryBytes: number;
+  processes: number;
+  fileBytes: number;
 }
 
 /**
- * Wraps a command so it runs without network, as an unprivileged user, with the file system
- * read-only except `scratch` (writable) and `readOnly` (visible again after /tmp is hidden).
+ * The limits of a runner JVM with a heap of `heapMiB`: memory twice the heap (metaspace, code
+ * cache, thread stacks), 256 processes and threads, files up to 64 MiB.
  */
-export function wrapInSandbox(
+export function jvmLimits(heapMiB: number): JvmLimits {
+  return { memoryBytes: 2 * heapMiB * 1024 * 1024, processes: 256, fileBytes: 64 * 1024 * 1024 };
+}
+
+/**
+ * Starts a JVM without network, as an unprivileged user, with the file system read-only except
+ * `scratch` (writable) and `readOnly` (visible again after /tmp is hidden), within `limits`
+ * (src/sandbox/command.ts); `none` runs it with the limits only.
+ */
+export function sandboxedJvm(
   kind: SandboxKind,
   command: string,
-  args: string[],
-  opts: { scratch: string; readOnly: string[] },
-): { command: string; args: string[] } {
-  if (kind === 'bwrap') {
-    const binds: string[] = [];
-    for (const p of opts.readOnly) binds.push('--ro-bind', p, p);
-    binds.push('--bind', opts.scratch, opts.scratch, '--chdir', opts.scratch);
-    return { command: 'bwrap', args: [...bwrapBase(), ...binds, '--', command, ...args] };
-  }
-  if (kind === 'unshare') {
-    return { command: 'unshare', args: ['--net', '--map-root-user', '--', command, ...args] };
-  }
-  return { command, args };
+  args: readonly string[],
+  opts: { scratch: string; readOnly: readonly string[]; limits: JvmLimits; env?: Record<string, string> },
+): SandboxProcess {
+  const prefix =
+    kind === 'bwrap' || kind === 'unshare'
+      ? minimalViewPrefix(kind, {
+          wholeHost: true,
+          readOnly: opts.readOnly,
+          writable: opts.scratch,
+          mapTo: { uid: 65534, gid: 65534 },
+        })
+      : [];
+  return startCommand({
+    argv: [command, ...args],
+    prefix,
+    cwd: opts.scratch,
+    env: { ...process.env, ...opts.env },
+    limits: { ...opts.limits },
+  }).proc;
 }

@@ -18,6 +18,7 @@
  */
 import type Dockerode from 'dockerode';
 import type { NetworkPolicy, Task } from '../../../tasks/task.ts';
+import type { Environment } from '../../environment.ts';
 import { type EgressGateway, proxyPolicyFor } from './gateway.ts';
 
 /** The phases that may carry their own network mode. */
@@ -113,13 +114,12 @@ export class ContainerNetworkSwitch {
  * Docker task. Returns the policy applied, or undefined when nothing was switched.
  */
 export async function applyPhaseNetwork(
-  environment: object,
+  environment: Environment,
   task: Task,
   phase: Exclude<NetworkPhase, 'environment'>,
 ): Promise<NetworkPolicy | undefined> {
-  const switcher = environment as { setNetworkPolicy?: (policy: NetworkPolicy) => Promise<void> };
-  if (task.environment.kind !== 'docker' || typeof switcher.setNetworkPolicy !== 'function') return undefined;
+  if (task.environment.kind !== 'docker' || !environment.setNetworkPolicy) return undefined;
   const policy = networkForPhase(task, phase);
-  await switcher.setNetworkPolicy(policy);
+  await environment.setNetworkPolicy(policy);
   return policy;
 }

@@ -1,0 +1,4 @@
+#!/bin/sh
+cd /app
+printf 'print("hello, berth")\n' > greet.py
+./record.sh

@@ -1,0 +1,50 @@
+/**
+ * The optional response cache (`--model-cache`): answers keyed by the sha256 of
+ * the model and the request (its messages, tools and settings, not whether it is
+ * streamed), so a re-run of the same job costs nothing. One JSON file per answer
+ * under `<folder>/models/`, written atomically. `berth clean --cache` removes the
+ * folder. Only successful, complete answers are stored.
+ */
+import { readFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { writeJsonAtomic } from '../util/atomic-write.ts';
+import type { ModelAnswer } from './types.ts';
+
+export interface ResponseCache {
+  get(key: string): Promise<ModelAnswer | undefined>;
+  set(key: string, answer: ModelAnswer): Promise<void>;
+}
+
+/** berth's cache folder: `$BERTH_CACHE_DIR`, else `$XDG_CACHE_HOME/berth`, else `~/.cache/berth`. */
+export function berthCacheDir(env: Record<string, string | undefined> = process.env): string {
+  if (env.BERTH_CACHE_DIR) return env.BERTH_CACHE_DIR;
+  return join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'berth');
+}
+
+/** The folder of the model response cache. */
+export function modelCacheDir(env: Record<string, string | undefined> = process.env): string {
+  return join(berthCacheDir(env), 'models');
+}
+
+export class FileResponseCache implements ResponseCache {
+  constructor(readonly dir: string = modelCacheDir()) {}
+
+  private path(key: string): string {
+    if (!/^[0-9a-f]{64}$/.test(key)) throw new Error(`bad cache key ${key}`);
+    return join(this.dir, key.slice(0, 2), `${key}.json`);
+  }
+
+  async get(key: string): Promise<ModelAnswer | undefined> {
+    try {
+      const value = JSON.parse(await readFile(this.path(key), 'utf8')) as { answer?: ModelAnswer };
+      return value.answer && Array.isArray(value.answer.content) ? value.answer : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  async set(key: string, answer: ModelAnswer): Promise<void> {
+    await writeJsonAtomic(this.path(key), { stored_at: new Date().toISOString(), answer }).catch(() => {});
+  }
+}

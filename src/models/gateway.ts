@@ -1,0 +1,974 @@
+/**
+ * The model gateway: a local HTTP server a job starts and stops, the one road
+ * every model call of berth takes. Agents (the built-in agent, installed CLI
+ * agents in an environment) are pointed at it with a per-trial token as their
+ * key; it forwards each call to the trial's model with the real key, which
+ * never leaves this process.
+ *
+ * It speaks OpenAI Chat Completions (`POST /v1/chat/completions`), OpenAI
+ * Responses (`POST /v1/responses`), Anthropic Messages (`POST /v1/messages`) and
+ * Gemini (`POST /v1beta/models/{m}:generateContent` / `:streamGenerateContent`),
+ * streamed and not. A call in the upstream's own protocol is passed through
+ * (model and key replaced); any other is translated through the AI SDK's
+ * provider for the upstream (see upstream.ts). The token is read from
+ * `Authorization: Bearer`, `x-api-key`, `x-goog-api-key` or `?key=`.
+ *
+ * Per trial it records every call (a `ModelCallRecord`, from which a trajectory
+ * can be built), counts tokens and cost, and enforces the trial's limits (calls,
+ * tokens, cost); per job it counts the total cost and, past the job's budget,
+ * refuses every further call (`budgetExhausted` tells the job to start no more
+ * trials). A refused call gets HTTP 403 in the agent's protocol, which agents do
+ * not retry.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { appendFile, mkdir } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { dirname } from 'node:path';
+import { APICallError, type LanguageModelV3, type LanguageModelV3Message } from '@ai-sdk/provider';
+import { createParser } from 'eventsource-parser';
+import { AnswerAccumulator, answerToParts } from './answer.ts';
+import type { ResponseCache } from './cache.ts';
+import type { Credentials } from './credentials.ts';
+import type { CostSource, PriceTable } from './pricing.ts';
+import { roundUsd } from './pricing.ts';
+import { geminiPath } from './protocols/gemini.ts';
+import { CODECS } from './protocols/index.ts';
+import type { ModelTarget } from './providers.ts';
+import {
+  addUsage,
+  GatewayRequestError,
+  type ModelAnswer,
+  type ParsedRequest,
+  type ProtocolCodec,
+  type TokenUsage,
+  usageFromV3,
+  type WireProtocol,
+  ZERO_USAGE,
+} from './types.ts';
+import {
+  DEFAULT_RETRY,
+  type FetchFunction,
+  languageModel,
+  passthroughBody,
+  passthroughHeaders,
+  passthroughUrl,
+  type RetryPolicy,
+  UpstreamError,
+  withRetries,
+} from './upstream.ts';
+
+/** Limits of one trial's model use (each optional). */
+export interface TrialLimits {
+  /** Model calls (turns). */
+  maxTurns?: number;
+  /** Input plus output tokens, summed over the trial's calls. */
+  maxTokens?: number;
+  /** USD, summed over the trial's calls (only enforceable when the model's cost is known). */
+  maxCostUsd?: number;
+}
+
+/** One model call as the gateway records it (one line of `model-calls.jsonl`). */
+export interface ModelCallRecord {
+  type: 'model-call';
+  trial: string;
+  /** 1-based number of the call in its trial. */
+  seq: number;
+  /** ISO time the call arrived. */
+  started_at: string;
+  duration_ms: number;
+  /** The protocol the agent spoke. */
+  protocol: WireProtocol;
+  /** How it reached the model. */
+  route: 'passthrough' | 'translated' | 'cache' | 'refused';
+  /** The trial's model (`-m`). */
+  model: string;
+  /** The model name the agent sent. */
+  requested_model: string;
+  stream: boolean;
+  /** HTTP status the agent got. */
+  status: number;
+  error: string | null;
+  /** Upstream attempts made (1 + retries). */
+  attempts: number;
+  usage: {
+    input_tokens: number;
+    cached_tokens: number;
+    cache_write_tokens: number;
+    output_tokens: number;
+    reasoning_tokens: number;
+  };
+  cost_usd: number | null;
+  cost_source: CostSource | null;
+  /** The request's messages after the last assistant message (the new input of this turn). */
+  input: LanguageModelV3Message[];
+  /** How many messages the whole request held. */
+  n_messages: number;
+  tools: string[];
+  output: {
+    text: string;
+    reasoning: string;
+    tool_calls: Array<{ id: string; name: string; arguments: string }>;
+    finish_reason: string;
+  } | null;
+  warnings: string[];
+}
+
+/** What one trial used. */
+export interface SessionTotals {
+  calls: number;
+  usage: TokenUsage;
+  /** USD, or null when some call's cost is unknown. */
+  costUsd: number | null;
+}
+
+export interface SessionOptions {
+  /** The trial's name (recorded with each call). */
+  trialName: string;
+  model: ModelTarget;
+  limits?: TrialLimits;
+  /** File each call's record is appended to (JSON lines). */
+  recordFile?: string;
+  /** Called with each call's record. */
+  onCall?: (record: ModelCallRecord) => void;
+}
+
+/** One trial's access to the gateway. */
+export class GatewaySession {
+  /** The key the trial's agent uses (never a real key). */
+  readonly token = `berth-${randomBytes(24).toString('hex')}`;
+  calls = 0;
+  usage: TokenUsage = { ...ZERO_USAGE };
+  private cost = 0;
+  private costUnknown = false;
+  private closed = false;
+  private writing: Promise<void> = Promise.resolve();
+  readonly records: ModelCallRecord[] = [];
+
+  constructor(
+    private readonly gateway: ModelGateway,
+    readonly options: SessionOptions,
+  ) {}
+
+  get model(): ModelTarget {
+    return this.options.model;
+  }
+
+  /** What the trial used so far. */
+  totals(): SessionTotals {
+    return {
+      calls: this.calls,
+      usage: { ...this.usage },
+      costUsd: this.costUnknown ? null : roundUsd(this.cost),
+    };
+  }
+
+  /** Why a new call is refused, or undefined. */
+  refusal(): string | undefined {
+    if (this.closed) return 'the trial is over';
+    const budget = this.gateway.budgetRefusal();
+    if (budget) return budget;
+    const limits = this.options.limits ?? {};
+    if (limits.maxTurns !== undefined && this.calls >= limits.maxTurns)
+      return `the trial reached its limit of ${limits.maxTurns} model calls`;
+    const tokens = this.usage.inputTokens + this.usage.outputTokens;
+    if (limits.maxTokens !== undefined && tokens >= limits.maxTokens)
+      return `the trial reached its limit of ${limits.maxTokens} tokens (used ${tokens})`;
+    if (limits.maxCostUsd !== undefined && !this.costUnknown && this.cost >= limits.maxCostUsd)
+      return `the trial reached its cost limit of $${limits.maxCostUsd} (used $${roundUsd(this.cost)})`;
+    return undefined;
+  }
+
+  /** Counts and records one finished call. */
+  record(record: ModelCallRecord, usage: TokenUsage, cost: number | undefined, counted: boolean): void {
+    this.records.push(record);
+    if (counted) {
+      this.usage = addUsage(this.usage, usage);
+      if (cost === undefined) this.costUnknown = true;
+      else this.cost += cost;
+      this.gateway.addJobCost(cost ?? 0);
+    }
+    this.options.onCall?.(record);
+    const file = this.options.recordFile;
+    if (file) {
+      const line = `${JSON.stringify(record)}\n`;
+      this.writing = this.writing
+        .then(() => mkdir(dirname(file), { recursive: true }))
+        .then(() => appendFile(file, line))
+        .catch(() => {});
+    }
+  }
+
+  /** Base URLs per protocol as seen from `origin` (default the gateway's own address). */
+  endpoints(origin = this.gateway.url): { openai: string; anthropic: string; gemini: string } {
+    return { openai: `${origin}/v1`, anthropic: origin, gemini: origin };
+  }
+
+  /**
+   * The variables that point the usual SDKs and CLIs at the gateway with this trial's
+   * token (see docs/models.md), for an agent that reaches the gateway at `origin`.
+   */
+  agentEnv(origin = this.gateway.url): Record<string, string> {
+    const e = this.endpoints(origin);
+    return {
+      OPENAI_BASE_URL: e.openai,
+      OPENAI_API_BASE: e.openai,
+      OPENAI_API_KEY: this.token,
+      ANTHROPIC_BASE_URL: e.anthropic,
+      ANTHROPIC_API_KEY: this.token,
+      ANTHROPIC_AUTH_TOKEN: this.token,
+      GOOGLE_GEMINI_BASE_URL: e.gemini,
+      GEMINI_API_KEY: this.token,
+      GOOGLE_API_KEY: this.token,
+      BERTH_MODEL_GATEWAY: origin,
+      BERTH_MODEL_TOKEN: this.token,
+      BERTH_MODEL: this.model.id,
+    };
+  }
+
+  /** Ends the session: later calls with its token are refused. Waits for its records to be written. */
+  async close(): Promise<SessionTotals> {
+    this.closed = true;
+    this.gateway.forget(this);
+    await this.writing;
+    return this.totals();
+  }
+}
+
+export interface GatewayOptions {
+  credentials: Credentials;
+  prices: PriceTable;
+  /** Address to listen on (default 127.0.0.1). */
+  host?: string;
+  /** Port (default 0: any free port). */
+  port?: number;
+  /** USD the whole job may spend; past it every call is refused. */
+  jobBudgetUsd?: number;
+  /** Response cache (`--model-cache`). */
+  cache?: ResponseCache;
+  /** Seconds one upstream request may take, streaming included (default 600). */
+  requestTimeoutSec?: number;
+  retry?: Partial<RetryPolicy>;
+  /** fetch used for upstream calls (tests). */
+  fetch?: FetchFunction;
+}
+
+/** Largest request body accepted, in bytes. */
+const MAX_BODY_BYTES = 64 * 1024 * 1024;
+
+const SSE_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache',
+  connection: 'keep-alive',
+};
+
+/** Which protocol and method a request path is. */
+export function routeOf(
+  method: string,
+  pathname: string,
+): { protocol: WireProtocol; method?: string } | undefined {
+  if (method !== 'POST') return undefined;
+  const path = pathname.replace(/\/+$/, '');
+  if (/(^|\/)chat\/completions$/.test(path)) return { protocol: 'openai-chat' };
+  if (/(^|\/)responses$/.test(path)) return { protocol: 'openai-responses' };
+  if (/(^|\/)messages\/count_tokens$/.test(path))
+    return { protocol: 'anthropic-messages', method: 'count_tokens' };
+  if (/(^|\/)messages$/.test(path)) return { protocol: 'anthropic-messages' };
+  const gemini = geminiPath(path);
+  if (gemini && (gemini.method === 'generateContent' || gemini.method === 'streamGenerateContent'))
+    return { protocol: 'gemini', method: gemini.method };
+  if (gemini && gemini.method === 'countTokens') return { protocol: 'gemini', method: 'countTokens' };
+  return undefined;
+}
+
+/** The token a request carries. */
+function tokenOf(req: IncomingMessage, url: URL): string | undefined {
+  const auth = req.headers.authorization;
+  if (typeof auth === 'string' && /^bearer\s+/i.test(auth)) return auth.replace(/^bearer\s+/i, '').trim();
+  for (const name of ['x-api-key', 'x-goog-api-key']) {
+    const value = req.headers[name];
+    if (typeof value === 'string' && value !== '') return value.trim();
+  }
+  return url.searchParams.get('key') ?? undefined;
+}
+
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        reject(new GatewayRequestError(413, `request body larger than ${MAX_BODY_BYTES} bytes`));
+        req.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+/** A stream frame that tells the agent the call failed midway, in its protocol. */
+function errorFrame(protocol: WireProtocol, message: string): string {
+  switch (protocol) {
+    case 'anthropic-messages':
+      return `event: error\ndata: ${JSON.stringify({ type: 'error', error: { type: 'api_error', message } })}\n\n`;
+    case 'openai-responses':
+      return `event: error\ndata: ${JSON.stringify({ type: 'error', code: 'server_error', message, param: null })}\n\n`;
+    case 'gemini':
+      return `data: ${JSON.stringify({ error: { code: 500, message, status: 'INTERNAL' } })}\n\n`;
+    default:
+      return `data: ${JSON.stringify({ error: { message, type: 'server_error', param: null, code: null } })}\n\n`;
+  }
+}
+
+/** A part of the record's copy of a message, with large file data left out. */
+function recordMessages(messages: LanguageModelV3Message[]): LanguageModelV3Message[] {
+  return messages.map((m) => {
+    if (m.role === 'system') return m;
+    return {
+      ...m,
+      content: (m.content as Array<{ type: string }>).map((part) =>
+        part.type === 'file' ? { ...part, data: '[file data omitted]' } : part,
+      ),
+    } as LanguageModelV3Message;
+  });
+}
+
+/** The messages after the last assistant message (the whole prompt on a first call). */
+function newInput(messages: LanguageModelV3Message[]): LanguageModelV3Message[] {
+  let last = -1;
+  messages.forEach((m, i) => {
+    if (m.role === 'assistant') last = i;
+  });
+  return recordMessages(messages.slice(last + 1));
+}
+
+function outputOf(answer: ModelAnswer): NonNullable<ModelCallRecord['output']> {
+  const text: string[] = [];
+  const reasoning: string[] = [];
+  const calls: Array<{ id: string; name: string; arguments: string }> = [];
+  for (const part of answer.content) {
+    if (part.type === 'text') text.push(part.text);
+    else if (part.type === 'reasoning') reasoning.push(part.text);
+    else if (part.type === 'tool-call')
+      calls.push({
+        id: part.toolCallId,
+        name: part.toolName,
+        arguments: typeof part.input === 'string' ? part.input : JSON.stringify(part.input),
+      });
+  }
+  return {
+    text: text.join(''),
+    reasoning: reasoning.join(''),
+    tool_calls: calls,
+    finish_reason: answer.finishReason.unified,
+  };
+}
+
+/** The cache key of a call: the model and the request, not how it is streamed. */
+function cacheKey(target: ModelTarget, call: ParsedRequest['call']): string {
+  const { abortSignal: _signal, headers: _headers, ...rest } = call;
+  return createHash('sha256')
+    .update(JSON.stringify([target.id, rest]))
+    .digest('hex');
+}
+
+function errorStatus(error: unknown): { status: number; message: string; body?: string } {
+  if (error instanceof GatewayRequestError) return { status: error.status, message: error.message };
+  if (error instanceof UpstreamError)
+    return { status: error.status, message: error.message, ...(error.body ? { body: error.body } : {}) };
+  if (APICallError.isInstance(error))
+    return {
+      // A 2xx the provider could not read (a malformed body) is a bad gateway for the agent.
+      status: error.statusCode !== undefined && error.statusCode >= 400 ? error.statusCode : 502,
+      message: `upstream: ${error.message}`,
+      ...(error.responseBody && (error.statusCode ?? 0) >= 400 ? { body: error.responseBody } : {}),
+    };
+  const e = error as Error;
+  if (e?.name === 'TimeoutError' || e?.name === 'AbortError')
+    return { status: 504, message: `upstream did not answer within the request timeout` };
+  return { status: 502, message: `upstream: ${e?.message ?? String(error)}` };
+}
+
+export class ModelGateway {
+  private server: Server | undefined;
+  private readonly sessions = new Map<string, GatewaySession>();
+  private readonly models = new Map<string, LanguageModelV3>();
+  private jobCost = 0;
+  private address: AddressInfo | undefined;
+  private readonly retry: RetryPolicy;
+  private readonly live = new Set<ServerResponse>();
+
+  private constructor(private readonly options: GatewayOptions) {
+    this.retry = { ...DEFAULT_RETRY, ...(options.retry ?? {}) };
+  }
+
+  /** Starts a gateway; resolves once it listens. */
+  static async start(options: GatewayOptions): Promise<ModelGateway> {
+    const gateway = new ModelGateway(options);
+    const server = createServer((req, res) => {
+      gateway.live.add(res);
+      res.on('close', () => gateway.live.delete(res));
+      gateway.handle(req, res).catch((error) => {
+        if (!res.headersSent) {
+          res.writeHead(500, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ error: { message: `berth gateway: ${(error as Error).message}` } }));
+        } else res.end();
+      });
+    });
+    server.keepAliveTimeout = 65_000;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
+    });
+    gateway.server = server;
+    gateway.address = server.address() as AddressInfo;
+    return gateway;
+  }
+
+  /** `http://HOST:PORT` of the gateway. */
+  get url(): string {
+    const a = this.address;
+    if (!a) throw new Error('the gateway is not listening');
+    const host = a.family === 'IPv6' ? `[${a.address}]` : a.address;
+    return `http://${host}:${a.port}`;
+  }
+
+  get port(): number {
+    return this.address?.port ?? 0;
+  }
+
+  /** Opens a trial's session; its token is valid until `close()`. */
+  openSession(options: SessionOptions): GatewaySession {
+    const session = new GatewaySession(this, options);
+    this.sessions.set(session.token, session);
+    return session;
+  }
+
+  /** @internal */
+  forget(session: GatewaySession): void {
+    this.sessions.delete(session.token);
+  }
+
+  /** @internal */
+  addJobCost(usd: number): void {
+    this.jobCost += usd;
+  }
+
+  /** USD spent by the job so far (calls of unknown cost count 0). */
+  get jobCostUsd(): number {
+    return roundUsd(this.jobCost);
+  }
+
+  /** True once the job's budget is spent: the job starts no more trials. */
+  get budgetExhausted(): boolean {
+    return this.options.jobBudgetUsd !== undefined && this.jobCost >= this.options.jobBudgetUsd;
+  }
+
+  /** @internal */
+  budgetRefusal(): string | undefined {
+    return this.budgetExhausted
+      ? `the job's model budget of $${this.options.jobBudgetUsd} is spent ($${this.jobCostUsd})`
+      : undefined;
+  }
+
+  /** Stops listening and ends open connections. */
+  async stop(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    this.server = undefined;
+    for (const res of this.live) res.destroy();
+    server.closeAllConnections?.();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  private model(target: ModelTarget): LanguageModelV3 {
+    let model = this.models.get(target.id);
+    if (!model) {
+      model = languageModel(target, this.options.credentials.keyFor(target), this.options.fetch);
+      this.models.set(target.id, model);
+    }
+    return model;
+  }
+
+  private sendJson(res: ServerResponse, status: number, body: unknown): void {
+    const text = JSON.stringify(body);
+    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+    res.end(text);
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const started = Date.now();
+    const url = new URL(req.url ?? '/', 'http://gateway');
+    if (req.method === 'GET' && /(^|\/)models$/.test(url.pathname.replace(/\/+$/, ''))) {
+      const session = this.sessions.get(tokenOf(req, url) ?? '');
+      if (!session) return this.sendJson(res, 401, { error: { message: 'berth gateway: unknown token' } });
+      const id = session.model.name;
+      return this.sendJson(res, 200, {
+        object: 'list',
+        data: [
+          {
+            id,
+            object: 'model',
+            type: 'model',
+            display_name: id,
+            created: 0,
+            owned_by: session.model.provider,
+          },
+        ],
+      });
+    }
+    const route = routeOf(req.method ?? '', url.pathname);
+    if (!route) {
+      req.resume();
+      return this.sendJson(res, 404, {
+        error: {
+          message: `berth gateway: no such endpoint ${req.method} ${url.pathname}`,
+          type: 'not_found_error',
+        },
+      });
+    }
+    const codec = CODECS[route.protocol];
+    const session = this.sessions.get(tokenOf(req, url) ?? '');
+    if (!session) {
+      req.resume();
+      return this.sendJson(res, 401, codec.errorBody(401, 'berth gateway: unknown or expired token'));
+    }
+    let body: unknown;
+    try {
+      const bytes = await readBody(req);
+      body = JSON.parse(bytes.toString('utf8'));
+    } catch (error) {
+      const status = error instanceof GatewayRequestError ? error.status : 400;
+      return this.sendJson(
+        res,
+        status,
+        codec.errorBody(status, `berth gateway: the request body is not JSON (${(error as Error).message})`),
+      );
+    }
+    if (route.method === 'count_tokens' || route.method === 'countTokens')
+      return this.countTokens(res, codec, body, route.protocol, url);
+    let parsed: ParsedRequest;
+    try {
+      parsed = codec.parseRequest(body, url);
+    } catch (error) {
+      const { status, message } = errorStatus(error);
+      return this.sendJson(res, status, codec.errorBody(status, `berth gateway: ${message}`));
+    }
+    const target = session.model;
+    const base: Omit<
+      ModelCallRecord,
+      | 'duration_ms'
+      | 'status'
+      | 'error'
+      | 'attempts'
+      | 'usage'
+      | 'cost_usd'
+      | 'cost_source'
+      | 'output'
+      | 'route'
+    > = {
+      type: 'model-call',
+      trial: session.options.trialName,
+      seq: 0,
+      started_at: new Date(started).toISOString(),
+      protocol: route.protocol,
+      model: target.id,
+      requested_model: parsed.requestedModel,
+      stream: parsed.stream,
+      input: newInput(parsed.call.prompt),
+      n_messages: parsed.call.prompt.length,
+      tools: (parsed.call.tools ?? []).map((t) => t.name),
+      warnings: parsed.warnings ?? [],
+    };
+    const refusal = session.refusal();
+    if (refusal) {
+      session.record(
+        {
+          ...base,
+          seq: session.calls + 1,
+          route: 'refused',
+          duration_ms: Date.now() - started,
+          status: 403,
+          error: refusal,
+          attempts: 0,
+          usage: usageRecord(ZERO_USAGE),
+          cost_usd: 0,
+          cost_source: null,
+          output: null,
+        },
+        ZERO_USAGE,
+        0,
+        false,
+      );
+      return this.sendJson(
+        res,
+        403,
+        codec.errorBody(
+          403,
+          `berth gateway: ${refusal}`,
+          route.protocol === 'anthropic-messages' ? 'permission_error' : 'budget_exceeded',
+        ),
+      );
+    }
+    session.calls += 1;
+    const seq = session.calls;
+    const key = this.options.credentials.keyFor(target);
+    if (!key && target.needsKey) {
+      const message = `berth gateway: no key for ${target.provider} (set ${target.keyVar ?? 'its key variable'} or pass --env-file)`;
+      session.record(
+        {
+          ...base,
+          seq,
+          route: 'refused',
+          duration_ms: Date.now() - started,
+          status: 401,
+          error: message,
+          attempts: 0,
+          usage: usageRecord(ZERO_USAGE),
+          cost_usd: 0,
+          cost_source: null,
+          output: null,
+        },
+        ZERO_USAGE,
+        0,
+        false,
+      );
+      return this.sendJson(res, 401, codec.errorBody(401, message));
+    }
+
+    const abort = new AbortController();
+    res.on('close', () => {
+      if (!res.writableFinished) abort.abort(new Error('the agent closed the connection'));
+    });
+    const timeoutMs = (this.options.requestTimeoutSec ?? 600) * 1000;
+    const signal = AbortSignal.any([abort.signal, AbortSignal.timeout(timeoutMs)]);
+    const attempts = { n: 0 };
+    const finishRecord = (
+      route: ModelCallRecord['route'],
+      status: number,
+      error: string | null,
+      answer: ModelAnswer | undefined,
+      providerCost: number | undefined,
+    ) => {
+      const usage = answer ? usageFromV3(answer.usage) : { ...ZERO_USAGE };
+      let cost: number | undefined;
+      let source: CostSource | null = null;
+      if (route === 'cache') {
+        cost = 0;
+        source = 'cache';
+      } else if (providerCost !== undefined) {
+        cost = providerCost;
+        source = 'provider';
+      } else {
+        cost = this.options.prices.cost(target, usage);
+        if (cost !== undefined) source = 'price-table';
+      }
+      session.record(
+        {
+          ...base,
+          seq,
+          route,
+          duration_ms: Date.now() - started,
+          status,
+          error,
+          attempts: attempts.n,
+          usage: usageRecord(usage),
+          cost_usd: cost ?? null,
+          cost_source: source,
+          output: answer ? outputOf(answer) : null,
+        },
+        usage,
+        cost,
+        true,
+      );
+    };
+
+    const cache = this.options.cache;
+    const keyOfCall = cache ? cacheKey(target, parsed.call) : undefined;
+    if (cache && keyOfCall) {
+      const hit = await cache.get(keyOfCall);
+      if (hit) {
+        await this.reply(res, codec, parsed, hit, parsed.requestedModel || target.name);
+        finishRecord('cache', 200, null, hit, undefined);
+        return;
+      }
+    }
+
+    const passthrough = target.protocols.includes(route.protocol);
+    try {
+      const result = passthrough
+        ? await this.passThrough(
+            req,
+            res,
+            codec,
+            route.protocol,
+            body as Record<string, unknown>,
+            parsed,
+            target,
+            key,
+            signal,
+            attempts,
+            route.method,
+          )
+        : await this.translate(res, codec, parsed, target, signal, attempts);
+      finishRecord(
+        passthrough ? 'passthrough' : 'translated',
+        result.status,
+        result.error,
+        result.answer,
+        result.providerCost,
+      );
+      if (cache && keyOfCall && result.status === 200 && !result.error && result.answer)
+        await cache.set(keyOfCall, result.answer);
+    } catch (error) {
+      const {
+        status,
+        message,
+        body: upstreamBody,
+      } = errorStatus(
+        signal.aborted && !(error instanceof UpstreamError)
+          ? Object.assign(new Error('timeout'), { name: 'TimeoutError' })
+          : error,
+      );
+      if (!res.headersSent) {
+        if (upstreamBody !== undefined && passthrough) {
+          res.writeHead(status, { 'content-type': 'application/json' });
+          res.end(upstreamBody);
+        } else this.sendJson(res, status, codec.errorBody(status, `berth gateway: ${message}`));
+      } else {
+        res.end(errorFrame(route.protocol, `berth gateway: ${message}`));
+      }
+      finishRecord(passthrough ? 'passthrough' : 'translated', status, message, undefined, undefined);
+    }
+  }
+
+  /** Writes a stored answer in the agent's protocol, streamed when asked. */
+  private async reply(
+    res: ServerResponse,
+    codec: ProtocolCodec,
+    parsed: ParsedRequest,
+    answer: ModelAnswer,
+    model: string,
+  ): Promise<void> {
+    if (!parsed.stream) return this.sendJson(res, 200, codec.renderAnswer(answer, model, parsed));
+    const encoder = codec.streamEncoder(model, parsed);
+    res.writeHead(200, SSE_HEADERS);
+    let out = '';
+    for (const part of answerToParts(answer)) out += encoder.part(part);
+    res.end(out + encoder.end());
+  }
+
+  private async translate(
+    res: ServerResponse,
+    codec: ProtocolCodec,
+    parsed: ParsedRequest,
+    target: ModelTarget,
+    signal: AbortSignal,
+    attempts: { n: number },
+  ): Promise<{ status: number; error: string | null; answer: ModelAnswer; providerCost?: number }> {
+    const model = this.model(target);
+    const name = parsed.requestedModel || target.name;
+    const call = { ...parsed.call, abortSignal: signal };
+    if (!parsed.stream) {
+      const result = await withRetries(
+        this.retry,
+        () => {
+          attempts.n += 1;
+          return model.doGenerate(call);
+        },
+        signal,
+      );
+      const answer: ModelAnswer = {
+        content: result.content,
+        finishReason: result.finishReason,
+        usage: result.usage,
+        ...(result.response?.id ? { id: result.response.id } : {}),
+      };
+      this.sendJson(res, 200, codec.renderAnswer(answer, name, parsed));
+      return { status: 200, error: null, answer, ...costOfRaw(result.usage.raw) };
+    }
+    const { stream } = await withRetries(
+      this.retry,
+      () => {
+        attempts.n += 1;
+        return model.doStream(call);
+      },
+      signal,
+    );
+    const encoder = codec.streamEncoder(name, parsed);
+    const accumulator = new AnswerAccumulator();
+    res.writeHead(200, SSE_HEADERS);
+    let error: string | null = null;
+    const reader = stream.getReader();
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        if (value.type === 'error') {
+          error = `upstream: ${(value.error as Error)?.message ?? String(value.error)}`;
+          break;
+        }
+        accumulator.add(value);
+        const frames = encoder.part(value);
+        if (frames) res.write(frames);
+      }
+    } catch (cause) {
+      error = signal.aborted
+        ? 'upstream did not finish within the request timeout'
+        : `upstream: ${(cause as Error).message}`;
+    } finally {
+      reader.releaseLock();
+    }
+    res.end(error ? errorFrame(codec.protocol, `berth gateway: ${error}`) : encoder.end());
+    const answer = accumulator.answer();
+    return { status: 200, error, answer, ...costOfRaw(answer.usage.raw) };
+  }
+
+  private async passThrough(
+    req: IncomingMessage,
+    res: ServerResponse,
+    codec: ProtocolCodec,
+    protocol: WireProtocol,
+    body: Record<string, unknown>,
+    parsed: ParsedRequest,
+    target: ModelTarget,
+    key: string | undefined,
+    signal: AbortSignal,
+    attempts: { n: number },
+    method?: string,
+  ): Promise<{ status: number; error: string | null; answer?: ModelAnswer; providerCost?: number }> {
+    const fetch = this.options.fetch ?? globalThis.fetch;
+    const url = passthroughUrl(target, protocol, parsed.stream, method);
+    const init = {
+      method: 'POST',
+      headers: passthroughHeaders(target, key, req.headers),
+      body: JSON.stringify(passthroughBody(target, protocol, body, parsed.stream)),
+      signal,
+    };
+    const response = await withRetries(
+      this.retry,
+      async () => {
+        attempts.n += 1;
+        const r = await fetch(url, init);
+        if (!r.ok) {
+          const text = await r.text().catch(() => '');
+          const headers: Record<string, string> = {};
+          r.headers.forEach((value, name) => {
+            headers[name] = value;
+          });
+          throw new UpstreamError(
+            `upstream answered ${r.status}: ${text.slice(0, 500)}`,
+            r.status,
+            headers,
+            text,
+          );
+        }
+        return r;
+      },
+      signal,
+    );
+    const streamed = (response.headers.get('content-type') ?? '').includes('text/event-stream');
+    if (!streamed) {
+      const text = await response.text();
+      res.writeHead(response.status, {
+        'content-type': response.headers.get('content-type') ?? 'application/json',
+      });
+      res.end(text);
+      try {
+        const { answer, providerCost } = codec.readAnswer(JSON.parse(text));
+        return {
+          status: response.status,
+          error: null,
+          answer,
+          ...(providerCost !== undefined ? { providerCost } : {}),
+        };
+      } catch (error) {
+        return {
+          status: response.status,
+          error: `the upstream's answer could not be read: ${(error as Error).message}`,
+        };
+      }
+    }
+    res.writeHead(response.status, SSE_HEADERS);
+    const reader = codec.answerReader();
+    let readError: string | null = null;
+    const parser = createParser({
+      onEvent: (event) => {
+        if (readError) return;
+        try {
+          reader.event(event.event, event.data);
+        } catch (error) {
+          readError = (error as Error).message;
+        }
+      },
+    });
+    const decoder = new TextDecoder();
+    let error: string | null = null;
+    try {
+      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+        res.write(chunk);
+        parser.feed(decoder.decode(chunk, { stream: true }));
+      }
+    } catch (cause) {
+      error = signal.aborted
+        ? 'upstream did not finish within the request timeout'
+        : `upstream: ${(cause as Error).message}`;
+      res.write(errorFrame(protocol, `berth gateway: ${error}`));
+    }
+    res.end();
+    const answer = reader.answer();
+    const cost = reader.providerCost();
+    return {
+      status: response.status,
+      error: error ?? readError,
+      answer,
+      ...(cost !== undefined ? { providerCost: cost } : {}),
+    };
+  }
+
+  /** Anthropic's count_tokens and Gemini's countTokens: passed through, else estimated (4 characters a token). */
+  private async countTokens(
+    res: ServerResponse,
+    codec: ProtocolCodec,
+    body: unknown,
+    protocol: WireProtocol,
+    url: URL,
+  ): Promise<void> {
+    let prompt: LanguageModelV3Message[];
+    try {
+      prompt = codec.parseRequest(
+        protocol === 'anthropic-messages' ? { max_tokens: 1, ...(body as object) } : body,
+        url,
+      ).call.prompt;
+    } catch (error) {
+      const { status, message } = errorStatus(error);
+      return this.sendJson(res, status, codec.errorBody(status, `berth gateway: ${message}`));
+    }
+    const tokens = Math.ceil(JSON.stringify(prompt).length / 4);
+    return this.sendJson(
+      res,
+      200,
+      protocol === 'gemini' ? { totalTokens: tokens } : { input_tokens: tokens },
+    );
+  }
+}
+
+function usageRecord(usage: TokenUsage): ModelCallRecord['usage'] {
+  return {
+    input_tokens: usage.inputTokens,
+    cached_tokens: usage.cachedTokens,
+    cache_write_tokens: usage.cacheWriteTokens,
+    output_tokens: usage.outputTokens,
+    reasoning_tokens: usage.reasoningTokens,
+  };
+}
+
+/** The provider's cost in the AI SDK's raw usage (OpenRouter's `usage.cost`). */
+function costOfRaw(raw: unknown): { providerCost?: number } {
+  const cost = (raw as { cost?: unknown } | undefined)?.cost;
+  return typeof cost === 'number' && Number.isFinite(cost) ? { providerCost: cost } : {};
+}

@@ -1,0 +1,304 @@
+/**
+ * How an untrusted command is isolated: the argv prefix that puts it in its
+ * namespaces, and the probe that says which method works on this machine. One
+ * builder serves two views of the host:
+ *
+ * - **`host` view** (local environments: a repository's tests, anything an
+ *   agent runs). In order of preference:
+ *   - `bwrap` (Debian's bubblewrap, run as berth's user): new pid namespace
+ *     (`--unshare-pid`: the command and everything it starts die with it),
+ *     `--die-with-parent` (a killed berth takes the sandbox down),
+ *     `--new-session`, no network (`--unshare-net`, unless the policy is
+ *     `public`), the host's file system read-only (`--ro-bind / /`) except the
+ *     trial's own folder and a private, size-capped `/tmp`. When berth runs as
+ *     root the command runs (via `setpriv`, no capabilities, no-new-privs) as
+ *     an unprivileged uid (identity.ts), so it can neither write berth's files
+ *     nor signal berth. A home folder the uid cannot enter (`/root`) is
+ *     replaced by an empty size-capped tmpfs in which the `PATH` entries under
+ *     it (pyenv, cargo, ...) are bound back read-only, so `python3`/`pytest`
+ *     are still found.
+ *   - `unshare` (root; util-linux): new pid and network namespaces,
+ *     `--kill-child`, then `setpriv` to the unprivileged uid; the file system
+ *     is the host's, protected only by that uid's rights.
+ *   - `unshare-user` (not root): the same in an unprivileged user namespace.
+ * - **`minimal` view** (function-level samples, JVM runners): `bwrap` run as
+ *   the slot's uid with every namespace unshared; only `/usr`, `/etc` and the
+ *   paths a caller names are visible, read-only; one folder is writable (bound
+ *   at `/sample`, or at its own path) and `/tmp` is a small private tmpfs.
+ *   Else `unshare` (user, pid, network, ipc, uts namespaces), the file system
+ *   shared. Else `none`.
+ *
+ * Each (method, view) is probed once per process: the probe checks that the
+ * command is in a fresh pid namespace and sees no network interface but `lo`.
+ */
+import { spawnSync } from 'node:child_process';
+import { accessSync, constants, lstatSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, relative, sep } from 'node:path';
+import { isRoot, type SandboxIdentity, slotIdentity } from './identity.ts';
+
+export type IsolationMethod = 'bwrap' | 'unshare' | 'unshare-user';
+
+/** Every method of the host view, in the order `auto` tries them. */
+export const ISOLATION_METHODS: readonly IsolationMethod[] = ['bwrap', 'unshare', 'unshare-user'];
+
+/** Size of a private `/tmp` or home tmpfs inside a sandbox, in bytes, when the caller gives none. */
+export const DEFAULT_TMPFS_BYTES = 64 * 1024 * 1024;
+
+/** What one command run in the host view may see. */
+export interface HostViewSpec {
+  /** The trial's folder: the only writable host path (bound at the same path). */
+  writable?: string;
+  /** More host folders at the same path (after the private /tmp, so they show through it). */
+  binds?: readonly { path: string; writable?: boolean }[];
+  /** Cut the network (default true). */
+  noNetwork?: boolean;
+  identity?: SandboxIdentity;
+  /** The host's environment, for `HOME` and `PATH` (default process.env). */
+  env?: Record<string, string | undefined>;
+  /** Size of the private `/tmp` and home tmpfs, in bytes (default 64 MiB). */
+  tmpfsBytes?: number;
+}
+
+/** What one command run in the minimal view may see. */
+export interface MinimalViewSpec {
+  /** See the whole host read-only (`--ro-bind / /`) instead of only `/usr` and `/etc` (a JDK anywhere). */
+  wholeHost?: boolean;
+  /** Host paths visible read-only at the same path. */
+  readOnly?: readonly string[];
+  /** The writable host folder, bound at `at` (default its own path); omitted with `privateBytes`. */
+  writable?: string;
+  /** Where the writable folder appears inside (e.g. `/sample`). */
+  at?: string;
+  /** Instead of `writable`: a fresh tmpfs of this many bytes at `at` (the host folder is not used). */
+  privateBytes?: number;
+  /** Size of the private `/tmp`, in bytes (default 64 MiB). */
+  tmpfsBytes?: number;
+  /** Run as this uid/gid inside a user namespace (bwrap `--uid/--gid`) instead of the spawning uid. */
+  mapTo?: { uid: number; gid: number };
+}
+
+/** The argv prefix (ends with `--` or the wrapper's own argument) and the uid/gid to spawn it as. */
+export interface IsolationPrefix {
+  prefix: string[];
+  spawnAs: SandboxIdentity;
+}
+
+// unshare leaves the loopback interface down in the new namespace (bwrap brings it up):
+// bring it up, so tests that talk to a local server still work.
+const LO_UP = ['sh', '-c', 'ip link set lo up 2>/dev/null || true; exec "$@"', 'berth-netns'];
+
+/** `setpriv` down to `identity`, with no capabilities and no-new-privs; empty without an identity. */
+export function dropTo(identity: SandboxIdentity): string[] {
+  if (!identity) return [];
+  return [
+    'setpriv',
+    `--reuid=${identity.uid}`,
+    `--regid=${identity.gid}`,
+    '--clear-groups',
+    '--inh-caps=-all',
+    '--bounding-set=-all',
+    '--no-new-privs',
+    '--',
+  ];
+}
+
+/** Whether `uid` (not root) may enter `dir`: world-executable, or owned by it and owner-executable. */
+function enterable(dir: string, uid: number): boolean {
+  try {
+    const s = statSync(dir);
+    if (s.uid === uid) return (s.mode & 0o100) !== 0;
+    return (s.mode & 0o001) !== 0;
+  } catch {
+    return false;
+  }
+}
+
+/** The folders above `path` (top down) that lie strictly inside one of `roots`. */
+function ancestorsInside(path: string, roots: readonly string[]): string[] {
+  const out: string[] = [];
+  let dir = dirname(path);
+  while (dir !== dirname(dir)) {
+    if (roots.some((root) => dir.startsWith(`${root}${sep}`))) out.unshift(dir);
+    dir = dirname(dir);
+  }
+  return out;
+}
+
+/** `--tmpfs HOME` plus read-only binds of the PATH entries under it, when the uid cannot enter HOME. */
+function homeMounts(spec: HostViewSpec, tmpfsBytes: number): string[] {
+  const env = spec.env ?? process.env;
+  const home = env.HOME;
+  if (!spec.identity || !home || !isAbsolute(home) || home === '/') return [];
+  if (enterable(home, spec.identity.uid)) return [];
+  // World-writable like /tmp, so tools that keep caches in HOME still work.
+  const args = ['--perms', '1777', '--size', String(tmpfsBytes), '--tmpfs', home];
+  const bound = new Set<string>();
+  for (const entry of (env.PATH ?? '').split(':')) {
+    const rel = relative(home, entry);
+    if (!entry || !isAbsolute(entry) || rel === '' || rel.startsWith('..') || isAbsolute(rel)) continue;
+    const top = `${home}${sep}${rel.split(sep)[0]}`;
+    if (bound.has(top)) continue;
+    try {
+      accessSync(top, constants.R_OK);
+      bound.add(top);
+      args.push('--ro-bind', top, top);
+    } catch {}
+  }
+  return args;
+}
+
+/** The argv prefix running a command in `method`'s host-view sandbox. */
+export function hostViewPrefix(method: IsolationMethod, spec: HostViewSpec): IsolationPrefix {
+  const noNetwork = spec.noNetwork ?? true;
+  const net = noNetwork ? ['--unshare-net'] : [];
+  const drop = dropTo(spec.identity);
+  const tmpfsBytes = spec.tmpfsBytes ?? DEFAULT_TMPFS_BYTES;
+  if (method === 'bwrap') {
+    const prefix = ['bwrap', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc'];
+    // The private /tmp is world-writable with the sticky bit, like the host's.
+    prefix.push('--perms', '1777', '--size', String(tmpfsBytes), '--tmpfs', '/tmp');
+    const home = homeMounts(spec, tmpfsBytes);
+    prefix.push(...home);
+    if (spec.writable) prefix.push('--bind', spec.writable, spec.writable);
+    // bwrap would make the missing folders above a bind inside a tmpfs with mode 0700 (root's):
+    // make them 0755 first, so the sandbox uid can walk down to the bound folder.
+    const homeDir = (spec.env ?? process.env).HOME;
+    const tmpfsRoots = ['/tmp', ...(home.length > 0 && homeDir ? [homeDir] : [])];
+    for (const bind of spec.binds ?? []) {
+      for (const dir of ancestorsInside(bind.path, tmpfsRoots)) prefix.push('--perms', '0755', '--dir', dir);
+      prefix.push(bind.writable ? '--bind' : '--ro-bind', bind.path, bind.path);
+    }
+    prefix.push('--unshare-pid', ...net, '--die-with-parent', '--new-session', '--', ...drop);
+    // bwrap runs as berth's user (root: it can still bind the toolchain under /root), and
+    // setpriv drops to the unprivileged uid inside, with no capabilities left.
+    return { prefix, spawnAs: undefined };
+  }
+  const ns = ['--pid', '--fork', '--kill-child', '--mount-proc', ...(noNetwork ? ['--net'] : [])];
+  if (method === 'unshare')
+    return { prefix: ['unshare', ...ns, '--', ...LO_UP, ...drop], spawnAs: undefined };
+  return { prefix: ['unshare', '--map-root-user', ...ns, '--', ...LO_UP], spawnAs: undefined };
+}
+
+function usrMerged(name: string): boolean {
+  try {
+    return lstatSync(`/${name}`).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+/** The isolation kinds of the minimal view (`none`: no namespaces). */
+export type MinimalKind = 'bwrap' | 'unshare' | 'none';
+
+/** The argv prefix running a command in the minimal view (empty for `none`). */
+export function minimalViewPrefix(kind: MinimalKind, spec: MinimalViewSpec): string[] {
+  if (kind === 'unshare')
+    return ['unshare', '--user', '--net', '--pid', '--ipc', '--uts', '--fork', '--kill-child', '--'];
+  if (kind === 'none') return [];
+  const args = ['bwrap', '--unshare-all'];
+  if (spec.mapTo) args.push('--uid', String(spec.mapTo.uid), '--gid', String(spec.mapTo.gid));
+  args.push('--die-with-parent', '--new-session');
+  if (spec.wholeHost) args.push('--ro-bind', '/', '/');
+  else {
+    args.push('--ro-bind', '/usr', '/usr', '--ro-bind', '/etc', '/etc');
+    for (const name of ['bin', 'lib', 'lib64', 'lib32', 'sbin']) {
+      if (usrMerged(name)) args.push('--symlink', `usr/${name}`, `/${name}`);
+      else args.push('--ro-bind-try', `/${name}`, `/${name}`);
+    }
+  }
+  args.push('--dev', '/dev', '--proc', '/proc');
+  args.push('--size', String(spec.tmpfsBytes ?? DEFAULT_TMPFS_BYTES), '--tmpfs', '/tmp');
+  for (const path of spec.readOnly ?? []) args.push('--ro-bind', path, path);
+  const at = spec.at ?? spec.writable;
+  if (spec.privateBytes !== undefined && at)
+    args.push('--size', String(spec.privateBytes), '--tmpfs', at, '--chdir', at);
+  else if (spec.writable && spec.writable !== '/' && at)
+    args.push('--bind', spec.writable, at, '--chdir', at);
+  args.push('--');
+  return args;
+}
+
+/** Runs a probe command; the reason it fails to isolate, or undefined when it does. */
+function probe(prefix: string[], spawnAs: SandboxIdentity): string | undefined {
+  // The probe checks the namespace really has no route out (only `lo` may exist) and that
+  // the command is a low pid in a fresh pid namespace.
+  const argv = [...prefix, 'sh', '-c', 'cat /proc/net/dev; echo "pid $$"'];
+  const out = spawnSync(argv[0] as string, argv.slice(1), {
+    encoding: 'utf8',
+    timeout: 10_000,
+    cwd: '/',
+    ...(spawnAs ? { uid: spawnAs.uid, gid: spawnAs.gid } : {}),
+  });
+  if (out.error) return out.error.message;
+  if (out.status !== 0) return (out.stderr || `exit ${out.status ?? out.signal}`).split('\n')[0];
+  const lines = out.stdout.split('\n');
+  const pid = Number(lines.find((l) => l.startsWith('pid '))?.slice(4));
+  if (!(pid > 0 && pid < 10)) return `no own pid namespace (pid ${pid})`;
+  const interfaces = lines
+    .filter((l) => l.includes(':') && !l.includes('|'))
+    .map((line) => line.split(':')[0]?.trim())
+    .filter((name) => name && name !== 'lo');
+  return interfaces.length === 0 ? undefined : `network interfaces still visible: ${interfaces.join(', ')}`;
+}
+
+const checked = new Map<string, string | undefined>();
+
+/** Why `method` does not isolate the host view here, or undefined when it works (probed once per process). */
+export function checkHostMethod(method: IsolationMethod): string | undefined {
+  const key = `host:${method}`;
+  if (checked.has(key)) return checked.get(key);
+  let problem: string | undefined;
+  if (method === 'unshare' && !isRoot) problem = 'needs root';
+  else if (method === 'unshare-user' && isRoot) problem = 'berth runs as root: use unshare';
+  else {
+    // The identity of slot 32 (the first local slot) stands for every local slot.
+    const { prefix, spawnAs } = hostViewPrefix(method, { identity: slotIdentity(32) });
+    problem = probe(prefix, spawnAs);
+  }
+  checked.set(key, problem);
+  return problem;
+}
+
+/** Why `kind` does not isolate the minimal view here, or undefined when it works (probed once per process). */
+export function checkMinimalKind(kind: Exclude<MinimalKind, 'none'>): string | undefined {
+  const key = `minimal:${kind}`;
+  if (checked.has(key)) return checked.get(key);
+  const problem = probe(minimalViewPrefix(kind, { writable: '/' }), slotIdentity(0));
+  checked.set(key, problem);
+  return problem;
+}
+
+export interface IsolationProbe {
+  /** The method that works here, or undefined when commands cannot be isolated. */
+  method?: IsolationMethod;
+  /** Why each method failed, for the record. */
+  notes: string[];
+}
+
+let hostProbe: IsolationProbe | undefined;
+
+/**
+ * The first host-view method that works on this machine (cached).
+ * `BERTH_NO_ISOLATION=1` disables isolation; `BERTH_ISOLATION=bwrap|unshare|unshare-user`
+ * asks for one method (none is used when it does not work here).
+ */
+export function probeIsolation(): IsolationProbe {
+  if (hostProbe) return hostProbe;
+  const notes: string[] = [];
+  if (process.env.BERTH_NO_ISOLATION === '1') {
+    hostProbe = { notes: ['disabled by BERTH_NO_ISOLATION=1'] };
+    return hostProbe;
+  }
+  const wanted = process.env.BERTH_ISOLATION as IsolationMethod | undefined;
+  const methods = wanted && ISOLATION_METHODS.includes(wanted) ? [wanted] : ISOLATION_METHODS;
+  for (const method of methods) {
+    const problem = checkHostMethod(method);
+    if (problem === undefined) {
+      hostProbe = { method, notes };
+      return hostProbe;
+    }
+    notes.push(`${method}: ${problem}`);
+  }
+  hostProbe = { notes };
+  return hostProbe;
+}

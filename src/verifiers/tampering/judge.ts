@@ -1,0 +1,208 @@
+/**
+ * The tamper checks of one SWE-bench test run, in the order the verifier needs them:
+ *
+ * 1. `begin`: arm the runner probes (probes.ts) and plan what to read;
+ * 2. `preScript` / `postApplyScript`: shell lines for berth's bookkeeping script (the submitted
+ *    patch's pytest settings files before the reset; after the test patch, a fingerprint of the
+ *    test and runner files and, in containers, the probe folder);
+ * 3. `command` / `execOptions`: the test command as run;
+ * 4. `afterRun`: read the probes' files and fingerprint again (one trusted command);
+ * 5. `judge`: every layer's findings (patch-scan.ts, cross-check.ts, run-check.ts) in one record.
+ *
+ * Layer (c), the engine's record of changes outside the work folder in containers, is helper
+ * trust-fs's; it is merged here through `environmentFindings` when it exists.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Environment, ExecOptions } from '../../environments/environment.ts';
+import type { SwebenchGrade } from '../../grading/swebench.ts';
+import { patchFiles } from '../../util/patch-files.ts';
+import { shellQuote } from '../../util/shell.ts';
+import { type ConsolePass, crossCheck } from './cross-check.ts';
+import { scanPatch, sectionedConfigsIn } from './patch-scan.ts';
+import { type ArmedProbes, armProbes, disarmProbes, type ProbeFiles, readProbeFiles } from './probes.ts';
+import { compareFingerprints, fingerprintScript, parseFingerprints } from './run-check.ts';
+import type { TamperFinding, TamperRecord } from './types.ts';
+
+export interface TamperingCheckOptions {
+  /** The test command, as the task gives it. */
+  command: string;
+  /** The submitted patch (predictions, or the diff a command agent left), if any. */
+  patch?: string;
+  /** Paths the test patch touches (repository-relative). */
+  testPatchPaths: readonly string[];
+}
+
+export class TamperingCheck {
+  private readonly marks = {
+    configs: `@@berth-configs-${randomBytes(8).toString('hex')}@@`,
+    before: `@@berth-fingerprint-${randomBytes(8).toString('hex')}@@`,
+    ready: `@@berth-probe-ready-${randomBytes(8).toString('hex')}@@`,
+    after: `@@berth-after-${randomBytes(8).toString('hex')}@@`,
+  };
+  private configText: Record<string, string> = {};
+  private before = new Map<string, string>();
+  private after = new Map<string, string>();
+  private files: ProbeFiles = {};
+  private ready: boolean;
+  private readonly sectioned: string[];
+
+  private constructor(
+    private readonly env: Environment,
+    private readonly options: TamperingCheckOptions,
+    private readonly armed: ArmedProbes,
+  ) {
+    this.sectioned = options.patch ? sectionedConfigsIn(options.patch) : [];
+    // Local probes are in place already; a container's are made by the bookkeeping script.
+    this.ready = armed.setupScript === '';
+  }
+
+  static async begin(env: Environment, options: TamperingCheckOptions): Promise<TamperingCheck> {
+    return new TamperingCheck(env, options, await armProbes(env, options.command));
+  }
+
+  /** Shell lines run first in the bookkeeping script: the patch's pytest settings files as it left them. */
+  preScript(): string {
+    if (this.sectioned.length === 0) return '';
+    return this.sectioned
+      .map(
+        (p) =>
+          `printf '%s %s\\n' '${this.marks.configs}' ${shellQuote(p)}; if [ -f ${shellQuote(p)} ] && [ ! -L ${shellQuote(p)} ]; then head -c 1048576 ${shellQuote(p)} | base64 | tr -d '\\n'; fi; echo`,
+      )
+      .join('\n');
+  }
+
+  /** Shell lines run after the test patch is applied: the first fingerprint, then (containers) the probe folder. */
+  postApplyScript(): string {
+    const lines = [`echo '${this.marks.before}'`, fingerprintScript(this.options.testPatchPaths)];
+    if (this.armed.setupScript)
+      lines.push(`{ ${this.armed.setupScript}\n} >/dev/null 2>&1 && echo '${this.marks.ready}'`);
+    return lines.join('\n');
+  }
+
+  /** Takes this check's parts out of the bookkeeping script's output; returns the rest. */
+  absorbBookkeeping(output: string): string {
+    let rest = output;
+    const lines = rest.split('\n');
+    let cut = 0;
+    for (let i = 0; i < lines.length; i++) {
+      const line = lines[i] as string;
+      if (!line.startsWith(`${this.marks.configs} `)) break;
+      const path = line.slice(this.marks.configs.length + 1);
+      const body = lines[i + 1] ?? '';
+      if (body !== '') this.configText[path] = Buffer.from(body, 'base64').toString('utf8');
+      i += 1;
+      cut = i + 1;
+    }
+    rest = lines.slice(cut).join('\n');
+    const at = rest.indexOf(`${this.marks.before}\n`);
+    if (at !== -1) {
+      const tail = rest.slice(at + this.marks.before.length + 1);
+      rest = rest.slice(0, at);
+      if (tail.includes(this.marks.ready)) this.ready = true;
+      this.before = parseFingerprints(tail);
+    }
+    return rest;
+  }
+
+  /** The test command to run: with the probes when they are in place, else as given. */
+  get command(): string {
+    return this.ready ? this.armed.command : this.options.command;
+  }
+
+  /** Options the test command's exec needs (the local probe folder's binds). */
+  get execOptions(): Pick<ExecOptions, 'binds'> {
+    return this.ready && this.armed.binds.length > 0 ? { binds: this.armed.binds } : {};
+  }
+
+  /** After the tests: the probes' files and the second fingerprint (one trusted command). */
+  async afterRun(signal?: AbortSignal): Promise<void> {
+    const script = [
+      this.ready ? this.armed.collectScript : '',
+      `echo '${this.marks.after}'`,
+      fingerprintScript(this.options.testPatchPaths),
+    ]
+      .filter((l) => l !== '')
+      .join('\n');
+    const run = await this.env.exec(script, {
+      timeoutSec: 120,
+      trusted: true,
+      ...(signal ? { signal } : {}),
+    });
+    const at = run.output.indexOf(`${this.marks.after}\n`);
+    const collected = at === -1 ? run.output : run.output.slice(0, at);
+    if (at !== -1) this.after = parseFingerprints(run.output.slice(at + this.marks.after.length + 1));
+    if (this.ready) this.files = await readProbeFiles(this.armed, collected);
+  }
+
+  /**
+   * Every layer's findings.
+   * @param grades the run's verdicts under berth's parsing and under the harness's (last line wins).
+   */
+  judge(input: {
+    grades: { default: SwebenchGrade; swebench: SwebenchGrade };
+    parserName?: string;
+    log: string;
+    exitCode: number | null;
+    timedOut: boolean;
+    workdir: string;
+    environmentFindings?: TamperFinding[];
+  }): TamperRecord {
+    const findings: TamperFinding[] = [];
+    const notes: string[] = [];
+    if (this.options.patch) findings.push(...scanPatch(this.options.patch, this.configText));
+    const patchPaths = new Set(
+      this.options.patch
+        ? patchFiles(this.options.patch).flatMap((f) =>
+            [f.newPath, f.oldPath].filter((p): p is string => !!p),
+          )
+        : [],
+    );
+    if (this.ready) {
+      const byId = new Map<string, ConsolePass>();
+      for (const [rules, grade] of Object.entries(input.grades) as [
+        'default' | 'swebench',
+        SwebenchGrade,
+      ][]) {
+        if (grade.status === 'error') continue;
+        for (const v of grade.verdicts) {
+          if (!v.passed) continue;
+          const id = v.matchedId ?? v.id;
+          const pass = byId.get(id) ?? { id, default: false, swebench: false, category: v.category };
+          pass[rules] = true;
+          byId.set(id, pass);
+        }
+      }
+      const checked = crossCheck({
+        armed: this.armed,
+        files: this.files,
+        exitCode: input.exitCode,
+        timedOut: input.timedOut,
+        ...(input.parserName ? { parserName: input.parserName } : {}),
+        log: input.log,
+        consolePasses: [...byId.values()],
+        patchPaths,
+        testFiles: new Set(this.options.testPatchPaths),
+        workdir: input.workdir,
+      });
+      findings.push(...checked.findings);
+      notes.push(...checked.notes);
+      if (!checked.pytestReport && !checked.nodeReport)
+        notes.push(
+          'no runner report was read (the runner is not pytest or node --test, or it wrote none): console and exit code only',
+        );
+    } else {
+      notes.push('the runner probes could not be set up in the environment: console and exit code only');
+    }
+    if (this.before.size > 0 || this.after.size > 0) {
+      const changed = compareFingerprints(this.before, this.after);
+      if (changed) findings.push(changed);
+    }
+    findings.push(...(input.environmentFindings ?? []));
+    return { vetoed: findings.some((f) => f.veto), findings, notes };
+  }
+
+  /** Removes what the check left on the host (a local environment's probe folder). */
+  async dispose(): Promise<void> {
+    await disarmProbes(this.armed);
+  }
+}

@@ -1,0 +1,74 @@
+/**
+ * berth's node:test probe: a test reporter berth adds to a `node --test` command
+ * (`--test-reporter=<probe> --test-reporter-destination=<file>`, beside the command's own
+ * reporters). It runs in the parent `node --test` process, which never runs the tested code (each
+ * test file runs in a child process), and writes one JSON line per event it receives from
+ * node's runner: test starts, passes, failures (name, nesting, file), then, when the stream
+ * ends, a closing line with the run's secret. The verifier checks the console's results against
+ * it (src/verifiers/tampering/cross-check.ts): lines a child wrote past node's protocol (to the
+ * parent's stdout, for instance) are not events.
+ *
+ * The reporter is given only when the command already names its reporters with
+ * `--test-reporter` (node pairs reporters with destinations by position, and the default
+ * reporter depends on node's version and on whether stdout is a terminal); otherwise berth
+ * relies on the console and the exit code and says so.
+ */
+
+/** The reporter module's source (an ES module; Node 18.15+ / 20+). */
+export const NODE_PROBE_SOURCE = String.raw`// berth's node:test probe (see berth: src/verifiers/tampering/node-probe.ts).
+import { readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const out = process.env.BERTH_PROBE_OUT;
+delete process.env.BERTH_PROBE_OUT;
+let nonce = null;
+try {
+  nonce = readFileSync(join(out, 'nonce'), 'utf8').trim();
+  unlinkSync(join(out, 'nonce'));
+} catch {}
+if (nonce) {
+  try { writeFileSync(join(out, 'node-started'), JSON.stringify({ nonce, pid: process.pid })); } catch {}
+}
+
+export default async function* berthProbe(source) {
+  for await (const event of source) {
+    if (!nonce) continue;
+    const t = event.type;
+    if (t === 'test:start' || t === 'test:pass' || t === 'test:fail') {
+      const d = event.data ?? {};
+      const skip = d.skip !== undefined && d.skip !== false;
+      const todo = d.todo !== undefined && d.todo !== false;
+      yield JSON.stringify({ type: t, name: d.name, nesting: d.nesting, file: d.file ?? null, skip, todo }) + '\n';
+    }
+  }
+  if (nonce) yield JSON.stringify({ type: 'end', nonce, exitCode: process.exitCode ?? null }) + '\n';
+}
+`;
+
+/** Where node's runner takes the probe: after `--test`, when the command names its reporters. */
+export interface NodeProbePlan {
+  /** The command with the probe's reporter and destination added. */
+  command: string;
+}
+
+/**
+ * Adds the probe's reporter to the first `node ... --test` invocation of a shell command that
+ * names its reporters, right after `node` (so it is reporter number one), and gives the
+ * command's own reporters an explicit `stdout` destination when it names none (node pairs
+ * reporters with destinations by position). Undefined when the command runs no `node --test`,
+ * names no reporter, or names some destinations but not all (see the module comment).
+ */
+export function addNodeProbe(
+  command: string,
+  reporterPath: string,
+  destination: string,
+): NodeProbePlan | undefined {
+  const invocation = /(^|[\s;&|(])((?:\S*\/)?node)((?:\s+-\S+)*?\s+--test)(?=\s|$)/;
+  if (!invocation.test(command)) return undefined;
+  const destinations = (command.match(/--test-reporter-destination(?:=|\s+)\S+/g) ?? []).length;
+  const reporters = (command.match(/--test-reporter(?:=|\s+)\S+/g) ?? []).length;
+  if (reporters === 0 || (destinations !== 0 && destinations !== reporters)) return undefined;
+  const fill = destinations === 0 ? ' --test-reporter-destination=stdout'.repeat(reporters) : '';
+  const ours = ` --test-reporter=${reporterPath} --test-reporter-destination=${destination}${fill}`;
+  return { command: command.replace(invocation, (_m, lead, node, rest) => `${lead}${node}${ours}${rest}`) };
+}

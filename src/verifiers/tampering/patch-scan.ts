@@ -1,0 +1,260 @@
+/**
+ * Layer (b): files in the submitted patch that decide how the tests are collected, run and
+ * reported rather than what the code does. A fix never needs them, and each one lets the code
+ * under test report its own tests as passing:
+ *
+ * - pytest plugins: any `conftest.py`; distribution metadata in the repository (`*.egg-info/`,
+ *   `*.dist-info/`, whose `entry_points.txt` can declare a `pytest11` plugin that pytest loads by
+ *   itself, since `python -m pytest` puts the working folder on `sys.path`); a `pytest11` entry
+ *   point in `setup.py`;
+ * - pytest configuration: `pytest.ini`, `.pytest.ini`, and the pytest sections of `setup.cfg`
+ *   (`[tool:pytest]`), `tox.ini` (`[pytest]`) and `pyproject.toml` (`[tool.pytest.ini_options]`,
+ *   `[tool.pytest]`), plus entry-point sections naming `pytest11` (`addopts = -p ...`,
+ *   `python_files`, `testpaths`... all change what runs); changes to the keys `markers`,
+ *   `filterwarnings` and `minversion` are allowed (fixes add markers and warning filters);
+ * - modules that shadow the runner or run at interpreter start-up, when the patch creates them:
+ *   `pytest.py`, `py.py`, `pluggy.py`, anything under a `_pytest/`, `pytest/` or `pluggy/`
+ *   folder, `sitecustomize.py`, `usercustomize.py`, `*.pth`, compiled `*.pyc` files (a
+ *   sourceless `pytest.pyc` is importable); patches that change existing files of such names are
+ *   not flagged (the repository may be pytest itself, as pytest-dev instances are);
+ * - JavaScript: test-runner configuration (`jest.config.*`, `vitest.config.*`, `vite.config.*`,
+ *   `.mocharc*`, `karma.conf.*`, `ava.config.*`, `.taprc`, Babel configs, which jest applies to
+ *   the tests), `.npmrc` (`node-options` reaches every `npm test`), anything under
+ *   `node_modules/`, and test-related keys of `package.json`.
+ *
+ * The SWE-bench harness grades such patches like any other (files the model adds that the test
+ * patch does not mention are never reset: its issue #631); berth records them under both rules
+ * and refuses a pass under its default rules.
+ */
+import { posix } from 'node:path';
+import { parsePatch } from 'diff';
+import { patchFiles } from '../../util/patch-files.ts';
+import type { TamperFinding } from './types.ts';
+
+/** Files whose pytest sections berth reads (their text after the patch) to place changed lines. */
+export const SECTIONED_CONFIGS = new Set(['setup.cfg', 'tox.ini', 'pyproject.toml']);
+
+/** pytest configuration keys a fix may change (they add markers and warning filters only). */
+const HARMLESS_KEYS = new Set(['markers', 'filterwarnings', 'minversion']);
+
+const JS_CONFIG = [
+  /^jest\.config\.[cm]?[jt]s(on)?$/,
+  /^vitest\.(config|workspace)\.[cm]?[jt]s$/,
+  /^vite\.config\.[cm]?[jt]s$/,
+  /^\.mocharc(\.[cm]?js|\.json|\.jsonc|\.ya?ml)?$/,
+  /^karma\.conf\.[cm]?[jt]s$/,
+  /^ava\.config\.[cm]?js$/,
+  /^\.taprc$/,
+  /^\.babelrc(\.[cm]?js|\.json)?$/,
+  /^babel\.config\.[cm]?js(on)?$/,
+  /^\.npmrc$/,
+];
+
+const PY_SHADOWS = new Set(['pytest.py', 'py.py', 'pluggy.py', 'sitecustomize.py', 'usercustomize.py']);
+
+/** Changed lines of one file: `+`/`-` text with the line number it has after (or had before) the patch. */
+interface ChangedLine {
+  text: string;
+  added: boolean;
+  /** 1-based line in the new file (added lines) or the line it would sit at (removed lines). */
+  line: number;
+}
+
+function changedLines(hunks: ReturnType<typeof parsePatch>[number]['hunks']): ChangedLine[] {
+  const out: ChangedLine[] = [];
+  for (const hunk of hunks) {
+    let line = hunk.newStart;
+    for (const l of hunk.lines) {
+      if (l.startsWith('+')) out.push({ text: l.slice(1), added: true, line: line++ });
+      else if (l.startsWith('-')) out.push({ text: l.slice(1), added: false, line });
+      else if (l.startsWith(' ')) line++;
+    }
+  }
+  return out;
+}
+
+/** The section (`[name]` header) and the key in effect at each line of an ini/toml text (index = 1-based line). */
+function layoutOf(text: string): { section: string; key?: string }[] {
+  const layout: { section: string; key?: string }[] = [{ section: '' }];
+  let section = '';
+  let key: string | undefined;
+  for (const raw of text.split('\n')) {
+    const m = raw.match(/^\s*\[+\s*([^\]]+?)\s*\]+\s*(#.*)?$/);
+    if (m) {
+      section = (m[1] as string).replace(/["']/g, '').trim();
+      key = undefined;
+    } else if (/^\S/.test(raw)) key = keyOf(raw) ?? key;
+    layout.push({ section, ...(key !== undefined ? { key } : {}) });
+  }
+  return layout;
+}
+
+function isPytestSection(file: string, section: string): boolean {
+  const s = section.toLowerCase();
+  if (/(^|\.)pytest11$/.test(s) || s === 'options.entry_points' || s === 'entry_points') return true;
+  if (file === 'pyproject.toml')
+    return s === 'tool.pytest.ini_options' || s === 'tool.pytest' || s.startsWith('tool.pytest.');
+  if (file === 'setup.cfg') return s === 'tool:pytest' || s === 'pytest';
+  return s === 'pytest';
+}
+
+/** The key a config line sets (`addopts = ...` -> `addopts`), or undefined for continuation lines. */
+function keyOf(text: string): string | undefined {
+  const m = text.match(/^\s*([A-Za-z0-9_.-]+)\s*[=:]/);
+  return m ? (m[1] as string).toLowerCase() : undefined;
+}
+
+/**
+ * Findings for a submitted patch.
+ * @param configText the text after the patch of the `SECTIONED_CONFIGS` it changes (repo-relative
+ *   path -> text), read from the environment; without it, a changed line counts when it names a
+ *   pytest section or a dangerous key itself.
+ */
+export function scanPatch(patch: string, configText: Record<string, string> = {}): TamperFinding[] {
+  const findings: TamperFinding[] = [];
+  const hunksByPath = new Map<string, ReturnType<typeof parsePatch>[number]['hunks']>();
+  try {
+    for (const p of parsePatch(patch)) {
+      const name = (p.newFileName && p.newFileName !== '/dev/null' ? p.newFileName : p.oldFileName) ?? '';
+      hunksByPath.set(name.replace(/^[ab]\//, ''), p.hunks);
+    }
+  } catch {
+    // A diff the library cannot read: only the file list below counts.
+  }
+  const add = (kind: string, path: string, message: string) => {
+    const same = findings.find((f) => f.kind === kind && f.message === message);
+    if (same) return;
+    findings.push({ kind, layer: 'patch', message, veto: true, paths: [path] });
+  };
+
+  for (const file of patchFiles(patch)) {
+    const path = file.newPath ?? file.oldPath;
+    if (!path || file.deleted) continue;
+    const base = posix.basename(path);
+    const dirs = path.split('/').slice(0, -1);
+    const lines = changedLines(hunksByPath.get(path) ?? []);
+
+    if (base === 'conftest.py') {
+      add(
+        'runner-plugin',
+        path,
+        `the patch ${file.created ? 'creates' : 'changes'} ${path}, a pytest plugin the test run loads`,
+      );
+      continue;
+    }
+    if (
+      dirs.some((d) => /\.(egg|dist)-info$/.test(d)) ||
+      /\.egg-link$/.test(base) ||
+      base.startsWith('__editable__')
+    ) {
+      add(
+        'runner-plugin',
+        path,
+        `the patch ${file.created ? 'creates' : 'changes'} ${path}: distribution metadata on sys.path can declare pytest plugins (entry points) that pytest loads by itself`,
+      );
+      continue;
+    }
+    if (base === 'pytest.ini' || base === '.pytest.ini') {
+      add(
+        'runner-config',
+        path,
+        `the patch ${file.created ? 'creates' : 'changes'} ${path}, pytest's configuration`,
+      );
+      continue;
+    }
+    if (
+      file.created &&
+      (PY_SHADOWS.has(base) ||
+        base.endsWith('.pth') ||
+        /\.py[co]$/.test(base) ||
+        dirs.some((d) => d === '_pytest' || d === 'pytest' || d === 'pluggy'))
+    ) {
+      add(
+        'runner-shadow',
+        path,
+        `the patch creates ${path}, which can replace the test runner or run at interpreter start-up`,
+      );
+      continue;
+    }
+    if (base.endsWith('.pth') || base === 'sitecustomize.py' || base === 'usercustomize.py') {
+      add('runner-shadow', path, `the patch changes ${path}, which runs at interpreter start-up`);
+      continue;
+    }
+    if (dirs.includes('node_modules')) {
+      add(
+        'runner-shadow',
+        path,
+        `the patch ${file.created ? 'creates' : 'changes'} ${path} under node_modules: it replaces a dependency the tests load`,
+      );
+      continue;
+    }
+    if (JS_CONFIG.some((re) => re.test(base))) {
+      add(
+        'runner-config',
+        path,
+        `the patch ${file.created ? 'creates' : 'changes'} ${path}, a test runner's configuration`,
+      );
+      continue;
+    }
+    if (base === 'package.json') {
+      const hits = lines.filter((l) =>
+        /"(test[\w:-]*|jest|mocha|ava|vitest|c8|nyc|tap)"\s*:|--(require|import|loader|experimental-loader)\b|node-options/.test(
+          l.text,
+        ),
+      );
+      if (hits.length > 0)
+        add(
+          'runner-config',
+          path,
+          `the patch changes test settings in ${path}: ${hits
+            .map((l) => l.text.trim())
+            .slice(0, 3)
+            .join(' | ')}`,
+        );
+      continue;
+    }
+    if (base === 'setup.py') {
+      const hits = lines.filter((l) => l.added && /pytest11/.test(l.text));
+      if (hits.length > 0)
+        add('runner-plugin', path, `the patch declares a pytest11 entry point (a pytest plugin) in ${path}`);
+      continue;
+    }
+    if (SECTIONED_CONFIGS.has(base)) {
+      const text = configText[path];
+      const layout = text !== undefined ? layoutOf(text) : undefined;
+      const bad: string[] = [];
+      for (const l of lines) {
+        if (l.text.trim() === '' || l.text.trim().startsWith('#')) continue;
+        const header = l.text.match(/^\s*\[+\s*([^\]]+?)\s*\]+/);
+        const at = layout?.[Math.min(l.line, layout.length - 1)];
+        const section = header ? (header[1] as string).replace(/["']/g, '').trim() : at?.section;
+        const pytestLine =
+          section !== undefined
+            ? isPytestSection(base, section)
+            : /pytest/i.test(l.text) ||
+              /^\s*(addopts|python_files|python_functions|python_classes|testpaths|plugins)\s*[=:]/.test(
+                l.text,
+              );
+        if (!pytestLine) continue;
+        // The key this line sets, or continues (an indented line of a multi-line value).
+        const key = header ? undefined : /^\s/.test(l.text) ? at?.key : keyOf(l.text);
+        if (key !== undefined && HARMLESS_KEYS.has(key)) continue;
+        bad.push(`${l.added ? '+' : '-'}${l.text.trim()}`);
+      }
+      if (bad.length > 0)
+        add(
+          'runner-config',
+          path,
+          `the patch changes pytest settings in ${path}: ${bad.slice(0, 3).join(' | ')}${bad.length > 3 ? ' ...' : ''}`,
+        );
+    }
+  }
+  return findings;
+}
+
+/** The `SECTIONED_CONFIGS` a patch changes (to read their text after the patch). */
+export function sectionedConfigsIn(patch: string): string[] {
+  return patchFiles(patch)
+    .filter((f) => !f.deleted && f.newPath && SECTIONED_CONFIGS.has(posix.basename(f.newPath)))
+    .map((f) => f.newPath as string);
+}

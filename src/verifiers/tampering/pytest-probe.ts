@@ -1,0 +1,282 @@
+/**
+ * berth's pytest probe: a pytest plugin berth loads into the test run (`-p`, through
+ * `PYTEST_ADDOPTS`, from a folder of its own) that writes, at the end of pytest's session, a
+ * machine-readable report of what pytest itself saw. The verifier checks that report against
+ * the console and the exit code (src/verifiers/tampering/cross-check.ts).
+ *
+ * What it records (all of it facts, no verdict):
+ * - `started`: written when the plugin is imported (before any conftest.py or test module):
+ *   a run that has it but no report ended before pytest's session end (os._exit, a kill);
+ * - per test id, the statuses pytest logged (PASSED, FAILED, ERROR, SKIPPED, XFAIL, XPASS);
+ * - reports whose outcome changed after pytest's own hooks made them (a later hookwrapper of a
+ *   conftest.py or plugin rewrote it), and reports that say passed although the test call
+ *   raised (pytest's report objects patched);
+ * - where a skip or xfail of a test was raised (the first frame outside pytest);
+ * - pytest's internals (functions and classes of `_pytest` and `pluggy`) replaced while the
+ *   tests ran, with the file the replacement comes from;
+ * - the plugins pytest loaded (name, file), its ini file and `addopts`;
+ * - the session's exit status and counts.
+ *
+ * The run's secret (nonce) reaches the probe through a file it reads and deletes on import, so
+ * code that runs later in the process (conftest.py, the package, the tests) finds neither the
+ * file nor the value in the environment; the report carries it back. The probe is written for
+ * Python 3.5+ and pytest 3+ (no f-strings, old-style hookwrappers).
+ */
+
+/** The probe's module source. `__MODULE__` is replaced by the module's name. */
+export const PYTEST_PROBE_SOURCE = String.raw`"""berth's pytest probe (see berth: src/verifiers/tampering/pytest-probe.ts)."""
+import json as _json
+import os as _os
+import sys as _sys
+
+_OUT = _os.environ.pop("BERTH_PROBE_OUT", None)
+_NONCE = None
+if _OUT:
+    try:
+        _f = open(_os.path.join(_OUT, "nonce"))
+        _NONCE = _f.read().strip()
+        _f.close()
+        _os.unlink(_os.path.join(_OUT, "nonce"))
+    except (IOError, OSError):
+        _NONCE = None
+_ACTIVE = bool(_OUT and _NONCE)
+
+
+def _write(name, data):
+    path = _os.path.join(_OUT, name)
+    tmp = "%s.%d.tmp" % (path, _os.getpid())
+    fd = _os.open(tmp, _os.O_WRONLY | _os.O_CREAT | _os.O_EXCL, 0o644)
+    try:
+        _os.write(fd, data.encode("utf-8"))
+    finally:
+        _os.close(fd)
+    _os.rename(tmp, path)
+
+
+if _ACTIVE:
+    try:
+        _write("started", _json.dumps({"nonce": _NONCE, "pid": _os.getpid()}))
+    except (IOError, OSError):
+        _ACTIVE = False
+
+import pytest as _pytest  # noqa: E402
+
+_MODULES = (
+    "_pytest.reports", "_pytest.runner", "_pytest.terminal", "_pytest.main", "_pytest.python",
+    "_pytest.skipping", "_pytest.outcomes", "_pytest.capture", "_pytest.nodes", "_pytest.config",
+    "_pytest.junitxml", "_pytest.unittest", "_pytest.fixtures", "pluggy", "pluggy._hooks",
+    "pluggy._callers", "pluggy._manager", "pluggy.hooks", "pluggy.callers", "pluggy.manager",
+)
+
+
+def _code_of(obj):
+    for attr in ("__func__", "fget"):
+        obj = getattr(obj, attr, obj) or obj
+    return getattr(obj, "__code__", None)
+
+
+def _watched(value):
+    return callable(value) or isinstance(value, (property, staticmethod, classmethod))
+
+
+def _snapshot():
+    seen = {}
+    for modname in _MODULES:
+        mod = _sys.modules.get(modname)
+        if mod is None:
+            continue
+        for name, value in list(vars(mod).items()):
+            if not _watched(value) or isinstance(value, type(_sys)):
+                continue
+            key = "%s.%s" % (modname, name)
+            seen[key] = (id(value), id(_code_of(value)))
+            if isinstance(value, type) and getattr(value, "__module__", "") == modname:
+                for attr, member in list(vars(value).items()):
+                    if _watched(member):
+                        seen["%s.%s" % (key, attr)] = (id(member), id(_code_of(member)))
+    return seen
+
+
+def _lookup(key):
+    parts = key.split(".")
+    for i in range(len(parts), 0, -1):
+        mod = _sys.modules.get(".".join(parts[:i]))
+        if mod is not None:
+            obj = mod
+            for p in parts[i:]:
+                obj = getattr(obj, p, None)
+                if obj is None:
+                    return None
+            return obj
+    return None
+
+
+def _origin(obj):
+    code = _code_of(obj)
+    if code is not None:
+        return code.co_filename
+    mod = _sys.modules.get(getattr(obj, "__module__", None) or "")
+    return getattr(mod, "__file__", None)
+
+
+_BASELINE = _snapshot() if _ACTIVE else {}
+_STATUS = {}
+_REWRITTEN = []
+_RAISED_BUT_PASSED = []
+_SKIP_ORIGINS = []
+_MADE = {}
+_STATE = {}
+
+
+def _is_pytest_file(path):
+    p = str(path).replace("\\", "/")
+    return "/_pytest/" in p or "/pluggy/" in p or p.endswith("/pytest/__init__.py")
+
+
+def _raise_site(excinfo):
+    try:
+        entries = list(excinfo.traceback)
+    except Exception:
+        return None
+    for entry in reversed(entries):
+        path = str(getattr(entry, "path", getattr(entry, "frame", None) and entry.frame.code.path))
+        if not _is_pytest_file(path):
+            return {"file": path, "line": entry.lineno + 1}
+    return None
+
+
+def _status(report):
+    if getattr(report, "wasxfail", None) is not None or hasattr(report, "wasxfail"):
+        if report.skipped:
+            return "XFAIL"
+        if report.passed:
+            return "XPASS"
+    if report.passed:
+        return "PASSED" if report.when == "call" else None
+    if report.failed:
+        return "FAILED" if report.when == "call" else "ERROR"
+    if report.skipped:
+        return "SKIPPED"
+    return None
+
+
+def _ours(config=None):
+    """True inside the first session only (pytester runs sessions inside the tests' session)."""
+    if not _ACTIVE or _STATE.get("depth") != 1:
+        return False
+    return config is None or config is _STATE.get("config")
+
+
+@_pytest.hookimpl(tryfirst=True)
+def pytest_configure(config):
+    _STATE["depth"] = _STATE.get("depth", 0) + 1
+    if "config" not in _STATE:
+        _STATE["config"] = config
+
+
+@_pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config):
+    _STATE["depth"] = _STATE.get("depth", 1) - 1
+
+
+@_pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    if not _ours(item.config):
+        return
+    try:
+        report = outcome.get_result()
+    except BaseException:
+        return
+    _MADE[(report.nodeid, report.when)] = (report.outcome, hasattr(report, "wasxfail"))
+    excinfo = call.excinfo
+    if excinfo is not None and report.outcome == "passed" and not hasattr(report, "wasxfail"):
+        _RAISED_BUT_PASSED.append({"id": report.nodeid, "when": report.when, "exception": excinfo.typename})
+    if excinfo is not None and report.outcome == "skipped":
+        site = _raise_site(excinfo)
+        if site is not None:
+            site.update({"id": report.nodeid, "when": report.when,
+                         "kind": "xfail" if hasattr(report, "wasxfail") else "skip"})
+            _SKIP_ORIGINS.append(site)
+
+
+def pytest_runtest_logreport(report):
+    if not _ours():
+        return
+    made = _MADE.pop((report.nodeid, report.when), None)
+    if made is not None and made != (report.outcome, hasattr(report, "wasxfail")):
+        _REWRITTEN.append({"id": report.nodeid, "when": report.when, "made": made[0], "logged": report.outcome})
+    status = _status(report)
+    if status is not None:
+        statuses = _STATUS.setdefault(report.nodeid, [])
+        if status not in statuses:
+            statuses.append(status)
+
+
+def pytest_collectreport(report):
+    if _ours() and report.failed:
+        _STATUS.setdefault(report.nodeid or "<collection>", []).append("ERROR")
+
+
+def pytest_collection_finish(session):
+    if _ours(session.config):
+        _STATE["collected"] = len(session.items)
+
+
+@_pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session, exitstatus):
+    if not _ours(session.config):
+        return
+    changed = []
+    now = _snapshot()
+    for key, ident in now.items():
+        # A replaced function or class (or its code), or a method added to one of pytest's classes.
+        new_member = key not in _BASELINE and key.count(".") > 1 and _lookup(key.rsplit(".", 1)[0]) is not None \
+            and isinstance(_lookup(key.rsplit(".", 1)[0]), type)
+        if _BASELINE.get(key, ident) != ident or (_BASELINE and new_member):
+            obj = _lookup(key)
+            origin = _origin(obj)
+            if origin and _is_pytest_file(origin):
+                continue  # pytest's own plugins (legacypath adds properties at configure time)
+            changed.append({"name": key, "file": origin, "file_exists": bool(origin and _os.path.isfile(origin))})
+    plugins = []
+    try:
+        for name, plugin in session.config.pluginmanager.list_name_plugin():
+            f = getattr(plugin, "__file__", None)
+            if f is None:
+                f = getattr(_sys.modules.get(getattr(type(plugin), "__module__", "") or ""), "__file__", None)
+            if f is not None and not _is_pytest_file(f):
+                plugins.append({"name": str(name), "file": f})
+    except Exception:
+        pass
+    config = session.config
+    inifile = getattr(config, "inipath", None) or getattr(config, "inifile", None)
+    try:
+        addopts = config.getini("addopts")
+    except Exception:
+        addopts = []
+    report = {
+        "nonce": _NONCE,
+        "pid": _os.getpid(),
+        "pytest": getattr(_pytest, "__version__", None),
+        "rootdir": str(getattr(config, "rootpath", None) or getattr(config, "rootdir", "")),
+        "inifile": str(inifile) if inifile else None,
+        "addopts": [str(a) for a in addopts],
+        "plugins": plugins,
+        "tests": _STATUS,
+        "rewritten": _REWRITTEN,
+        "raised_but_passed": _RAISED_BUT_PASSED,
+        "skip_origins": _SKIP_ORIGINS,
+        "internals_changed": changed,
+        "exitstatus": int(exitstatus),
+        "collected": _STATE.get("collected"),
+        "testsfailed": getattr(session, "testsfailed", None),
+        "testscollected": getattr(session, "testscollected", None),
+        "shouldstop": bool(getattr(session, "shouldstop", False)),
+        "shouldfail": bool(getattr(session, "shouldfail", False)),
+    }
+    try:
+        _write("report.json", _json.dumps(report))
+    except (IOError, OSError, TypeError, ValueError):
+        pass
+`;

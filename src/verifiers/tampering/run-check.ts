@@ -1,0 +1,71 @@
+/**
+ * What the tests changed in the work folder while they ran: the test patch's files and the
+ * test runner's configuration, plugin and start-up files must read the same after the run as
+ * before it (code that rewrites a test file or writes a conftest.py while pytest collects can
+ * change what later runs). A shell snippet prints `sha256  path` lines for those files; berth
+ * runs it right after applying the test patch and again after the tests, and compares.
+ */
+import { shellQuote } from '../../util/shell.ts';
+import type { TamperFinding } from './types.ts';
+
+/** Runner files looked for anywhere in the repository (git pathspecs; node_modules left out). */
+const RUNNER_GLOBS = [
+  '**/conftest.py',
+  '**/pytest.ini',
+  '**/.pytest.ini',
+  '**/setup.cfg',
+  '**/tox.ini',
+  '**/pyproject.toml',
+  '**/sitecustomize.py',
+  '**/usercustomize.py',
+  '**/*.pth',
+  '**/pytest.py',
+  '**/*.egg-info/entry_points.txt',
+  '**/*.dist-info/entry_points.txt',
+  '**/jest.config.*',
+  '**/vitest.config.*',
+  '**/.mocharc*',
+  '**/.npmrc',
+];
+
+/**
+ * Shell lines printing `sha256  path` for the test patch's files and every runner file git sees
+ * (tracked or untracked, not ignored). Never fails (prints nothing where a tool is missing).
+ */
+export function fingerprintScript(testFiles: readonly string[]): string {
+  const specs = [
+    ...RUNNER_GLOBS.map((g) => shellQuote(`:(glob)${g}`)),
+    shellQuote(':(exclude,glob)**/node_modules/**'),
+  ].join(' ');
+  const listed = testFiles.length > 0 ? `printf '%s\\0' ${testFiles.map(shellQuote).join(' ')}; ` : '';
+  return `{ { ${listed}git -c core.quotePath=false ls-files -z -co --exclude-standard -- ${specs}; } 2>/dev/null | sort -zu | xargs -0 -r sha256sum -- 2>/dev/null; } || true`;
+}
+
+/** `sha256  path` lines -> path -> hash (sha256sum's `\` escaping of odd names kept as printed). */
+export function parseFingerprints(text: string): Map<string, string> {
+  const map = new Map<string, string>();
+  for (const line of text.split('\n')) {
+    const m = line.match(/^\\?([0-9a-f]{64}) [ *](.+)$/);
+    if (m) map.set(m[2] as string, m[1] as string);
+  }
+  return map;
+}
+
+/** A finding when the run changed, created or removed any fingerprinted file. */
+export function compareFingerprints(
+  before: Map<string, string>,
+  after: Map<string, string>,
+): TamperFinding | undefined {
+  const changed: string[] = [];
+  for (const [path, hash] of after) if (before.get(path) !== hash) changed.push(path);
+  for (const path of before.keys()) if (!after.has(path)) changed.push(path);
+  if (changed.length === 0) return undefined;
+  changed.sort();
+  return {
+    kind: 'changed-during-run',
+    layer: 'run',
+    veto: true,
+    message: `the test run changed test or test-runner files: ${changed.slice(0, 5).join(', ')}${changed.length > 5 ? ` and ${changed.length - 5} more` : ''}`,
+    paths: changed,
+  };
+}

@@ -1,0 +1,139 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readJob } from '../../src/results/read-job.ts';
+import { browserSkipReason, launchBrowser, screenshot, watchedPage } from '../helpers/browser.ts';
+import { addTrajectory, berth, examples, runMultilingualControls, runSample } from '../helpers/jobs.ts';
+import { tempDirs } from '../helpers/temp-dirs.ts';
+
+const temp = tempDirs();
+let browser: Browser | undefined;
+let partial = '';
+let controls = '';
+let trajectoryTrial = '';
+
+beforeAll(async () => {
+  const jobs = await temp.make('berth-report-browser-');
+  partial = runSample(jobs, 'partial', [
+    '-a',
+    'predictions',
+    '--predictions',
+    join(examples, 'predictions', 'partial.jsonl'),
+    '-n',
+    '2',
+  ]);
+  // The trial an agent that calls models would leave: its trajectory beside its patch.
+  trajectoryTrial = (await readJob(partial)).trials[0]?.name as string;
+  addTrajectory(join(partial, trajectoryTrial));
+  controls = runMultilingualControls(jobs, 'controls');
+  for (const job of [partial, controls]) {
+    const written = berth(['report', '--html', job]);
+    if (written.code !== 0) throw new Error(written.stderr);
+  }
+  if (!browserSkipReason) browser = await launchBrowser();
+}, 300_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await temp.cleanup();
+});
+
+const url = (job: string, hash = '') => `${pathToFileURL(join(job, 'report.html')).href}${hash}`;
+
+describe('the HTML report in Chromium (file://, no network)', () => {
+  it('berth run wrote report.html; it opens with no console error and asks for nothing', async (ctx) => {
+    if (browserSkipReason) ctx.skip(browserSkipReason);
+    expect(existsSync(join(partial, 'report.html'))).toBe(true);
+    const { page, problems } = await watchedPage(browser as Browser);
+    await page.goto(url(partial));
+    await page.waitForSelector('body[data-ready]');
+    await page.waitForSelector('[data-chart="phases"][data-rendered="true"]');
+    await screenshot(page, 'report-partial');
+    expect(problems).toEqual({ console: [], errors: [], requests: [] });
+    expect(await page.locator('[data-card="rate"] .big').textContent()).toBe('0.0%');
+    expect(await page.locator('tr.trial-row').count()).toBe(4);
+    // Phases ran: environment, agent, verifier -> three boxes (the first rect mark; the second is the medians).
+    const boxes = page.locator('[data-chart="phases"] g.mark-rect.role-mark').first().locator('path');
+    expect(await boxes.count()).toBe(3);
+    expect(await page.locator('[data-chart="phases"]').getAttribute('data-marks')).toBe('3');
+    await page.close();
+  });
+
+  it('charts of the multilingual job draw one bar per task type, language and repository', async (ctx) => {
+    if (browserSkipReason) ctx.skip(browserSkipReason);
+    const { page, problems } = await watchedPage(browser as Browser);
+    await page.goto(url(controls));
+    await page.waitForSelector('body[data-ready]');
+    for (const chart of ['by-repository', 'by-language', 'by-task-type'])
+      await page.waitForSelector(`[data-chart="${chart}"][data-rendered="true"]`);
+    await screenshot(page, 'report-multilingual');
+    expect(problems).toEqual({ console: [], errors: [], requests: [] });
+    const bars = async (chart: string) => {
+      const count = await page.locator(`[data-chart="${chart}"] g.mark-rect.role-mark path`).count();
+      // The page says how many marks it meant to draw; the browser drew as many.
+      expect(await page.locator(`[data-chart="${chart}"]`).getAttribute('data-marks')).toBe(String(count));
+      return count;
+    };
+    expect(await bars('by-task-type')).toBe(4);
+    expect(await bars('by-language')).toBe(3);
+    expect(await bars('by-repository')).toBe(6);
+    // The interval of each group is drawn as a rule.
+    expect(await page.locator('[data-chart="by-language"] g.mark-rule.role-mark line').count()).toBe(3);
+
+    // Filters: failed only, then Go only.
+    await page.locator('[data-filter-outcome="resolved"]').uncheck();
+    expect(await page.locator('tr.trial-row').count()).toBe(4);
+    expect(await page.locator('[data-count]').getAttribute('data-count')).toBe('4');
+    await page.locator('[data-filter-outcome="resolved"]').check();
+    await page.locator('select[data-filter="language"]').selectOption('go');
+    expect(await page.locator('tr.trial-row').count()).toBe(2);
+    await page.close();
+  });
+
+  it('one click from a failed row to its page: why, tests, a coloured diff, the trajectory, searchable logs', async (ctx) => {
+    if (browserSkipReason) ctx.skip(browserSkipReason);
+    const { page, problems } = await watchedPage(browser as Browser);
+    await page.goto(url(partial));
+    await page.waitForSelector('body[data-ready]');
+    await page.locator(`tr.trial-row[data-trial="${trajectoryTrial}"]`).click();
+    await page.waitForSelector(`[data-trial-page="${trajectoryTrial}"]`);
+    const why = await page.locator('[data-why]').textContent();
+    expect(why).toMatch(/^failing: /);
+    expect(await page.locator('[data-tests] tr.failing').count()).toBeGreaterThan(0);
+    expect(await page.locator('[data-diff] span.add').count()).toBeGreaterThan(0);
+    expect(await page.locator('[data-diff] span.del').count()).toBeGreaterThan(0);
+    expect(await page.locator('[data-trajectory] .step').count()).toBe(5);
+    expect(
+      await page
+        .locator('[data-tool-call]')
+        .evaluateAll((els) => els.map((e) => e.getAttribute('data-tool-call'))),
+    ).toEqual(['bash', 'edit_file']);
+    // The observation held `</script><script>...`: it is shown as text and ran nothing.
+    expect(await page.locator('[data-section="trajectory"]').textContent()).toContain(
+      '</script><script>window.__berthInjected',
+    );
+    expect(
+      await page.evaluate(() => (window as unknown as { __berthInjected?: boolean }).__berthInjected),
+    ).toBeUndefined();
+    expect(await page.locator('[data-section="instruction"] pre').textContent()).toContain('RFC 4180');
+    await screenshot(page, 'report-trial');
+    // Search the logs.
+    await page.locator('[data-log-search]').fill('not ok');
+    const summaries = await page.locator('[data-log] summary').allTextContents();
+    expect(summaries.some((s) => /[1-9]\d* matching line/.test(s))).toBe(true);
+    expect(problems).toEqual({ console: [], errors: [], requests: [] });
+    // The link to a whole log is relative to the report and opens the file.
+    const href = await page.locator('[data-log] a').first().getAttribute('href');
+    expect(href?.startsWith(`${trajectoryTrial}/`)).toBe(true);
+    expect(existsSync(join(partial, decodeURIComponent(href as string)))).toBe(true);
+    await page.close();
+  });
+
+  it('the report holds no reference to anything outside the page', () => {
+    const html = readFileSync(join(partial, 'report.html'), 'utf8');
+    expect(html).toContain("connect-src 'none'");
+    expect(html).not.toMatch(/<script[^>]+src=|<link[^>]+href=|sourceMappingURL/);
+  });
+});

@@ -1,0 +1,52 @@
+/** `berth clean` keeps berth's caches (installed agents, model responses); `berth clean --cache` removes them. */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { dockerAvailable } from '../../src/environments/docker/client.ts';
+import { tempDirs } from '../helpers/temp-dirs.ts';
+
+const temp = tempDirs();
+afterAll(temp.cleanup);
+const bin = fileURLToPath(new URL('../../bin/berth.js', import.meta.url));
+
+function berth(args: string[], env: Record<string, string>) {
+  const result = spawnSync('node', [bin, ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, CI: '1', ...env },
+  });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+describe('berth clean and the caches', () => {
+  it('clean keeps the agent and model caches; clean --cache removes them and nothing else', async (ctx) => {
+    const cache = await temp.make('berth-clean-cache-');
+    const agent = join(cache, 'agents', 'codex-0.171.0-linux-x64-glibc');
+    await mkdir(agent, { recursive: true });
+    await writeFile(join(agent, 'berth-agent.json'), '{}');
+    await mkdir(join(cache, 'models', 'ab'), { recursive: true });
+    await writeFile(join(cache, 'models', 'ab', 'x.json'), '{}');
+    await mkdir(join(cache, 'other'));
+    await writeFile(join(cache, 'other', 'keep.txt'), 'not berth-made');
+    if (await dockerAvailable()) {
+      const plain = berth(['clean', '--job', 'berth-clean-cache-test-no-such-job'], {
+        BERTH_CACHE_DIR: cache,
+      });
+      expect(plain.code).toBe(0);
+      expect(existsSync(join(agent, 'berth-agent.json'))).toBe(true);
+      expect(existsSync(join(cache, 'models', 'ab', 'x.json'))).toBe(true);
+    } else ctx.annotate('no Docker engine: plain `berth clean` not run');
+    // Without an engine (so the machine's agent layers stay for the other tests), --cache still clears the host.
+    const cleared = berth(['clean', '--cache'], {
+      BERTH_CACHE_DIR: cache,
+      DOCKER_HOST: `unix://${join(cache, 'no-engine.sock')}`,
+    });
+    expect(cleared.code, cleared.stderr).toBe(0);
+    expect(cleared.stdout).toContain(`removed berth's caches under ${cache}`);
+    expect(existsSync(join(cache, 'agents'))).toBe(false);
+    expect(existsSync(join(cache, 'models'))).toBe(false);
+    expect(existsSync(join(cache, 'other', 'keep.txt'))).toBe(true);
+  });
+});

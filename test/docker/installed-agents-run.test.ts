@@ -1,0 +1,105 @@
+/**
+ * The five installed agents run for real: each CLI, installed from the cache into the bundled
+ * `no-network` task's image, is driven through berth's model gateway by the scripted model
+ * server (the gateway passes each call through to it in the CLI's own protocol). The script
+ * makes the agent write a file and run a command: reward 1; with a wrong file, reward 0.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { InstalledAgent } from '../../src/agents/installed/agent.ts';
+import { AGENT_PACKAGES, type InstalledAgentName } from '../../src/agents/installed/packages.ts';
+import { RECIPES } from '../../src/agents/installed/recipes.ts';
+import { DockerEnvironmentProvider } from '../../src/environments/docker/provider.ts';
+import { Credentials } from '../../src/models/credentials.ts';
+import { ModelGateway } from '../../src/models/gateway.ts';
+import { PriceTable } from '../../src/models/pricing.ts';
+import { type ModelTarget, resolveModel } from '../../src/models/providers.ts';
+import { loadHarborTask } from '../../src/tasks/harbor/loader.ts';
+import { runTrial } from '../../src/trials/trial.ts';
+import { HarborVerifier } from '../../src/verifiers/harbor.ts';
+import { editAndRunScript } from '../helpers/coding-agent-script.ts';
+import { startScriptedModelServer } from '../helpers/scripted-model-server.ts';
+import { fixtureImageMap, JOB_ID, skipDocker, tempDir } from './helpers.ts';
+
+const TASK_DIR = join(import.meta.dirname, '..', '..', 'examples', 'agents', 'edit-and-run');
+const KEY = 'sk-real-key-MARKER-4b1d';
+const cleanups: Array<() => Promise<void>> = [];
+afterAll(async () => {
+  for (const c of cleanups.splice(0)) await c();
+});
+
+/** The upstream model, in the CLI's own protocol (the gateway passes the calls through). */
+function target(name: InstalledAgentName, url: string): ModelTarget {
+  switch (RECIPES[name].protocol) {
+    case 'anthropic':
+      return resolveModel('anthropic/claude-sonnet-4-5', {}, url);
+    case 'gemini':
+      return resolveModel('gemini/gemini-2.5-pro', {}, url);
+    case 'openai-responses':
+      return {
+        ...resolveModel('openai/gpt-5', {}, `${url}/v1`),
+        protocols: ['openai-responses', 'openai-chat'],
+      };
+    default:
+      return resolveModel('openai/gpt-4o', {}, `${url}/v1`);
+  }
+}
+
+async function run(name: InstalledAgentName, content: string) {
+  const upstream = await startScriptedModelServer(
+    editAndRunScript({ file: { path: '/app/greet.py', content }, command: 'cd /app && ./record.sh' }),
+  );
+  cleanups.push(() => upstream.close());
+  const gateway = await ModelGateway.start({
+    credentials: Credentials.of({ OPENAI_API_KEY: KEY, ANTHROPIC_API_KEY: KEY, GEMINI_API_KEY: KEY }),
+    prices: PriceTable.load(),
+    retry: { initialDelayMs: 50 },
+  });
+  cleanups.push(() => gateway.stop());
+  const model = target(name, upstream.url);
+  const session = gateway.openSession({ trialName: `${name}-trial`, model });
+  const agent = new InstalledAgent({
+    name,
+    version: AGENT_PACKAGES[name].defaultVersion,
+    model: model.id,
+    endpoint: () => ({ origin: gateway.url, token: session.token, model: model.name }),
+  });
+  const trialDir = tempDir(`berth-installed-run-${name}-`);
+  const result = await runTrial({
+    task: loadHarborTask(TASK_DIR),
+    agent,
+    attempt: 1,
+    trialName: `${name}-trial`,
+    trialDir,
+    jobId: JOB_ID,
+    source: 'test',
+    providers: [new DockerEnvironmentProvider({ imageMap: fixtureImageMap() })],
+    verifiers: [new HarborVerifier()],
+  });
+  const totals = await session.close();
+  return { result, trialDir, upstream, totals };
+}
+
+describe.skipIf(skipDocker)(
+  'installed agents run through the gateway (real CLIs, Docker, no-network task)',
+  () => {
+    for (const name of ['claude-code', 'codex', 'gemini-cli', 'opencode', 'qwen-code'] as const) {
+      it(`${name}: writes the file and runs the command (reward 1); a wrong script gets 0`, async () => {
+        const good = await run(name, 'print("hello, berth")\n');
+        const log = (f: string) => readFileSync(join(good.trialDir, 'agent', ...f.split('/')), 'utf8');
+        expect(good.result.exception_info, log('command/stderr.txt').slice(-2000)).toBeFalsy();
+        expect(good.result.verifier_result?.rewards, log('command/stdout.txt').slice(0, 6000)).toEqual({
+          reward: 1,
+        });
+        expect(good.result.agent_setup?.finished_at).toBeTruthy();
+        expect(good.totals.calls).toBeGreaterThanOrEqual(3);
+        // The native log is kept under Harbor's name; the real key appears nowhere.
+        expect(log(`${name}.txt`).length).toBeGreaterThan(0);
+        const wrong = await run(name, 'print("hello, world!")\n');
+        expect(wrong.result.exception_info).toBeFalsy();
+        expect(wrong.result.verifier_result?.rewards).toEqual({ reward: 0 });
+      });
+    }
+  },
+);

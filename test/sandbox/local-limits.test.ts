@@ -1,0 +1,207 @@
+/**
+ * Bounded bombs in a local environment: a fork bomb, a memory hog, a disk filler, a file past the
+ * file-size limit, a CPU spinner and a flood of output, each under small limits, as an untrusted
+ * command and as the dataset's set-up command. Each is stopped at its limit, reported in
+ * `limitsHit`, and leaves the host as it was: free pids, memory and disk, no process, cgroup or
+ * mount left behind.
+ */
+import { readdirSync, readFileSync, statfsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { ExecOptions } from '../../src/environments/environment.ts';
+import { type LocalEnvironment, LocalEnvironmentProvider } from '../../src/environments/local/local.ts';
+import { cappedFolderSupport } from '../../src/sandbox/capped-folder.ts';
+import { cgroupSupport } from '../../src/sandbox/cgroup.ts';
+import { isRoot } from '../../src/sandbox/identity.ts';
+import { type LimitRequest, MiB } from '../../src/sandbox/limits.ts';
+import type { Task } from '../../src/tasks/task.ts';
+
+const SMALL: LimitRequest = {
+  processes: 64,
+  memoryBytes: 128 * MiB,
+  writableBytes: 64 * MiB,
+  fileSizeBytes: 16 * MiB,
+  outputBytes: 256 * 1024,
+};
+
+function task(): Task {
+  return {
+    name: 'limits-test',
+    format: 'swebench',
+    origin: { file: 'inline' },
+    instruction: '',
+    environment: { kind: 'local', snapshot: { files: { 'README.md': 'hello\n' } } },
+    solution: { kind: 'none' },
+    verifier: {
+      kind: 'swebench',
+      testPatch: '',
+      testCommand: 'true',
+      testFiles: [],
+      failToPass: [],
+      passToPass: [],
+      timeoutSec: 60,
+    },
+    metadata: {},
+  };
+}
+
+const started: LocalEnvironment[] = [];
+afterAll(async () => {
+  for (const env of started) await env.stop();
+});
+
+async function start(limits: LimitRequest = SMALL): Promise<LocalEnvironment> {
+  const env = await new LocalEnvironmentProvider({ limits }).start({
+    task: task(),
+    jobId: 'limits-test',
+    trialDir: tmpdir(),
+  });
+  started.push(env);
+  return env;
+}
+
+/** What the host has free: pids, memory (MemAvailable) and disk of the temp folder. */
+function hostFree() {
+  const pidMax = Number(readFileSync('/proc/sys/kernel/pid_max', 'utf8'));
+  const processes = readdirSync('/proc').filter((n) => /^\d+$/.test(n)).length;
+  const mem = Number(/MemAvailable:\s+(\d+)/.exec(readFileSync('/proc/meminfo', 'utf8'))?.[1]) * 1024;
+  const s = statfsSync(tmpdir());
+  return { pids: pidMax - processes, memoryBytes: mem, diskBytes: s.bavail * s.bsize };
+}
+
+/** Pids of live processes whose command line holds `token`. */
+function processesWith(token: string): number[] {
+  const found: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      if (/^\d+ \(.*\) [ZX] /.test(stat)) continue;
+      if (readFileSync(`/proc/${name}/cmdline`, 'utf8').includes(token)) found.push(Number(name));
+    } catch {}
+  }
+  return found;
+}
+
+/** Cgroup folders and tmpfs mounts of this process still there. */
+function leftovers(): string[] {
+  const out: string[] = [];
+  const tag = `berth-${process.pid}-`;
+  for (const dir of new Set(Object.values(cgroupSupport().dirs)))
+    for (const name of readdirSync(dir)) if (name.startsWith(tag)) out.push(`${dir}/${name}`);
+  for (const line of readFileSync('/proc/self/mountinfo', 'utf8').split('\n'))
+    if (line.includes(` - tmpfs ${tag}`)) out.push(line);
+  return out;
+}
+
+const phases: { name: string; options: ExecOptions }[] = [
+  { name: 'untrusted command', options: {} },
+  { name: 'set-up command', options: { setup: true } },
+];
+
+describe.each(phases)('local limits: $name', ({ options }) => {
+  it('a fork bomb stops at the process limit', async (ctx) => {
+    if (!cgroupSupport().version && (options.setup || !isRoot)) ctx.skip(); // RLIMIT_NPROC does not bind root: no process limit for set-up commands without cgroups
+    const before = hostFree();
+    const env = await start();
+    const token = `berth-fork-bomb-${process.pid}-${Date.now()}`;
+    const run = await env.exec(
+      `python3 -c "
+# ${token}
+import os, time
+n = 0
+try:
+    while True:
+        if os.fork() == 0:
+            time.sleep(30); os._exit(0)
+        n += 1
+except OSError as e:
+    print('refused after', n, e.errno)
+"`,
+      { ...options, timeoutSec: 20 },
+    );
+    expect(run.output).toMatch(/refused after \d+ 11/);
+    const forks = Number(/refused after (\d+)/.exec(run.output)?.[1]);
+    expect(forks).toBeLessThan(64);
+    if (cgroupSupport().version) expect(run.limitsHit).toContain('processes');
+    expect(await env.limits.takeHits()).toEqual(run.limitsHit);
+    // Nothing of the bomb survives its command, and the host still has its pids (others share it).
+    expect(processesWith(token)).toEqual([]);
+    expect(hostFree().pids).toBeGreaterThan(before.pids - 1000);
+  });
+
+  it('a memory hog is killed at the memory limit', async (ctx) => {
+    if (!cgroupSupport().version) ctx.skip(); // RLIMIT_DATA turns it into a MemoryError instead
+    const env = await start();
+    const run = await env.exec(`python3 -c "a = bytearray(512 * 1024 * 1024); print('allocated')"`, {
+      ...options,
+      timeoutSec: 30,
+    });
+    expect(run.output).not.toContain('allocated');
+    expect(run.oomKilled).toBe(true);
+    expect(run.limitsHit).toContain('memory');
+  });
+
+  it('a disk filler stops when the writable folder is full', async (ctx) => {
+    if ((await cappedFolderSupport()) !== undefined) ctx.skip();
+    const before = hostFree();
+    const env = await start();
+    const run = await env.exec(
+      'for i in $(seq 1 20); do head -c 8388608 /dev/zero > fill.$i || { echo full at $i; break; }; done; du -sm . | cut -f1',
+      { ...options, timeoutSec: 30 },
+    );
+    expect(run.output).toMatch(/full at \d+/);
+    expect(Number(run.output.trim().split('\n').at(-1))).toBeLessThanOrEqual(64);
+    expect(run.limitsHit).toContain('disk');
+    expect(hostFree().diskBytes).toBeGreaterThan(before.diskBytes - 100 * MiB);
+  });
+
+  it('a file past the file-size limit is cut there (SIGXFSZ)', async () => {
+    const env = await start();
+    const run = await env.exec('head -c 33554432 /dev/zero > big; echo status $?; stat -c %s big', {
+      ...options,
+      timeoutSec: 30,
+    });
+    expect(run.output).toMatch(/status 153\n16777216\n/);
+    // The shell survived the signal of its child: the exit code tells, not the command's end.
+    expect(run.exitCode).toBe(0);
+  });
+
+  it('a CPU spinner gets SIGXCPU at its CPU time', async () => {
+    const env = await start({ ...SMALL, cpuSec: 1 });
+    const run = await env.exec('exec python3 -c "while True: pass"', { ...options, timeoutSec: 30 });
+    expect(run.durationSec).toBeLessThan(10);
+    expect(run.limitsHit).toContain('cpu-time');
+  });
+
+  it('a flood of output is cut at the output cap', async () => {
+    const env = await start();
+    const run = await env.exec('head -c 104857600 /dev/zero | tr "\\0" x', { ...options, timeoutSec: 30 });
+    expect(run.truncated).toBe(true);
+    expect(run.output.length).toBeLessThan(300 * 1024);
+    expect(run.limitsHit).toContain('output');
+  });
+});
+
+describe('local limits: the record and what is left', () => {
+  it('says how each limit is enforced here', async () => {
+    const env = await start();
+    const record = env.limits.record;
+    expect(record.processes).toBe(64);
+    expect(record.memory_bytes).toBe(128 * MiB);
+    expect(record.disk_bytes).toBe(64 * MiB);
+    const cg = cgroupSupport().version;
+    expect(record.enforced_by.memory).toBe(cg ? `cgroup-${cg}` : 'rlimit');
+    expect(record.enforced_by.disk).toBe((await cappedFolderSupport()) === undefined ? 'tmpfs' : 'none');
+    const tmp = await env.exec('df -k /tmp | tail -1');
+    if (env.isolationMethodName === 'bwrap')
+      expect(Number(tmp.output.trim().split(/\s+/)[1])).toBe(64 * 1024);
+  });
+
+  it('leaves no cgroup, mount or process behind once stopped', async () => {
+    const env = await start();
+    await env.exec('sleep 60 & sleep 60 & echo started', { timeoutSec: 1 });
+    for (const e of started.splice(0)) await e.stop();
+    expect(leftovers()).toEqual([]);
+  });
+});

@@ -1,0 +1,109 @@
+/**
+ * A resource limit hit in a phase of a local trial is that phase's error (src/trials/limit-errors.ts):
+ * bounded fork and memory bombs in the dataset's install, the agent's set-up, the agent (the
+ * `command` agent and a patch agent's tests) and the verifier, each recorded with the phase's
+ * error type, never a generic engine error; the trial's `berth.limits` says how limits were enforced.
+ */
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { Agent } from '../../src/agents/agent.ts';
+import { CommandAgent } from '../../src/agents/command.ts';
+import { OracleAgent } from '../../src/agents/oracle.ts';
+import { LocalEnvironmentProvider } from '../../src/environments/local/local.ts';
+import { cgroupSupport } from '../../src/sandbox/cgroup.ts';
+import { type LimitRequest, MiB } from '../../src/sandbox/limits.ts';
+import type { Task } from '../../src/tasks/task.ts';
+import type { TrialResult } from '../../src/trials/result.ts';
+import { runTrial } from '../../src/trials/trial.ts';
+import { SwebenchVerifier } from '../../src/verifiers/swebench.ts';
+import { statusLinesParser } from '../helpers/status-lines-parser.ts';
+import { tempDirs } from '../helpers/temp-dirs.ts';
+import { shellTask } from '../trials/shell-task.ts';
+
+const temp = tempDirs();
+afterAll(temp.cleanup);
+
+const SMALL: LimitRequest = { processes: 64, memoryBytes: 128 * MiB, writableBytes: 64 * MiB };
+const verifier = new SwebenchVerifier({ parsers: [statusLinesParser] });
+const provider = new LocalEnvironmentProvider({ limits: SMALL });
+
+const FORK_BOMB = `python3 -c "
+import os, time
+while True:
+    if os.fork() == 0:
+        time.sleep(30); os._exit(0)
+"`;
+const MEMORY_HOG = `python3 -c "a = bytearray(512 * 1024 * 1024)"`;
+
+async function trial(task: Task, agent: Agent): Promise<TrialResult> {
+  const trialDir = join(await temp.make('berth-limits-trial-'), 'trial');
+  return runTrial({
+    task,
+    agent,
+    attempt: 1,
+    trialName: 't__1',
+    trialDir,
+    jobId: 'limits',
+    source: 'inline',
+    providers: [provider],
+    verifiers: [verifier],
+  });
+}
+
+const needsCgroups = () => !cgroupSupport().version;
+
+describe.each([
+  { bomb: 'fork bomb', command: FORK_BOMB, limit: 'ProcessLimitError' },
+  { bomb: 'memory hog', command: MEMORY_HOG, limit: 'OutOfMemoryError' },
+])('a $bomb in each phase of a local trial', ({ command, limit }) => {
+  it('install: EnvironmentSetup error', async (ctx) => {
+    if (needsCgroups()) ctx.skip();
+    const task = await shellTask();
+    if (task.environment.kind === 'local') task.environment.install = command;
+    const result = await trial(task, new OracleAgent());
+    expect(result.berth.status).toBe('error');
+    expect(result.exception_info?.exception_type).toBe(`EnvironmentSetup${limit}`);
+    expect(result.exception_info?.exception_message).toContain('environment setup');
+  });
+
+  it('agent set-up: AgentSetup error', async (ctx) => {
+    if (needsCgroups()) ctx.skip();
+    const agent = new CommandAgent({ command: 'true', setup: command });
+    const result = await trial(await shellTask(), agent);
+    expect(result.exception_info?.exception_type).toBe(`AgentSetup${limit}`);
+    expect(result.verifier).toBeNull();
+  });
+
+  it('agent: Agent error, whatever the agent kind', async (ctx) => {
+    if (needsCgroups()) ctx.skip();
+    const result = await trial(await shellTask(), new CommandAgent({ command }));
+    expect(result.berth.status).toBe('error');
+    expect(result.exception_info?.exception_type).toBe(`Agent${limit}`);
+    expect(result.verifier).toBeNull();
+  });
+
+  it('verifier: Verifier error, no verdict', async (ctx) => {
+    if (needsCgroups()) ctx.skip();
+    const result = await trial(
+      await shellTask({ testCommand: `${command}; bash {tests}` }),
+      new OracleAgent(),
+    );
+    expect(result.berth.status).toBe('error');
+    expect(result.berth.resolved).toBe(false);
+    expect(result.exception_info?.exception_type).toBe(`Verifier${limit}`);
+    expect(result.exception_info?.exception_traceback).not.toMatch(/at .*trial\.ts/);
+  });
+});
+
+describe('a trial records its limits', () => {
+  it('berth.limits holds the values and what enforced them', async () => {
+    const result = await trial(await shellTask(), new OracleAgent());
+    expect(result.berth.status).toBe('resolved');
+    expect(result.berth.limits).toMatchObject({
+      processes: 64,
+      memory_bytes: 128 * MiB,
+      disk_bytes: 64 * MiB,
+    });
+    expect(result.berth.limits?.enforced_by.cpu_time).toBe('rlimit');
+  });
+});

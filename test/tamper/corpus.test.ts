@@ -1,0 +1,123 @@
+/**
+ * The tamper corpus: every case under test/tamper/cases/ on every target it names (the local
+ * environment, Docker), through the real `berth run`, checked against the verdict it expects
+ * under berth's default rules and under `--rules swebench`. A gold control per row used shows
+ * the environment works (a broken environment would make every "not resolved" look right).
+ * See test/tamper/README.md for the case format.
+ */
+import { rmSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BASE_IMAGE, skipDocker } from '../docker/helpers.ts';
+import type { Expectation, Outcome, SampleRow, TamperCase, Target } from './case.ts';
+import {
+  buildSampleImages,
+  type CorpusRun,
+  goldControlName,
+  loadCases,
+  outcomeOf,
+  runTarget,
+  type TrialOutcome,
+  trialName,
+  workDir,
+} from './harness.ts';
+
+const cases = await loadCases();
+const work = workDir();
+// BERTH_TAMPER_KEEP=1 keeps the jobs (their folders are named in failure messages).
+afterAll(() => {
+  if (process.env.BERTH_TAMPER_KEEP !== '1') rmSync(work, { recursive: true, force: true, maxRetries: 3 });
+});
+
+function describeTrial(t: TrialOutcome): string {
+  const b = t.result.berth;
+  return JSON.stringify(
+    {
+      status: b.status,
+      resolved: b.resolved,
+      note: b.note,
+      tampering: b.tampering ?? null,
+      verdict_by_rules: b.verdict_by_rules ?? null,
+      dir: t.dir,
+    },
+    null,
+    2,
+  );
+}
+
+function expectOutcome(t: TrialOutcome, rules: 'default' | 'swebench', want: Expectation): void {
+  const got = outcomeOf(t, rules);
+  const allowed = [want.outcome].flat();
+  expect(allowed, `under ${rules} rules the trial came to ${got}:\n${describeTrial(t)}`).toContain(got);
+  if (want.finding !== undefined) {
+    const findings = t.result.berth.tampering?.findings ?? [];
+    const text = findings.map((f) => `${f.kind}: ${f.message}`);
+    const match = (s: string) =>
+      typeof want.finding === 'string' ? s.includes(want.finding) : (want.finding as RegExp).test(s);
+    expect(text.some(match), `no tamper finding matches ${want.finding}:\n${describeTrial(t)}`).toBe(true);
+  }
+}
+
+/** What the SWE-bench rules must give: the case's `swebench`, else its expectation without tampering. */
+function swebenchExpectation(c: TamperCase): Expectation {
+  if (c.swebench) return c.swebench;
+  const outcomes = [c.expect.outcome].flat().filter((o): o is Outcome => o !== 'tampering');
+  return { outcome: outcomes };
+}
+
+// BERTH_TAMPER_TARGETS=local (or docker) runs one target only, while working on cases.
+/**
+ * The gold patch's verdict under the SWE-bench rules, where it is not `resolved`: the harness's
+ * parse_log_pytest splits a line at whitespace, so `..._quoted[1h foo]` (an F2P id with a space)
+ * is read as `..._quoted[1h` and the gold patch of durations-1 never resolves for it.
+ */
+const GOLD_UNDER_SWEBENCH: Partial<Record<SampleRow, Outcome>> = { 'berth__durations-1': 'unresolved' };
+
+const TARGETS = (['local', 'docker'] as Target[]).filter(
+  (t) => !process.env.BERTH_TAMPER_TARGETS || process.env.BERTH_TAMPER_TARGETS.split(',').includes(t),
+);
+
+for (const target of TARGETS) {
+  const mine = cases.filter((c) => c.case.targets.includes(target));
+  if (mine.length === 0) continue;
+  const rows = [
+    ...new Set(mine.flatMap((c) => (c.case.input.kind === 'swebench' ? [c.case.input.row] : []))),
+  ] as SampleRow[];
+
+  describe.skipIf(target === 'docker' && skipDocker)(`tamper corpus on ${target}`, () => {
+    let run: CorpusRun;
+    beforeAll(async () => {
+      const images =
+        target === 'docker' && rows.length > 0 ? await buildSampleImages(BASE_IMAGE, rows, work) : undefined;
+      run = await runTarget(target, cases, work, {
+        ...(images ? { images } : {}),
+        ...(target === 'docker' ? { baseImage: BASE_IMAGE } : {}),
+      });
+    }, 1_800_000);
+
+    const trial = (name: string): TrialOutcome => {
+      const t = run.trials.get(name);
+      expect(t, `no result for ${name}; berth said:\n${run.logs.join('\n')}`).toBeDefined();
+      return t as TrialOutcome;
+    };
+
+    for (const row of rows) {
+      it(`gold control on ${row}: resolved under both rules, no tamper finding`, () => {
+        const t = trial(goldControlName(row));
+        expectOutcome(t, 'default', { outcome: 'resolved' });
+        expect(t.result.berth.tampering?.findings ?? [], describeTrial(t)).toEqual([]);
+        expectOutcome(t, 'swebench', { outcome: GOLD_UNDER_SWEBENCH[row] ?? 'resolved' });
+      });
+    }
+
+    for (const { id, case: c } of mine) {
+      const hole = c.knownHole && (!c.knownHole.targets || c.knownHole.targets.includes(target));
+      const title = `${id}: ${c.title}${hole ? ` [known hole, ${c.knownHole?.owner}: ${c.knownHole?.note}]` : ''}`;
+      (hole ? it.fails : it)(title, () => {
+        const t = trial(trialName(id, c));
+        const here = { ...c, ...c.on?.[target] };
+        expectOutcome(t, 'default', here.expect);
+        if (c.input.kind === 'swebench') expectOutcome(t, 'swebench', swebenchExpectation(here));
+      });
+    }
+  });
+}

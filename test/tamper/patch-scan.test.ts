@@ -1,0 +1,141 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { scanPatch, sectionedConfigsIn } from '../../src/verifiers/tampering/patch-scan.ts';
+import { dataDir, hasData } from '../helpers/data.ts';
+import { makeDiff } from '../helpers/diff.ts';
+
+const kinds = (patch: string, text: Record<string, string> = {}) =>
+  scanPatch(patch, text).map((f) => `${f.kind}:${f.paths?.[0]}`);
+
+describe('scanPatch', () => {
+  it('flags any conftest.py, created or changed, and pytest.ini', async () => {
+    expect(kinds(await makeDiff({}, { 'tests/conftest.py': 'x = 1\n', 'pytest.ini': '[pytest]\n' }))).toEqual(
+      ['runner-config:pytest.ini', 'runner-plugin:tests/conftest.py'],
+    );
+    expect(kinds(await makeDiff({ 'conftest.py': 'a = 1\n' }, { 'conftest.py': 'a = 2\n' }))).toEqual([
+      'runner-plugin:conftest.py',
+    ]);
+  });
+
+  it('flags shadows the patch creates, not changes to existing files of the repository (pytest itself)', async () => {
+    const created = await makeDiff(
+      {},
+      {
+        'pytest.py': 'x',
+        'sitecustomize.py': 'x',
+        'src/_pytest/hack.py': 'x',
+        'evil.pth': 'import os',
+        'pytest.pyc': 'x',
+      },
+    );
+    expect(kinds(created).sort()).toEqual(
+      [
+        'runner-shadow:evil.pth',
+        'runner-shadow:pytest.py',
+        'runner-shadow:pytest.pyc',
+        'runner-shadow:sitecustomize.py',
+        'runner-shadow:src/_pytest/hack.py',
+      ].sort(),
+    );
+    const pytestRepo = await makeDiff(
+      { 'src/_pytest/terminal.py': 'a = 1\n' },
+      { 'src/_pytest/terminal.py': 'a = 2\n' },
+    );
+    expect(kinds(pytestRepo)).toEqual([]);
+  });
+
+  it('flags distribution metadata and pytest11 entry points', async () => {
+    const patch = await makeDiff(
+      { 'setup.py': 'setup(name="x")\n' },
+      {
+        'x.egg-info/entry_points.txt': '[pytest11]\nx = x.plugin\n',
+        'setup.py': 'setup(name="x", entry_points={"pytest11": ["x = x.plugin"]})\n',
+      },
+    );
+    expect(kinds(patch)).toEqual(['runner-plugin:setup.py', 'runner-plugin:x.egg-info/entry_points.txt']);
+  });
+
+  it('places changed lines of setup.cfg, tox.ini and pyproject.toml in their sections', async () => {
+    const before = {
+      'setup.cfg':
+        '[metadata]\nname = x\n\n[tool:pytest]\nmarkers =\n    slow: slow tests\ntestpaths = tests\n',
+    };
+    const markers = await makeDiff(before, {
+      'setup.cfg': `${before['setup.cfg'].replace('slow: slow tests\n', 'slow: slow tests\n    net: needs network\n')}`,
+    });
+    const after = {
+      'setup.cfg': before['setup.cfg'].replace(
+        'slow: slow tests\n',
+        'slow: slow tests\n    net: needs network\n',
+      ),
+    };
+    expect(sectionedConfigsIn(markers)).toEqual(['setup.cfg']);
+    // A marker added under `markers =` is what fixes do: allowed.
+    expect(kinds(markers, after)).toEqual([]);
+    const metadata = { 'setup.cfg': before['setup.cfg'].replace('name = x', 'name = y') };
+    expect(kinds(await makeDiff(before, metadata), metadata)).toEqual([]);
+    const addopts = { 'setup.cfg': `${before['setup.cfg']}addopts = -p x.plugin\n` };
+    const found = scanPatch(await makeDiff(before, addopts), addopts);
+    expect(found.map((f) => f.kind)).toEqual(['runner-config']);
+    expect(found[0]?.message).toContain('+addopts = -p x.plugin');
+    // Without the text after the patch, a line that names a pytest key still counts.
+    expect(kinds(await makeDiff(before, addopts))).toEqual(['runner-config:setup.cfg']);
+
+    const toml = { 'pyproject.toml': '[project]\nname = "x"\n\n[tool.pytest.ini_options]\naddopts = "-q"\n' };
+    const tomlAfter = { 'pyproject.toml': toml['pyproject.toml'].replace('"-q"', '"-q -p x.plugin"') };
+    expect(kinds(await makeDiff(toml, tomlAfter), tomlAfter)).toEqual(['runner-config:pyproject.toml']);
+    const tomlProject = {
+      'pyproject.toml': toml['pyproject.toml'].replace('name = "x"', 'name = "x"\nversion = "2"'),
+    };
+    expect(kinds(await makeDiff(toml, tomlProject), tomlProject)).toEqual([]);
+  });
+
+  it('flags JavaScript runner configuration, node_modules and test settings of package.json', async () => {
+    const patch = await makeDiff(
+      { 'package.json': '{\n  "name": "x",\n  "version": "1.0.0"\n}\n' },
+      {
+        'jest.config.js': 'module.exports = {};\n',
+        'node_modules/assert/index.js': 'module.exports = () => {};\n',
+        'package.json': '{\n  "name": "x",\n  "version": "1.0.0",\n  "mocha": { "require": "x" }\n}\n',
+        '.npmrc': 'node-options=--import ./x.mjs\n',
+      },
+    );
+    expect(kinds(patch).sort()).toEqual(
+      [
+        'runner-config:.npmrc',
+        'runner-config:jest.config.js',
+        'runner-config:package.json',
+        'runner-shadow:node_modules/assert/index.js',
+      ].sort(),
+    );
+    const version = await makeDiff(
+      { 'package.json': '{\n  "version": "1.0.0"\n}\n' },
+      { 'package.json': '{\n  "version": "1.0.1"\n}\n' },
+    );
+    expect(kinds(version)).toEqual([]);
+  });
+
+  it('ignores deleted files and ordinary code', async () => {
+    const patch = await makeDiff(
+      { 'conftest.py': 'x', 'lib/a.py': 'a = 1\n' },
+      { 'conftest.py': null, 'lib/a.py': 'a = 2\n' },
+    );
+    expect(kinds(patch)).toEqual([]);
+  });
+});
+
+describe.skipIf(!hasData)('scanPatch on real gold patches (no false alarm)', () => {
+  it('finds nothing in the SWE-bench gold patches of the shared data', () => {
+    const dir = join(dataDir, 'swebench');
+    const rows: { instance_id: string; patch: string }[] = [
+      ...JSON.parse(readFileSync(join(dir, 'swe-bench-lite-test.json'), 'utf8')),
+      ...JSON.parse(readFileSync(join(dir, 'swe-bench-dev-easy.json'), 'utf8')),
+      ...readdirSync(join(dir, 'verified-config')).map((f) =>
+        JSON.parse(readFileSync(join(dir, 'verified-config', f), 'utf8')),
+      ),
+    ];
+    expect(rows.length).toBeGreaterThan(10);
+    for (const row of rows) expect(scanPatch(row.patch), row.instance_id).toEqual([]);
+  });
+});
