@@ -5,6 +5,7 @@
  * oracle and recorded predictions). Both are the same interface.
  */
 import type { Environment, ToolInstall } from '../environments/environment.ts';
+import type { GatewaySession } from '../models/gateway.ts';
 import type { Task } from '../tasks/task.ts';
 
 export interface AgentContext {
@@ -17,6 +18,12 @@ export interface AgentContext {
   /** Agent timeout in seconds, after multipliers. */
   timeoutSec?: number;
   signal?: AbortSignal;
+  /**
+   * The trial's session on the job's model gateway, when the job runs with `-m` (see
+   * docs/models.md): its token, endpoints and the record of every call. Agents call models
+   * only through it.
+   */
+  models?: GatewaySession;
 }
 
 export interface AgentResult {

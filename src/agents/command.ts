@@ -44,6 +44,7 @@ import {
   type ExecResult,
   logsPath,
 } from '../environments/environment.ts';
+import { gatewayAccess } from '../models/access.ts';
 import { AgentTimeoutError } from '../trials/trial.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
 import { shellQuote } from '../util/shell.ts';
@@ -140,7 +141,13 @@ export class CommandAgent implements Agent {
   ): Promise<ExecResult> {
     const { environment, logDir } = context;
     const logs = logsPath(environment, 'agent');
-    const env = this.env(context, logs);
+    // With -m the agent command reaches its model through the trial's gateway session only
+    // (src/models/access.ts): its variables name the gateway and the trial's token.
+    const access = name === 'command' ? gatewayAccess(context as AgentContext) : undefined;
+    const env = {
+      ...this.env(context, logs),
+      ...(access && context.models ? context.models.agentEnv(access.origin) : {}),
+    };
     await writeFileAtomic(
       join(logDir, name, 'command.txt'),
       `${command}\n\n# environment\n${describeEnv(env).join('\n')}\n`,
@@ -148,18 +155,26 @@ export class CommandAgent implements Agent {
     const dir = `${logs}/${name}`;
     const script = [
       `mkdir -p ${shellQuote(dir)} && exec >${shellQuote(`${dir}/stdout.txt`)} 2>${shellQuote(`${dir}/stderr.txt`)}`,
+      ...(access?.prelude ? [access.prelude] : []),
       command,
     ].join('\n');
     const options: ExecOptions = {
       env,
-      ...(this.options.mounts?.length ? { binds: this.options.mounts.map((path) => ({ path })) } : {}),
+      ...(this.options.mounts?.length || access?.binds.length
+        ? { binds: [...(this.options.mounts ?? []).map((path) => ({ path })), ...(access?.binds ?? [])] }
+        : {}),
       ...(timeoutSec !== undefined ? { timeoutSec } : {}),
       // An agent needs its model's API: SWE-bench rows (graded in a fresh environment, tests
       // without network) and local environments give it the network; Harbor tasks in
       // containers keep the task's agent network policy (switched by the trial).
-      ...(environment.kind === 'local' || context.task.verifier.kind === 'swebench'
-        ? { network: { mode: 'public' as const } }
-        : {}),
+      // With a gateway session the model is reached through it, whatever the network.
+      ...(access
+        ? access.network
+          ? { network: access.network }
+          : {}
+        : environment.kind === 'local' || context.task.verifier.kind === 'swebench'
+          ? { network: { mode: 'public' as const } }
+          : {}),
       ...(context.signal ? { signal: context.signal } : {}),
     };
     const result = await environment.exec(script, options);
@@ -196,14 +211,7 @@ export class CommandAgent implements Agent {
       `${logsPath(environment, 'agent')}/instruction.md`,
     );
     const gradedOnDiff = task.verifier.kind === 'swebench';
-    // The base the diff is taken against: the commit the environment made, else HEAD before the agent.
-    let base = environment.baseCommit;
-    if (gradedOnDiff && typeof base !== 'string') {
-      const head = await environment.exec(`${GIT} rev-parse --verify -q HEAD`, { timeoutSec: 60 });
-      if (head.exitCode !== 0)
-        throw new Error(`no git repository in ${environment.workdir} to take the diff in`);
-      base = head.output.trim();
-    }
+    const base = gradedOnDiff ? await diffBase(environment) : undefined;
 
     const run = await this.runLogged(context, 'command', this.options.command, context.timeoutSec);
     const metadata: Record<string, unknown> = {
@@ -220,15 +228,11 @@ export class CommandAgent implements Agent {
       metadata,
     };
     if (gradedOnDiff && base) {
-      result.patch = await this.diff(environment, base, context.signal);
+      result.patch = await agentDiff(environment, base, context.signal);
       result.gradeInFreshEnvironment = true;
       metadata.diff_base = base;
       metadata.patch_bytes = Buffer.byteLength(result.patch);
-      // The trial's SWE-bench prediction, ready for `-a predictions` or SWE-bench's harness.
-      await writeFileAtomic(
-        join(logDir, 'prediction.json'),
-        `${JSON.stringify({ instance_id: task.name, model_name_or_path: this.options.model ?? 'command', model_patch: result.patch })}\n`,
-      );
+      await writePrediction(logDir, task.name, this.options.model ?? 'command', result.patch);
     }
     if (run.timedOut)
       throw new AgentTimeoutError(
@@ -237,28 +241,58 @@ export class CommandAgent implements Agent {
       );
     return result;
   }
+}
 
-  /**
-   * The repository's changes against `base`, untracked files included and ignored ones not
-   * (`git add -A && git diff --cached`), binary-safe, without renames (so every method of the
-   * apply chain reads it).
-   * @throws Error when git fails or the diff passes 50 MiB.
-   */
-  private async diff(environment: Environment, base: string, signal?: AbortSignal): Promise<string> {
-    const diff = `${GIT} diff --cached --binary --no-color --no-ext-diff --no-textconv --no-renames --src-prefix=a/ --dst-prefix=b/ ${shellQuote(base)} --`;
-    // Only the diff reaches standard output; on a failure, the error and a non-zero exit.
-    const command = [
-      `err=$(${GIT} add -A . 2>&1 >/dev/null) || { printf 'git add: %s\n' "$err"; exit 3; }`,
-      `${diff} 2>/dev/null || { ${diff} 2>&1 >/dev/null | tail -n 5; exit 4; }`,
-    ].join('\n');
-    const out = await environment.exec(command, {
-      timeoutSec: 300,
-      maxOutputBytes: MAX_DIFF_BYTES,
-      ...(signal ? { signal } : {}),
-    });
-    if (out.exitCode !== 0)
-      throw new Error(`taking the agent's diff failed (exit ${out.exitCode}): ${out.output.slice(-500)}`);
-    if (out.truncated) throw new Error(`the agent's diff is larger than ${MAX_DIFF_BYTES} bytes`);
-    return out.output;
-  }
+/**
+ * The commit an agent's diff is taken against: the one the environment made (local), else
+ * HEAD before the agent runs.
+ * @throws Error when the working folder is no git repository.
+ */
+export async function diffBase(environment: Environment): Promise<string> {
+  const made = (environment as { baseSha?: unknown }).baseSha;
+  if (typeof made === 'string') return made;
+  const head = await environment.exec(`${GIT} rev-parse --verify -q HEAD`, { timeoutSec: 60 });
+  if (head.exitCode !== 0) throw new Error(`no git repository in ${environment.workdir} to take the diff in`);
+  return head.output.trim();
+}
+
+/**
+ * The repository's changes against `base`, untracked files included and ignored ones not
+ * (`git add -A && git diff --cached`), binary-safe, without renames (so every method of the
+ * apply chain reads it).
+ * @throws Error when git fails or the diff passes 50 MiB.
+ */
+export async function agentDiff(
+  environment: Environment,
+  base: string,
+  signal?: AbortSignal,
+): Promise<string> {
+  const diff = `${GIT} diff --cached --binary --no-color --no-ext-diff --no-textconv --no-renames --src-prefix=a/ --dst-prefix=b/ ${shellQuote(base)} --`;
+  // Only the diff reaches standard output; on a failure, the error and a non-zero exit.
+  const command = [
+    `err=$(${GIT} add -A . 2>&1 >/dev/null) || { printf 'git add: %s\n' "$err"; exit 3; }`,
+    `${diff} 2>/dev/null || { ${diff} 2>&1 >/dev/null | tail -n 5; exit 4; }`,
+  ].join('\n');
+  const out = await environment.exec(command, {
+    timeoutSec: 300,
+    maxOutputBytes: MAX_DIFF_BYTES,
+    ...(signal ? { signal } : {}),
+  });
+  if (out.exitCode !== 0)
+    throw new Error(`taking the agent's diff failed (exit ${out.exitCode}): ${out.output.slice(-500)}`);
+  if (out.truncated) throw new Error(`the agent's diff is larger than ${MAX_DIFF_BYTES} bytes`);
+  return out.output;
+}
+
+/** Writes the trial's SWE-bench prediction (`agent/prediction.json`), ready for `-a predictions` or SWE-bench's harness. */
+export async function writePrediction(
+  logDir: string,
+  instanceId: string,
+  model: string,
+  patch: string,
+): Promise<void> {
+  await writeFileAtomic(
+    join(logDir, 'prediction.json'),
+    `${JSON.stringify({ instance_id: instanceId, model_name_or_path: model, model_patch: patch })}\n`,
+  );
 }

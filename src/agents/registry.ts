@@ -1,13 +1,16 @@
 /**
  * Agents by name (`berth run -a NAME`). Built in: `oracle`, `nop`,
  * `predictions` (needs `--predictions FILE`), `command` (needs
- * `--agent-command CMD`; runs any CLI agent), and the installed coding agents
- * `claude-code`, `codex`, `gemini-cli`, `opencode`, `qwen-code` (Harbor's names;
- * src/agents/installed/). Other modules add theirs with `registerAgent`.
+ * `--agent-command CMD`; runs any CLI agent), `deckhand` (berth's own coding
+ * agent; needs `-m PROVIDER/NAME`; `terminus-2` runs it too, and says so), and the
+ * installed coding agents `claude-code`, `codex`, `gemini-cli`, `opencode`, `qwen-code`
+ * (Harbor's names; src/agents/installed/). Other modules add theirs with `registerAgent`.
  */
 import { UsageError } from '../errors.ts';
+import type { ModelTarget } from '../models/providers.ts';
 import type { Agent, AgentContext } from './agent.ts';
 import { CommandAgent } from './command.ts';
+import { DECKHAND, DeckhandAgent, type DeckhandOptions } from './deckhand/deckhand.ts';
 import { InstalledAgent } from './installed/agent.ts';
 import { AGENT_PACKAGES, INSTALLED_AGENT_NAMES } from './installed/packages.ts';
 import { resolveAgentVersion } from './installed/prepare.ts';
@@ -32,13 +35,66 @@ export interface AgentOptions {
   model?: string;
   /** Host folders the `command` agent may read (`--agent-mount`). */
   agentMounts?: string[];
+  /** The model `-m` resolved to (agents that call models through the gateway). */
+  modelTarget?: ModelTarget;
   /** Version of an installed agent (`--agent-version`: exact, a tag or a range). */
   agentVersion?: string;
-  /** An installed agent's own options (`--ak key=value`). */
+  /** The agent's own options (`--ak key=value`). */
   agentKwargs?: Record<string, string>;
   /** Where a trial's agent reaches its model (the gateway's session for the trial). */
   modelEndpoint?: (context: AgentContext) => ModelEndpoint | undefined;
   [key: string]: unknown;
+}
+
+/** Harbor's names for its Terminus agent: berth runs its own agent, deckhand, for them. */
+export const TERMINUS_NAMES: readonly string[] = ['terminus-2', 'terminus', 'terminus-1'];
+
+function kwargNumber(kwargs: Record<string, string>, keys: string[], integer: boolean): number | undefined {
+  for (const key of keys) {
+    const text = kwargs[key];
+    if (text === undefined) continue;
+    const value = Number(text);
+    if (!Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value)))
+      throw new UsageError(`--ak ${key}=${text}: expected a positive ${integer ? 'whole number' : 'number'}`);
+    return value;
+  }
+  return undefined;
+}
+
+/** deckhand's options from `-m` and `--ak` (max_steps / max_turns, max_observation_chars, context_chars, temperature, max_tokens). */
+function deckhandOptions(name: string, options: AgentOptions): DeckhandOptions {
+  if (!options.modelTarget)
+    throw new UsageError(
+      `agent \`${name}\` calls a model: give one with -m PROVIDER/NAME (see docs/models.md)`,
+    );
+  const kwargs = options.agentKwargs ?? {};
+  const known = [
+    'max_steps',
+    'max_turns',
+    'episodes',
+    'max_observation_chars',
+    'context_chars',
+    'temperature',
+    'max_tokens',
+  ];
+  const unknown = Object.keys(kwargs).filter((k) => !known.includes(k));
+  if (unknown.length > 0) throw new UsageError(`--ak ${unknown[0]}: ${DECKHAND} knows ${known.join(', ')}`);
+  const maxSteps = kwargNumber(kwargs, ['max_steps', 'max_turns', 'episodes'], true);
+  const maxObservationChars = kwargNumber(kwargs, ['max_observation_chars'], true);
+  const contextChars = kwargNumber(kwargs, ['context_chars'], true);
+  const maxOutputTokens = kwargNumber(kwargs, ['max_tokens'], true);
+  const temperature = kwargs.temperature !== undefined ? Number(kwargs.temperature) : undefined;
+  if (temperature !== undefined && !(temperature >= 0))
+    throw new UsageError(`--ak temperature=${kwargs.temperature}: expected a number >= 0`);
+  return {
+    model: options.modelTarget,
+    ...(maxSteps !== undefined ? { maxSteps } : {}),
+    ...(maxObservationChars !== undefined ? { maxObservationChars } : {}),
+    ...(contextChars !== undefined ? { contextChars } : {}),
+    ...(maxOutputTokens !== undefined ? { maxOutputTokens } : {}),
+    ...(temperature !== undefined ? { temperature } : {}),
+    ...(name !== DECKHAND ? { requestedAs: name } : {}),
+  };
 }
 
 export type AgentFactory = (options: AgentOptions) => Promise<Agent> | Agent;
@@ -80,6 +136,10 @@ const factories = new Map<string, AgentFactory>([
       });
     },
   ],
+  [DECKHAND, (options) => new DeckhandAgent(deckhandOptions(DECKHAND, options))],
+  ...TERMINUS_NAMES.map(
+    (name) => [name, (options: AgentOptions) => new DeckhandAgent(deckhandOptions(name, options))] as const,
+  ),
 ]);
 
 /** Adds (or replaces) an agent factory under `name`. */
@@ -89,7 +149,8 @@ export function registerAgent(name: string, factory: AgentFactory): void {
 
 /** The registered agent names, sorted. */
 export function agentNames(): string[] {
-  return [...factories.keys()].sort();
+  // Harbor's older Terminus names work but are not listed.
+  return [...factories.keys()].filter((name) => name !== 'terminus' && name !== 'terminus-1').sort();
 }
 
 /**

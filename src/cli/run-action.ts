@@ -6,11 +6,12 @@ import { basename, resolve } from 'node:path';
 import { describeEnv } from '../agents/command.ts';
 import { isInstalledAgentName } from '../agents/installed/packages.ts';
 import { PredictionsAgent } from '../agents/predictions.ts';
-import { type AgentOptions, createAgent } from '../agents/registry.ts';
+import { type AgentOptions, createAgent, TERMINUS_NAMES } from '../agents/registry.ts';
 import { createProviders } from '../environments/registry.ts';
 import { InputError, UsageError } from '../errors.ts';
 import { defaultJobName, runJob } from '../jobs/job.ts';
-import { planTrials } from '../jobs/plan.ts';
+import { planPerModel, planTrials } from '../jobs/plan.ts';
+import { modelEndpointFor } from '../models/access.ts';
 import { combineReporters, createReporters, ownsStdout } from '../reporters/registry.ts';
 import type { ReporterContext, RunScope } from '../reporters/reporter.ts';
 import { buildSwebenchReport, writeSwebenchReport } from '../reporters/swebench-report.ts';
@@ -26,6 +27,7 @@ import { MAX_TIMER_SEC } from '../util/with-timeout.ts';
 import { createVerifiers } from '../verifiers/registry.ts';
 import type { RunCommandOptions } from './commands/run.ts';
 import { type InterruptHandle, installInterruptHandler, testPause } from './interrupt.ts';
+import { resolveRunModels, startRunGateway } from './run-models.ts';
 
 /** Thrown at a check point when a signal arrived before the job started: nothing was written. */
 class StoppedBeforeStart extends Error {}
@@ -72,17 +74,14 @@ export function limitRequestFrom(
  */
 function commandAgentOptions(options: RunCommandOptions): AgentOptions {
   const installed = isInstalledAgentName(options.agent) || options.agent === 'qwen-coder';
-  const given = [
-    'agentCommand',
-    'agentSetup',
-    'agentSetupTimeout',
-    'agentEnv',
-    'agentMount',
-    'model',
-  ] as const;
+  // berth's own agent (and Harbor's Terminus names, which run it) takes --ak too.
+  const deckhand = options.agent === 'deckhand' || TERMINUS_NAMES.includes(options.agent);
+  const given = ['agentCommand', 'agentSetup', 'agentSetupTimeout', 'agentEnv', 'agentMount'] as const;
   const flagName = (k: string) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
   if (!installed) {
-    const used = (['agentVersion', 'ak'] as const).filter((k) => options[k] !== undefined);
+    const used = (deckhand ? (['agentVersion'] as const) : (['agentVersion', 'ak'] as const)).filter(
+      (k) => options[k] !== undefined,
+    );
     if (used.length > 0)
       throw new UsageError(
         `${used.map(flagName).join(', ')} only apply to installed agents (claude-code, codex, gemini-cli, opencode, qwen-code)`,
@@ -91,7 +90,7 @@ function commandAgentOptions(options: RunCommandOptions): AgentOptions {
   if (options.agent !== 'command' && !installed) {
     const used = [...given, 'ae' as const].filter((k) => options[k] !== undefined);
     if (used.length > 0) throw new UsageError(`${used.map(flagName).join(', ')} only apply to -a command`);
-    return {};
+    if (!deckhand) return {};
   }
   if (installed) {
     const used = (['agentCommand', 'agentSetup', 'agentSetupTimeout', 'agentMount'] as const).filter(
@@ -125,7 +124,7 @@ function commandAgentOptions(options: RunCommandOptions): AgentOptions {
     ...(setupTimeout !== undefined ? { agentSetupTimeoutSec: setupTimeout } : {}),
     ...(Object.keys(env).length > 0 ? { agentEnv: env } : {}),
     ...(options.agentMount?.length ? { agentMounts: options.agentMount.map((dir) => resolve(dir)) } : {}),
-    ...(options.model !== undefined ? { model: options.model } : {}),
+    ...(options.model?.[0] !== undefined ? { model: options.model[0] } : {}),
   };
 }
 
@@ -257,10 +256,35 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
     process.stderr.write(
       `berth: warning: ... and ${taskWarnings.length - 10} more (berth check -p lists them)\n`,
     );
-  const agent = await createAgent(options.agent, {
-    ...(options.predictions ? { predictionsFile: options.predictions } : {}),
-    ...commandAgent,
-  });
+  // Models (-m): resolved and their keys checked before anything starts.
+  if (options.model?.length && ['oracle', 'nop', 'predictions'].includes(options.agent))
+    throw new UsageError(
+      `-m/--model: agent \`${options.agent}\` calls no model (-m is for deckhand, the installed agents and -a command)`,
+    );
+  const models = resolveRunModels(options, options.agent);
+  const agentsPerModel = models
+    ? await Promise.all(
+        models.targets.map(async (target) => ({
+          target,
+          agent: await createAgent(options.agent, {
+            ...commandAgent,
+            model: target.id,
+            modelTarget: target,
+            modelEndpoint: modelEndpointFor,
+          }),
+        })),
+      )
+    : [];
+  const agent =
+    agentsPerModel[0]?.agent ??
+    (await createAgent(options.agent, {
+      ...(options.predictions ? { predictionsFile: options.predictions } : {}),
+      ...commandAgent,
+    }));
+  if (agent.info.name !== options.agent && TERMINUS_NAMES.includes(options.agent))
+    process.stderr.write(
+      `berth: -a ${options.agent} runs berth's own coding agent, ${agent.info.name}: Harbor's Terminus-2 is not part of berth (docs/models.md)\n`,
+    );
   stopIfInterrupted();
   let candidates = tasks;
   const notes: string[] = [];
@@ -370,6 +394,7 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
     }
   }
   if (imageChosen.size > 0) plan = plan.map((p) => ({ ...p, task: imageChosen.get(p.task.name) ?? p.task }));
+  plan = planPerModel(plan, agentsPerModel);
   if (problems.length > 0) {
     const shown = problems.slice(0, 10).join('\n  ');
     const more = problems.length > 10 ? `\n  ... and ${problems.length - 10} more` : '';
@@ -401,6 +426,7 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
   if (!machine && process.stdout.isTTY && !process.env.CI)
     process.stderr.write(`berth: running ${plan.length} trial(s), ${concurrency} at a time...\n`);
   const jobLabel = jobName;
+  const gateway = models ? await startRunGateway(models) : undefined;
   const summary = await runJob({
     jobsDir: resolve(options.jobsDir),
     jobName,
@@ -420,6 +446,7 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
       agent_name: options.agent,
       ...(options.predictions ? { predictions: resolve(options.predictions) } : {}),
       ...commandAgentRecord(commandAgent, agentTimeout),
+      ...(models?.record ?? {}),
       attempts,
       include: options.include ?? [],
       exclude: options.exclude ?? [],
@@ -436,6 +463,7 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
       predictions: options.predictions ? resolve(options.predictions) : null,
       attempts,
       ...commandAgentRecord(commandAgent, agentTimeout),
+      ...(models ? { models: models.targets.map((t) => t.id) } : {}),
     },
     filters: {
       include: options.include ?? [],
@@ -446,7 +474,8 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
     onTrialStart: (trial) => reporter.onTrialStart?.(trialStartEventOf(trial, jobLabel, agent.info)),
     onTrialEnd: (result, info) => reporter.onTrialEnd(result, trialEndEventOf(result, jobLabel, info.reused)),
     onNotice: (message) => process.stderr.write(`berth: ${message}\n`),
-  });
+    ...(gateway ? { models: { gateway, ...(models?.limits ? { limits: models.limits } : {}) } } : {}),
+  }).finally(() => gateway?.stop());
   // SWE-bench datasets: the harness's final report, in the job folder and in --json.
   const swebench = plan.some((p) => p.task.verifier.kind === 'swebench')
     ? buildSwebenchReport(

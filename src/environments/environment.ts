@@ -209,6 +209,13 @@ export interface Environment {
    */
   readonly toolInstall?: ToolInstallRecord;
   /**
+   * Capability "model gateway folder": where the model gateway's folder (its Unix socket and
+   * relay programs, src/models/access.ts) is seen inside the environment, when the start
+   * context asked for it and the environment mounted it. Absent: not mounted (the local
+   * environment binds it per command instead).
+   */
+  readonly modelGatewayDir?: string;
+  /**
    * Capability "host route": makes one host URL (berth's model gateway on 127.0.0.1) reachable
    * from inside the environment whatever its network policy, and nothing else with it: the
    * origin to use inside, and `close` to take the route down after the agent. Absent: the
@@ -226,6 +233,11 @@ export interface EnvironmentStartContext {
   trialDir: string;
   /** A tool to install in the environment (once per tool and base image, cached). */
   tool?: ToolInstall;
+  /**
+   * The job's model gateway folder on the host (its Unix socket): a container mounts it
+   * read-only so an agent inside reaches the gateway whatever the network (`modelGatewayDir`).
+   */
+  modelGatewayDir?: string;
   signal?: AbortSignal;
 }
 

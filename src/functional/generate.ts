@@ -4,11 +4,15 @@
  * file (`task_id`, `completion`, `language`, plus the raw generation) that
  * `berth eval` reads.
  *
+ * Every request goes through berth's model gateway (src/models/gateway.ts), as every model
+ * call of berth does: the caller starts it and passes the session's base URL and token here;
+ * the gateway adds the real key, retries, and counts tokens and cost.
+ *
  * Completion endpoint (`/v1/completions`): the prompt is sent as is, the
  * answer continues it. Chat endpoint (`/v1/chat/completions`, `--chat`): the
  * prompt is the user message, preceded by an optional system message.
  * Requests: one per sample (some servers ignore `n`), `-n` in parallel, the
- * client's retries on 429/5xx.
+ * gateway's retries on 429/5xx.
  */
 import OpenAI from 'openai';
 import PQueue from 'p-queue';
@@ -22,6 +26,8 @@ export interface GenerateOptions {
   /** e.g. http://127.0.0.1:8000/v1 */
   baseUrl: string;
   apiKey?: string;
+  /** Client retries (default 2; 0 behind the gateway, which retries itself). */
+  maxRetries?: number;
   chat: boolean;
   system?: string;
   numSamples: number;
@@ -54,7 +60,8 @@ export async function generate(options: GenerateOptions): Promise<GeneratedSampl
     baseURL: options.baseUrl,
     apiKey: options.apiKey ?? process.env.OPENAI_API_KEY ?? 'not-needed',
     timeout: options.timeoutSec * 1000,
-    maxRetries: 2,
+    // The gateway retries (it honours Retry-After); retrying here too would multiply the attempts.
+    maxRetries: options.maxRetries ?? 2,
   });
   const problems = [...options.problems.values()].slice(0, options.limit ?? undefined);
   const jobs = problems.flatMap((problem) =>

@@ -19,6 +19,7 @@ import PQueue from 'p-queue';
 import type { Agent } from '../agents/agent.ts';
 import type { EnvironmentProvider } from '../environments/environment.ts';
 import { InputError, UsageError } from '../errors.ts';
+import type { ModelGateway, TrialLimits } from '../models/gateway.ts';
 import { taskChecksum } from '../tasks/checksum.ts';
 import {
   agentInfoForFile,
@@ -70,6 +71,11 @@ export interface JobOptions {
   onTrialEnd?: (result: TrialResult, info: { reused: boolean; trial: PlannedTrial }) => void;
   /** Told why a previous result is not kept although it would match (e.g. it was changed). */
   onNotice?: (message: string) => void;
+  /**
+   * The job's model gateway and the trials' limits, when trials call models (each planned
+   * trial names its model). Once the gateway's job budget is spent no further trial starts.
+   */
+  models?: { gateway: ModelGateway; limits?: TrialLimits };
 }
 
 /** The job's own record of what berth wrote: sha256 of each trial's result.json, by trial name. */
@@ -116,6 +122,39 @@ export interface JobSummary {
   trials: TrialResult[];
   /** How many results were kept from a previous run of the same job. */
   reused: number;
+  /** Tokens and cost of the trials' model calls (Harbor's JobStats fields), when the job called models. */
+  model_usage?: ModelUsageTotals;
+  /** Trials not started because the job's model budget was spent. */
+  not_started_over_budget?: number;
+}
+
+/** Tokens and cost summed over a job's trials (their `agent_result`). */
+export interface ModelUsageTotals {
+  n_input_tokens: number;
+  n_cache_tokens: number;
+  n_output_tokens: number;
+  /** USD over the trials whose cost is known; null when none is. */
+  cost_usd: number | null;
+  /** Trials that called models but whose cost is unknown (no price for the model). */
+  n_trials_cost_unknown: number;
+}
+
+/** The model usage totals of trial results, or undefined when none called a model. */
+export function modelUsageTotals(results: readonly TrialResult[]): ModelUsageTotals | undefined {
+  const used = results.filter((r) => typeof r.agent_result?.n_input_tokens === 'number');
+  if (used.length === 0) return undefined;
+  const sum = (key: string) => used.reduce((total, r) => total + (Number(r.agent_result?.[key]) || 0), 0);
+  const priced = used.filter((r) => typeof r.agent_result?.cost_usd === 'number');
+  return {
+    n_input_tokens: sum('n_input_tokens'),
+    n_cache_tokens: sum('n_cache_tokens'),
+    n_output_tokens: sum('n_output_tokens'),
+    cost_usd:
+      priced.length === 0
+        ? null
+        : Math.round(priced.reduce((t, r) => t + Number(r.agent_result?.cost_usd), 0) * 1e9) / 1e9,
+    n_trials_cost_unknown: used.length - priced.length,
+  };
 }
 
 /** Why an existing trial result cannot be kept, or undefined when it can. */
@@ -233,6 +272,20 @@ export async function processStartTime(pid: number): Promise<string | undefined>
 }
 
 /**
+ * The process holding a job folder's lock, from the lock file's text (`pid start-time`): its pid
+ * when that process is running and started at the recorded time (a lock written before the start
+ * time was recorded holds only the pid: trusted), else undefined (a stale lock). The viewer uses
+ * it to tell a running job from one a crash left behind.
+ */
+export async function lockHolder(text: string): Promise<number | undefined> {
+  const [pidText = '', startText] = text.trim().split(/\s+/);
+  const pid = Number(pidText);
+  if (pidText === '' || !pidAlive(pid)) return undefined;
+  const start = startText === undefined ? undefined : await processStartTime(pid);
+  return start === undefined || start === startText ? pid : undefined;
+}
+
+/**
  * Takes the job folder's lock (`.berth.lock`, created exclusively, holding `pid start-time`,
  * see `processStartTime`). A lock whose pid is no longer running, or is running but started at
  * another time (the pid was reused by an unrelated process), is stale and taken over.
@@ -256,16 +309,11 @@ export async function lockJobDir(jobDir: string, jobName: string): Promise<() =>
     }
     const text = await readFile(lock, 'utf8').catch(() => undefined);
     if (text === undefined) continue; // released meanwhile
-    const [pidText = '', startText] = text.trim().split(/\s+/);
-    const pid = Number(pidText);
-    if (pidText !== '' && pidAlive(pid) && pid !== process.pid) {
-      // Locks written before the start time was recorded hold only the pid: trust it.
-      const start = startText === undefined ? undefined : await processStartTime(pid);
-      if (start === undefined || start === startText) {
-        throw new UsageError(
-          `job ${jobName} is being run by another berth process (pid ${pid}); wait for it, or use another --job-name`,
-        );
-      }
+    const pid = await lockHolder(text);
+    if (pid !== undefined && pid !== process.pid) {
+      throw new UsageError(
+        `job ${jobName} is being run by another berth process (pid ${pid}); wait for it, or use another --job-name`,
+      );
     }
     // An empty lock may be one being written right now: give its writer a moment.
     if (text.trim() === '' && tries === 0) {
@@ -361,6 +409,8 @@ async function runLockedJob(options: JobOptions, jobDir: string): Promise<JobSum
       ? jobId
       : randomUUID();
 
+  /** Trials not started because the job's model budget was spent. */
+  let overBudget = 0;
   // Job result writes are serialised so the last one written is the latest state.
   let writing: Promise<void> = Promise.resolve();
   let finishedAt: string | null = null;
@@ -369,6 +419,7 @@ async function runLockedJob(options: JobOptions, jobDir: string): Promise<JobSum
     const harbor = harborJobStats(
       options.plan.map((_, i) => results.get(i)).filter((r): r is TrialResult => r !== undefined),
     );
+    const usage = modelUsageTotals(snapshot);
     const body = {
       id,
       job_name: options.jobName,
@@ -394,7 +445,9 @@ async function runLockedJob(options: JobOptions, jobDir: string): Promise<JobSum
           ]),
         ),
         evals: harbor.evals,
+        ...(usage ?? {}),
       },
+      ...(overBudget > 0 ? { model_budget_exhausted: true, n_not_started_over_budget: overBudget } : {}),
       trials: options.plan
         .map((p, i) => ({ p, r: results.get(i) }))
         .filter((x) => x.r)
@@ -434,7 +487,8 @@ async function runLockedJob(options: JobOptions, jobDir: string): Promise<JobSum
       const trialDir = join(jobDir, trial.trialName);
       const stored = storedResults[index];
       const previous = stored?.result;
-      if (previous && resumeMismatch(previous, trial, options.agent) === undefined) {
+      const agent = trial.agent ?? options.agent;
+      if (previous && resumeMismatch(previous, trial, agent) === undefined) {
         const recorded = state.result_sha256[trial.trialName];
         const legacy = state.legacy && recorded === undefined;
         if (recorded === stored?.sha256 || legacy) {
@@ -456,6 +510,14 @@ async function runLockedJob(options: JobOptions, jobDir: string): Promise<JobSum
           `${trial.trialName}: result.json ${recorded ? 'changed since berth wrote it (sha256 differs)' : `is not in the job's ${JOB_STATE_FILE}`}; not kept, running the trial again`,
         );
       }
+      const gateway = options.models?.gateway;
+      if (gateway?.budgetExhausted) {
+        if (overBudget++ === 0)
+          options.onNotice?.(
+            `the job's model budget is spent ($${gateway.jobCostUsd}): no further trial is started`,
+          );
+        return;
+      }
       if (stored) await rm(trialDir, { recursive: true, force: true });
       running.add(index);
       options.onTrialStart?.(trial);
@@ -463,7 +525,16 @@ async function runLockedJob(options: JobOptions, jobDir: string): Promise<JobSum
       try {
         result = await runTrial({
           task: trial.task,
-          agent: options.agent,
+          agent,
+          ...(options.models && trial.model
+            ? {
+                models: {
+                  gateway: options.models.gateway,
+                  target: trial.model,
+                  ...(options.models.limits ? { limits: options.models.limits } : {}),
+                },
+              }
+            : {}),
           attempt: trial.attempt,
           trialName: trial.trialName,
           trialDir,
@@ -495,7 +566,7 @@ async function runLockedJob(options: JobOptions, jobDir: string): Promise<JobSum
   signal?.removeEventListener('abort', onAbort);
   const cancelled =
     (signal?.aborted ?? false) ||
-    results.size < options.plan.length ||
+    results.size + overBudget < options.plan.length ||
     [...results.values()].some((r) => r.berth.status === 'cancelled');
   finishedAt = new Date().toISOString();
   await savingState;
@@ -512,6 +583,8 @@ async function runLockedJob(options: JobOptions, jobDir: string): Promise<JobSum
     cancelled,
     trials,
     reused,
+    ...(modelUsageTotals(trials) ? { model_usage: modelUsageTotals(trials) } : {}),
+    ...(overBudget > 0 ? { not_started_over_budget: overBudget } : {}),
   };
 }
 

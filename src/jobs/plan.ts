@@ -2,6 +2,8 @@
  * Planning a job: which tasks (after -i/-x globs and the -l limit) and how many
  * attempts (-k) each, in a stable order, with a stable trial name per attempt.
  */
+import type { Agent } from '../agents/agent.ts';
+import type { ModelTarget } from '../models/providers.ts';
 import type { Task } from '../tasks/task.ts';
 
 /** One planned trial. */
@@ -11,6 +13,10 @@ export interface PlannedTrial {
   attempt: number;
   /** Folder name under the job: `<task name>__<attempt>` (unsafe characters replaced). */
   trialName: string;
+  /** The trial's model (`-m`), when the job calls models. */
+  model?: ModelTarget;
+  /** The trial's agent when it is not the job's (one agent per model with several `-m`). */
+  agent?: Agent;
 }
 
 export interface PlanOptions {
@@ -73,4 +79,24 @@ export function planTrials(tasks: Task[], options: PlanOptions = {}): PlannedTri
     }
   }
   return plan;
+}
+
+/**
+ * One set of trials per model (Harbor's repeated `-m`): the plan repeated for each model,
+ * with the model's name added to the trial names when there is more than one.
+ */
+export function planPerModel(
+  plan: readonly PlannedTrial[],
+  models: ReadonlyArray<{ target: ModelTarget; agent: Agent }>,
+): PlannedTrial[] {
+  if (models.length === 0) return [...plan];
+  const safe = (id: string) => id.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 60);
+  return models.flatMap(({ target, agent }) =>
+    plan.map((trial) => ({
+      ...trial,
+      trialName: models.length > 1 ? `${trial.trialName}__${safe(target.id)}` : trial.trialName,
+      model: target,
+      agent,
+    })),
+  );
 }

@@ -28,6 +28,9 @@ export function modelCacheDir(env: Record<string, string | undefined> = process.
 }
 
 export class FileResponseCache implements ResponseCache {
+  /** Answers stored by this process (seen at once, before their file is written). */
+  private readonly memory = new Map<string, ModelAnswer>();
+
   constructor(readonly dir: string = modelCacheDir()) {}
 
   private path(key: string): string {
@@ -36,6 +39,8 @@ export class FileResponseCache implements ResponseCache {
   }
 
   async get(key: string): Promise<ModelAnswer | undefined> {
+    const known = this.memory.get(key);
+    if (known) return known;
     try {
       const value = JSON.parse(await readFile(this.path(key), 'utf8')) as { answer?: ModelAnswer };
       return value.answer && Array.isArray(value.answer.content) ? value.answer : undefined;
@@ -45,6 +50,7 @@ export class FileResponseCache implements ResponseCache {
   }
 
   async set(key: string, answer: ModelAnswer): Promise<void> {
+    this.memory.set(key, answer);
     await writeJsonAtomic(this.path(key), { stored_at: new Date().toISOString(), answer }).catch(() => {});
   }
 }

@@ -21,12 +21,14 @@
  * not retry.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { appendFile, mkdir } from 'node:fs/promises';
+import { appendFile, chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { dirname } from 'node:path';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { APICallError, type LanguageModelV3, type LanguageModelV3Message } from '@ai-sdk/provider';
 import { createParser } from 'eventsource-parser';
+import type { TrialEmit, TrialEventInput } from '../trials/events.ts';
 import { AnswerAccumulator, answerToParts } from './answer.ts';
 import type { ResponseCache } from './cache.ts';
 import type { Credentials } from './credentials.ts';
@@ -35,6 +37,7 @@ import { roundUsd } from './pricing.ts';
 import { geminiPath } from './protocols/gemini.ts';
 import { CODECS } from './protocols/index.ts';
 import type { ModelTarget } from './providers.ts';
+import { RELAY_NODE_SOURCE, RELAY_PYTHON_SOURCE } from './relay-source.ts';
 import {
   addUsage,
   GatewayRequestError,
@@ -131,6 +134,24 @@ export interface SessionOptions {
   recordFile?: string;
   /** Called with each call's record. */
   onCall?: (record: ModelCallRecord) => void;
+  /** The trial's event stream: each call becomes a `model-call` event (src/trials/events.ts). */
+  emit?: TrialEmit;
+}
+
+/** A call's record as the trial's `model-call` event. */
+export function modelCallEvent(record: ModelCallRecord, provider: string): TrialEventInput {
+  return {
+    type: 'model-call',
+    provider,
+    model: record.model,
+    protocol: record.protocol === 'gemini' ? 'gemini-generate-content' : record.protocol,
+    input_tokens: record.usage.input_tokens,
+    cached_tokens: record.usage.cached_tokens,
+    output_tokens: record.usage.output_tokens,
+    cost_usd: record.cost_usd,
+    duration_sec: record.duration_ms / 1000,
+    error: record.error,
+  } as TrialEventInput;
 }
 
 /** One trial's access to the gateway. */
@@ -152,6 +173,16 @@ export class GatewaySession {
 
   get model(): ModelTarget {
     return this.options.model;
+  }
+
+  /** The gateway's folder on the host (Unix socket `gateway.sock`, relay programs), if it has one. */
+  get gatewayDir(): string | undefined {
+    return this.gateway.socketDir;
+  }
+
+  /** `http://HOST:PORT` of the gateway on the host. */
+  get gatewayUrl(): string {
+    return this.gateway.url;
   }
 
   /** What the trial used so far. */
@@ -189,6 +220,7 @@ export class GatewaySession {
       this.gateway.addJobCost(cost ?? 0);
     }
     this.options.onCall?.(record);
+    this.options.emit?.(modelCallEvent(record, this.model.provider));
     const file = this.options.recordFile;
     if (file) {
       const line = `${JSON.stringify(record)}\n`;
@@ -251,7 +283,16 @@ export interface GatewayOptions {
   retry?: Partial<RetryPolicy>;
   /** fetch used for upstream calls (tests). */
   fetch?: FetchFunction;
+  /**
+   * Also listen on a Unix socket in a folder of its own (`gateway.sock`, with the relay
+   * programs beside it), which environments mount to reach the gateway without a network
+   * (default true).
+   */
+  socket?: boolean;
 }
+
+/** The gateway's Unix socket, in its folder. */
+export const GATEWAY_SOCKET = 'gateway.sock';
 
 /** Largest request body accepted, in bytes. */
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
@@ -271,6 +312,7 @@ export function routeOf(
   const path = pathname.replace(/\/+$/, '');
   if (/(^|\/)chat\/completions$/.test(path)) return { protocol: 'openai-chat' };
   if (/(^|\/)responses$/.test(path)) return { protocol: 'openai-responses' };
+  if (/(^|\/)completions$/.test(path)) return { protocol: 'openai-completions' };
   if (/(^|\/)messages\/count_tokens$/.test(path))
     return { protocol: 'anthropic-messages', method: 'count_tokens' };
   if (/(^|\/)messages$/.test(path)) return { protocol: 'anthropic-messages' };
@@ -395,6 +437,9 @@ function errorStatus(error: unknown): { status: number; message: string; body?: 
 
 export class ModelGateway {
   private server: Server | undefined;
+  private socketServer: Server | undefined;
+  /** The folder of the Unix socket and the relay programs (mounted into environments). */
+  socketDir: string | undefined;
   private readonly sessions = new Map<string, GatewaySession>();
   private readonly models = new Map<string, LanguageModelV3>();
   private jobCost = 0;
@@ -409,7 +454,9 @@ export class ModelGateway {
   /** Starts a gateway; resolves once it listens. */
   static async start(options: GatewayOptions): Promise<ModelGateway> {
     const gateway = new ModelGateway(options);
-    const server = createServer((req, res) => {
+    const listener = (req: IncomingMessage, res: ServerResponse) => {
+      // Small frames go out at once (Nagle's delay against the client's delayed ACK costs 40 ms).
+      req.socket.setNoDelay?.(true);
       gateway.live.add(res);
       res.on('close', () => gateway.live.delete(res));
       gateway.handle(req, res).catch((error) => {
@@ -418,7 +465,8 @@ export class ModelGateway {
           res.end(JSON.stringify({ error: { message: `berth gateway: ${(error as Error).message}` } }));
         } else res.end();
       });
-    });
+    };
+    const server = createServer(listener);
     server.keepAliveTimeout = 65_000;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -426,6 +474,28 @@ export class ModelGateway {
     });
     gateway.server = server;
     gateway.address = server.address() as AddressInfo;
+    if (options.socket !== false) {
+      try {
+        // A short path: a socket's path may hold about 100 characters.
+        const dir = await mkdtemp(join(tmpdir(), 'berth-gw-'));
+        gateway.socketDir = dir;
+        await writeFile(join(dir, 'relay.cjs'), RELAY_NODE_SOURCE);
+        await writeFile(join(dir, 'relay.py'), RELAY_PYTHON_SOURCE);
+        const socketServer = createServer(listener);
+        socketServer.keepAliveTimeout = 65_000;
+        await new Promise<void>((resolve, reject) => {
+          socketServer.once('error', reject);
+          socketServer.listen(join(dir, GATEWAY_SOCKET), () => resolve());
+        });
+        gateway.socketServer = socketServer;
+        // Sandboxed commands and container users of any uid connect; they still need a token.
+        await chmod(join(dir, GATEWAY_SOCKET), 0o666);
+        await chmod(dir, 0o755);
+      } catch (error) {
+        await gateway.stop();
+        throw error;
+      }
+    }
     return gateway;
   }
 
@@ -477,12 +547,16 @@ export class ModelGateway {
 
   /** Stops listening and ends open connections. */
   async stop(): Promise<void> {
-    const server = this.server;
-    if (!server) return;
+    const servers = [this.server, this.socketServer].filter((s): s is Server => s !== undefined);
     this.server = undefined;
+    this.socketServer = undefined;
     for (const res of this.live) res.destroy();
-    server.closeAllConnections?.();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    for (const server of servers) {
+      server.closeAllConnections?.();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+    if (this.socketDir) await rm(this.socketDir, { recursive: true, force: true });
+    this.socketDir = undefined;
   }
 
   private model(target: ModelTarget): LanguageModelV3 {
@@ -584,15 +658,20 @@ export class ModelGateway {
       tools: (parsed.call.tools ?? []).map((t) => t.name),
       warnings: parsed.warnings ?? [],
     };
-    const refusal = session.refusal();
+    const refusal =
+      session.refusal() ??
+      (route.protocol === 'openai-completions' && !target.protocols.includes(route.protocol)
+        ? `text completions (/v1/completions) can only be passed through to an OpenAI-compatible server; ${target.id} does not serve them`
+        : undefined);
     if (refusal) {
+      const status = session.refusal() ? 403 : 400;
       session.record(
         {
           ...base,
           seq: session.calls + 1,
           route: 'refused',
           duration_ms: Date.now() - started,
-          status: 403,
+          status,
           error: refusal,
           attempts: 0,
           usage: usageRecord(ZERO_USAGE),
@@ -604,15 +683,13 @@ export class ModelGateway {
         0,
         false,
       );
-      return this.sendJson(
-        res,
-        403,
-        codec.errorBody(
-          403,
-          `berth gateway: ${refusal}`,
-          route.protocol === 'anthropic-messages' ? 'permission_error' : 'budget_exceeded',
-        ),
-      );
+      const type =
+        status === 400
+          ? undefined
+          : route.protocol === 'anthropic-messages'
+            ? 'permission_error'
+            : 'budget_exceeded';
+      return this.sendJson(res, status, codec.errorBody(status, `berth gateway: ${refusal}`, type));
     }
     session.calls += 1;
     const seq = session.calls;
@@ -725,15 +802,15 @@ export class ModelGateway {
       if (cache && keyOfCall && result.status === 200 && !result.error && result.answer)
         await cache.set(keyOfCall, result.answer);
     } catch (error) {
-      const {
-        status,
-        message,
-        body: upstreamBody,
-      } = errorStatus(
+      const failure = errorStatus(
         signal.aborted && !(error instanceof UpstreamError)
           ? Object.assign(new Error('timeout'), { name: 'TimeoutError' })
           : error,
       );
+      // An upstream may echo the key it was sent (an error about a bad key): never to the agent.
+      const status = failure.status;
+      const message = redact(failure.message, key);
+      const upstreamBody = failure.body === undefined ? undefined : redact(failure.body, key);
       if (!res.headersSent) {
         if (upstreamBody !== undefined && passthrough) {
           res.writeHead(status, { 'content-type': 'application/json' });
@@ -876,6 +953,7 @@ export class ModelGateway {
       const text = await response.text();
       res.writeHead(response.status, {
         'content-type': response.headers.get('content-type') ?? 'application/json',
+        'content-length': Buffer.byteLength(text),
       });
       res.end(text);
       try {
@@ -955,6 +1033,11 @@ export class ModelGateway {
       protocol === 'gemini' ? { totalTokens: tokens } : { input_tokens: tokens },
     );
   }
+}
+
+/** `text` with every occurrence of `secret` (a key) replaced by `***`. */
+export function redact(text: string, secret: string | undefined): string {
+  return secret && secret.length >= 4 ? text.split(secret).join('***') : text;
 }
 
 function usageRecord(usage: TokenUsage): ModelCallRecord['usage'] {

@@ -33,7 +33,7 @@ export const PROVIDERS: readonly ProviderInfo[] = [
   {
     name: 'openai',
     sdk: 'openai',
-    protocols: ['openai-chat', 'openai-responses'],
+    protocols: ['openai-chat', 'openai-responses', 'openai-completions'],
     keyVars: ['OPENAI_API_KEY'],
     baseUrlVars: ['OPENAI_BASE_URL', 'OPENAI_API_BASE'],
     defaultBaseUrl: 'https://api.openai.com/v1',
@@ -61,7 +61,7 @@ export const PROVIDERS: readonly ProviderInfo[] = [
   {
     name: 'openrouter',
     sdk: 'openai-compatible',
-    protocols: ['openai-chat'],
+    protocols: ['openai-chat', 'openai-completions'],
     keyVars: ['OPENROUTER_API_KEY'],
     baseUrlVars: ['OPENROUTER_API_BASE', 'OPENROUTER_BASE_URL'],
     defaultBaseUrl: 'https://openrouter.ai/api/v1',
@@ -70,7 +70,7 @@ export const PROVIDERS: readonly ProviderInfo[] = [
   {
     name: 'deepseek',
     sdk: 'openai-compatible',
-    protocols: ['openai-chat'],
+    protocols: ['openai-chat', 'openai-completions'],
     keyVars: ['DEEPSEEK_API_KEY'],
     baseUrlVars: ['DEEPSEEK_API_BASE', 'DEEPSEEK_BASE_URL'],
     defaultBaseUrl: 'https://api.deepseek.com/v1',
@@ -79,7 +79,7 @@ export const PROVIDERS: readonly ProviderInfo[] = [
   {
     name: 'groq',
     sdk: 'openai-compatible',
-    protocols: ['openai-chat'],
+    protocols: ['openai-chat', 'openai-completions'],
     keyVars: ['GROQ_API_KEY'],
     baseUrlVars: ['GROQ_API_BASE'],
     defaultBaseUrl: 'https://api.groq.com/openai/v1',
@@ -89,7 +89,7 @@ export const PROVIDERS: readonly ProviderInfo[] = [
     name: 'together_ai',
     aliases: ['together'],
     sdk: 'openai-compatible',
-    protocols: ['openai-chat'],
+    protocols: ['openai-chat', 'openai-completions'],
     keyVars: ['TOGETHER_API_KEY', 'TOGETHERAI_API_KEY'],
     baseUrlVars: ['TOGETHER_API_BASE'],
     defaultBaseUrl: 'https://api.together.xyz/v1',
@@ -98,7 +98,7 @@ export const PROVIDERS: readonly ProviderInfo[] = [
   {
     name: 'mistral',
     sdk: 'openai-compatible',
-    protocols: ['openai-chat'],
+    protocols: ['openai-chat', 'openai-completions'],
     keyVars: ['MISTRAL_API_KEY'],
     baseUrlVars: ['MISTRAL_API_BASE'],
     defaultBaseUrl: 'https://api.mistral.ai/v1',
@@ -107,7 +107,7 @@ export const PROVIDERS: readonly ProviderInfo[] = [
   {
     name: 'xai',
     sdk: 'openai-compatible',
-    protocols: ['openai-chat'],
+    protocols: ['openai-chat', 'openai-completions'],
     keyVars: ['XAI_API_KEY'],
     baseUrlVars: ['XAI_API_BASE'],
     defaultBaseUrl: 'https://api.x.ai/v1',
@@ -117,7 +117,7 @@ export const PROVIDERS: readonly ProviderInfo[] = [
     name: 'ollama',
     aliases: ['ollama_chat'],
     sdk: 'openai-compatible',
-    protocols: ['openai-chat'],
+    protocols: ['openai-chat', 'openai-completions'],
     keyVars: ['OLLAMA_API_KEY'],
     baseUrlVars: ['OLLAMA_API_BASE', 'OLLAMA_BASE_URL'],
     defaultBaseUrl: 'http://127.0.0.1:11434/v1',
@@ -127,7 +127,7 @@ export const PROVIDERS: readonly ProviderInfo[] = [
     name: 'hosted_vllm',
     aliases: ['vllm', 'lm_studio', 'llamacpp', 'openai-compatible', 'openai_compatible', 'custom'],
     sdk: 'openai-compatible',
-    protocols: ['openai-chat'],
+    protocols: ['openai-chat', 'openai-completions'],
     keyVars: ['HOSTED_VLLM_API_KEY', 'OPENAI_COMPATIBLE_API_KEY'],
     baseUrlVars: ['HOSTED_VLLM_API_BASE', 'OPENAI_COMPATIBLE_BASE_URL'],
     needsKey: false,
@@ -211,11 +211,14 @@ export function resolveModel(
   // A custom base URL for OpenAI means an OpenAI-compatible server: chat completions only.
   const custom = baseUrl !== undefined || fromEnv !== undefined;
   const protocols: WireProtocol[] =
-    info?.name === 'openai' && custom ? ['openai-chat'] : [...(info?.protocols ?? ['openai-chat'])];
+    info?.name === 'openai' && custom
+      ? ['openai-chat', 'openai-completions']
+      : [...(info?.protocols ?? ['openai-chat', 'openai-completions'])];
   return {
     id,
     provider: info?.name ?? provider,
-    name,
+    // An unknown prefix is part of the server's model name (vLLM serves `Qwen/Qwen3-Coder-30B`).
+    name: info ? name : id,
     sdk: info?.sdk ?? 'openai-compatible',
     baseUrl: normaliseBaseUrl(url, info, flag),
     protocols,

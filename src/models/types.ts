@@ -22,15 +22,22 @@ import type {
  * - `openai-responses`: OpenAI Responses, `POST /v1/responses`;
  * - `anthropic-messages`: Anthropic Messages, `POST /v1/messages`;
  * - `gemini`: Google's Gemini API, `POST /v1beta/models/{model}:generateContent` and
- *   `:streamGenerateContent` (`?alt=sse` for server-sent events).
+ *   `:streamGenerateContent` (`?alt=sse` for server-sent events);
+ * - `openai-completions`: OpenAI's legacy Completions, `POST /v1/completions` (passed through only).
  */
-export type WireProtocol = 'openai-chat' | 'openai-responses' | 'anthropic-messages' | 'gemini';
+export type WireProtocol =
+  | 'openai-chat'
+  | 'openai-responses'
+  | 'anthropic-messages'
+  | 'gemini'
+  | 'openai-completions';
 
 export const WIRE_PROTOCOLS: readonly WireProtocol[] = [
   'openai-chat',
   'openai-responses',
   'anthropic-messages',
   'gemini',
+  'openai-completions',
 ];
 
 /**

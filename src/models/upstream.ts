@@ -140,6 +140,8 @@ export function passthroughUrl(
       return `${target.baseUrl}/chat/completions`;
     case 'openai-responses':
       return `${target.baseUrl}/responses`;
+    case 'openai-completions':
+      return `${target.baseUrl}/completions`;
     case 'anthropic-messages':
       return `${target.baseUrl}/messages`;
     case 'gemini':

@@ -44,7 +44,26 @@ export const runReportTrialSchema = z.object({
   isolated: z.boolean().describe('whether untrusted commands ran without network'),
   note: z.string(),
   duration_sec: z.number(),
+  model: z
+    .object({
+      n_input_tokens: z.number().int().min(0).describe('prompt tokens, cached ones included'),
+      n_cache_tokens: z.number().int().min(0),
+      n_output_tokens: z.number().int().min(0),
+      cost_usd: z.number().nullable().describe('null when the model has no known price'),
+    })
+    .optional()
+    .describe("the trial's model calls through berth's gateway (agent_result), when it made any"),
 });
+
+export const modelUsageSchema = z
+  .object({
+    n_input_tokens: z.number().int().min(0),
+    n_cache_tokens: z.number().int().min(0),
+    n_output_tokens: z.number().int().min(0),
+    cost_usd: z.number().nullable().describe('USD over the trials whose cost is known; null when none is'),
+    n_trials_cost_unknown: z.number().int().min(0),
+  })
+  .describe("tokens and cost of the job's model calls (Harbor's JobStats fields)");
 
 export const runReportSchema = z
   .object({
@@ -107,6 +126,13 @@ export const runReportSchema = z
       not_run: z.number().int().describe('planned trials that never started (the run was interrupted)'),
     }),
     trials: z.array(runReportTrialSchema),
+    model_usage: modelUsageSchema.optional(),
+    not_started_over_budget: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe("trials not started because the job's model budget (--model-budget) was spent"),
     swebench_report: swebenchReportSchema
       .nullable()
       .optional()
@@ -141,6 +167,16 @@ export function reportTrial(result: TrialResult): z.infer<typeof runReportTrialS
     isolated: result.berth.isolated,
     note: result.berth.note,
     duration_sec: Math.round(result.berth.duration_sec * 1000) / 1000,
+    ...(typeof result.agent_result?.n_input_tokens === 'number'
+      ? {
+          model: {
+            n_input_tokens: Number(result.agent_result.n_input_tokens),
+            n_cache_tokens: Number(result.agent_result.n_cache_tokens ?? 0),
+            n_output_tokens: Number(result.agent_result.n_output_tokens ?? 0),
+            cost_usd: typeof result.agent_result.cost_usd === 'number' ? result.agent_result.cost_usd : null,
+          },
+        }
+      : {}),
   };
 }
 
@@ -184,6 +220,8 @@ export function buildRunReport(
       not_run: summary.total - trials.length,
     },
     trials,
+    ...(summary.model_usage ? { model_usage: summary.model_usage } : {}),
+    ...(summary.not_started_over_budget ? { not_started_over_budget: summary.not_started_over_budget } : {}),
     swebench_report: meta.swebench ?? null,
   };
 }

@@ -132,6 +132,25 @@ export function summaryLine(summary: JobSummary, scope?: RunScope): string {
 }
 
 /**
+ * The job's model use: `model: 12,345 tokens in (2,000 cached), 678 out; cost $0.0123`, with
+ * the trials of unknown cost and those not started over the budget said. Undefined when no
+ * trial called a model.
+ */
+export function modelUsageLine(summary: JobSummary): string | undefined {
+  const u = summary.model_usage;
+  if (!u) return undefined;
+  const n = (x: number) => x.toLocaleString('en-US');
+  const cost =
+    u.cost_usd === null
+      ? 'cost unknown (no price for the model)'
+      : `cost $${u.cost_usd.toFixed(4)}${u.n_trials_cost_unknown > 0 ? ` (+ ${u.n_trials_cost_unknown} trial(s) of unknown cost)` : ''}`;
+  const budget = summary.not_started_over_budget
+    ? `; model budget spent: ${summary.not_started_over_budget} trial(s) not started`
+    : '';
+  return `model: ${n(u.n_input_tokens)} tokens in (${n(u.n_cache_tokens)} cached), ${n(u.n_output_tokens)} out; ${cost}${budget}`;
+}
+
+/**
  * The SWE-bench-style category line printed for `-a predictions` (the harness's report:
  * total, submitted, completed, resolved, unresolved, empty patch, error):
  * `instances: 4 in the dataset, 1 submitted, 3 without a prediction (not run); 1 completed
@@ -329,6 +348,8 @@ export function textReporter(options: {
         options.write(`${renderTable(summary.trials, options.attempts)}\n`);
       }
       options.write(`${summaryLine(summary, options.scope)}\n`);
+      const models = modelUsageLine(summary);
+      if (models) options.write(`${models}\n`);
       if (options.scope?.predictions) options.write(`${categoryLine(summary, options.scope)}\n`);
     },
   };

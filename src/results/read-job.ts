@@ -8,9 +8,11 @@
 import { readdir } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { InputError } from '../errors.ts';
+import { lockHolder } from '../jobs/job.ts';
+import { parseEventLine } from '../trials/events.ts';
 import type { JobRecord, TrialRecord } from './model.ts';
 import { readHeadTail, readInside, readJsonInside, readTailSync, statInside } from './safe-read.ts';
-import { lastLine, trialRecordFromResult, wantsOutputTail } from './trial-record.ts';
+import { blankTrialRecord, lastLine, trialRecordFromResult, wantsOutputTail } from './trial-record.ts';
 
 type Json = Record<string, unknown>;
 const isObject = (value: unknown): value is Json =>
@@ -31,21 +33,15 @@ interface EventState {
 }
 
 /**
- * Reads `events.jsonl` as far as it is complete (a crashed run may leave half a line). Event
- * types follow src/trials/events.ts: `trial-start`, `trial-end`, `phase-start`, `job-end`.
+ * Reads `events.jsonl` (src/trials/events.ts, docs/events.md) as far as it is complete (a
+ * crashed run may leave half a line): which trials are running, in which phase.
  */
 export function readEventLines(text: string): EventState {
   const state: EventState = { running: new Map(), ended: false, started: false };
   for (const line of text.split('\n')) {
-    if (line.trim() === '') continue;
-    let event: unknown;
-    try {
-      event = JSON.parse(line);
-    } catch {
-      continue;
-    }
-    if (!isObject(event)) continue;
-    const trial = str(event.trial);
+    // Lines cut by a kill, and event types or versions this berth does not know, are skipped.
+    const event = parseEventLine(line);
+    if (!event) continue;
     switch (event.type) {
       case 'job-start':
         state.started = true;
@@ -54,13 +50,13 @@ export function readEventLines(text: string): EventState {
         state.ended = true;
         break;
       case 'trial-start':
-        if (trial) state.running.set(trial, null);
+        state.running.set(event.trial, null);
         break;
       case 'phase-start':
-        if (trial) state.running.set(trial, str(event.phase));
+        state.running.set(event.trial, event.step ? `${event.phase} (${event.step})` : event.phase);
         break;
       case 'trial-end':
-        if (trial) state.running.delete(trial);
+        state.running.delete(event.trial);
         break;
     }
   }
@@ -85,54 +81,24 @@ export function testOutputTailSync(trialDir: string): string | null {
   return null;
 }
 
-function pidAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/** Whether the job's lock (`.berth.lock`, `pid start-time`) is held by a running process. */
+/** Whether the job's lock (`.berth.lock`) is held by a running process (read capped, no link followed). */
 async function lockHeld(dir: string): Promise<boolean> {
   const lock = await readInside(dir, '.berth.lock', 256);
-  if (!lock) return false;
-  return pidAlive(Number(lock.text.trim().split(/\s+/)[0]));
+  return lock !== undefined && (await lockHolder(lock.text)) !== undefined;
 }
 
 /** A trial folder without a result: running while the job runs, else cut off. */
 function unfinishedTrial(name: string, config: Json, running: boolean, phase: string | null): TrialRecord {
   const agent = isObject(config.agent) ? config.agent : {};
   return {
-    name,
-    task: str(config.task_name) ?? name,
+    ...blankTrialRecord(name, str(config.task_name) ?? name, running ? 'running' : 'cancelled'),
     attempt: typeof config.attempt === 'number' ? config.attempt : 1,
-    outcome: running ? 'running' : 'cancelled',
-    status: running ? 'running' : 'cancelled',
-    rewards: null,
-    reward: null,
-    exception: null,
     why: running
       ? `running${phase ? ` (${phase.replace('_', ' ')})` : ''}`
       : 'no result: the job stopped while this trial ran',
     agent: str(agent.name) ?? 'unknown',
     model: str(agent.model_name),
     dataset: str(config.source),
-    repository: null,
-    language: null,
-    task_type: null,
-    FAIL_TO_PASS: null,
-    PASS_TO_PASS: null,
-    phases: { environment: null, agent_setup: null, agent: null, verifier: null },
-    duration_sec: null,
-    input_tokens: null,
-    cache_tokens: null,
-    output_tokens: null,
-    cost_usd: null,
-    started_at: null,
-    finished_at: null,
     current_phase: phase,
   };
 }

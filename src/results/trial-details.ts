@@ -118,21 +118,29 @@ async function fileOf(root: string, path: string, head: number, tail: number): P
 
 const looksBinary = (text: string) => text.includes('\u0000');
 
-/** A copy of a JSON value with every string longer than `max` cut in the middle. */
-export function cutLongStrings(value: unknown, max: number, cut = { count: 0 }): unknown {
+/** Deepest nesting kept in a trajectory; deeper values are replaced by a note (no recursion bomb). */
+const MAX_DEPTH = 48;
+
+/**
+ * A copy of a JSON value with every string longer than `max` cut in the middle and anything nested
+ * deeper than MAX_DEPTH replaced by a note (`cut.count` counts the cuts).
+ */
+export function cutLongStrings(value: unknown, max: number, cut = { count: 0 }, depth = 0): unknown {
   if (typeof value === 'string') {
     if (value.length <= max) return value;
     cut.count++;
     const keep = Math.floor(max / 2);
     return `${value.slice(0, keep)}\n… ${value.length - 2 * keep} characters cut (see the file) …\n${value.slice(-keep)}`;
   }
-  if (Array.isArray(value)) return value.map((item) => cutLongStrings(item, max, cut));
-  if (isObject(value)) {
-    const copy: Json = {};
-    for (const [key, item] of Object.entries(value)) copy[key] = cutLongStrings(item, max, cut);
-    return copy;
+  if (value === null || typeof value !== 'object') return value;
+  if (depth >= MAX_DEPTH) {
+    cut.count++;
+    return '(nested too deep to show; see the file)';
   }
-  return value;
+  if (Array.isArray(value)) return value.map((item) => cutLongStrings(item, max, cut, depth + 1));
+  const copy: Json = {};
+  for (const [key, item] of Object.entries(value)) copy[key] = cutLongStrings(item, max, cut, depth + 1);
+  return copy;
 }
 
 /** The first user message of an ATIF trajectory. */
@@ -214,7 +222,7 @@ export async function readTrialDetails(
       const cut = { count: 0 };
       trajectory = cutLongStrings(JSON.parse(trajectoryFile.text), limits.trajectoryText, cut);
       if (cut.count > 0)
-        trajectoryNote = `${cut.count} long text(s) cut to ${limits.trajectoryText} characters.`;
+        trajectoryNote = `${cut.count} long or deeply nested value(s) cut (texts to ${limits.trajectoryText} characters).`;
     } catch (error) {
       trajectoryNote = `agent/trajectory.json is not JSON (${(error as Error).message}).`;
     }

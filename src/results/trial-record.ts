@@ -52,10 +52,12 @@ const EXCEPTION_PHASE: Record<string, PhaseName> = {
 };
 
 /**
- * The phase an exception was raised in: the event log's word when there is one, else the last
- * phase that had started when it occurred, else where its type is raised.
+ * The phase an exception was raised in: where its type is raised (Harbor's and berth's known
+ * types), else the last phase that had started when it occurred.
  */
 export function exceptionPhase(result: Json, type: string, occurredAt: unknown): PhaseName | null {
+  const known = EXCEPTION_PHASE[type];
+  if (known) return known;
   const at = typeof occurredAt === 'string' ? Date.parse(occurredAt) : Number.NaN;
   if (Number.isFinite(at)) {
     let found: PhaseName | null = null;
@@ -71,7 +73,7 @@ export function exceptionPhase(result: Json, type: string, occurredAt: unknown):
     }
     if (found) return found;
   }
-  return EXCEPTION_PHASE[type] ?? null;
+  return null;
 }
 
 /** The reward the resolved rate counts: `reward`, else the only key. */
@@ -410,5 +412,36 @@ export function trialRecordFromResult(
     cost_usd: num(agentResult.cost_usd),
     started_at: str(result.started_at),
     finished_at: str(result.finished_at),
+  };
+}
+
+/** A record with nothing known but the trial's name, task and outcome (a trial not finished, a test's start). */
+export function blankTrialRecord(name: string, task: string, outcome: TrialOutcome): TrialRecord {
+  return {
+    name,
+    task,
+    attempt: 1,
+    outcome,
+    status: outcome,
+    rewards: null,
+    reward: null,
+    exception: null,
+    why: '',
+    agent: 'unknown',
+    model: null,
+    dataset: null,
+    repository: null,
+    language: null,
+    task_type: null,
+    FAIL_TO_PASS: null,
+    PASS_TO_PASS: null,
+    phases: { environment: null, agent_setup: null, agent: null, verifier: null },
+    duration_sec: null,
+    input_tokens: null,
+    cache_tokens: null,
+    output_tokens: null,
+    cost_usd: null,
+    started_at: null,
+    finished_at: null,
   };
 }

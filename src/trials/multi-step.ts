@@ -29,6 +29,7 @@ import type { AgentResult } from '../agents/agent.ts';
 import { applyPhaseNetwork } from '../environments/docker/egress/network-switch.ts';
 import { runHealthcheck } from '../environments/docker/healthcheck.ts';
 import type { Environment } from '../environments/environment.ts';
+import { TrialModelUse } from '../models/trial-models.ts';
 import { resolveEnvTemplates } from '../tasks/harbor/env-template.ts';
 import {
   aggregateStepRewards,
@@ -141,6 +142,7 @@ export async function runExtendedHarborTrial(options: TrialOptions): Promise<Ext
   const verifierMultiplier = options.phaseMultipliers?.verifier ?? multiplier;
   const started = performance.now();
   const result: ExtendedTrialResult = await beginTrialResult(options);
+  const models = TrialModelUse.open(options.models, { ...options, agent: agent.info });
   const record = (error: unknown) => {
     if (!result.exception_info) result.exception_info = exceptionInfo(error);
   };
@@ -180,6 +182,7 @@ export async function runExtendedHarborTrial(options: TrialOptions): Promise<Ext
       jobId: options.jobId,
       trialDir,
       ...(agent.tool ? { tool: agent.tool } : {}),
+      ...(models ? { modelGatewayDir: models.session.gatewayDir } : {}),
       ...(signal ? { signal } : {}),
     });
     result.berth.isolated = environment.isolated;
@@ -201,6 +204,7 @@ export async function runExtendedHarborTrial(options: TrialOptions): Promise<Ext
           attempt: options.attempt,
           logDir: join(trialDir, 'agent'),
           timeoutMultiplier: agentMultiplier,
+          ...(models ? { models: models.session } : {}),
           ...(signal ? { signal } : {}),
         },
         result,
@@ -300,6 +304,7 @@ export async function runExtendedHarborTrial(options: TrialOptions): Promise<Ext
               attempt: options.attempt,
               logDir: join(trialDir, 'agent'),
               ...(timeoutSec !== undefined ? { timeoutSec } : {}),
+              ...(models ? { models: models.session } : {}),
               ...(signal ? { signal } : {}),
             }),
             timeoutSec,
@@ -467,6 +472,7 @@ export async function runExtendedHarborTrial(options: TrialOptions): Promise<Ext
       record(error);
     }
     await rm(join(trialDir, '.verifier-env'), { recursive: true, force: true }).catch(() => {});
+    await models?.finish(result).catch(record);
     result.finished_at = now();
     result.berth.duration_sec = roundSec((performance.now() - started) / 1000);
     await writeJsonAtomic(join(trialDir, 'result.json'), result);

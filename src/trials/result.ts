@@ -65,7 +65,15 @@ export interface BerthTrialFacts {
   /** sha256 (hex) of the submitted patch; null when the agent acted in the environment. */
   patch_sha256: string | null;
   /** Files in the trial folder, relative to it. */
-  files: { patch?: string; apply_log?: string; install_log?: string; test_output?: string; report?: string };
+  files: {
+    patch?: string;
+    apply_log?: string;
+    install_log?: string;
+    test_output?: string;
+    report?: string;
+    /** The model gateway's record of the trial's model calls (JSON lines). */
+    model_calls?: string;
+  };
   patch_apply: { applied: boolean; method: string | null } | null;
   install: { exit_code: number | null; timed_out: boolean; duration_sec: number } | null;
   /** Whether untrusted commands ran without network, and how. */

@@ -14,6 +14,7 @@ import { pathToFileURL } from 'node:url';
 import type { Agent, AgentInfo, AgentResult, AgentSetupContext } from '../agents/agent.ts';
 import { applyPhaseNetwork } from '../environments/docker/egress/network-switch.ts';
 import type { Environment, EnvironmentProvider } from '../environments/environment.ts';
+import { type TrialModels, TrialModelUse } from '../models/trial-models.ts';
 import { taskCategories } from '../results/categories.ts';
 import { taskChecksum } from '../tasks/checksum.ts';
 import { needsExtendedTrial } from '../tasks/harbor/steps.ts';
@@ -52,6 +53,8 @@ export interface TrialOptions {
   phaseMultipliers?: { agent?: number; verifier?: number };
   /** Verify empty patches too (dataset validation); by default they end as `empty_patch` without running tests. */
   verifyEmptyPatch?: boolean;
+  /** The job's model gateway and this trial's model (`-m`), when the job calls models. */
+  models?: TrialModels;
   signal?: AbortSignal;
 }
 
@@ -217,6 +220,7 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
   const multiplier = options.timeoutMultiplier ?? 1;
   const started = performance.now();
   const result = await beginTrialResult(options);
+  const models = TrialModelUse.open(options.models, { ...options, agent: agent.info });
   if (task.verifier.kind === 'swebench') {
     result.berth.FAIL_TO_PASS = { passed: 0, total: task.verifier.failToPass.length };
     result.berth.PASS_TO_PASS = { passed: 0, total: task.verifier.passToPass.length };
@@ -246,6 +250,7 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
         trialDir,
         // The agent's files (installed agents), once per base image; not in a grading environment.
         ...(agent.tool && logName === 'install.log' ? { tool: agent.tool } : {}),
+        ...(models && logName === 'install.log' ? { modelGatewayDir: models.session.gatewayDir } : {}),
         ...(signal ? { signal } : {}),
       });
       const install = 'install' in task.environment ? task.environment.install : undefined;
@@ -309,6 +314,7 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
           attempt: options.attempt,
           logDir: join(trialDir, 'agent'),
           timeoutMultiplier: options.phaseMultipliers?.agent ?? multiplier,
+          ...(models ? { models: models.session } : {}),
           ...(signal ? { signal } : {}),
         },
         result,
@@ -334,6 +340,7 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
           attempt: options.attempt,
           logDir: join(trialDir, 'agent'),
           ...(agentTimeout !== undefined ? { timeoutSec: agentTimeout } : {}),
+          ...(models ? { models: models.session } : {}),
           ...(signal ? { signal } : {}),
         }),
         // An agent that enforces the limit itself gets a grace period to hand back its partial result.
@@ -362,6 +369,8 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
       if (agentResult.modelName && !result.agent_info.model_info)
         result.agent_info.model_info = { name: agentResult.modelName };
     }
+    // The agent's model session ends with it: its token does not outlive the agent phase.
+    await models?.finish(result);
 
     // The agent's patch.
     const patch = agentResult?.patch;
@@ -500,6 +509,7 @@ export async function runTrial(options: TrialOptions): Promise<TrialResult> {
         record(error);
       }
     }
+    await models?.finish(result).catch(record);
     result.finished_at = now();
     result.berth.duration_sec = roundSec((performance.now() - started) / 1000);
     // Harbor's verifier/reward.txt for verifiers that write none (SWE-bench: 1 resolved, 0 not).

@@ -5,7 +5,8 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readJob } from '../../src/results/read-job.ts';
 import { browserSkipReason, launchBrowser, screenshot, watchedPage } from '../helpers/browser.ts';
-import { addTrajectory, berth, examples, runMultilingualControls, runSample } from '../helpers/jobs.ts';
+import { runDeckhandJob } from '../helpers/deckhand-job.ts';
+import { addTrajectory, berth, runMultilingualControls, runPartial } from '../helpers/jobs.ts';
 import { tempDirs } from '../helpers/temp-dirs.ts';
 
 const temp = tempDirs();
@@ -13,21 +14,17 @@ let browser: Browser | undefined;
 let partial = '';
 let controls = '';
 let trajectoryTrial = '';
+let deckhand = '';
 
 beforeAll(async () => {
   const jobs = await temp.make('berth-report-browser-');
-  partial = runSample(jobs, 'partial', [
-    '-a',
-    'predictions',
-    '--predictions',
-    join(examples, 'predictions', 'partial.jsonl'),
-    '-n',
-    '2',
-  ]);
+  partial = runPartial(jobs, 'partial');
   // The trial an agent that calls models would leave: its trajectory beside its patch.
   trajectoryTrial = (await readJob(partial)).trials[0]?.name as string;
   addTrajectory(join(partial, trajectoryTrial));
   controls = runMultilingualControls(jobs, 'controls');
+  // berth's own agent against the scripted model server: real trajectories, tokens and costs.
+  deckhand = await runDeckhandJob(jobs, 'deckhand');
   for (const job of [partial, controls]) {
     const written = berth(['report', '--html', job]);
     if (written.code !== 0) throw new Error(written.stderr);
@@ -128,6 +125,38 @@ describe('the HTML report in Chromium (file://, no network)', () => {
     const href = await page.locator('[data-log] a').first().getAttribute('href');
     expect(href?.startsWith(`${trajectoryTrial}/`)).toBe(true);
     expect(existsSync(join(partial, decodeURIComponent(href as string)))).toBe(true);
+    await page.close();
+  });
+
+  it("a job of berth's own agent: tokens and cost, a point per trial, each trial's trajectory step by step", async (ctx) => {
+    if (browserSkipReason) ctx.skip(browserSkipReason);
+    const { page, problems } = await watchedPage(browser as Browser);
+    await page.goto(url(deckhand));
+    await page.waitForSelector('[data-chart="cost"][data-rendered="true"]');
+    const job = await readJob(deckhand);
+    const cost = job.trials.reduce((sum, t) => sum + (t.cost_usd ?? 0), 0);
+    expect(job.trials.every((t) => t.cost_usd !== null && t.input_tokens !== null)).toBe(true);
+    expect(await page.locator('[data-card="tokens"] .big').textContent()).toBe(`$${cost.toFixed(4)}`);
+    expect(await page.locator('[data-chart="cost"] g.mark-symbol.role-mark path').count()).toBe(4);
+    const failed = job.trials.find((t) => t.outcome === 'failed') as { name: string };
+    await page.locator(`tr.trial-row[data-trial="${failed.name}"]`).click();
+    await page.waitForSelector(`[data-trial-page="${failed.name}"]`);
+    const trajectory = JSON.parse(
+      readFileSync(join(deckhand, failed.name, 'agent', 'trajectory.json'), 'utf8'),
+    );
+    expect(await page.locator('[data-trajectory] .step').count()).toBe(trajectory.steps.length);
+    const calls = trajectory.steps.flatMap((s: { tool_calls?: Array<{ function_name: string }> }) =>
+      (s.tool_calls ?? []).map((c) => c.function_name),
+    );
+    expect(calls).toEqual(['bash', 'bash', 'finish']);
+    expect(
+      await page
+        .locator('[data-tool-call]')
+        .evaluateAll((els) => els.map((e) => e.getAttribute('data-tool-call'))),
+    ).toEqual(calls);
+    expect(await page.locator('[data-why]').textContent()).toMatch(/^failing: /);
+    await screenshot(page, 'report-deckhand-trial');
+    expect(problems).toEqual({ console: [], errors: [], requests: [] });
     await page.close();
   });
 

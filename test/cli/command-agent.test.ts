@@ -88,17 +88,10 @@ describe('berth run -a command', () => {
     const aider = berth(['run', '-p', sample, '-a', 'aider']);
     expect(aider.code).toBe(2);
     expect(aider.stderr).toContain('agent "aider" is not available: aider comes from PyPI');
-    const badOption = berth([
-      'run',
-      '-p',
-      sample,
-      '-a',
-      'codex',
-      '-m',
-      'openai/gpt-5',
-      '--ak',
-      'max_turns=3',
-    ]);
+    const badOption = berth(
+      ['run', '-p', sample, '-a', 'codex', '-m', 'openai/gpt-5', '--ak', 'max_turns=3'],
+      { OPENAI_API_KEY: 'sk-test' },
+    );
     expect(badOption.code).toBe(2);
     expect(badOption.stderr).toContain(
       '--ak max_turns: codex has no option "max_turns"; its options: reasoning_effort',
@@ -112,7 +105,7 @@ describe('berth run -a command', () => {
     expect(noCommand.stderr).toContain('--agent-command');
     const modelForOracle = berth(['run', '-p', sample, '--model', 'x']);
     expect(modelForOracle.code).toBe(2);
-    expect(modelForOracle.stderr).toContain('--model only apply to -a command');
+    expect(modelForOracle.stderr).toContain('agent `oracle` calls no model');
     const unsetEnv = berth([
       'run',
       '-p',

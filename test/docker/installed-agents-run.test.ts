@@ -18,12 +18,14 @@ import { type ModelTarget, resolveModel } from '../../src/models/providers.ts';
 import { loadHarborTask } from '../../src/tasks/harbor/loader.ts';
 import { runTrial } from '../../src/trials/trial.ts';
 import { HarborVerifier } from '../../src/verifiers/harbor.ts';
+import { trajectoryValidator } from '../helpers/atif.ts';
 import { editAndRunScript } from '../helpers/coding-agent-script.ts';
 import { startScriptedModelServer } from '../helpers/scripted-model-server.ts';
 import { fixtureImageMap, JOB_ID, skipDocker, tempDir } from './helpers.ts';
 
 const TASK_DIR = join(import.meta.dirname, '..', '..', 'examples', 'agents', 'edit-and-run');
 const KEY = 'sk-real-key-MARKER-4b1d';
+const COMMAND_MARK = 'cd /app && ./record.sh';
 const cleanups: Array<() => Promise<void>> = [];
 afterAll(async () => {
   for (const c of cleanups.splice(0)) await c();
@@ -48,7 +50,7 @@ function target(name: InstalledAgentName, url: string): ModelTarget {
 
 async function run(name: InstalledAgentName, content: string) {
   const upstream = await startScriptedModelServer(
-    editAndRunScript({ file: { path: '/app/greet.py', content }, command: 'cd /app && ./record.sh' }),
+    editAndRunScript({ file: { path: '/app/greet.py', content }, command: COMMAND_MARK }),
   );
   cleanups.push(() => upstream.close());
   const gateway = await ModelGateway.start({
@@ -85,7 +87,7 @@ describe.skipIf(skipDocker)(
   'installed agents run through the gateway (real CLIs, Docker, no-network task)',
   () => {
     for (const name of ['claude-code', 'codex', 'gemini-cli', 'opencode', 'qwen-code'] as const) {
-      it(`${name}: writes the file and runs the command (reward 1); a wrong script gets 0`, async () => {
+      it(`${name}: writes the file and runs the command (reward 1); a wrong script gets 0`, async (ctx) => {
         const good = await run(name, 'print("hello, berth")\n');
         const log = (f: string) => readFileSync(join(good.trialDir, 'agent', ...f.split('/')), 'utf8');
         expect(good.result.exception_info, log('command/stderr.txt').slice(-2000)).toBeFalsy();
@@ -96,6 +98,18 @@ describe.skipIf(skipDocker)(
         expect(good.totals.calls).toBeGreaterThanOrEqual(3);
         // The native log is kept under Harbor's name; the real key appears nowhere.
         expect(log(`${name}.txt`).length).toBeGreaterThan(0);
+        // Its own log converted to ATIF, valid against Harbor's schema, with the command and its output.
+        const trajectory = JSON.parse(readFileSync(join(good.trialDir, 'agent', 'trajectory.json'), 'utf8'));
+        const validate = trajectoryValidator();
+        if (validate) expect(validate(trajectory)).toEqual([]);
+        else ctx.annotate('Harbor trajectory schema not found: trajectory not validated');
+        const calls = trajectory.steps.flatMap(
+          (s: { tool_calls?: Array<{ arguments: unknown }> }) => s.tool_calls ?? [],
+        );
+        // (Claude Code drops a leading `cd` to the folder it is in: the script name is what stays.)
+        expect(JSON.stringify(calls), JSON.stringify(trajectory.steps).slice(0, 3000)).toContain(
+          './record.sh',
+        );
         const wrong = await run(name, 'print("hello, world!")\n');
         expect(wrong.result.exception_info).toBeFalsy();
         expect(wrong.result.verifier_result?.rewards).toEqual({ reward: 0 });

@@ -25,7 +25,10 @@ const WRITE_TOOLS: Record<string, { path: string; content: string }> = {
 };
 
 export interface EditAndRun {
-  /** Absolute path of the file to write, and its content. */
+  /**
+   * The file to write and its content: an absolute path goes through the agent's file tool, a
+   * relative one (the working folder unknown in advance) through its shell.
+   */
   file: { path: string; content: string };
   /** Shell command to run after the write. */
   command: string;
@@ -69,7 +72,7 @@ export function editAndRunScript(plan: EditAndRun): Script {
     const tools = toolsOf(request);
     const shell = tools.find((t) => t.name in SHELL_TOOLS);
     if (!shell) return { reply: { text: 'ok', usage } };
-    const write = tools.find((t) => t.name in WRITE_TOOLS);
+    const write = plan.file.path.startsWith('/') ? tools.find((t) => t.name in WRITE_TOOLS) : undefined;
     const shellCall = (command: string) => ({
       name: shell.name,
       input: withRequired(shell, { [SHELL_TOOLS[shell.name] as string]: command }),

@@ -39,6 +39,18 @@ export function runSample(jobsDir: string, jobName: string, args: string[]): str
   return join(jobsDir, jobName);
 }
 
+/** `berth run` of the bundled sample's partial-fix predictions (every instance fails some tests). */
+export function runPartial(jobsDir: string, jobName: string): string {
+  return runSample(jobsDir, jobName, [
+    '-a',
+    'predictions',
+    '--predictions',
+    join(examples, 'predictions', 'partial.jsonl'),
+    '-n',
+    '2',
+  ]);
+}
+
 /** `berth multilingual run` (local) of the control predictions. */
 export function runMultilingualControls(jobsDir: string, jobName: string): string {
   const dataset = join(examples, 'multilingual');

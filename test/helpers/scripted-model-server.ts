@@ -37,8 +37,8 @@ export interface ScriptReply {
 
 export type ScriptStep =
   | { reply: ScriptReply }
-  /** An error status, with `Retry-After` seconds when given. */
-  | { status: number; retryAfter?: number; message?: string }
+  /** An error status, with `Retry-After` seconds when given; `echoKey` puts the request's key in the message. */
+  | { status: number; retryAfter?: number; message?: string; echoKey?: boolean }
   /** 200 with a body that is not the protocol's JSON. */
   | { malformed: true }
   /** The vendor's error for a prompt longer than the context window. */
@@ -161,7 +161,12 @@ export async function startScriptedModelServer(script: Script): Promise<Scripted
     if ('status' in step)
       return sendJson(
         step.status,
-        codec.errorBody(step.status, step.message ?? `scripted error ${step.status}`),
+        codec.errorBody(
+          step.status,
+          step.echoKey
+            ? `Incorrect API key provided: ${String(req.headers.authorization ?? req.headers['x-api-key'] ?? req.headers['x-goog-api-key'])}`
+            : (step.message ?? `scripted error ${step.status}`),
+        ),
         step.retryAfter !== undefined ? { 'retry-after': String(step.retryAfter) } : {},
       );
     if ('malformed' in step) {

@@ -426,6 +426,18 @@ describe('upstream failures', () => {
     expect(session.records[0]?.error).toMatch(/upstream/);
   });
 
+  it('never lets an upstream that echoes the key pass it to the agent or the record', async () => {
+    for (const target of [chatTarget, anthropicTarget]) {
+      const { gateway, target: t } = await setup([{ status: 401, echoKey: true }], target);
+      const session = gateway.openSession({ trialName: 't', model: t });
+      const error = (await ask(session).catch((e: unknown) => e)) as { status: number; message: string };
+      expect(error.status).toBe(401);
+      expect(error.message).toContain('Incorrect API key provided');
+      expect(error.message).not.toContain(KEY);
+      expect(JSON.stringify(session.records)).not.toContain(KEY);
+    }
+  });
+
   it('passes a context-length error on, in the agent protocol, without retrying', async () => {
     const { upstream, gateway, target } = await setup([{ contextLength: true }], chatTarget);
     const session = gateway.openSession({ trialName: 't', model: target });

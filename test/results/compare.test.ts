@@ -4,7 +4,8 @@ import { compareJobs, compareTwo } from '../../src/results/compare.ts';
 import { buildLeaderboard } from '../../src/results/leaderboard.ts';
 import type { JobRecord, TrialRecord } from '../../src/results/model.ts';
 import { readJob } from '../../src/results/read-job.ts';
-import { berth, examples, runSample } from '../helpers/jobs.ts';
+import { blankTrialRecord } from '../../src/results/trial-record.ts';
+import { berth, runPartial, runSample } from '../helpers/jobs.ts';
 import { tempDirs } from '../helpers/temp-dirs.ts';
 
 const temp = tempDirs();
@@ -13,31 +14,14 @@ afterAll(temp.cleanup);
 /** A trial record with what a comparison reads. */
 function trial(task: string, resolved: boolean, extra: Partial<TrialRecord> = {}): TrialRecord {
   return {
-    name: `${task}__${extra.attempt ?? 1}`,
-    task,
-    attempt: 1,
-    outcome: resolved ? 'resolved' : 'failed',
+    ...blankTrialRecord(`${task}__${extra.attempt ?? 1}`, task, resolved ? 'resolved' : 'failed'),
     status: resolved ? 'resolved' : 'unresolved',
-    rewards: null,
     reward: resolved ? 1 : 0,
-    exception: null,
-    why: '',
     agent: 'a',
-    model: null,
     dataset: 'd',
     repository: task.startsWith('x') ? 'org/x' : 'org/y',
     language: 'python',
-    task_type: null,
-    FAIL_TO_PASS: null,
-    PASS_TO_PASS: null,
-    phases: { environment: null, agent_setup: null, agent: null, verifier: null },
     duration_sec: 1,
-    input_tokens: null,
-    cache_tokens: null,
-    output_tokens: null,
-    cost_usd: null,
-    started_at: null,
-    finished_at: null,
     ...extra,
   };
 }
@@ -123,14 +107,7 @@ describe('berth compare and berth leaderboard on real jobs', () => {
   beforeAll(async () => {
     jobs = await temp.make('berth-compare-');
     runSample(jobs, 'oracle', ['-a', 'oracle', '-n', '2']);
-    runSample(jobs, 'partial', [
-      '-a',
-      'predictions',
-      '--predictions',
-      join(examples, 'predictions', 'partial.jsonl'),
-      '-n',
-      '2',
-    ]);
+    runPartial(jobs, 'partial');
     runSample(jobs, 'oracle-k2', [
       '-a',
       'oracle',

@@ -6,7 +6,7 @@ import { renderJobReport } from '../../src/reporters/html/report.ts';
 import { readJob } from '../../src/results/read-job.ts';
 import { summarize } from '../../src/results/summary.ts';
 import { REPORT_LIMITS, readTrialDetails, VIEWER_LIMITS } from '../../src/results/trial-details.ts';
-import { addTrajectory, examples, runMultilingualControls, runSample } from '../helpers/jobs.ts';
+import { addTrajectory, runMultilingualControls, runPartial, runSample } from '../helpers/jobs.ts';
 import { tempDirs } from '../helpers/temp-dirs.ts';
 
 const temp = tempDirs();
@@ -21,14 +21,7 @@ let controls = '';
 beforeAll(async () => {
   jobs = await temp.make('berth-report-jobs-');
   oracle = runSample(jobs, 'oracle', ['-a', 'oracle', '-n', '2']);
-  partial = runSample(jobs, 'partial', [
-    '-a',
-    'predictions',
-    '--predictions',
-    join(examples, 'predictions', 'partial.jsonl'),
-    '-n',
-    '2',
-  ]);
+  partial = runPartial(jobs, 'partial');
   nop = runSample(jobs, 'nop', ['-a', 'nop']);
   controls = runMultilingualControls(jobs, 'controls');
 }, 300_000);
@@ -106,7 +99,9 @@ describe('reading job folders berth wrote', () => {
     expect(details?.instruction).toContain('RFC 4180');
     expect(details?.instruction_source).toBe('instruction.md');
     expect((details?.trajectory as { steps: unknown[] } | undefined)?.steps).toHaveLength(5);
-    expect(details?.trajectory_note).toMatch(/long text\(s\) cut to 40 characters/);
+    expect(details?.trajectory_note).toMatch(
+      /long or deeply nested value\(s\) cut \(texts to 40 characters\)/,
+    );
   });
 });
 
@@ -131,6 +126,15 @@ describe('a hostile trial folder', () => {
       join(trial, 'agent', 'evil.log'),
       '</script><script>window.__berthInjected = true</script><!-- ',
     );
+    // A trajectory nested 200,000 deep would overflow any recursive walk or JSON.stringify.
+    const other = join(nop, job.trials[2]?.name as string);
+    mkdirSync(join(other, 'agent'), { recursive: true });
+    writeFileSync(
+      join(other, 'agent', 'trajectory.json'),
+      `{"steps": ${'['.repeat(200_000)}${']'.repeat(200_000)}}`,
+    );
+    const deep = await readTrialDetails(nop, job.trials[2]?.name as string, REPORT_LIMITS);
+    expect(deep?.trajectory_note).toMatch(/deeply nested/);
     const details = await readTrialDetails(nop, name, REPORT_LIMITS);
     expect(details?.trajectory).toBeNull();
     expect(JSON.stringify(details)).not.toContain('BERTH-SECRET-MARKER');

@@ -151,3 +151,64 @@ import { readdirSync as __bRd, readFileSync as __bRf, writeFileSync as __bWf } f
   process.exit(0);
 }
 `;
+
+/**
+ * Python: when package code is first called by a test, print `PASSED <id>` for every collected
+ * test past the capture, then end the session with `pytest.exit(returncode=0)`: the tests after it
+ * never run, and pytest itself reports the session as ended with status 0.
+ */
+export const PY_FORGE_AND_PYTEST_EXIT = `${PY_PYTEST_HANDLE}
+
+def _berth_forge_and_stop():
+    import pytest
+    config = _berth_attack_config()
+    _berth_attack_real_stdout(config)
+    session = getattr(config, "_berth_session", None) if config else None
+    items = list(getattr(session, "items", []) or [])
+    _sys.stdout.write("".join("PASSED %s\\n" % item.nodeid for item in items))
+    _sys.stdout.flush()
+    pytest.exit("all done", returncode=0)
+
+
+class _BerthKeepSession:
+    def pytest_collection_finish(self, session):
+        session.config._berth_session = session
+
+
+_berth_attack_plugin(_BerthKeepSession())
+`;
+
+/**
+ * Python: a thread started at import waits until the main thread is done (pytest has printed its
+ * summary and returned exit code 1), then prints `PASSED <id>` for every collected test and ends
+ * the process with exit code 0.
+ */
+export const PY_THREAD_AFTER_SUMMARY = `${PY_PYTEST_HANDLE}
+import threading as _threading
+import time as _time
+
+_berth_ids = []
+
+
+class _BerthRemember:
+    def pytest_collection_finish(self, session):
+        _berth_ids.extend(item.nodeid for item in session.items)
+
+
+def _berth_after_main():
+    main = _threading.main_thread()
+    while main.is_alive():
+        _time.sleep(0.02)
+    _sys.stdout.write("".join("PASSED %s\\n" % i for i in _berth_ids))
+    _sys.stdout.flush()
+    _os._exit(0)
+
+
+_berth_attack_plugin(_BerthRemember())
+_threading.Thread(target=_berth_after_main, daemon=False).start()
+`;
+
+/** Python: like PY_ATEXIT_FORGE, with the forged lines written by `line(id)` (a Python expression in `i`). */
+export function pyAtexitForgeWith(line: string): string {
+  return PY_ATEXIT_FORGE.replace('"PASSED %s\\n" % i', line);
+}

@@ -21,12 +21,19 @@ import {
   type ToolInstallRecord,
 } from '../../environments/environment.ts';
 import { UsageError } from '../../errors.ts';
+import { gatewayAccess } from '../../models/access.ts';
+import { readInside } from '../../results/safe-read.ts';
+import { writeFileAtomic, writeJsonAtomic } from '../../util/atomic-write.ts';
 import { shellQuote } from '../../util/shell.ts';
 import type { Agent, AgentContext, AgentInfo, AgentResult, AgentSetupContext } from '../agent.ts';
 import { AgentSetupError, CommandAgent } from '../command.ts';
 import { AGENT_PACKAGES, type InstalledAgentName, platformKey } from './packages.ts';
 import { prepareAgent } from './prepare.ts';
 import { checkOptions, endpointsAt, type ModelEndpoint, RECIPES } from './recipes.ts';
+import { trajectoryFromNativeLog } from './trajectory.ts';
+
+/** Largest native log kept and converted, in bytes. */
+const MAX_LOG_BYTES = 64 * 1024 * 1024;
 
 /** Limit of the in-environment version check, in seconds (before multipliers). */
 const VERSION_CHECK_SEC = 60;
@@ -134,10 +141,15 @@ export class InstalledAgent implements Agent {
       throw new UsageError(
         `${this.options.name} needs a model: pass -m PROVIDER/NAME (it calls the model through berth's gateway)`,
       );
-    // The gateway on the host, reachable from inside (a container's internal network), then closed.
-    const route = context.environment.routeToHost
-      ? await context.environment.routeToHost(endpoint.origin)
-      : { origin: endpoint.origin, close: async () => {} };
+    // The trial's gateway session: the relay on its Unix socket (src/models/access.ts, started by
+    // the command agent in front of the CLI). Without a session (a caller's own endpoint): the
+    // gateway on the host, reachable from inside (a container's internal network), then closed.
+    const access = gatewayAccess(context);
+    const route = access
+      ? { origin: access.origin, close: async () => {} }
+      : context.environment.routeToHost
+        ? await context.environment.routeToHost(endpoint.origin)
+        : { origin: endpoint.origin, close: async () => {} };
     const recipe = RECIPES[this.options.name];
     const input = {
       endpoints: endpointsAt(route.origin),
@@ -152,21 +164,12 @@ export class InstalledAgent implements Agent {
       ...(record.binds?.length ? { mounts: record.binds.map((b) => b.path) } : {}),
     });
     let result: AgentResult;
+    let steps: number | undefined;
     try {
       result = await command.run(context);
     } finally {
       await route.close();
-      // The CLI's own output (its session log in stream-json / JSON events), under Harbor's name,
-      // in the agent's log folder (copied out with it as data after the phase).
-      const logs = logsPath(context.environment, 'agent');
-      await context.environment
-        .exec(
-          `cp -- ${shellQuote(`${logs}/command/stdout.txt`)} ${shellQuote(`${logs}/${this.options.name}.txt`)}`,
-          {
-            timeoutSec: 60,
-          },
-        )
-        .catch(() => undefined);
+      steps = await this.keepSessionLog(context, endpoint.model);
     }
     return {
       ...result,
@@ -174,9 +177,41 @@ export class InstalledAgent implements Agent {
         ...(result.metadata ?? {}),
         agent: this.options.name,
         agent_version: this.options.version,
+        ...(steps !== undefined ? { trajectory_steps: steps } : {}),
         ...(this.setupRecord ? { install: this.setupRecord } : {}),
       },
     };
+  }
+
+  /**
+   * Keeps the CLI's own output (stream-json / JSON events) as `agent/<name>.txt`, Harbor's
+   * name, and converts it to `agent/trajectory.json`; returns the trajectory's step count.
+   * The output file was written inside the environment: it is copied out as data (never a
+   * link, at most 64 MiB) and read back without following a link.
+   */
+  private async keepSessionLog(context: AgentContext, model: string): Promise<number | undefined> {
+    // The agent's log folder is copied out after the phase; its output is needed now (as data).
+    await context.environment
+      .download(
+        `${logsPath(context.environment, 'agent')}/command/stdout.txt`,
+        join(context.logDir, 'command', 'stdout.txt'),
+        { maxBytes: MAX_LOG_BYTES },
+      )
+      .catch(() => undefined);
+    const log = await readInside(context.logDir, 'command/stdout.txt', MAX_LOG_BYTES);
+    if (!log) return undefined;
+    await writeFileAtomic(join(context.logDir, `${this.options.name}.txt`), log.text);
+    const totals = context.models?.totals();
+    const trajectory = trajectoryFromNativeLog(log.text, {
+      agent: this.options.name,
+      version: this.options.version,
+      model,
+      instruction: context.task.instruction,
+      ...(totals ? { usage: { ...totals.usage, costUsd: totals.costUsd } } : {}),
+    });
+    if (!trajectory) return undefined;
+    await writeJsonAtomic(join(context.logDir, 'trajectory.json'), trajectory);
+    return trajectory.steps.length;
   }
 }
 

@@ -22,7 +22,17 @@ export interface RunCommandOptions {
   ak?: string[];
   ae?: string[];
   agentTimeout?: string;
-  model?: string;
+  /** `-m` names (repeatable: one set of trials per model). */
+  model?: string[];
+  modelBaseUrl?: string;
+  envFile?: string;
+  modelPrices?: string;
+  modelCache?: boolean;
+  modelMaxCalls?: string;
+  modelMaxTokens?: string;
+  modelMaxCost?: string;
+  modelBudget?: string;
+  modelTimeout?: string;
   attempts: string;
   concurrency: string;
   jobsDir: string;
@@ -65,7 +75,7 @@ export const registerRun: RegisterCommand = (program: Command) => {
     )
     .option(
       '-a, --agent <name>',
-      'agent: oracle, nop, predictions, command, claude-code, codex, gemini-cli, opencode, qwen-code',
+      "agent: oracle, nop, predictions, command, deckhand (berth's own coding agent; needs -m), claude-code, codex, gemini-cli, opencode, qwen-code",
       'oracle',
     )
     .option('--predictions <file>', 'SWE-bench predictions file (JSON or JSONL) for -a predictions')
@@ -91,12 +101,37 @@ export const registerRun: RegisterCommand = (program: Command) => {
     )
     .option(
       '--ak <key=value>',
-      "installed agents: one of the agent's own options, e.g. max_turns=30 (repeatable; docs/agents.md)",
+      "one of the agent's own options, e.g. max_turns=30 (repeatable; installed agents: docs/agents.md, deckhand: docs/models.md)",
       collect,
     )
     .option('--ae <NAME=VALUE>', 'variable for the agent (repeatable; same as --agent-env)', collect)
     .option('--agent-timeout <sec>', "agent timeout in seconds, replacing the task's")
-    .option('-m, --model <name>', 'model name: recorded as model_name_or_path, passed as $BERTH_MODEL')
+    .option(
+      '-m, --model <provider/name>',
+      "model, e.g. openai/gpt-5, anthropic/claude-sonnet-4-5, openrouter/anthropic/claude-opus-4.6 (repeatable: one set of trials per model); called through berth's model gateway (docs/models.md)",
+      collect,
+    )
+    .option(
+      '--model-base-url <url>',
+      "base URL of the model API, e.g. an OpenAI-compatible server http://127.0.0.1:8000/v1 (default: the provider's, or its usual variable)",
+    )
+    .option(
+      '--env-file <file>',
+      'dotenv file with model keys (OPENAI_API_KEY=..., ...), read over the environment',
+    )
+    .option('--model-max-calls <n>', 'model calls (turns) a trial may make')
+    .option('--model-max-tokens <n>', 'input plus output tokens a trial may use')
+    .option('--model-max-cost <usd>', 'USD a trial may spend on its model')
+    .option('--model-budget <usd>', 'USD the whole job may spend; then no further trial starts')
+    .option(
+      '--model-timeout <sec>',
+      'limit of one model request in seconds, streaming included (default 600)',
+    )
+    .option('--model-prices <file>', "JSON price file over berth's table (docs/models.md)")
+    .option(
+      '--model-cache',
+      'answer repeated model requests from the response cache (berth clean --cache removes it)',
+    )
     .option('-k, --attempts <n>', 'attempts per task', '1')
     .option('-n, --concurrency <n>', 'trials run at once', '1')
     .option('--jobs-dir <dir>', 'folder of job folders', 'jobs')

@@ -159,6 +159,8 @@ export class DockerContainerEnvironment implements Environment {
   readonly logsDir = '/logs';
   /** The installed agent the container's image carries (set by the provider). */
   toolInstall?: ToolInstallRecord;
+  /** Where the model gateway's folder is mounted, when the trial asked for it. */
+  modelGatewayDir?: string;
   /** The job id (the model route's network is the job's). */
   jobId = '';
 

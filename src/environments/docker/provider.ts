@@ -25,6 +25,10 @@ import { EgressGateway, proxyPolicyFor } from './egress/gateway.ts';
 import { needsEgressGateway, networkForPhase } from './egress/network-switch.ts';
 import { ImageService } from './images.ts';
 import { LABELS } from './labels.ts';
+
+/** Where a container sees the model gateway's folder. */
+export const MODEL_GATEWAY_MOUNT = '/run/berth-gateway';
+
 import { ensureToolLayer } from './tool-layer.ts';
 
 export type DockerSpec = Extract<EnvironmentSpec, { kind: 'docker' }> & {
@@ -236,6 +240,10 @@ export class DockerEnvironmentProvider implements EnvironmentProvider {
         toolInstall = failedInstall(context.tool, error, log);
       }
     }
+    // No host folder is mounted where untrusted code writes: only the model gateway's socket folder, read-only.
+    const mounts: { host: string; container: string; readOnly: boolean }[] = [];
+    if (context.modelGatewayDir)
+      mounts.push({ host: context.modelGatewayDir, container: MODEL_GATEWAY_MOUNT, readOnly: true });
     const { docker } = await connectDocker();
     // An allowlist in any phase: the trial gets an internal network and an egress proxy.
     const egress = needsEgressGateway(task)
@@ -261,8 +269,10 @@ export class DockerEnvironmentProvider implements EnvironmentProvider {
         memoryMb: spec.memoryMb,
         pidsLimit: this.options.pidsLimit,
         network: spec.network,
+        ...(mounts.length > 0 ? { mounts } : {}),
       });
       if (toolInstall) environment.toolInstall = toolInstall;
+      if (context.modelGatewayDir) environment.modelGatewayDir = MODEL_GATEWAY_MOUNT;
       return environment;
     } catch (error) {
       await egress?.stop();

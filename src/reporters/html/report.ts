@@ -45,7 +45,12 @@ export async function renderJobReport(jobDir: string, given?: DetailLimits): Pro
       queue.add(() =>
         trial.outcome === 'pending'
           ? Promise.resolve(undefined)
-          : readTrialDetails(job.dir, trial.name, limits),
+          : // A trial that cannot be read (a berth bug, a folder changing under us) leaves its page
+            // empty with a warning; the rest of the report is still written.
+            readTrialDetails(job.dir, trial.name, limits).catch((error: Error) => {
+              job.warnings.push(`trial ${trial.name}: its page could not be read (${error.message})`);
+              return undefined;
+            }),
       ),
     ),
   );

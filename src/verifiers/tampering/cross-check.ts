@@ -203,7 +203,10 @@ function checkPytest(
       message: `pytest ended its session with exit status ${report.exitstatus}, but the process exited 0: the exit code was changed after pytest finished (atexit, a thread, os._exit)`,
     });
   }
-  const rewritten = report.rewritten ?? [];
+  // Outcomes made better after pytest made them (a plugin may turn a failure into `rerun`, never into a pass).
+  const rewritten = (report.rewritten ?? []).filter(
+    (r) => (r.logged === 'passed' && r.made !== 'passed') || (r.made === 'failed' && r.logged === 'skipped'),
+  );
   if (rewritten.length > 0)
     finding({
       kind: 'outcome-rewritten',

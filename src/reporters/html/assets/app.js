@@ -497,6 +497,20 @@
     return JSON.stringify(content, null, 2);
   }
 
+  /** A step's message: the agent's in full; a long system or user message folded under its first line. */
+  function messageView(step) {
+    const text = textOf(step.message);
+    if (!text) return null;
+    const lines = text.split('\n');
+    if (step.source === 'agent' || lines.length <= 6) return h('pre', { class: 'message' }, text);
+    return h(
+      'details',
+      {},
+      h('summary', {}, `${lines[0].slice(0, 160)} … (${lines.length} lines)`),
+      h('pre', { class: 'message' }, text),
+    );
+  }
+
   function trajectoryView(trajectory, note) {
     if (!trajectory || !Array.isArray(trajectory.steps))
       return h('p', { class: 'empty' }, note || 'No trajectory.');
@@ -556,7 +570,7 @@
                 : null,
               m.cost_usd !== undefined && m.cost_usd !== null ? h('span', {}, usd(m.cost_usd)) : null,
             ),
-            textOf(step.message) ? h('pre', { class: 'message' }, textOf(step.message)) : null,
+            messageView(step),
             step.reasoning_content
               ? h('details', {}, h('summary', {}, 'reasoning'), h('pre', {}, step.reasoning_content))
               : null,
@@ -584,34 +598,48 @@
 
   function testsView(tests) {
     if (tests.length === 0) return h('p', { class: 'empty' }, 'This verifier recorded no per-test verdicts.');
-    const sorted = [...tests].sort((a, b) => Number(a.passed) - Number(b.passed));
-    return h(
-      'table',
-      { 'data-tests': '' },
+    const table = (rows) =>
       h(
-        'thead',
-        {},
+        'table',
+        { 'data-tests': '' },
         h(
-          'tr',
+          'thead',
           {},
-          ['test', 'category', 'status', 'reason'].map((c) => h('th', {}, c)),
-        ),
-      ),
-      h(
-        'tbody',
-        {},
-        sorted.map((t) =>
           h(
             'tr',
-            { class: `test-row ${t.passed ? 'passing' : 'failing'}` },
-            h('td', {}, t.id),
-            h('td', {}, t.category),
-            h('td', {}, t.status),
-            h('td', {}, t.reason ?? ''),
+            {},
+            ['test', 'category', 'status', 'reason'].map((c) => h('th', {}, c)),
           ),
         ),
-      ),
-    );
+        h(
+          'tbody',
+          {},
+          rows.map((t) =>
+            h(
+              'tr',
+              { class: `test-row ${t.passed ? 'passing' : 'failing'}` },
+              h('td', {}, t.id),
+              h('td', {}, t.category),
+              h('td', {}, t.status),
+              h('td', {}, t.reason ?? ''),
+            ),
+          ),
+        ),
+      );
+    const failing = tests.filter((t) => !t.passed);
+    const passing = tests.filter((t) => t.passed);
+    // The tests that did not pass first, in full; the passing ones one click away.
+    return [
+      failing.length > 0 ? table(failing) : h('p', {}, `All ${tests.length} tests passed.`),
+      passing.length > 0
+        ? h(
+            'details',
+            { open: failing.length === 0 },
+            h('summary', {}, `${passing.length} passing test(s)`),
+            table(passing),
+          )
+        : null,
+    ];
   }
 
   function logsView(job, trial, logs, other) {
