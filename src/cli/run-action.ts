@@ -238,7 +238,14 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
   }
 
   // Input: dataset and agent, all checked before any trial.
-  const loaded = (await loadTasks(options.path)).tasks;
+  const { tasks: loaded, skipped } = await loadTasks(options.path);
+  // Invalid tasks of a dataset are listed and not run; the others run (exit 2 at the end).
+  if (skipped.length > 0) {
+    const listing = InputError.all(skipped.flatMap((s) => s.issues)).message;
+    process.stderr.write(
+      `berth: ${skipped.length} invalid task(s) skipped, not run (the others run):\n  ${listing.split('\n').join('\n  ')}\n`,
+    );
+  }
   // --env: SWE-bench rows in the harness's instance image, or from a snapshot / --repos mirror.
   const placed =
     options.env === 'docker' ? loaded.map(inDocker) : options.env === 'local' ? loaded.map(inLocal) : loaded;
@@ -454,6 +461,14 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
       repos: options.repos ? resolve(options.repos) : null,
       env: options.env ?? null,
       rules: options.rules ?? 'default',
+      ...(skipped.length > 0
+        ? {
+            skipped_tasks: skipped.map((s) => ({
+              task: basename(s.dir),
+              problems: s.issues.map((i) => InputError.all([i]).message),
+            })),
+          }
+        : {}),
     },
     identity: {
       // A job graded under the SWE-bench rules is another job than one under berth's.
@@ -495,7 +510,17 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
     (error: Error) =>
       process.stderr.write(`berth: warning: the HTML report was not written: ${error.message}\n`),
   );
-  return interrupt.signal.aborted ? (interrupt.exitCode() ?? 130) : 0;
+  if (interrupt.signal.aborted) return interrupt.exitCode() ?? 130;
+  if (skipped.length > 0) {
+    process.stderr.write(
+      `berth: ${skipped.length} invalid task(s) were skipped (listed above): ${skipped
+        .slice(0, 5)
+        .map((s) => basename(s.dir))
+        .join(', ')}${skipped.length > 5 ? ', ...' : ''}; exit 2\n`,
+    );
+    return 2;
+  }
+  return 0;
 }
 
 /**

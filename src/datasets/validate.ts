@@ -47,7 +47,8 @@ export const rowSchema = z.looseObject({
     .looseObject({
       files: z.record(z.string(), z.string()).optional(),
       test_cmd: z.string().refine((cmd) => cmd.includes('{tests}'), 'test_cmd has no {tests} placeholder'),
-      test_files: z.array(z.string()).min(1),
+      // One path as a plain string, or a list (loaded as src/tasks/swebench/load.ts reads it).
+      test_files: z.union([z.string().trim().min(1), z.array(z.string()).min(1)]),
       install: z.string().optional(),
       parser: z.string().optional(),
     })

@@ -16,6 +16,7 @@
  */
 import OpenAI from 'openai';
 import PQueue from 'p-queue';
+import { BerthError } from '../errors.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
 import { type PostprocessOptions, postprocess } from './postprocess.ts';
 import type { Problem } from './types.ts';
@@ -55,7 +56,63 @@ export interface GeneratedSample {
   finish_reason: string | null;
 }
 
+/**
+ * The endpoint cannot be used (unreachable, refused, unknown host, no such route or model, a
+ * rejected key): bad input, exit 2, naming the URL and the cause. Not a bug in berth.
+ */
+export class EndpointError extends BerthError {
+  constructor(url: string, cause: string, options?: { cause?: unknown }) {
+    super('BERTH_ENDPOINT', `cannot use the endpoint ${url}: ${cause}`, {
+      exitCode: 2,
+      cause: options?.cause,
+    });
+  }
+}
+
+/** What made a request fail: its innermost cause (`connect ECONNREFUSED 127.0.0.1:8000`, `getaddrinfo ENOTFOUND x`). */
+function describeCause(error: unknown): string {
+  const parts: string[] = [];
+  for (let e: unknown = error, depth = 0; e && depth < 6; e = (e as { cause?: unknown }).cause, depth++) {
+    if (!(e instanceof Error)) {
+      parts.push(String(e));
+      break;
+    }
+    const code = (e as { code?: unknown }).code;
+    const text = e.message.trim();
+    if (text && !parts.includes(text)) parts.push(text);
+    if (typeof code === 'string' && !parts.some((p) => p.includes(code))) parts.push(code);
+  }
+  // The innermost cause says what happened (`connect ECONNREFUSED 127.0.0.1:8000`); the outer ones
+  // are the client's wrappers (`Connection error.`, `fetch failed`).
+  return parts.at(-1) ?? 'unknown error';
+}
+
+/** An OpenAI client error as berth reports it: the endpoint's fault (exit 2) or the run's (exit 1). */
+function endpointFailure(error: unknown, url: string): Error {
+  if (error instanceof OpenAI.APIConnectionTimeoutError)
+    return new EndpointError(url, `no answer in time (${describeCause(error)})`, { cause: error });
+  if (error instanceof OpenAI.APIConnectionError)
+    return new EndpointError(url, `cannot connect: ${describeCause(error)}`, { cause: error });
+  if (error instanceof OpenAI.APIError && error.status !== undefined) {
+    const what = `HTTP ${error.status}: ${error.message.replace(/^\d+\s*/, '').slice(0, 300)}`;
+    // 4xx: the URL, the model or the key is wrong; 5xx (after the client's retries): the server failed.
+    if (error.status >= 400 && error.status < 500) return new EndpointError(url, what, { cause: error });
+    return new BerthError('BERTH_ENDPOINT_FAILED', `the endpoint ${url} failed: ${what}`, { cause: error });
+  }
+  return error instanceof Error ? error : new Error(String(error));
+}
+
 export async function generate(options: GenerateOptions): Promise<GeneratedSample[]> {
+  let url: URL;
+  try {
+    url = new URL(options.baseUrl);
+  } catch {
+    throw new EndpointError(options.baseUrl, 'not a URL (expected e.g. http://127.0.0.1:8000/v1)');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new EndpointError(options.baseUrl, `not an http(s) URL (${url.protocol})`);
+  // The first failure stops the rest: queued requests are dropped, those in flight aborted.
+  const abort = new AbortController();
   const client = new OpenAI({
     baseURL: options.baseUrl,
     apiKey: options.apiKey ?? process.env.OPENAI_API_KEY ?? 'not-needed',
@@ -71,7 +128,8 @@ export async function generate(options: GenerateOptions): Promise<GeneratedSampl
   const queue = new PQueue({ concurrency: options.concurrency });
   let done = 0;
   const stop = options.stop.length > 0 ? options.stop.slice(0, 4) : undefined;
-  await Promise.all(
+  const requestOptions = { signal: abort.signal };
+  const run = Promise.all(
     jobs.map((job, index) =>
       queue.add(async () => {
         const { problem } = job;
@@ -81,25 +139,31 @@ export async function generate(options: GenerateOptions): Promise<GeneratedSampl
           const messages: OpenAI.Chat.ChatCompletionMessageParam[] = [];
           if (options.system) messages.push({ role: 'system', content: options.system });
           messages.push({ role: 'user', content: problem.prompt });
-          const response = await client.chat.completions.create({
-            model: options.model,
-            messages,
-            temperature: options.temperature,
-            max_tokens: options.maxTokens,
-            ...(options.topP !== undefined ? { top_p: options.topP } : {}),
-            ...(stop ? { stop } : {}),
-          });
+          const response = await client.chat.completions.create(
+            {
+              model: options.model,
+              messages,
+              temperature: options.temperature,
+              max_tokens: options.maxTokens,
+              ...(options.topP !== undefined ? { top_p: options.topP } : {}),
+              ...(stop ? { stop } : {}),
+            },
+            requestOptions,
+          );
           text = response.choices[0]?.message?.content ?? '';
           finish = response.choices[0]?.finish_reason ?? null;
         } else {
-          const response = await client.completions.create({
-            model: options.model,
-            prompt: problem.prompt,
-            temperature: options.temperature,
-            max_tokens: options.maxTokens,
-            ...(options.topP !== undefined ? { top_p: options.topP } : {}),
-            ...(stop ? { stop } : {}),
-          });
+          const response = await client.completions.create(
+            {
+              model: options.model,
+              prompt: problem.prompt,
+              temperature: options.temperature,
+              max_tokens: options.maxTokens,
+              ...(options.topP !== undefined ? { top_p: options.topP } : {}),
+              ...(stop ? { stop } : {}),
+            },
+            requestOptions,
+          );
           text = response.choices[0]?.text ?? '';
           finish = response.choices[0]?.finish_reason ?? null;
         }
@@ -114,6 +178,13 @@ export async function generate(options: GenerateOptions): Promise<GeneratedSampl
       }),
     ),
   );
+  try {
+    await run;
+  } catch (error) {
+    queue.clear();
+    abort.abort();
+    throw endpointFailure(error, options.baseUrl);
+  }
   await writeFileAtomic(options.out, `${results.map((row) => JSON.stringify(row)).join('\n')}\n`);
   return results;
 }

@@ -4,9 +4,17 @@
  * files (JSON, JSONL or a folder of them) are the built-in fallback.
  */
 import { stat } from 'node:fs/promises';
+import type { InputIssue } from '../errors.ts';
 import { harborLoader } from './harbor/loader.ts';
 import { loadSwebench } from './swebench/load.ts';
 import type { Task } from './task.ts';
+
+/** A task of a dataset that is invalid and not run, with every problem found in it. */
+export interface SkippedTask {
+  /** Its folder (Harbor) or file. */
+  dir: string;
+  issues: InputIssue[];
+}
 
 export interface TaskLoader {
   /** Format name, e.g. `swebench`, `harbor`. */
@@ -15,6 +23,12 @@ export interface TaskLoader {
   recognises(path: string): Promise<boolean>;
   /** @throws InputError (file, line, field) on bad input. */
   load(path: string): Promise<Task[]>;
+  /**
+   * Loads the valid tasks of a dataset and lists the invalid ones (Harbor: a
+   * task folder per task, each valid or not on its own).
+   * @throws InputError when nothing valid is left.
+   */
+  loadValid?(path: string): Promise<{ tasks: Task[]; skipped: SkippedTask[] }>;
 }
 
 export const swebenchLoader: TaskLoader = {
@@ -38,12 +52,17 @@ export function registerTaskLoader(loader: TaskLoader): void {
 }
 
 /**
- * Loads a dataset with the first loader that recognises it.
+ * Loads a dataset with the first loader that recognises it: its tasks, and the
+ * invalid tasks it skipped (only loaders with `loadValid` skip any).
  * @throws InputError from the loader, or when the path does not exist.
  */
-export async function loadTasks(path: string): Promise<{ format: string; tasks: Task[] }> {
+export async function loadTasks(
+  path: string,
+): Promise<{ format: string; tasks: Task[]; skipped: SkippedTask[] }> {
   for (const loader of [...loaders, swebenchLoader]) {
-    if (await loader.recognises(path)) return { format: loader.format, tasks: await loader.load(path) };
+    if (!(await loader.recognises(path))) continue;
+    if (loader.loadValid) return { format: loader.format, ...(await loader.loadValid(path)) };
+    return { format: loader.format, tasks: await loader.load(path), skipped: [] };
   }
-  return { format: 'swebench', tasks: await loadSwebench(path) };
+  return { format: 'swebench', tasks: await loadSwebench(path), skipped: [] };
 }

@@ -460,3 +460,40 @@ describe('berth run: a signal at an early point (BERTH_TEST_PAUSE_MS, test-only)
     expect(ms).toBeLessThan(30_000); // the pause is 60 s
   });
 });
+
+describe('DockerLess rows whose dockerless.test_files is a plain string (issue 12)', () => {
+  it('one path as a string is one entry: the row loads, validates and resolves with the oracle', async () => {
+    const dir = await tmp();
+    const file = join(dir, 'string-test-files.jsonl');
+    const lines = rows.map((row) => {
+      const dockerless = row.dockerless as { test_files: string[] };
+      return JSON.stringify({ ...row, dockerless: { ...dockerless, test_files: dockerless.test_files[0] } });
+    });
+    await writeFile(file, `${lines.join('\n')}\n`);
+    expect(typeof JSON.parse(lines[0] as string).dockerless.test_files).toBe('string');
+    const run = berth([
+      'run',
+      '-p',
+      file,
+      '--jobs-dir',
+      join(dir, 'jobs'),
+      '--job-name',
+      'string',
+      '-n',
+      '2',
+    ]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout + run.stderr).toContain(`resolved ${rows.length}/${rows.length}`);
+    const validate = berth(['dataset', 'validate', file, '--no-run']);
+    expect(validate.code, validate.stdout + validate.stderr).toBe(0);
+    expect(validate.stdout + validate.stderr).not.toMatch(/test_files/);
+    // An empty string names no file: refused, naming the field.
+    await writeFile(
+      file,
+      `${JSON.stringify({ ...rows[0], dockerless: { ...(rows[0]?.dockerless as object), test_files: ' ' } })}\n`,
+    );
+    const empty = berth(['run', '-p', file, '--jobs-dir', join(dir, 'jobs2')]);
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toMatch(/field `dockerless\.test_files`.*empty path/);
+  });
+});

@@ -1,6 +1,6 @@
 /** `berth run`, `berth check`, `berth bases build` and `berth clean` on Harbor fixtures, through the CLI. */
 import { spawnSync } from 'node:child_process';
-import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -39,6 +39,65 @@ describe('berth CLI on Harbor tasks', () => {
     expect(run.stderr).toMatch(/expected FROM=TO/);
   });
 });
+
+describe.skipIf(skipDocker)(
+  'a Harbor dataset with values Harbor coerces and one invalid task (issue 12)',
+  () => {
+    it('coerced values run with a warning naming the line; the invalid task is listed, the rest run, exit 2', () => {
+      const dataset = tempDir();
+      for (const name of ['calc', 'calc-coerced', 'calc-bad'])
+        cpSync(join(FIXTURES, 'tasks', 'calc'), join(dataset, name), { recursive: true });
+      const toml = (name: string) => join(dataset, name, 'task.toml');
+      writeFileSync(
+        toml('calc-coerced'),
+        readFileSync(toml('calc-coerced'), 'utf8')
+          .replace('[agent]\ntimeout_sec = 60.0', '[agent]\ntimeout_sec = "120"')
+          .replace('allow_internet = false', 'allow_internet = "false"'),
+      );
+      writeFileSync(
+        toml('calc-bad'),
+        readFileSync(toml('calc-bad'), 'utf8').replace('cpus = 1', 'cpus = "four"'),
+      );
+      const jobs = tempDir();
+      const run = berth(
+        'run',
+        '-p',
+        dataset,
+        '-a',
+        'oracle',
+        ...map,
+        '--jobs-dir',
+        jobs,
+        '--job-name',
+        'mixed',
+        '-n',
+        '2',
+      );
+      expect(run.status, run.stderr).toBe(2);
+      // The invalid task, with file, line and key, before anything runs; then the summary counts it.
+      expect(run.stderr).toMatch(/1 invalid task\(s\) skipped, not run/);
+      expect(run.stderr).toMatch(
+        /calc-bad\/task\.toml:line 22 \(field `environment\.cpus`\): expected a number, got "four"/,
+      );
+      expect(run.stderr).toMatch(/1 invalid task\(s\) were skipped \(listed above\): calc-bad; exit 2/);
+      // The coerced values: a warning on their lines, and the task runs.
+      expect(run.stderr).toMatch(
+        /calc-coerced\/task\.toml: line 15: `agent\.timeout_sec` is "120", read as 120 as Harbor does/,
+      );
+      expect(run.stdout).toMatch(/resolved 2\/2/);
+      const trials = readdirSync(join(jobs, 'mixed')).filter((d) =>
+        existsSync(join(jobs, 'mixed', d, 'result.json')),
+      );
+      expect(trials.map((d) => d.replace(/__.*$/, '')).sort()).toEqual(['calc', 'calc-coerced']);
+      for (const d of trials) {
+        const result = JSON.parse(readFileSync(join(jobs, 'mixed', d, 'result.json'), 'utf8'));
+        expect(result.verifier_result.rewards).toEqual({ reward: 1 });
+      }
+      const config = JSON.parse(readFileSync(join(jobs, 'mixed', 'config.json'), 'utf8'));
+      expect(JSON.stringify(config)).toContain('calc-bad');
+    });
+  },
+);
 
 describe.skipIf(skipDocker)('berth CLI on Harbor tasks (real engine)', () => {
   it('berth run -p <dataset> -a oracle / nop: rewards 1 / 0, Harbor layout, provenance in every result', () => {

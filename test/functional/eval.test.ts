@@ -175,7 +175,7 @@ describe.skipIf(!sandboxed)('errors of the run are refused, never verdicts', () 
         timeoutSec: 5,
         workers: 1,
       }),
-    ).rejects.toThrow(/the problem imports berth_no_such_module/);
+    ).rejects.toThrow(/the problem needs "berth_no_such_module", which is not installed/);
   });
 
   it('a language without a toolchain says what to install (exit 2)', () => {

@@ -3,7 +3,7 @@
  * replays recorded answers, then `berth eval` on what it wrote.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -243,4 +243,48 @@ describe('berth generate against a local OpenAI-compatible server', () => {
       }),
     ).rejects.toThrow(/404|no recorded answer/);
   });
+
+  it('an unreachable endpoint is bad input: exit 2 with the URL and the cause, no stack, not "a bug"', async () => {
+    const bin = join(import.meta.dirname, '..', '..', 'bin', 'berth.js');
+    const problems = join(fixtures, 'humaneval-2.jsonl');
+    // A port nothing listens on (taken, then released).
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as { port: number }).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const cli = (url: string) =>
+      promisify(execFile)(
+        process.execPath,
+        [
+          bin,
+          'generate',
+          '--problems',
+          problems,
+          '--model',
+          'm',
+          '--base-url',
+          url,
+          '-o',
+          join(dir, 'never.jsonl'),
+        ],
+        { encoding: 'utf8' },
+      ).then(
+        () => ({ code: 0, stderr: '' }),
+        (error: { code: number; stderr: string }) => ({ code: error.code, stderr: error.stderr }),
+      );
+    for (const [url, cause] of [
+      [`http://127.0.0.1:${port}/v1`, /cannot connect: connect ECONNREFUSED 127\.0\.0\.1:\d+/],
+      ['http://berth-no-such-host.invalid/v1', /cannot connect: .*berth-no-such-host\.invalid/],
+      ['127.0.0.1:8000/v1', /not a URL|not an http\(s\) URL/],
+      // The recorded server has no chat answers for these prompts: 404, the endpoint's fault.
+      [`${baseUrl}/bad-route`, /HTTP 404/],
+    ] as const) {
+      const run = await cli(url);
+      expect(run.code, url).toBe(2);
+      expect(run.stderr).toContain(`cannot use the endpoint ${url}`);
+      expect(run.stderr).toMatch(cause);
+      expect(run.stderr).not.toMatch(/bug in berth|internal error|\n\s+at /);
+    }
+    expect(existsSync(join(dir, 'never.jsonl'))).toBe(false);
+  }, 120_000);
 });

@@ -14,12 +14,14 @@
  *
  * Pass = compile success (where there is a compile step) and run exit code 0.
  */
+
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { assembleProgram } from '../assemble.ts';
+import { missingDependency } from '../missing-dependency.ts';
 import {
   DEFAULT_IMAGE,
   detectSandbox,
@@ -219,19 +221,6 @@ function tail(text: string, max = 2000): string {
   return trimmed.length > max ? `…${trimmed.slice(-max)}` : trimmed;
 }
 
-/** A toolchain or a dependency the tests (not the sample) need is missing: an error of the run. */
-function missingDependency(stderr: string, item: ExecutionItem): string | undefined {
-  const module = /Cannot find module '([^']+)'/.exec(stderr)?.[1];
-  if (module && item.problem.test.includes(module))
-    return `the tests need "${module}", which is not installed`;
-  if (/Can't locate (\S+) in @INC/.exec(stderr)) {
-    const name = /Can't locate (\S+)\.pm/.exec(stderr)?.[1]?.replaceAll('/', '::');
-    if (name && item.problem.test.includes(name))
-      return `the tests need Perl module ${name}, which is not installed`;
-  }
-  return undefined;
-}
-
 /** bwrap / unshare / prlimit themselves failed (a path to bind is unreadable, namespaces refused...). */
 function sandboxFailed(run: SandboxRunResult): boolean {
   if (run.exitCode === 0) return false;
@@ -307,6 +296,9 @@ async function runOne(
       if (compile.timedOut) return fail('timeout', '', output);
       const ok = spec.compiled ? spec.compiled(compile, hostDir) : compile.exitCode === 0;
       if (!ok) {
+        // A module the problem imports is not installed: no completion could compile.
+        const missing = missingDependency(spec.language, output, item.problem);
+        if (missing) return fail('error_of_run', missing, output);
         const crash = classifyCrash(compile);
         if (crash) return fail('crash', `compiler ${crash}`, output);
         return fail('compile_error', `compile error: ${tail(output)}`, output);
@@ -325,7 +317,7 @@ async function runOne(
     if (run.timedOut || run.signal === 'SIGXCPU' || run.exitCode === 128 + 24)
       return fail('timeout', '', output);
     if (run.exitCode === 0) return { passed: true, result: 'passed', ...base(), output };
-    const missing = missingDependency(run.stderr, item);
+    const missing = missingDependency(spec.language, `${compileOutput}\n${run.stderr}`, item.problem);
     if (missing) return fail('error_of_run', missing, output);
     const crash = classifyCrash(run);
     if (crash) return fail('crash', `${crash}: ${tail(run.stderr, 500)}`, output);

@@ -6,11 +6,13 @@
  * The worker's interpreter is `BERTH_PYTHON`, else /usr/bin/python3, else
  * `python3` on PATH; it must be readable by the sandbox user.
  */
+
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { SandboxProcess } from '../../sandbox/process.ts';
 import { assembleProgram } from '../assemble.ts';
+import { missingDependency } from '../missing-dependency.ts';
 import {
   DEFAULT_IMAGE,
   detectSandbox,
@@ -164,21 +166,6 @@ function toResult(answer: Answer, sandbox: SandboxKind, warning: string | undefi
   };
 }
 
-/**
- * A module the problem itself imports (in its prompt or tests) is not installed: no completion could
- * pass, so this is an error of the run, not a verdict.
- */
-function missingModule(result: ExecutionResult, item: ExecutionItem): string | undefined {
-  const name = /^failed: No module named '([\w.]+)'/.exec(result.result)?.[1];
-  if (!name) return undefined;
-  const top = name.split('.')[0] as string;
-  const problemText = `${item.problem.prompt}\n${item.problem.test}`;
-  const imported = new RegExp(`^\\s*(import|from)\\s+${top.replace('.', '\\.')}\\b`, 'm').test(problemText);
-  return imported
-    ? `the problem imports ${name}, which is not installed for the sandbox's python3`
-    : undefined;
-}
-
 export const pythonExecutor: LanguageExecutor = {
   language: 'python',
   aliases: ['py', 'python3'],
@@ -232,7 +219,9 @@ export const pythonExecutor: LanguageExecutor = {
           let result: ExecutionResult;
           if (answer) {
             result = toResult(answer, worker.kind, worker.warning);
-            const missing = missingModule(result, item);
+            const missing = result.passed
+              ? undefined
+              : missingDependency('python', result.result, item.problem);
             if (missing) result = { ...result, result: `failed: ${missing}`, kind: 'error_of_run' };
           } else {
             // The worker died: the sample killed it, or the sandbox could not start.

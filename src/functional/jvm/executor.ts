@@ -4,6 +4,7 @@
  * `reference: true` (`berth eval --reference`) the per-sample mxeval commands (`reference.ts`).
  */
 import { BerthError } from '../../errors.ts';
+import { missingDependency } from '../missing-dependency.ts';
 import type {
   ExecutionItem,
   ExecutionResult,
@@ -74,13 +75,21 @@ function makeExecutor(language: JvmLanguage, aliases: string[]): LanguageExecuto
         // Heap of the runner JVM: half the memory limit (the JVM itself needs the rest).
         memoryMiB: Math.max(256, Math.floor(options.sandbox.memoryBytes / 2 / 1024 / 1024)),
         sandbox: options.sandbox.kind,
-        onVerdict: (v) => options.onResult?.(Number(v.key), toExecutionResult(v)),
+        onVerdict: (v) => options.onResult?.(Number(v.key), judged(v)),
+      };
+      // A module the problem imports is missing: an error of the run, not the sample's failure.
+      const judged = (v: JvmVerdict): ExecutionResult => {
+        const result = toExecutionResult(v);
+        if (v.status !== 'compile_error' && v.status !== 'failed') return result;
+        const item = items[Number(v.key)];
+        const missing = item && missingDependency(language, v.message, item.problem);
+        return missing ? { ...result, result: `failed: ${missing}`, kind: 'error_of_run' } : result;
       };
       try {
         const verdicts = options.reference
           ? await runReference(samples, jvmOptions)
           : await runFast(samples, jvmOptions);
-        return verdicts.map(toExecutionResult);
+        return verdicts.map(judged);
       } catch (err) {
         if (err instanceof ToolchainBroken)
           throw new BerthError('BERTH_TOOLCHAIN', `${language}: ${err.message}`);

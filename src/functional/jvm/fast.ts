@@ -23,7 +23,6 @@ import {
   mainClassName,
   packageProgram,
   sourceFileName,
-  testUsesAssert,
 } from './program.ts';
 import {
   JvmServer,
@@ -81,10 +80,7 @@ export async function runFast(
   const byProgram = new Map<string, Unit>();
   for (const s of samples) {
     const program = assembleProgram(s.prompt, s.completion, s.test);
-    const assertions =
-      options.assertions === undefined || options.assertions === 'auto'
-        ? testUsesAssert(s.test)
-        : options.assertions;
+    const assertions = options.assertions ?? true;
     const id = `${s.language}\0${assertions}\0${program}`;
     let u = byProgram.get(id);
     if (!u) {

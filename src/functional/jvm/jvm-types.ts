@@ -46,8 +46,12 @@ export interface JvmRunOptions {
   timeoutSeconds?: number;
   /** Seconds one compilation may take (mxeval: 100, for one file). */
   compileTimeoutSeconds?: number;
-  /** `auto` (default): `-ea` when the test uses `assert`; or force on/off. */
-  assertions?: 'auto' | boolean;
+  /**
+   * Run with JVM assertions enabled (`-ea`, default true): a test's `assert` anywhere (a
+   * one-line `main`, after `;`, inside a lambda) must be able to fail. `false` reproduces
+   * mxeval's commands exactly (no `-ea`).
+   */
+  assertions?: boolean;
   /** Runner JVMs (fast path) or parallel samples (reference path). Default: 2 or the CPU count if lower. */
   workers?: number;
   /** Warm compiler JVMs on the fast path (default: as many as workers). */

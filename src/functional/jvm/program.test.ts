@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { assembleProgram, packageProgram, testUsesAssert } from './program.ts';
+import { assembleProgram, packageProgram } from './program.ts';
 
 describe('assembleProgram', () => {
   it('concatenates prompt, completion and test without a separator, as mxeval', () => {
@@ -33,22 +33,5 @@ describe('packageProgram', () => {
   it('leaves a package clause that is not at the top alone (the compiler rejects it, as it would unchanged)', () => {
     const java = 'import java.util.*;\nclass A {}\npackage x;\n';
     expect(packageProgram('java', java, 's3').source).toBe(`package s3; ${java}`);
-  });
-});
-
-describe('testUsesAssert', () => {
-  it('sees MultiPL-E style assert tests', () => {
-    expect(testUsesAssert('fun main() {\n    assert(candidate(1) == 2)\n}')).toBe(true);
-    expect(testUsesAssert('    assert x == 1 : "no";')).toBe(true);
-  });
-  it('does not see mxeval exception tests', () => {
-    expect(
-      testUsesAssert(
-        'fun main() {\n  if (x0 != v0) { throw Exception("Exception -- test case 0 did not pass.") }\n}',
-      ),
-    ).toBe(false);
-    expect(testUsesAssert('Assertions.check(x); myassert(1)')).toBe(false);
-    // MBKP/254's test has the word in a string literal.
-    expect(testUsesAssert('    var arg20 : String = """assert statement"""\n')).toBe(false);
   });
 });

@@ -14,16 +14,6 @@ export function assembleProgram(prompt: string, completion: string, test: string
   return prompt + completion + test;
 }
 
-/**
- * True when a test relies on JVM assertions (`assert(...)` in Kotlin, `assert x;` in Java), as
- * MultiPL-E's tests do; those must run with `-ea` or they pass vacuously. mxeval's and JetBrains'
- * tests throw exceptions instead, and mxeval runs without `-ea`, so for them berth does too.
- */
-export function testUsesAssert(test: string): boolean {
-  // A statement that starts with `assert` (not the word inside a string, as in MBKP/254's test).
-  return /^[ \t]*assert\s*[(\s]/m.test(test);
-}
-
 /** A program moved into its own package, so that many samples can share one compiler call. */
 export interface PackagedProgram {
   /** Source text; line numbers are the same as in the original program. */

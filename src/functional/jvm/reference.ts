@@ -8,7 +8,7 @@
  *
  * berth adds what mxeval lacks: a fresh folder per sample, removed after; the run step in the
  * sandbox (no network, unprivileged, read-only file system but the folder); a whole-process-group
- * kill on timeout; an output cap; `-ea` when the test uses `assert`.
+ * kill on timeout; an output cap; `-ea` (assertions enabled) unless `assertions: false`.
  */
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import PQueue from 'p-queue';
 import { runToEnd, SandboxProcess } from '../../sandbox/process.ts';
 import { DEFAULTS, type JvmRunOptions, type JvmSample, type JvmVerdict } from './jvm-types.ts';
-import { assembleProgram, testUsesAssert } from './program.ts';
+import { assembleProgram } from './program.ts';
 import { jvmLimits, resolveSandbox, sandboxedJvm } from './server.ts';
 import { findJdk, findKotlin } from './toolchain.ts';
 
@@ -95,10 +95,7 @@ export async function runReference(
 
   async function runOne(s: JvmSample): Promise<JvmVerdict> {
     const program = assembleProgram(s.prompt, s.completion, s.test);
-    const assertions =
-      options.assertions === undefined || options.assertions === 'auto'
-        ? testUsesAssert(s.test)
-        : options.assertions;
+    const assertions = options.assertions ?? true;
     const dir = await mkdtemp(join(tmpdir(), 'berth-jvm-ref-'));
     await chmod(dir, 0o777);
     const base: Pick<JvmVerdict, 'key' | 'sandbox' | 'warning'> = {

@@ -284,3 +284,70 @@ describe('canary lines', () => {
     expect(stripCanary('No canary.\n')).toBe('No canary.\n');
   });
 });
+
+describe('values Harbor accepts by coercion (pydantic lax mode, issue 12)', () => {
+  const text = [
+    'version = "1.0"', // 1
+    '[agent]', // 2
+    'timeout_sec = "120"', // 3
+    '[verifier]', // 4
+    'timeout_sec = " 60.5 "', // 5
+    'implemented = 1', // 6
+    '[environment]', // 7
+    'cpus = "2"', // 8
+    'memory_mb = "1024"', // 9
+    'allow_internet = "false"', // 10
+    '[environment.healthcheck]', // 11
+    'command = "true"', // 12
+    'retries = "5"', // 13
+    '[[steps]]', // 14
+    'name = "one"', // 15
+    'min_reward = { reward = "0.5" }', // 16
+    '[steps.agent]', // 17
+    'timeout_sec = "30"', // 18
+  ].join('\n');
+
+  it('reads them as Harbor does, each with a warning naming its line', () => {
+    const config = parseTaskToml(text, 'task.toml');
+    expect(config).toMatchObject({
+      agentTimeoutSec: 120,
+      verifierTimeoutSec: 60.5,
+      verifierImplemented: true,
+      cpus: 2,
+      memoryMb: 1024,
+      network: { mode: 'no-network' },
+    });
+    expect(config.steps?.[0]).toMatchObject({ min_reward: { reward: 0.5 }, agent: { timeout_sec: 30 } });
+    expect((config.raw.environment as { healthcheck: { retries: unknown } }).healthcheck.retries).toBe(5);
+    const coerced = config.warnings.filter((w) => w.includes('as Harbor does'));
+    expect(coerced.map((w) => w.split(':')[0])).toEqual([
+      'line 3',
+      'line 5',
+      'line 6',
+      'line 8',
+      'line 9',
+      'line 10',
+      'line 13',
+      'line 18',
+      'line 16',
+    ]);
+    expect(coerced[0]).toBe('line 3: `agent.timeout_sec` is "120", read as 120 as Harbor does (write 120)');
+  });
+
+  it('what Harbor refuses stays refused, naming the line', () => {
+    for (const [bad, line, field] of [
+      ['[agent]\ntimeout_sec = "two minutes"', 2, 'agent.timeout_sec'],
+      ['[environment]\ncpus = "2.5"', 2, 'environment.cpus'],
+      ['[environment]\nallow_internet = "maybe"', 2, 'environment.allow_internet'],
+    ] as const) {
+      let caught: unknown;
+      try {
+        parseTaskToml(bad, 'task.toml');
+      } catch (e) {
+        caught = e;
+      }
+      expect(caught, bad).toBeInstanceOf(InputError);
+      expect((caught as InputError).location).toMatchObject({ line, field });
+    }
+  });
+});

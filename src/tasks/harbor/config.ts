@@ -275,6 +275,101 @@ function policy(mode: string | undefined, hosts: string[] | undefined): NetworkP
   return { mode: mode as 'public' | 'no-network' };
 }
 
+/** How Harbor's pydantic models read a field in lax mode. */
+type LaxType = 'float' | 'int' | 'bool';
+
+const HEALTHCHECK_FIELDS: Record<string, LaxType> = {
+  interval_sec: 'float',
+  timeout_sec: 'float',
+  start_period_sec: 'float',
+  start_interval_sec: 'float',
+  retries: 'int',
+};
+const ENVIRONMENT_FIELDS: Record<string, LaxType | Record<string, LaxType>> = {
+  build_timeout_sec: 'float',
+  cpus: 'int',
+  memory_mb: 'int',
+  storage_mb: 'int',
+  gpus: 'int',
+  allow_internet: 'bool',
+  healthcheck: HEALTHCHECK_FIELDS,
+};
+/** The fields of Harbor's TaskConfig (src/harbor/models/task/config.py) that pydantic converts. */
+const LAX_FIELDS: Record<string, LaxType | Record<string, unknown>> = {
+  agent: { timeout_sec: 'float' },
+  verifier: { timeout_sec: 'float', implemented: 'bool', environment: ENVIRONMENT_FIELDS },
+  environment: ENVIRONMENT_FIELDS,
+};
+const STEP_FIELDS: Record<string, LaxType | Record<string, unknown>> = {
+  agent: { timeout_sec: 'float' },
+  verifier: { timeout_sec: 'float' },
+  healthcheck: HEALTHCHECK_FIELDS,
+  min_reward: 'float',
+};
+
+const FLOAT_TEXT = /^\s*[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?\s*$/;
+const INT_TEXT = /^\s*[+-]?\d+\s*$/;
+const TRUE_TEXT = new Set(['true', 't', 'yes', 'y', 'on', '1']);
+const FALSE_TEXT = new Set(['false', 'f', 'no', 'n', 'off', '0']);
+
+/** The value pydantic's lax mode reads, or undefined when it would refuse it (or it needs no change). */
+function laxValue(type: LaxType, value: unknown): number | boolean | undefined {
+  if (type === 'bool') {
+    if (typeof value === 'string') {
+      const t = value.trim().toLowerCase();
+      return TRUE_TEXT.has(t) ? true : FALSE_TEXT.has(t) ? false : undefined;
+    }
+    if (value === 0 || value === 1) return value === 1;
+    return undefined;
+  }
+  if (typeof value === 'string') {
+    if (type === 'int' ? !INT_TEXT.test(value) : !FLOAT_TEXT.test(value)) return undefined;
+    return Number(value.trim());
+  }
+  // Numbers need no change (TOML's `2.0` is the number 2, which an integer field takes).
+  return undefined;
+}
+
+/**
+ * Harbor reads task.toml with pydantic, which converts some values given in another type (lax
+ * mode): a number written as a string (`timeout_sec = "120"`), a boolean written as a string or
+ * 0/1 (`allow_internet = "false"`). berth converts the same values, in place, and warns on the
+ * line (`line 5: ...`); a value Harbor refuses is still refused by the schema.
+ */
+function coerceAsHarbor(
+  data: Record<string, unknown>,
+  lineOf: (path: Array<string | number>) => number | undefined,
+  warnings: string[],
+): void {
+  const visit = (node: unknown, fields: Record<string, unknown>, path: Array<string | number>): void => {
+    if (node === null || typeof node !== 'object' || Array.isArray(node)) return;
+    const table = node as Record<string, unknown>;
+    for (const [key, spec] of Object.entries(fields)) {
+      if (!(key in table)) continue;
+      if (typeof spec === 'object') {
+        visit(table[key], spec as Record<string, unknown>, [...path, key]);
+        continue;
+      }
+      const value = table[key];
+      // `min_reward` may be one number or a table of them, one per reward key.
+      if (key === 'min_reward' && value !== null && typeof value === 'object' && !Array.isArray(value)) {
+        visit(value, Object.fromEntries(Object.keys(value).map((k) => [k, 'float'])), [...path, key]);
+        continue;
+      }
+      const converted = laxValue(spec as LaxType, value);
+      if (converted === undefined) continue;
+      table[key] = converted;
+      const at = [...path, key];
+      const line = lineOf(at);
+      warnings.push(
+        `${line !== undefined ? `line ${line}: ` : ''}\`${fieldPath(at)}\` is ${show(value)}, read as ${show(converted)} as Harbor does (write ${show(converted)})`,
+      );
+    }
+  };
+  visit(data, LAX_FIELDS, []);
+  if (Array.isArray(data.steps)) data.steps.forEach((step, i) => visit(step, STEP_FIELDS, ['steps', i]));
+}
+
 /**
  * Parses and normalises a task.toml.
  * @param text the file's content
@@ -300,6 +395,8 @@ export function parseTaskToml(text: string, file: string): HarborTaskConfig {
     field: fieldPath(path),
     message,
   });
+  const warnings: string[] = [];
+  coerceAsHarbor(data, lineOf, warnings);
   const parsed = taskTomlSchema.safeParse(data);
   if (!parsed.success) {
     // Every schema violation, in the file's order (issues without a line last).
@@ -309,7 +406,6 @@ export function parseTaskToml(text: string, file: string): HarborTaskConfig {
     throw InputError.all(sortIssues(issues));
   }
   const t = parsed.data;
-  const warnings: string[] = [];
   const problems: InputIssue[] = [];
   const fail = (path: string[], message: string): void => {
     problems.push(issueAt(path, message));

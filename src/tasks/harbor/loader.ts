@@ -10,6 +10,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { InputError, type InputIssue } from '../../errors.ts';
+import type { SkippedTask } from '../registry.ts';
 import { escapingSymlinks, readInputText } from '../../util/input-files.ts';
 import type { Task, TaskSource } from '../task.ts';
 import { type HarborTaskConfig, parseTaskToml } from './config.ts';
@@ -206,32 +207,45 @@ function hasStepSolution(dir: string, steps: Array<{ name: string }>, script: st
 }
 
 /**
- * Loads a task folder or a dataset folder (its immediate sub-folders that
- * hold a task.toml), sorted by name. Every task of a dataset is loaded
- * before any is refused, so one error lists every bad task.
- * @throws InputError when the path holds no task, or listing every problem of
- *   every bad task (each with its own file, line and key; see `InputError.all`)
+ * Loads a task folder, or a dataset folder (its immediate sub-folders that
+ * hold a task.toml) sorted by name, keeping the valid tasks and listing the
+ * invalid ones with every problem found in each (file, line, key). A single
+ * task folder that is invalid, or a dataset with no valid task, is refused.
+ * @throws InputError when the path holds no task, or no valid one (listing
+ *   every problem of every bad task; see `InputError.all`)
  */
-export function loadHarborPath(path: string): Task[] {
+export function loadHarborDataset(path: string): { tasks: Task[]; skipped: SkippedTask[] } {
   const dir = resolve(path);
   if (!isDir(dir)) throw new InputError({ file: path }, 'not a folder');
-  if (looksLikeHarborTask(dir)) return [loadHarborTask(dir)];
+  if (looksLikeHarborTask(dir)) return { tasks: [loadHarborTask(dir)], skipped: [] };
   const tasks: Task[] = [];
-  const issues: InputIssue[] = [];
+  const skipped: SkippedTask[] = [];
   for (const taskDir of childDirs(dir).filter((d) => existsSync(join(d, 'task.toml')))) {
     try {
       tasks.push(loadHarborTask(taskDir));
     } catch (error) {
       if (!(error instanceof InputError)) throw error;
-      issues.push(...error.issues);
+      skipped.push({ dir: taskDir, issues: [...error.issues] });
     }
   }
-  if (issues.length > 0) throw InputError.all(issues);
+  if (tasks.length === 0 && skipped.length > 0) throw InputError.all(skipped.flatMap((s) => s.issues));
   if (tasks.length === 0)
     throw new InputError(
       { file: path },
       'no Harbor task here (a task folder holds task.toml and environment/)',
     );
+  return { tasks, skipped };
+}
+
+/**
+ * Loads a task folder or a dataset folder, refusing any invalid task: every
+ * task is loaded before any is refused, so one error lists every bad task.
+ * @throws InputError when the path holds no task, or listing every problem of
+ *   every bad task (each with its own file, line and key; see `InputError.all`)
+ */
+export function loadHarborPath(path: string): Task[] {
+  const { tasks, skipped } = loadHarborDataset(path);
+  if (skipped.length > 0) throw InputError.all(skipped.flatMap((s) => s.issues));
   return tasks;
 }
 
@@ -249,5 +263,8 @@ export const harborLoader = {
   },
   async load(path: string): Promise<Task[]> {
     return loadHarborPath(path);
+  },
+  async loadValid(path: string): Promise<{ tasks: Task[]; skipped: SkippedTask[] }> {
+    return loadHarborDataset(path);
   },
 };

@@ -424,7 +424,12 @@ function readDockerless(
   out.parser = optionalString('parser');
   if (raw.test_files !== undefined && raw.test_files !== null) {
     try {
-      out.testFiles = decodeTestList(raw.test_files);
+      // A plain string that is not an encoded list is one path (a seed-style generator writes one).
+      const value = raw.test_files;
+      out.testFiles =
+        typeof value === 'string' && !value.trim().startsWith('[') ? [value.trim()] : decodeTestList(value);
+      if (out.testFiles.some((f) => f.trim() === ''))
+        throw new Error('an empty path (give one path, or a list of paths)');
     } catch (error) {
       throw new InputError(
         at('dockerless.test_files'),
