@@ -45,7 +45,7 @@ import {
   logsPath,
 } from '../environments/environment.ts';
 import { gatewayAccess } from '../models/access.ts';
-import { AgentTimeoutError } from '../trials/trial.ts';
+import { AgentTimeoutError } from '../trials/errors.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
 import { shellQuote } from '../util/shell.ts';
 import { VERSION } from '../version.ts';

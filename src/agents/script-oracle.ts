@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { tarPath } from '../environments/docker/tar.ts';
 import { type ExecResult, logsPath } from '../environments/environment.ts';
 import type { Task } from '../tasks/task.ts';
+import { AgentTimeoutError } from '../trials/errors.ts';
 import { limitError } from '../trials/limit-errors.ts';
-import { AgentTimeoutError } from '../trials/trial.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
 import { shellQuote } from '../util/shell.ts';
 import { VERSION } from '../version.ts';
@@ -45,7 +45,7 @@ export class ScriptOracleAgent implements Agent {
     };
     // One command: unpack solution/ from standard input into /solution, then run solve.sh;
     // the separate upload is the fallback for images without tar.
-    // Under `[agent] user` (src/trials/multi-step.ts) solve.sh runs as that user, who cannot write
+    // Under `[agent] user` (src/trials/views.ts) solve.sh runs as that user, who cannot write
     // /solution: upload as root first (as Harbor does), then run.
     const asUser = environment.defaultExecUser !== undefined;
     let result = asUser

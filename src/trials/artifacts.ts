@@ -15,6 +15,7 @@ import { type Environment, logsPath } from '../environments/environment.ts';
 import type { ArtifactSpec } from '../tasks/harbor/steps.ts';
 import { writeJsonAtomic } from '../util/atomic-write.ts';
 import { describeSkipped } from '../util/safe-fs.ts';
+import { shellQuote as q } from '../util/shell.ts';
 
 export const ARTIFACTS_CONVENTION_DIR = '/logs/artifacts';
 
@@ -145,8 +146,4 @@ export async function uploadArtifacts(
     }
     await target.upload(host, artifact.source.replace(/\/+$/, ''));
   }
-}
-
-function q(s: string): string {
-  return `'${s.replace(/'/g, `'\\''`)}'`;
 }

@@ -17,8 +17,8 @@ import { DockerEnvironmentProvider } from '../../src/environments/docker/provide
 import { loadHarborTask } from '../../src/tasks/harbor/loader.ts';
 import { loadSwebench } from '../../src/tasks/swebench/load.ts';
 import type { Task } from '../../src/tasks/task.ts';
-import type { ExtendedTrialResult } from '../../src/trials/multi-step.ts';
-import { runTrial } from '../../src/trials/trial.ts';
+import type { ExtendedTrialResult } from '../../src/trials/record.ts';
+import { runTrialWith as runTrial } from '../../src/trials/trial.ts';
 import { createVerifiers } from '../../src/verifiers/registry.ts';
 import { makeVictims, notCopiedPaths, plantLines, type Victims } from '../helpers/planted-links.ts';
 import { BASE_IMAGE, FIXTURES, fixtureImageMap, JOB_ID, skipDocker, tempDir } from './helpers.ts';

@@ -12,7 +12,7 @@ import { CommandAgent } from '../../src/agents/command.ts';
 import { LocalEnvironmentProvider } from '../../src/environments/local/local.ts';
 import { loadSwebench } from '../../src/tasks/swebench/load.ts';
 import type { Task } from '../../src/tasks/task.ts';
-import { runTrial } from '../../src/trials/trial.ts';
+import { runTrialWith as runTrial } from '../../src/trials/trial.ts';
 import { createVerifiers } from '../../src/verifiers/registry.ts';
 import { makeVictims, notCopiedPaths, plantLines, type Victims } from '../helpers/planted-links.ts';
 import { tempDirs } from '../helpers/temp-dirs.ts';

@@ -18,12 +18,12 @@ import { BerthError } from '../../errors.ts';
 import { type ResourceLimits, resolveLimits } from '../../sandbox/limits.ts';
 import type { NetworkPolicy } from '../../tasks/task.ts';
 import { type CopyLimits, type CopyReport, extractTarBeneath } from '../../util/safe-fs.ts';
+import { shellQuote } from '../../util/shell.ts';
 import type { Environment, ExecOptions, ExecResult, ToolInstallRecord } from '../environment.ts';
 import type { EgressGateway } from './egress/gateway.ts';
 import { ContainerNetworkSwitch } from './egress/network-switch.ts';
 import { LABELS } from './labels.ts';
 import { ContainerLimits, isStorageOptError, refuseStorageOpt, storageOptWorth } from './limits.ts';
-import { connectModelRoute } from './model-route.ts';
 import { tarPath } from './tar.ts';
 
 /** A host folder bind-mounted into the container. */
@@ -129,10 +129,6 @@ function installExitHook(): void {
 
 const LOG_DIRS = '/logs/agent /logs/verifier /logs/artifacts';
 
-function shellQuote(s: string): string {
-  return `'${s.replace(/'/g, `'\\''`)}'`;
-}
-
 const SIGNALS: Record<number, string> = {
   9: 'SIGKILL',
   15: 'SIGTERM',
@@ -168,13 +164,6 @@ export class DockerContainerEnvironment implements Environment {
   toolInstall?: ToolInstallRecord;
   /** Where the model gateway's folder is mounted, when the trial asked for it. */
   modelGatewayDir?: string;
-  /** The job id (the model route's network is the job's). */
-  jobId = '';
-
-  /** A route to a host URL (the model gateway) over the job's internal network; see model-route.ts. */
-  routeToHost(url: string): Promise<{ origin: string; close(): Promise<void> }> {
-    return connectModelRoute(this.docker, this.container.id, this.jobId || 'berth', url);
-  }
 
   private constructor(
     private readonly docker: Docker,
@@ -289,7 +278,6 @@ export class DockerContainerEnvironment implements Environment {
       },
       () => environment.oomEvents ?? 0,
     );
-    environment.jobId = options.jobId;
     live.add(environment);
     installExitHook();
     try {

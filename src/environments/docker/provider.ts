@@ -307,5 +307,6 @@ export function dockerProviderOptions(options: Record<string, unknown>): DockerP
     ...(typeof options.buildTimeoutMultiplier === 'number'
       ? { buildTimeoutMultiplier: options.buildTimeoutMultiplier }
       : {}),
+    ...(typeof options.egressImage === 'string' ? { egressImage: options.egressImage } : {}),
   };
 }
