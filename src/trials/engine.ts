@@ -40,6 +40,7 @@ import {
 import type { ExceptionInfo, TimingInfo } from './result.ts';
 import { runtimeFor, type TrialRuntime } from './runtime.ts';
 import { loadTaskRef, type TrialSpec } from './spec.ts';
+import { collectLogFolder, resetLogFolder } from './staging.ts';
 import { mergedTestsDir, moveContents, uploadWorkdir } from './step-files.ts';
 import { withCommandEvents, withDefaultUser } from './views.ts';
 
@@ -332,7 +333,7 @@ class TrialRun {
         const e = outcome.result.exception_info;
         if (e) this.notes.push(`${prefix}${e.exception_type}`);
         for (const note of outcome.verdict?.notes ?? []) this.notes.push(`${prefix}${note}`);
-        await this.archiveStep(outcome.result);
+        await this.archiveStep(outcome.result, isLast);
         if (!isLast && this.gate(step, outcome.result)) break;
       }
     }
@@ -431,25 +432,30 @@ class TrialRun {
     this.result.agent_setup = timing;
     const live = this.liveEnvironment();
     const environment = withCommandEvents(live, this.emitEvent, () => this.currentPhase);
-    await this.phase(
-      'agent-setup',
-      null,
-      () =>
-        // A resource limit hit during the set-up is its error (AgentSetupOutOfMemoryError, ...).
-        withLimitErrors('agent-setup', live, () =>
-          setup.call(this.agent, {
-            task: this.task,
-            environment,
-            attempt: this.spec.trial.attempt,
-            logDir: join(this.trialDir, 'agent'),
-            timeoutMultiplier: this.agentMultiplier,
-            emit: this.emitEvent,
-            ...(this.models ? { models: this.models.session } : {}),
-            ...(this.signal ? { signal: this.signal } : {}),
-          }),
-        ),
-      timing,
-    );
+    try {
+      await this.phase(
+        'agent-setup',
+        null,
+        () =>
+          // A resource limit hit during the set-up is its error (AgentSetupOutOfMemoryError, ...).
+          withLimitErrors('agent-setup', live, () =>
+            setup.call(this.agent, {
+              task: this.task,
+              environment,
+              attempt: this.spec.trial.attempt,
+              logDir: join(this.trialDir, 'agent'),
+              timeoutMultiplier: this.agentMultiplier,
+              emit: this.emitEvent,
+              ...(this.models ? { models: this.models.session } : {}),
+              ...(this.signal ? { signal: this.signal } : {}),
+            }),
+          ),
+        timing,
+      );
+    } finally {
+      // What the set-up wrote in the agent's log folder, copied out as data (src/trials/staging.ts).
+      await collectLogFolder(live, 'agent', this.trialDir, this.result);
+    }
   }
 
   /** One step: prepare, agent, patch, artifacts, verifier. */
@@ -621,6 +627,9 @@ class TrialRun {
       agentResult = error instanceof AgentTimeoutError ? error.partialResult : undefined;
     } finally {
       this.track('agent_execution', timing, plan.multiStep);
+      // The agent's log folder, copied out as data before anything else happens to its
+      // environment (src/trials/staging.ts: no link followed, what was left out recorded).
+      await collectLogFolder(env, 'agent', this.trialDir, this.result);
     }
     this.checkCancelled();
     if (agentResult) {
@@ -751,12 +760,7 @@ class TrialRun {
     });
     let verdict: VerifierResult;
     try {
-      await uploadArtifacts(
-        venv,
-        join(this.trialDir, 'artifacts'),
-        step.artifacts ?? [],
-        join(subDir, 'artifacts'),
-      );
+      await uploadArtifacts(venv, join(this.trialDir, 'artifacts'), step.artifacts ?? []);
       verdict = await withLimitErrors('verifier', venv, () =>
         verifier.verify({
           task,
@@ -776,10 +780,15 @@ class TrialRun {
   }
 
   /** Moves a step's `agent/`, `verifier/` and `artifacts/` to `steps/<name>/` and writes its result. */
-  private async archiveStep(target: StepResult): Promise<void> {
+  private async archiveStep(target: StepResult, isLast: boolean): Promise<void> {
     const stepDir = join(this.trialDir, 'steps', target.step_name);
     for (const d of ['agent', 'verifier', 'artifacts'])
       await moveContents(join(this.trialDir, d), join(stepDir, d));
+    // The next step starts with empty log folders in the environment too (Harbor moves its mounted ones).
+    if (this.environment && !isLast) {
+      await resetLogFolder(this.environment, 'agent');
+      await resetLogFolder(this.environment, 'artifacts');
+    }
     await writeStepResult(this.trialDir, target);
   }
 

@@ -1,11 +1,11 @@
 /**
  * The `docker` environment provider: builds or finds the task's image, starts
- * one container per trial with the trial folder's `agent/`, `verifier/` and
- * `artifacts/` bind-mounted at `/logs/agent`, `/logs/verifier` and
- * `/logs/artifacts` (Harbor's `EnvironmentPaths`), and labels it with the job id.
+ * one container per trial, and labels it with the job id. Harbor's `/logs/agent`,
+ * `/logs/verifier` and `/logs/artifacts` are folders of the container, copied out as
+ * data after each phase: no host folder is ever mounted where untrusted code writes.
  */
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
@@ -255,15 +255,8 @@ export class DockerEnvironmentProvider implements EnvironmentProvider {
         toolInstall = failedInstall(context.tool, error, log);
       }
     }
-    const mounts = [];
-    for (const name of ['agent', 'verifier', 'artifacts']) {
-      const host = join(resolve(trialDir), name);
-      mkdirSync(host, { recursive: true });
-      // Non-root container users must be able to write their logs (Harbor's `chmod_dir`).
-      await chmod(host, 0o777);
-      mounts.push({ host, container: `/logs/${name}` });
-    }
-    // The model gateway's socket folder (src/models/access.ts), read-only.
+    // No host folder is mounted where untrusted code writes: only the model gateway's socket folder, read-only.
+    const mounts: { host: string; container: string; readOnly: boolean }[] = [];
     if (context.modelGatewayDir)
       mounts.push({ host: context.modelGatewayDir, container: MODEL_GATEWAY_MOUNT, readOnly: true });
     const { docker } = await connectDocker();
@@ -299,7 +292,7 @@ export class DockerEnvironmentProvider implements EnvironmentProvider {
           this.options.concurrency,
         ),
         network: spec.network,
-        mounts,
+        ...(mounts.length > 0 ? { mounts } : {}),
       });
       if (toolInstall) environment.toolInstall = toolInstall;
       if (context.modelGatewayDir) environment.modelGatewayDir = MODEL_GATEWAY_MOUNT;
