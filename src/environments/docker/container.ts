@@ -51,6 +51,8 @@ export interface ContainerOptions {
   pidsLimit?: number;
   network: NetworkPolicy;
   env?: Record<string, string>;
+  /** Devices for the container (GPUs: accelerators.ts). */
+  deviceRequests?: Docker.DeviceRequest[];
   mounts?: Mount[];
   /** Default user of `exec` (a name or uid). */
   user?: string;
@@ -233,6 +235,7 @@ export class DockerContainerEnvironment implements Environment {
         PidsLimit: limits.processes,
         ...(withStorage ? { StorageOpt: { size: String(limits.diskBytes) } } : {}),
         NetworkMode: 'bridge',
+        ...(options.deviceRequests?.length ? { DeviceRequests: options.deviceRequests } : {}),
         Binds: (options.mounts ?? []).map((m) => `${m.host}:${m.container}${m.readOnly ? ':ro' : ''}`),
         Init: false,
         // Removed by the engine as soon as it stops: `stop()` only has to kill it.
