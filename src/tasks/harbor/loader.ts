@@ -10,8 +10,8 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { InputError, type InputIssue } from '../../errors.ts';
-import type { SkippedTask } from '../registry.ts';
 import { escapingSymlinks, readInputText } from '../../util/input-files.ts';
+import type { SkippedTask } from '../registry.ts';
 import type { Task, TaskSource } from '../task.ts';
 import { type HarborTaskConfig, parseTaskToml } from './config.ts';
 import { harborPlan } from './steps.ts';
