@@ -15,7 +15,7 @@
  * A test reported several times (a `-v` line and an `-rA` line, or a call and a
  * teardown error) is merged by ERROR > FAILED > PASSED > SKIPPED.
  */
-import { detach, readLineBatches, stripAnsi, TestCollector } from './common.ts';
+import { addCount, detach, readLineBatches, stripAnsi, TestCollector } from './common.ts';
 import type { ParseOptions, ParseResult, Parser, TestCase, TestStatus, UnnamedResults } from './types.ts';
 
 type Word = 'PASSED' | 'FAILED' | 'ERROR' | 'SKIPPED' | 'XFAIL' | 'XPASS';
@@ -444,13 +444,6 @@ interface SkipSummary {
   line: number;
   location: string;
   reason: string;
-}
-
-function addCount(counts: ParseResult['counts'], status: TestStatus, n: number): void {
-  if (status === 'PASSED') counts.passed += n;
-  else if (status === 'FAILED') counts.failed += n;
-  else if (status === 'ERROR') counts.error += n;
-  else counts.skipped += n;
 }
 
 const fileOf = (id: string): string => id.split('::')[0] as string;
