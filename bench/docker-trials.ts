@@ -23,7 +23,7 @@ import { ScriptOracleAgent } from '../src/agents/script-oracle.ts';
 import { ImageMap } from '../src/environments/docker/dockerfile.ts';
 import { DockerEnvironmentProvider } from '../src/environments/docker/provider.ts';
 import { loadHarborTask } from '../src/tasks/harbor/loader.ts';
-import { runTrial } from '../src/trials/trial.ts';
+import { runTrialWith as runTrial } from '../src/trials/trial.ts';
 import { HarborVerifier } from '../src/verifiers/harbor.ts';
 
 const N = Number(process.argv[2] ?? 5);

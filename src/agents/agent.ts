@@ -7,6 +7,7 @@
 import type { Environment, ToolInstall } from '../environments/environment.ts';
 import type { GatewaySession } from '../models/gateway.ts';
 import type { Task } from '../tasks/task.ts';
+import type { TrialEmit } from '../trials/events.ts';
 
 export interface AgentContext {
   task: Task;
@@ -18,6 +19,11 @@ export interface AgentContext {
   /** Agent timeout in seconds, after multipliers. */
   timeoutSec?: number;
   signal?: AbortSignal;
+  /**
+   * Emits the agent's own events (model calls, tool calls, messages) into the trial's event log;
+   * the engine stamps the time, job and trial (src/trials/events.ts). Absent outside a trial.
+   */
+  emit?: TrialEmit;
   /**
    * The trial's session on the job's model gateway, when the job runs with `-m` (see
    * docs/models.md): its token, endpoints and the record of every call. Agents call models

@@ -36,11 +36,12 @@
  *   is an `AgentSetupError`, a timeout an `AgentSetupTimeoutError` (the trial ends
  *   as an error without verification).
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Environment, ExecOptions, ExecResult } from '../environments/environment.ts';
 import { gatewayAccess } from '../models/access.ts';
-import { AgentTimeoutError } from '../trials/trial.ts';
+import { AgentTimeoutError } from '../trials/errors.ts';
+import { writeFileNoFollow } from '../util/no-follow-write.ts';
 import { shellQuote } from '../util/shell.ts';
 import { VERSION } from '../version.ts';
 import type { Agent, AgentContext, AgentInfo, AgentResult, AgentSetupContext } from './agent.ts';
@@ -154,7 +155,8 @@ export class CommandAgent implements Agent {
       ...this.env(context, paths),
       ...(access && context.models ? context.models.agentEnv(access.origin) : {}),
     };
-    await writeFile(
+    await writeFileNoFollow(
+      logDir,
       join(hostDir, 'command.txt'),
       `${command}\n\n# environment\n${describeEnv(env).join('\n')}\n`,
     );
@@ -191,7 +193,8 @@ export class CommandAgent implements Agent {
     };
     const result = await environment.exec(script, options);
     if (!paths.shared) await environment.download(dir, hostDir).catch(() => {});
-    await writeFile(
+    await writeFileNoFollow(
+      logDir,
       join(hostDir, 'return-code.txt'),
       `${result.timedOut ? `timed out after ${timeoutSec} s` : (result.exitCode ?? result.signal ?? 'killed')}\n`,
     );
@@ -219,7 +222,7 @@ export class CommandAgent implements Agent {
     const { task, environment, logDir } = context;
     const paths = logPaths(environment, logDir);
     await mkdir(logDir, { recursive: true });
-    await writeFile(join(logDir, 'instruction.md'), task.instruction);
+    await writeFileNoFollow(logDir, join(logDir, 'instruction.md'), task.instruction);
     if (!paths.shared) {
       await environment.exec(`mkdir -p ${shellQuote(paths.logs)}`, { timeoutSec: 60 });
       await environment.upload(join(logDir, 'instruction.md'), `${paths.logs}/instruction.md`);
@@ -236,7 +239,7 @@ export class CommandAgent implements Agent {
       env_names: Object.keys(this.options.env ?? {}),
     };
     if (run.exitCode !== 0 && !run.timedOut)
-      await writeFile(join(logDir, 'exit-code.txt'), `${run.exitCode ?? run.signal}\n`);
+      await writeFileNoFollow(logDir, join(logDir, 'exit-code.txt'), `${run.exitCode ?? run.signal}\n`);
     const result: AgentResult = {
       ...(this.options.model ? { modelName: this.options.model } : {}),
       metadata,
@@ -305,7 +308,8 @@ export async function writePrediction(
   model: string,
   patch: string,
 ): Promise<void> {
-  await writeFile(
+  await writeFileNoFollow(
+    logDir,
     join(logDir, 'prediction.json'),
     `${JSON.stringify({ instance_id: instanceId, model_name_or_path: model, model_patch: patch })}\n`,
   );

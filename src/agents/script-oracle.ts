@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import { tarPath } from '../environments/docker/tar.ts';
 import type { ExecResult } from '../environments/environment.ts';
 import type { Task } from '../tasks/task.ts';
+import { AgentTimeoutError } from '../trials/errors.ts';
 import { limitError } from '../trials/limit-errors.ts';
-import { AgentTimeoutError } from '../trials/trial.ts';
 import { VERSION } from '../version.ts';
 import type { Agent, AgentContext, AgentInfo, AgentResult } from './agent.ts';
 
@@ -44,7 +44,7 @@ export class ScriptOracleAgent implements Agent {
     };
     // One command: unpack solution/ from standard input into /solution, then run solve.sh;
     // the separate upload is the fallback for images without tar.
-    // Under `[agent] user` (src/trials/multi-step.ts) solve.sh runs as that user, who cannot write
+    // Under `[agent] user` (src/trials/views.ts) solve.sh runs as that user, who cannot write
     // /solution: upload as root first (as Harbor does), then run.
     const asUser = environment.defaultExecUser !== undefined;
     let result = asUser

@@ -7,9 +7,9 @@ import { describeEnv } from '../agents/command.ts';
 import { isInstalledAgentName } from '../agents/installed/packages.ts';
 import { PredictionsAgent } from '../agents/predictions.ts';
 import { type AgentOptions, createAgent, TERMINUS_NAMES } from '../agents/registry.ts';
-import { createProviders } from '../environments/registry.ts';
 import { InputError, UsageError } from '../errors.ts';
-import { defaultJobName, runJob } from '../jobs/job.ts';
+import { runJob } from '../jobs/job.ts';
+import { defaultJobName } from '../jobs/names.ts';
 import { planPerModel, planTrials } from '../jobs/plan.ts';
 import { modelEndpointFor } from '../models/access.ts';
 import { combineReporters, createReporters, ownsStdout } from '../reporters/registry.ts';
@@ -21,8 +21,10 @@ import { loadTasks } from '../tasks/registry.ts';
 import { inDocker, inLocal, instanceImageProblem } from '../tasks/swebench/instance-image.ts';
 import { localRunProblems } from '../tasks/swebench/runnable.ts';
 import type { Task } from '../tasks/task.ts';
+import { DEFAULT_INSTALL_TIMEOUT_SEC } from '../trials/engine.ts';
 import { jobEndEventOf, trialEndEventOf, trialStartEventOf } from '../trials/events.ts';
-import { DEFAULT_INSTALL_TIMEOUT_SEC } from '../trials/trial.ts';
+import { providersFor } from '../trials/runtime.ts';
+import type { EnvironmentOptions, TrialLimits } from '../trials/spec.ts';
 import { MAX_TIMER_SEC } from '../util/with-timeout.ts';
 import { createVerifiers } from '../verifiers/registry.ts';
 import type { RunCommandOptions } from './commands/run.ts';
@@ -216,13 +218,14 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
   };
   const { dockerOptionsFrom } = await import('../environments/docker/options.ts');
   const dockerCli = dockerOptionsFrom(options.imageMap ?? [], options.config);
-  const limits = limitRequestFrom(options, dockerCli.pidsLimit);
-  const docker = {
-    imageMap: dockerCli.imageMap,
-    ...(dockerCli.pidsLimit !== undefined ? { pidsLimit: dockerCli.pidsLimit } : {}),
+  // What every trial's spec carries of the environments (src/trials/spec.ts), as data.
+  const environmentOptions: EnvironmentOptions = {
+    ...(options.repos ? { reposDir: resolve(options.repos) } : {}),
+    ...(options.keepEnvironments ? { keep: true } : {}),
+    imageMap: Object.fromEntries(dockerCli.imageMap.entries()),
     ...(options.rebuild ? { rebuild: true } : {}),
-    buildTimeoutMultiplier: phase.build ?? multiplier,
   };
+  const limits: TrialLimits = limitRequestFrom(options, dockerCli.pidsLimit);
   if (options.predictions && options.agent !== 'predictions') {
     throw new UsageError('--predictions is only used with -a predictions');
   }
@@ -282,12 +285,12 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
         })),
       )
     : [];
-  const agent =
-    agentsPerModel[0]?.agent ??
-    (await createAgent(options.agent, {
-      ...(options.predictions ? { predictionsFile: options.predictions } : {}),
-      ...commandAgent,
-    }));
+  // What each trial's spec records of the agent (plain data; a trial's model is added per trial).
+  const agentOptions: AgentOptions = {
+    ...(options.predictions ? { predictionsFile: resolve(options.predictions) } : {}),
+    ...commandAgent,
+  };
+  const agent = agentsPerModel[0]?.agent ?? (await createAgent(options.agent, agentOptions));
   if (agent.info.name !== options.agent && TERMINUS_NAMES.includes(options.agent))
     process.stderr.write(
       `berth: -a ${options.agent} runs berth's own coding agent, ${agent.info.name}: Harbor's Terminus-2 is not part of berth (docs/models.md)\n`,
@@ -361,11 +364,13 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
     phase,
     options.timeoutMultiplier ?? '1',
   );
-  const providers = createProviders({
-    ...(options.repos ? { reposDir: resolve(options.repos) } : {}),
-    ...(options.keepEnvironments ? { keep: true } : {}),
-    ...docker,
+  const providers = providersFor({
+    environment: environmentOptions,
     limits,
+    timeouts: {
+      multiplier,
+      ...(phase.build !== undefined ? { environmentBuildMultiplier: phase.build } : {}),
+    },
     concurrency,
   });
   const verifiers = createVerifiers(options.rules ? { rules: options.rules } : {});
@@ -440,8 +445,13 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
     source: basename(resolve(options.path)).replace(/\.(jsonl?|ndjson)$/i, ''),
     plan,
     agent,
+    agentSpec: { name: options.agent, options: agentOptions },
     providers,
     verifiers,
+    environment: environmentOptions,
+    limits,
+    ...(options.rules ? { rules: options.rules } : {}),
+    ...(options.allowEnvSecrets ? { allowEnvSecrets: true } : {}),
     concurrency,
     timeoutMultiplier: multiplier,
     phaseMultipliers: {
@@ -489,6 +499,10 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
     onTrialStart: (trial) => reporter.onTrialStart?.(trialStartEventOf(trial, jobLabel, agent.info)),
     onTrialEnd: (result, info) => reporter.onTrialEnd(result, trialEndEventOf(result, jobLabel, info.reused)),
     onNotice: (message) => process.stderr.write(`berth: ${message}\n`),
+    onEvent: (event) => {
+      reporter.onEvent(event);
+      if (event.type === 'job-start') void reporter.onJobStart(event);
+    },
     ...(gateway ? { models: { gateway, ...(models?.limits ? { limits: models.limits } : {}) } } : {}),
   }).finally(() => gateway?.stop());
   // SWE-bench datasets: the harness's final report, in the job folder and in --json.

@@ -21,7 +21,9 @@ export interface RunModels {
   record: Record<string, unknown>;
 }
 
+/** `berth run`'s model options, as commander parses them. */
 export interface ModelFlags {
+  /** `-m` names (repeatable: one set of trials per model). */
   model?: string[];
   modelBaseUrl?: string;
   envFile?: string;

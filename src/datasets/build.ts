@@ -19,6 +19,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, relative, resolve, sep } from 'node:path';
 import { InputError } from '../errors.ts';
 import type { TestStatus } from '../parsers/types.ts';
+import { shellQuote } from '../util/shell.ts';
 import { isTestPath, resultingPaths, touchedPaths } from './patches.ts';
 import { type BaseSource, git, parseLog, statusMap, Workspace } from './workspace.ts';
 
@@ -402,10 +403,6 @@ async function readTree(dir: string, specFile: string): Promise<Record<string, s
 
 function sortKeys<T>(record: Record<string, T>): Record<string, T> {
   return Object.fromEntries(Object.entries(record).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-}
-
-function shellQuote(value: string): string {
-  return /^[\w@%+=:,./[\]-]+$/.test(value) ? value : `'${value.replaceAll("'", "'\\''")}'`;
 }
 
 function tail(text: string, lines = 15): string {

@@ -24,7 +24,7 @@ import { OracleAgent } from '../agents/oracle.ts';
 import { createProviders } from '../environments/registry.ts';
 import { InputError } from '../errors.ts';
 import { rowToTask } from '../tasks/swebench/load.ts';
-import { runTrial } from '../trials/trial.ts';
+import { runTrialWith } from '../trials/trial.ts';
 import { createVerifiers } from '../verifiers/registry.ts';
 import { findMirror } from './build.ts';
 import { isTestPath, touchedPaths } from './patches.ts';
@@ -263,7 +263,7 @@ async function runThroughTrial(
   const task = rowToTask({ value: at.row, file: at.file, line: at.line ?? 1 });
   const jobDir = await mkdtemp(join(tmpdir(), 'berth-validate-'));
   try {
-    const result = await runTrial({
+    const result = await runTrialWith({
       task,
       agent,
       attempt: 1,

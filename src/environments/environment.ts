@@ -205,13 +205,6 @@ export interface Environment {
    * environment binds it per command instead).
    */
   readonly modelGatewayDir?: string;
-  /**
-   * Capability "host route": makes one host URL (berth's model gateway on 127.0.0.1) reachable
-   * from inside the environment whatever its network policy, and nothing else with it: the
-   * origin to use inside, and `close` to take the route down after the agent. Absent: the
-   * environment reaches host addresses as they are (the local environment's agent commands).
-   */
-  routeToHost?(url: string): Promise<{ origin: string; close(): Promise<void> }>;
 }
 
 /** Context a provider gets to start an environment for one trial. */

@@ -11,16 +11,24 @@
  * atomically); on resume a result whose bytes no longer match it (or that it does
  * not list) is not trusted: the trial runs again, with a notice.
  */
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { readFile, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import PQueue from 'p-queue';
 import type { Agent } from '../agents/agent.ts';
 import type { EnvironmentProvider } from '../environments/environment.ts';
-import { InputError, UsageError } from '../errors.ts';
-import type { ModelGateway, TrialLimits } from '../models/gateway.ts';
-import { taskChecksum } from '../tasks/checksum.ts';
+import type { ModelGateway, TrialLimits as ModelTrialLimits } from '../models/gateway.ts';
+import { runTrial } from '../trials/engine.ts';
+import { EventLog } from '../trials/event-log.ts';
+import {
+  type BerthEvent,
+  type Emit,
+  EVENTS_SCHEMA_VERSION,
+  eventTime,
+  jobEndEventOf,
+  trialEndEventOf,
+} from '../trials/events.ts';
 import {
   agentInfoForFile,
   roundSec,
@@ -28,13 +36,30 @@ import {
   upgradeTrialResult,
   writeRewardFile,
 } from '../trials/file-format.ts';
+import { initialTrialResult } from '../trials/record.ts';
 import type { TrialResult } from '../trials/result.ts';
-import { initialTrialResult, patchSha256, runTrial } from '../trials/trial.ts';
+import {
+  type AgentSpec,
+  type EnvironmentOptions,
+  makeTrialSpec,
+  type TrialLimits,
+  type TrialSpec,
+} from '../trials/spec.ts';
 import { writeJsonAtomic } from '../util/atomic-write.ts';
 import type { Verifier } from '../verifiers/verifier.ts';
 import { VERSION } from '../version.ts';
-import { harborJobStats } from './harbor-stats.ts';
+import { lockJobDir } from './lock.ts';
 import type { PlannedTrial } from './plan.ts';
+import { checkResumeScope, resumeMismatch } from './resume.ts';
+import {
+  JOB_STATE_FILE,
+  type JobState,
+  ResultLedger,
+  readJobFile,
+  readJobJson,
+  readJobState,
+} from './state.ts';
+import { jobResultBody, type ModelUsageTotals, modelUsageTotals } from './stats.ts';
 
 export interface JobOptions {
   jobsDir: string;
@@ -43,14 +68,27 @@ export interface JobOptions {
   source: string;
   plan: PlannedTrial[];
   agent: Agent;
+  /**
+   * How another process makes the agent (its registry name and options), recorded in each
+   * trial's spec; default the agent's name without options.
+   */
+  agentSpec?: AgentSpec;
   providers: readonly EnvironmentProvider[];
   verifiers: readonly Verifier[];
+  /** The providers' options as data, recorded in each trial's spec. */
+  environment?: EnvironmentOptions;
+  /** Resource limits of untrusted commands, recorded in each trial's spec. */
+  limits?: TrialLimits;
+  /** Consent to secret-looking host variables in Harbor env templates (`--allow-env-secrets`). */
+  allowEnvSecrets?: boolean;
   /** Trials run at once (default 1). */
   concurrency?: number;
   timeoutMultiplier?: number;
   /** Per-phase timeout multipliers (agent, verifier), replacing `timeoutMultiplier` for their phase. */
   phaseMultipliers?: { agent?: number; verifier?: number };
   verifyEmptyPatch?: boolean;
+  /** Grading rules (`--rules`), recorded in each trial's spec; the verifiers were made with them. */
+  rules?: string;
   /** Recorded in config.json (the command line's options). */
   config?: Record<string, unknown>;
   /**
@@ -71,41 +109,14 @@ export interface JobOptions {
   onTrialEnd?: (result: TrialResult, info: { reused: boolean; trial: PlannedTrial }) => void;
   /** Told why a previous result is not kept although it would match (e.g. it was changed). */
   onNotice?: (message: string) => void;
+  /** Every event of the job as it happens (also appended to `jobs/<job>/events.jsonl`). */
+  onEvent?: (event: BerthEvent) => void;
   /**
    * The job's model gateway and the trials' limits, when trials call models (each planned
    * trial names its model). Once the gateway's job budget is spent no further trial starts.
    */
-  models?: { gateway: ModelGateway; limits?: TrialLimits };
+  models?: { gateway: ModelGateway; limits?: ModelTrialLimits };
 }
-
-/** The job's own record of what berth wrote: sha256 of each trial's result.json, by trial name. */
-export const JOB_STATE_FILE = 'berth-state.json';
-
-interface JobState {
-  result_sha256: Record<string, string>;
-  /**
-   * True when the job folder has no state file: a job written by a berth from before the
-   * state file existed. Its results are kept as they are (and recorded from then on).
-   */
-  legacy: boolean;
-}
-
-async function readJobState(jobDir: string): Promise<JobState> {
-  let text: string;
-  try {
-    text = await readFile(join(jobDir, JOB_STATE_FILE), 'utf8');
-  } catch (error) {
-    return { result_sha256: {}, legacy: (error as NodeJS.ErrnoException).code === 'ENOENT' };
-  }
-  try {
-    const state = JSON.parse(text) as Partial<JobState>;
-    if (state && typeof state.result_sha256 === 'object' && state.result_sha256 !== null)
-      return { result_sha256: { ...state.result_sha256 }, legacy: false };
-  } catch {}
-  return { result_sha256: {}, legacy: false };
-}
-
-const sha256 = (bytes: Buffer | string) => createHash('sha256').update(bytes).digest('hex');
 
 export interface JobSummary {
   job_name: string;
@@ -128,203 +139,6 @@ export interface JobSummary {
   not_started_over_budget?: number;
 }
 
-/** Tokens and cost summed over a job's trials (their `agent_result`). */
-export interface ModelUsageTotals {
-  n_input_tokens: number;
-  n_cache_tokens: number;
-  n_output_tokens: number;
-  /** USD over the trials whose cost is known; null when none is. */
-  cost_usd: number | null;
-  /** Trials that called models but whose cost is unknown (no price for the model). */
-  n_trials_cost_unknown: number;
-}
-
-/** The model usage totals of trial results, or undefined when none called a model. */
-export function modelUsageTotals(results: readonly TrialResult[]): ModelUsageTotals | undefined {
-  const used = results.filter((r) => typeof r.agent_result?.n_input_tokens === 'number');
-  if (used.length === 0) return undefined;
-  const sum = (key: string) => used.reduce((total, r) => total + (Number(r.agent_result?.[key]) || 0), 0);
-  const priced = used.filter((r) => typeof r.agent_result?.cost_usd === 'number');
-  return {
-    n_input_tokens: sum('n_input_tokens'),
-    n_cache_tokens: sum('n_cache_tokens'),
-    n_output_tokens: sum('n_output_tokens'),
-    cost_usd:
-      priced.length === 0
-        ? null
-        : Math.round(priced.reduce((t, r) => t + Number(r.agent_result?.cost_usd), 0) * 1e9) / 1e9,
-    n_trials_cost_unknown: used.length - priced.length,
-  };
-}
-
-/** Why an existing trial result cannot be kept, or undefined when it can. */
-export function resumeMismatch(previous: TrialResult, trial: PlannedTrial, agent: Agent): string | undefined {
-  if (previous?.berth?.instance_id !== trial.task.name) return 'different instance';
-  if (previous.berth.attempt !== trial.attempt) return 'different attempt';
-  if (previous.task_checksum !== taskChecksum(trial.task)) return 'the task changed';
-  if (previous.berth.version !== VERSION) return `made by berth ${previous.berth.version}`;
-  if (previous.agent_info?.name !== agent.info.name) return 'different agent';
-  if (previous.berth.status === 'cancelled') return 'cancelled';
-  if (previous.berth.status === 'error' && previous.verifier_result === null) return 'crashed';
-  const planned = agent.plannedPatch?.(trial.task);
-  if (planned !== undefined) {
-    if (previous.berth.patch_sha256 !== patchSha256(planned)) return 'different patch';
-  } else if (previous.agent_info.version !== agent.info.version) return 'different agent version';
-  return undefined;
-}
-
-/**
- * Reads a JSON state file of a job folder (config.json, a trial's result.json).
- * @returns the parsed object, or undefined when the file does not exist.
- * @throws InputError when it exists but cannot be read or is not a JSON object: a damaged
- *   job is refused, never taken for a fresh one (resuming would replace its results).
- */
-export async function readJobJson(
-  path: string,
-  jobName: string,
-): Promise<Record<string, unknown> | undefined> {
-  return (await readJobFile(path, jobName))?.value;
-}
-
-/**
- * `readJobJson` with the sha256 of the file's bytes (to compare with what berth recorded).
- * @throws InputError as `readJobJson`.
- */
-async function readJobFile(
-  path: string,
-  jobName: string,
-): Promise<{ value: Record<string, unknown>; sha256: string } | undefined> {
-  let bytes: Buffer;
-  try {
-    bytes = await readFile(path);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw damagedJob(path, jobName, (error as Error).message);
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(bytes.toString('utf8'));
-  } catch (error) {
-    throw damagedJob(path, jobName, `not valid JSON (${(error as Error).message})`);
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value))
-    throw damagedJob(
-      path,
-      jobName,
-      `not a JSON object (${Array.isArray(value) ? 'an array' : typeof value})`,
-    );
-  return { value: value as Record<string, unknown>, sha256: sha256(bytes) };
-}
-
-function damagedJob(path: string, jobName: string, why: string): InputError {
-  return new InputError(
-    { file: path },
-    `${why}; job ${jobName} cannot be resumed from a damaged state file and nothing was changed: ` +
-      'repair or remove that file (or the whole job folder), or use another --job-name',
-  );
-}
-
-function describeValue(value: unknown): string {
-  if (value === null || value === undefined) return 'none';
-  if (Array.isArray(value)) return value.length === 0 ? 'none' : value.join(',');
-  return String(value);
-}
-
-/**
- * The differences between the identity of an existing job and a new run's, as
- * `label new vs old` phrases; empty when they match (or the old job recorded none).
- */
-export function identityMismatch(
-  previous: Record<string, unknown> | undefined,
-  current: Record<string, unknown>,
-): string[] {
-  if (!previous || typeof previous !== 'object') return [];
-  const out: string[] = [];
-  for (const label of new Set([...Object.keys(current), ...Object.keys(previous)])) {
-    const now = describeValue(current[label]);
-    const before = describeValue(previous[label]);
-    if (now !== before) out.push(`${label} ${now} vs ${before}`);
-  }
-  return out;
-}
-
-function pidAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/**
- * The start time of a process (field 22 of `/proc/<pid>/stat`, clock ticks since boot),
- * or undefined where /proc is absent or the process is gone. With the pid it names one
- * process for good: a pid reused by another process has another start time.
- */
-export async function processStartTime(pid: number): Promise<string | undefined> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
-  if (stat === undefined) return undefined;
-  // The command name (field 2) is in parentheses and may hold spaces or ')'.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return fields[19];
-}
-
-/**
- * The process holding a job folder's lock, from the lock file's text (`pid start-time`): its pid
- * when that process is running and started at the recorded time (a lock written before the start
- * time was recorded holds only the pid: trusted), else undefined (a stale lock). The viewer uses
- * it to tell a running job from one a crash left behind.
- */
-export async function lockHolder(text: string): Promise<number | undefined> {
-  const [pidText = '', startText] = text.trim().split(/\s+/);
-  const pid = Number(pidText);
-  if (pidText === '' || !pidAlive(pid)) return undefined;
-  const start = startText === undefined ? undefined : await processStartTime(pid);
-  return start === undefined || start === startText ? pid : undefined;
-}
-
-/**
- * Takes the job folder's lock (`.berth.lock`, created exclusively, holding `pid start-time`,
- * see `processStartTime`). A lock whose pid is no longer running, or is running but started at
- * another time (the pid was reused by an unrelated process), is stale and taken over.
- * @returns a function that releases the lock.
- * @throws UsageError when another running process holds the lock.
- */
-export async function lockJobDir(jobDir: string, jobName: string): Promise<() => Promise<void>> {
-  await mkdir(jobDir, { recursive: true });
-  const lock = join(jobDir, '.berth.lock');
-  const ownStart = await processStartTime(process.pid);
-  const own = `${process.pid}${ownStart !== undefined ? ` ${ownStart}` : ''}`;
-  for (let tries = 0; tries < 5; tries++) {
-    try {
-      await writeFile(lock, `${own}\n`, { flag: 'wx' });
-      return async () => {
-        const holder = await readFile(lock, 'utf8').catch(() => '');
-        if (holder.trim() === own) await rm(lock, { force: true });
-      };
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
-    const text = await readFile(lock, 'utf8').catch(() => undefined);
-    if (text === undefined) continue; // released meanwhile
-    const pid = await lockHolder(text);
-    if (pid !== undefined && pid !== process.pid) {
-      throw new UsageError(
-        `job ${jobName} is being run by another berth process (pid ${pid}); wait for it, or use another --job-name`,
-      );
-    }
-    // An empty lock may be one being written right now: give its writer a moment.
-    if (text.trim() === '' && tries === 0) {
-      await new Promise((r) => setTimeout(r, 100));
-      continue;
-    }
-    await rm(lock, { force: true });
-  }
-  throw new UsageError(`job ${jobName}: could not take the lock ${lock}`);
-}
-
 /**
  * Runs (or resumes) a job and returns its summary. Trial failures never reject.
  * @throws UsageError when the job folder is locked by another running process, or
@@ -340,53 +154,169 @@ export async function runJob(options: JobOptions): Promise<JobSummary> {
   }
 }
 
+/** A previous result of a planned trial, with the sha256 of its bytes. */
+type Stored = { result: TrialResult; sha256: string } | undefined;
+
 async function runLockedJob(options: JobOptions, jobDir: string): Promise<JobSummary> {
   const startedAt = new Date().toISOString();
   const started = performance.now();
-  const results = new Map<number, TrialResult>();
-  const running = new Set<number>();
-  let reused = 0;
-
-  let filters = options.filters;
-  let trialNames = options.plan.map((p) => p.trialName);
   // Every state file is read (and a damaged one refused) before anything is written.
   const previous = (await readJobJson(join(jobDir, 'config.json'), options.jobName)) as
-    | {
-        berth_identity?: Record<string, unknown>;
-        berth_filters?: Record<string, unknown>;
-        berth_trials?: unknown;
-      }
+    | Parameters<typeof checkResumeScope>[0]
     | undefined;
   // Every trial result, with the sha256 of its bytes (the lock keeps them as they are until used).
-  const storedResults = await Promise.all(
+  const storedResults: Stored[] = await Promise.all(
     options.plan.map(async (trial) => {
       const file = await readJobFile(join(jobDir, trial.trialName, 'result.json'), options.jobName);
       return file && { result: file.value as unknown as TrialResult, sha256: file.sha256 };
     }),
   );
-  if (options.identity) {
-    const refuse = (differences: string[]) =>
-      new UsageError(
-        `job ${options.jobName} exists with a different configuration: ${differences.join('; ')} ` +
-          `(this run vs the job's); use another --job-name or remove the folder ${jobDir}`,
-      );
-    const differences = identityMismatch(previous?.berth_identity, options.identity);
-    if (differences.length > 0) throw refuse(differences);
-    const filterDifferences =
-      previous?.berth_identity && options.filters
-        ? identityMismatch(previous.berth_filters ?? {}, options.filters)
-        : [];
-    if (filterDifferences.length > 0) {
-      const known = Array.isArray(previous?.berth_trials) ? new Set(previous.berth_trials) : new Set();
-      const extra = trialNames.filter((name) => !known.has(name));
-      if (extra.length > 0)
-        throw refuse([...filterDifferences, `${extra.length} trial(s) not in the job, e.g. ${extra[0]}`]);
-      // Resuming a part of the job: it keeps its own filters and trial list.
-      filters = previous?.berth_filters;
-      trialNames = previous?.berth_trials as string[];
-    }
+  const scope = options.identity
+    ? checkResumeScope(previous, {
+        jobName: options.jobName,
+        jobDir,
+        identity: options.identity,
+        filters: options.filters,
+        trialNames: options.plan.map((p) => p.trialName),
+      })
+    : { filters: options.filters, trialNames: options.plan.map((p) => p.trialName) };
+  await writeJobConfig(options, jobDir, scope);
+  const log = await EventLog.open(join(jobDir, 'events.jsonl'));
+  try {
+    return await runTrials(
+      options,
+      jobDir,
+      storedResults,
+      { startedAt, started, id: await jobIdOf(jobDir) },
+      (event) => {
+        log.write(event);
+        options.onEvent?.(event);
+      },
+    );
+  } finally {
+    log.close();
   }
+}
 
+/** Runs (or keeps) every planned trial, with bounded concurrency, and returns the job's summary. */
+async function runTrials(
+  options: JobOptions,
+  jobDir: string,
+  storedResults: Stored[],
+  clock: { startedAt: string; started: number; id: string },
+  emit: Emit,
+): Promise<JobSummary> {
+  const { startedAt, started } = clock;
+  const progress = {
+    id: clock.id,
+    jobName: options.jobName,
+    startedAt,
+    finishedAt: null as string | null,
+    plan: options.plan,
+    results: new Map<number, TrialResult>(),
+    running: new Set<number>(),
+    overBudget: 0,
+  };
+  // Job result writes are serialised so the last one written is the latest state.
+  let writing: Promise<void> = Promise.resolve();
+  const writeJobResult = () => {
+    const body = jobResultBody(progress);
+    writing = writing.then(() => writeJsonAtomic(join(jobDir, 'result.json'), body)).catch(() => {});
+    return writing;
+  };
+  await writeJobResult();
+  const ledger = new ResultLedger(jobDir, await readJobState(jobDir));
+  emit({
+    type: 'job-start',
+    v: EVENTS_SCHEMA_VERSION,
+    time: eventTime(),
+    job: options.jobName,
+    job_id: progress.id,
+    n_trials: options.plan.length,
+    berth_version: VERSION,
+  });
+  const notice = (message: string) => {
+    emit({
+      type: 'notice',
+      v: EVENTS_SCHEMA_VERSION,
+      time: eventTime(),
+      job: options.jobName,
+      level: 'warning',
+      message,
+    });
+    options.onNotice?.(message);
+  };
+
+  const queue = new PQueue({ concurrency: Math.max(1, options.concurrency ?? 1) });
+  const signal = options.signal;
+  const onAbort = () => queue.clear();
+  signal?.addEventListener('abort', onAbort, { once: true });
+  let reused = 0;
+  options.plan.forEach((trial, index) => {
+    queue.add(async () => {
+      if (signal?.aborted) return;
+      const trialDir = join(jobDir, trial.trialName);
+      const stored = storedResults[index];
+      const kept = await keptResult(stored, trial, trialDir, options, ledger, notice);
+      let result: TrialResult;
+      if (kept) {
+        result = kept;
+        reused++;
+        emit(trialEndEventOf(kept, options.jobName, true));
+      } else {
+        const gateway = options.models?.gateway;
+        if (gateway?.budgetExhausted) {
+          if (progress.overBudget++ === 0)
+            notice(`the job's model budget is spent ($${gateway.jobCostUsd}): no further trial is started`);
+          return;
+        }
+        if (stored) await rm(trialDir, { recursive: true, force: true });
+        progress.running.add(index);
+        options.onTrialStart?.(trial);
+        result = await runPlannedTrial(trial, trialDir, options, progress.id, emit);
+        progress.running.delete(index);
+      }
+      progress.results.set(index, result);
+      if (!kept) await ledger.record(trial.trialName);
+      options.onTrialEnd?.(result, { reused: kept !== undefined, trial });
+      await writeJobResult();
+    });
+  });
+  await queue.onIdle();
+  signal?.removeEventListener('abort', onAbort);
+  const { results } = progress;
+  const cancelled =
+    (signal?.aborted ?? false) ||
+    results.size + progress.overBudget < options.plan.length ||
+    [...results.values()].some((r) => r.berth.status === 'cancelled');
+  progress.finishedAt = new Date().toISOString();
+  await ledger.flushed();
+  await writeJobResult();
+  const trials = options.plan.map((_, i) => results.get(i)).filter((r): r is TrialResult => r !== undefined);
+  const summary: JobSummary = {
+    job_name: options.jobName,
+    job_dir: jobDir,
+    started_at: startedAt,
+    finished_at: progress.finishedAt,
+    duration_sec: roundSec((performance.now() - started) / 1000),
+    total: options.plan.length,
+    resolved: trials.filter((r) => r.berth.resolved).length,
+    cancelled,
+    trials,
+    reused,
+    ...(modelUsageTotals(trials) ? { model_usage: modelUsageTotals(trials) } : {}),
+    ...(progress.overBudget > 0 ? { not_started_over_budget: progress.overBudget } : {}),
+  };
+  emit(jobEndEventOf(summary));
+  return summary;
+}
+
+/** The job's config.json: what it runs, and its identity, filters and trials for resume. */
+async function writeJobConfig(
+  options: JobOptions,
+  jobDir: string,
+  scope: { filters: Record<string, unknown> | undefined; trialNames: string[] },
+): Promise<void> {
   await writeJsonAtomic(join(jobDir, 'config.json'), {
     job_name: options.jobName,
     source: options.source,
@@ -396,196 +326,127 @@ async function runLockedJob(options: JobOptions, jobDir: string): Promise<JobSum
     timeout_multiplier: options.timeoutMultiplier ?? 1,
     berth_version: VERSION,
     ...options.config,
-    ...(options.identity ? { berth_identity: options.identity, berth_trials: trialNames } : {}),
-    ...(options.identity && filters ? { berth_filters: filters } : {}),
+    ...(options.identity ? { berth_identity: options.identity, berth_trials: scope.trialNames } : {}),
+    ...(options.identity && scope.filters ? { berth_filters: scope.filters } : {}),
   });
+}
 
-  // Harbor's JobResult.id is a UUID; a resumed job keeps its own.
+/** Harbor's JobResult.id is a UUID; a resumed job keeps its own. */
+async function jobIdOf(jobDir: string): Promise<string> {
   const jobId = await readFile(join(jobDir, 'result.json'), 'utf8')
     .then((text) => (JSON.parse(text) as { id?: unknown }).id)
     .catch(() => undefined);
-  const id =
-    typeof jobId === 'string' && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(jobId)
-      ? jobId
-      : randomUUID();
+  return typeof jobId === 'string' &&
+    /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(jobId)
+    ? jobId
+    : randomUUID();
+}
 
-  /** Trials not started because the job's model budget was spent. */
-  let overBudget = 0;
-  // Job result writes are serialised so the last one written is the latest state.
-  let writing: Promise<void> = Promise.resolve();
-  let finishedAt: string | null = null;
-  const writeJobResult = () => {
-    const snapshot = [...results.values()];
-    const harbor = harborJobStats(
-      options.plan.map((_, i) => results.get(i)).filter((r): r is TrialResult => r !== undefined),
+/**
+ * The previous result of a trial when it can be kept: it matches the run (`resumeMismatch`)
+ * and its bytes are those berth recorded (or the job predates the state file). A kept result
+ * written by an earlier berth is brought to the current file format (a failed rewrite leaves
+ * the old file, which still resumes). Undefined when the trial must run (again), with a
+ * notice when the only reason is that the file changed.
+ */
+async function keptResult(
+  stored: Stored,
+  trial: PlannedTrial,
+  trialDir: string,
+  options: JobOptions,
+  ledger: ResultLedger,
+  notice: (message: string) => void,
+): Promise<TrialResult | undefined> {
+  const previous = stored?.result;
+  const agent = trial.agent ?? options.agent;
+  if (!stored || !previous || resumeMismatch(previous, trial, agent) !== undefined) return undefined;
+  const state: JobState = ledger.state;
+  const recorded = state.result_sha256[trial.trialName];
+  const legacy = state.legacy && recorded === undefined;
+  if (recorded !== stored.sha256 && !legacy) {
+    notice(
+      `${trial.trialName}: result.json ${recorded ? 'changed since berth wrote it (sha256 differs)' : `is not in the job's ${JOB_STATE_FILE}`}; not kept, running the trial again`,
     );
-    const usage = modelUsageTotals(snapshot);
-    const body = {
-      id,
-      job_name: options.jobName,
-      berth_version: VERSION,
-      started_at: startedAt,
-      updated_at: new Date().toISOString(),
-      finished_at: finishedAt,
-      n_total_trials: options.plan.length,
-      stats: {
-        n_trials: harbor.n_trials,
-        n_errors: harbor.n_errors,
-        n_completed_trials: snapshot.filter((r) => r.berth.status !== 'cancelled').length,
-        n_errored_trials: snapshot.filter((r) => r.exception_info !== null && r.berth.status !== 'cancelled')
-          .length,
-        n_running_trials: running.size,
-        n_pending_trials: options.plan.length - results.size - running.size,
-        n_cancelled_trials: snapshot.filter((r) => r.berth.status === 'cancelled').length,
-        n_resolved_trials: snapshot.filter((r) => r.berth.resolved).length,
-        by_status: Object.fromEntries(
-          ['resolved', 'unresolved', 'error', 'empty_patch', 'patch_failed', 'cancelled'].map((s) => [
-            s,
-            snapshot.filter((r) => r.berth.status === s).length,
-          ]),
-        ),
-        evals: harbor.evals,
-        ...(usage ?? {}),
-      },
-      ...(overBudget > 0 ? { model_budget_exhausted: true, n_not_started_over_budget: overBudget } : {}),
-      trials: options.plan
-        .map((p, i) => ({ p, r: results.get(i) }))
-        .filter((x) => x.r)
-        .map(({ p, r }) => ({
-          trial_name: p.trialName,
-          task_name: p.task.name,
-          attempt: p.attempt,
-          status: r?.berth.status,
-          reward: r?.verifier_result?.rewards?.reward ?? 0,
-        })),
-    };
-    writing = writing.then(() => writeJsonAtomic(join(jobDir, 'result.json'), body)).catch(() => {});
-    return writing;
-  };
-  await writeJobResult();
+    return undefined;
+  }
+  if (upgradeTrialResult(previous))
+    await writeJsonAtomic(join(trialDir, 'result.json'), previous).catch(() => {});
+  await ledger.record(trial.trialName);
+  const verifier = options.verifiers.find((v) => v.kind === trial.task.verifier.kind);
+  if (verifier?.rewardFileByEngine) await writeRewardFile(trialDir, previous).catch(() => false);
+  await upgradeConfigFile(join(trialDir, 'config.json')).catch(() => false);
+  return previous;
+}
 
-  // The sha256 of each trial's result.json as berth wrote it; saved after every trial.
-  const state = await readJobState(jobDir);
-  let savingState: Promise<void> = Promise.resolve();
-  const recordResult = async (trialName: string) => {
-    const bytes = await readFile(join(jobDir, trialName, 'result.json')).catch(() => undefined);
-    if (bytes) state.result_sha256[trialName] = sha256(bytes);
-    else delete state.result_sha256[trialName];
-    const body = { result_sha256: { ...state.result_sha256 } };
-    savingState = savingState.then(() => writeJsonAtomic(join(jobDir, JOB_STATE_FILE), body)).catch(() => {});
-    return savingState;
-  };
+/** The agent of a planned trial as data: the job's agent spec, with the trial's model (`-m`). */
+function agentSpecOf(trial: PlannedTrial, options: JobOptions): AgentSpec {
+  const spec = options.agentSpec ?? { name: options.agent.info.name, options: {} };
+  return trial.model ? { name: spec.name, options: { ...spec.options, model: trial.model.id } } : spec;
+}
 
-  const queue = new PQueue({ concurrency: Math.max(1, options.concurrency ?? 1) });
-  const signal = options.signal;
-  const onAbort = () => queue.clear();
-  signal?.addEventListener('abort', onAbort, { once: true });
-
-  options.plan.forEach((trial, index) => {
-    queue.add(async () => {
-      if (signal?.aborted) return;
-      const trialDir = join(jobDir, trial.trialName);
-      const stored = storedResults[index];
-      const previous = stored?.result;
-      const agent = trial.agent ?? options.agent;
-      if (previous && resumeMismatch(previous, trial, agent) === undefined) {
-        const recorded = state.result_sha256[trial.trialName];
-        const legacy = state.legacy && recorded === undefined;
-        if (recorded === stored?.sha256 || legacy) {
-          // A result written by an earlier berth is brought to the current file format.
-          // A failed rewrite leaves the old file, which still resumes; it never stops the job.
-          if (upgradeTrialResult(previous))
-            await writeJsonAtomic(join(trialDir, 'result.json'), previous).catch(() => {});
-          await recordResult(trial.trialName);
-          if (trial.task.verifier.kind === 'swebench')
-            await writeRewardFile(trialDir, previous).catch(() => false);
-          await upgradeConfigFile(join(trialDir, 'config.json')).catch(() => false);
-          results.set(index, previous);
-          reused++;
-          options.onTrialEnd?.(previous, { reused: true, trial });
-          await writeJobResult();
-          return;
-        }
-        options.onNotice?.(
-          `${trial.trialName}: result.json ${recorded ? 'changed since berth wrote it (sha256 differs)' : `is not in the job's ${JOB_STATE_FILE}`}; not kept, running the trial again`,
-        );
-      }
-      const gateway = options.models?.gateway;
-      if (gateway?.budgetExhausted) {
-        if (overBudget++ === 0)
-          options.onNotice?.(
-            `the job's model budget is spent ($${gateway.jobCostUsd}): no further trial is started`,
-          );
-        return;
-      }
-      if (stored) await rm(trialDir, { recursive: true, force: true });
-      running.add(index);
-      options.onTrialStart?.(trial);
-      let result: TrialResult;
-      try {
-        result = await runTrial({
-          task: trial.task,
-          agent,
-          ...(options.models && trial.model
-            ? {
-                models: {
-                  gateway: options.models.gateway,
-                  target: trial.model,
-                  ...(options.models.limits ? { limits: options.models.limits } : {}),
-                },
-              }
-            : {}),
-          attempt: trial.attempt,
-          trialName: trial.trialName,
-          trialDir,
-          jobId: options.jobName,
-          source: options.source,
-          providers: options.providers,
-          verifiers: options.verifiers,
-          ...(options.timeoutMultiplier !== undefined
-            ? { timeoutMultiplier: options.timeoutMultiplier }
-            : {}),
-          ...(options.phaseMultipliers ? { phaseMultipliers: options.phaseMultipliers } : {}),
-          ...(options.verifyEmptyPatch !== undefined ? { verifyEmptyPatch: options.verifyEmptyPatch } : {}),
-          ...(signal ? { signal } : {}),
-        });
-      } catch (error) {
-        // runTrial records everything that happens inside a trial; this only catches
-        // failures to write its folder, which must not stop the job either.
-        result = crashedTrialResult(trial, options, error);
-      } finally {
-        running.delete(index);
-      }
-      results.set(index, result);
-      await recordResult(trial.trialName);
-      options.onTrialEnd?.(result, { reused: false, trial });
-      await writeJobResult();
-    });
+/** The spec of a planned trial of the job. */
+export function trialSpecOf(trial: PlannedTrial, options: JobOptions, jobId: string): TrialSpec {
+  return makeTrialSpec({
+    job: { id: jobId, name: options.jobName, source: options.source },
+    trialName: trial.trialName,
+    attempt: trial.attempt,
+    task: trial.task,
+    agent: agentSpecOf(trial, options),
+    ...(options.environment ? { environment: options.environment } : {}),
+    ...(options.limits ? { limits: options.limits } : {}),
+    timeouts: {
+      multiplier: options.timeoutMultiplier ?? 1,
+      ...(options.phaseMultipliers?.agent !== undefined
+        ? { agentMultiplier: options.phaseMultipliers.agent }
+        : {}),
+      ...(options.phaseMultipliers?.verifier !== undefined
+        ? { verifierMultiplier: options.phaseMultipliers.verifier }
+        : {}),
+    },
+    verification: {
+      ...(options.verifyEmptyPatch ? { verifyEmptyPatch: true } : {}),
+      ...(options.rules ? { rules: options.rules } : {}),
+    },
+    ...(options.allowEnvSecrets ? { allowEnvSecrets: true } : {}),
+    ...(options.config ? { config: options.config } : {}),
   });
-  await queue.onIdle();
-  signal?.removeEventListener('abort', onAbort);
-  const cancelled =
-    (signal?.aborted ?? false) ||
-    results.size + overBudget < options.plan.length ||
-    [...results.values()].some((r) => r.berth.status === 'cancelled');
-  finishedAt = new Date().toISOString();
-  await savingState;
-  await writeJobResult();
-  const trials = options.plan.map((_, i) => results.get(i)).filter((r): r is TrialResult => r !== undefined);
-  return {
-    job_name: options.jobName,
-    job_dir: jobDir,
-    started_at: startedAt,
-    finished_at: finishedAt,
-    duration_sec: roundSec((performance.now() - started) / 1000),
-    total: options.plan.length,
-    resolved: trials.filter((r) => r.berth.resolved).length,
-    cancelled,
-    trials,
-    reused,
-    ...(modelUsageTotals(trials) ? { model_usage: modelUsageTotals(trials) } : {}),
-    ...(overBudget > 0 ? { not_started_over_budget: overBudget } : {}),
-  };
+}
+
+/** Runs one planned trial; a failure to write its folder is recorded, never thrown. */
+async function runPlannedTrial(
+  trial: PlannedTrial,
+  trialDir: string,
+  options: JobOptions,
+  jobId: string,
+  emit: Emit,
+): Promise<TrialResult> {
+  try {
+    return await runTrial(trialSpecOf(trial, options, jobId), emit, {
+      trialDir,
+      task: trial.task,
+      runtime: {
+        agent: trial.agent ?? options.agent,
+        providers: options.providers,
+        verifiers: options.verifiers,
+      },
+      ...(options.models && trial.model
+        ? {
+            models: {
+              gateway: options.models.gateway,
+              target: trial.model,
+              ...(options.models.limits ? { limits: options.models.limits } : {}),
+            },
+          }
+        : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+  } catch (error) {
+    // runTrial records everything that happens inside a trial; this only catches
+    // failures to write its folder, which must not stop the job either.
+    const result = crashedTrialResult(trial, options, error);
+    emit(trialEndEventOf(result, options.jobName));
+    return result;
+  }
 }
 
 function crashedTrialResult(trial: PlannedTrial, options: JobOptions, error: unknown): TrialResult {
@@ -607,13 +468,4 @@ function crashedTrialResult(trial: PlannedTrial, options: JobOptions, error: unk
   };
   result.berth.note = `${e.name}: ${e.message}`;
   return result;
-}
-
-/**
- * The default job name: Harbor's `YYYY-MM-DD__HH-MM-SS` (local time) plus a short random
- * suffix (`-` and 4 hex digits), so two runs started in the same second get different folders.
- */
-export function defaultJobName(date = new Date()): string {
-  const p = (n: number) => String(n).padStart(2, '0');
-  return `${date.getFullYear()}-${p(date.getMonth() + 1)}-${p(date.getDate())}__${p(date.getHours())}-${p(date.getMinutes())}-${p(date.getSeconds())}-${randomBytes(2).toString('hex')}`;
 }

@@ -6,9 +6,9 @@
  * folder. Only successful, complete answers are stored.
  */
 import { readFile } from 'node:fs/promises';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { writeJsonAtomic } from '../util/atomic-write.ts';
+import { cacheRoot } from '../util/cache.ts';
 import type { ModelAnswer } from './types.ts';
 
 export interface ResponseCache {
@@ -16,15 +16,9 @@ export interface ResponseCache {
   set(key: string, answer: ModelAnswer): Promise<void>;
 }
 
-/** berth's cache folder: `$BERTH_CACHE_DIR`, else `$XDG_CACHE_HOME/berth`, else `~/.cache/berth`. */
-export function berthCacheDir(env: Record<string, string | undefined> = process.env): string {
-  if (env.BERTH_CACHE_DIR) return env.BERTH_CACHE_DIR;
-  return join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'berth');
-}
-
-/** The folder of the model response cache. */
-export function modelCacheDir(env: Record<string, string | undefined> = process.env): string {
-  return join(berthCacheDir(env), 'models');
+/** The folder of the model response cache: `models/` in berth's cache root (`berth clean --cache` removes it). */
+export function modelCacheDir(): string {
+  return join(cacheRoot(), 'models');
 }
 
 export class FileResponseCache implements ResponseCache {

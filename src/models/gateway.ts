@@ -663,46 +663,15 @@ export class ModelGateway {
       (route.protocol === 'openai-completions' && !target.protocols.includes(route.protocol)
         ? `text completions (/v1/completions) can only be passed through to an OpenAI-compatible server; ${target.id} does not serve them`
         : undefined);
-    if (refusal) {
-      const status = session.refusal() ? 403 : 400;
-      session.record(
-        {
-          ...base,
-          seq: session.calls + 1,
-          route: 'refused',
-          duration_ms: Date.now() - started,
-          status,
-          error: refusal,
-          attempts: 0,
-          usage: usageRecord(ZERO_USAGE),
-          cost_usd: 0,
-          cost_source: null,
-          output: null,
-        },
-        ZERO_USAGE,
-        0,
-        false,
-      );
-      const type =
-        status === 400
-          ? undefined
-          : route.protocol === 'anthropic-messages'
-            ? 'permission_error'
-            : 'budget_exceeded';
-      return this.sendJson(res, status, codec.errorBody(status, `berth gateway: ${refusal}`, type));
-    }
-    session.calls += 1;
-    const seq = session.calls;
-    const key = this.options.credentials.keyFor(target);
-    if (!key && target.needsKey) {
-      const message = `berth gateway: no key for ${target.provider} (set ${target.keyVar ?? 'its key variable'} or pass --env-file)`;
+    /** Answers a call that never reaches the model (recorded, not counted). */
+    const refuse = (seq: number, status: number, message: string, type?: string) => {
       session.record(
         {
           ...base,
           seq,
           route: 'refused',
           duration_ms: Date.now() - started,
-          status: 401,
+          status,
           error: message,
           attempts: 0,
           usage: usageRecord(ZERO_USAGE),
@@ -714,8 +683,28 @@ export class ModelGateway {
         0,
         false,
       );
-      return this.sendJson(res, 401, codec.errorBody(401, message));
+      this.sendJson(res, status, codec.errorBody(status, `berth gateway: ${message}`, type));
+    };
+    if (refusal) {
+      // A spent limit is 403 (agents do not retry it); a request berth cannot serve, 400.
+      if (session.refusal())
+        return refuse(
+          session.calls + 1,
+          403,
+          refusal,
+          route.protocol === 'anthropic-messages' ? 'permission_error' : 'budget_exceeded',
+        );
+      return refuse(session.calls + 1, 400, refusal);
     }
+    session.calls += 1;
+    const seq = session.calls;
+    const key = this.options.credentials.keyFor(target);
+    if (!key && target.needsKey)
+      return refuse(
+        seq,
+        401,
+        `no key for ${target.provider} (set ${target.keyVar ?? 'its key variable'} or pass --env-file)`,
+      );
 
     const abort = new AbortController();
     res.on('close', () => {

@@ -9,6 +9,7 @@
  */
 import { lstat } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { TrialEmit } from '../trials/events.ts';
 import type { TrialResult } from '../trials/result.ts';
 import type { GatewaySession, ModelGateway, SessionTotals, TrialLimits } from './gateway.ts';
 import type { ModelTarget } from './providers.ts';
@@ -47,7 +48,13 @@ export class TrialModelUse {
   /** Opens the trial's session, or undefined when the job runs without models. */
   static open(
     models: TrialModels | undefined,
-    trial: { trialName: string; trialDir: string; agent: { name: string; version: string } },
+    trial: {
+      trialName: string;
+      trialDir: string;
+      agent: { name: string; version: string };
+      /** The trial's event stream: each call becomes a `model-call` event. */
+      emit?: TrialEmit;
+    },
   ): TrialModelUse | undefined {
     if (!models) return undefined;
     const session = models.gateway.openSession({
@@ -55,6 +62,7 @@ export class TrialModelUse {
       model: models.target,
       ...(models.limits ? { limits: models.limits } : {}),
       recordFile: join(trial.trialDir, MODEL_CALLS_FILE),
+      ...(trial.emit ? { emit: trial.emit } : {}),
     });
     return new TrialModelUse(session, trial.trialDir, trial.agent.name, trial.agent.version);
   }

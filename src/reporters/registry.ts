@@ -25,7 +25,7 @@ const factories = new Map<string, ReporterFactory>([
         write: context.stdout,
         total: context.total,
         scope: context.scope,
-        ...(context.stderrIsTTY ? { live: liveRegion(process.stderr) } : {}),
+        live: context.stderrIsTTY ? liveRegion(process.stderr) : undefined,
       }),
   ],
   [

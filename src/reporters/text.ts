@@ -281,8 +281,13 @@ export interface LiveRegion {
   clear(): void;
 }
 
-/** The live region of a terminal stream, drawn with log-update (wrapping and erasing handled). */
-export function liveRegion(stream: NodeJS.WriteStream): LiveRegion {
+/**
+ * The live region of a terminal stream, drawn with log-update (wrapping and erasing handled);
+ * undefined for a terminal that reports no width (a pseudo-terminal of size 0), where a live line
+ * cannot be drawn.
+ */
+export function liveRegion(stream: NodeJS.WriteStream): LiveRegion | undefined {
+  if (!stream.columns) return undefined;
   const draw = createLogUpdate(stream);
   return { render: (text) => draw(text), clear: () => draw.clear() };
 }
@@ -298,7 +303,7 @@ export function textReporter(options: {
   /** Planned trials, for the progress line. */
   total?: number;
   /** Where the TTY progress line is drawn (usually stderr), redrawn in place and cleared at the end. */
-  live?: LiveRegion;
+  live?: LiveRegion | undefined;
   /** What the run covered; with `predictions`, a SWE-bench-style category line follows the summary. */
   scope?: RunScope;
   /** Milliseconds now (tests); `performance.now` by default. */
@@ -320,15 +325,18 @@ export function textReporter(options: {
   const draw = () => options.live?.render(progressLine(counts, (now() - started) / 1000));
   let timer: NodeJS.Timeout | undefined;
   const tick = options.tickSec ?? 1;
-  if (options.mode === 'tty' && options.live && tick > 0) {
-    timer = setInterval(draw, tick * 1000);
-    timer.unref();
-  }
-  if (options.mode === 'tty') draw();
+  const redraw = () => {
+    draw();
+    if (!timer && options.live && tick > 0) {
+      timer = setInterval(draw, tick * 1000);
+      timer.unref();
+    }
+  };
+  // The first frame waits for the first trial: berth's own lines before it are not overwritten.
   return {
     onTrialStart() {
       counts.running++;
-      if (options.mode === 'tty') draw();
+      if (options.mode === 'tty') redraw();
     },
     onTrialEnd(result, event) {
       const reused = event.reused;
@@ -339,7 +347,7 @@ export function textReporter(options: {
       else if (result.berth.status === 'unresolved' || result.berth.status === 'empty_patch') counts.failed++;
       else if (result.berth.status !== 'cancelled') counts.errored++;
       if (options.mode === 'lines') options.write(`${trialLine(result, options.attempts, reused)}\n`);
-      else draw();
+      else redraw();
     },
     onJobEnd({ summary }) {
       if (timer) clearInterval(timer);

@@ -8,7 +8,7 @@
 import { readdir } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { InputError } from '../errors.ts';
-import { lockHolder } from '../jobs/job.ts';
+import { lockHolder } from '../jobs/lock.ts';
 import { parseEventLine } from '../trials/events.ts';
 import type { JobRecord, TrialRecord } from './model.ts';
 import { readHeadTail, readInside, readJsonInside, readTailSync, statInside } from './safe-read.ts';

@@ -68,32 +68,8 @@ export async function readInside(
   maxBytes: number,
   options?: ReadOptions,
 ): Promise<CappedText | undefined> {
-  const path = await walk(root, relative, options);
-  if (path === undefined) return undefined;
-  const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch(
-    () => undefined,
-  );
-  if (!handle) return undefined;
-  try {
-    const stat = await handle.stat();
-    if (!stat.isFile()) return undefined;
-    const length = Math.min(stat.size, maxBytes);
-    const buffer = Buffer.alloc(length);
-    let read = 0;
-    while (read < length) {
-      const { bytesRead } = await handle.read(buffer, read, length - read, read);
-      if (bytesRead === 0) break;
-      read += bytesRead;
-    }
-    const truncated = stat.size > read;
-    // Streaming decode keeps a character cut at the end out of the text (no U+FFFD).
-    const text = new TextDecoder('utf-8').decode(buffer.subarray(0, read), { stream: truncated });
-    return { text, size: stat.size, truncated };
-  } catch {
-    return undefined;
-  } finally {
-    await handle.close();
-  }
+  const read = await readHeadTail(root, relative, maxBytes, 0, options);
+  return read && { text: read.head, size: read.size, truncated: read.omitted > 0 };
 }
 
 /**

@@ -207,6 +207,43 @@ function killListed(dir: string): number {
   return pids.length;
 }
 
+/**
+ * The cgroup folders (on this host) of another process, e.g. a container's first process, and
+ * a reader of their counters: forks refused at the process limit and OOM kills so far.
+ * Undefined when the process's groups are not visible here (a remote Docker engine).
+ */
+export function cgroupCountersOf(pid: number): (() => CgroupStats) | undefined {
+  const lines = read(`/proc/${pid}/cgroup`);
+  if (!lines) return undefined;
+  const theirs = new Map<string, string>();
+  for (const line of lines.split('\n')) {
+    const m = /^(\d+):([^:]*):(.*)$/.exec(line);
+    if (m) theirs.set(m[1] === '0' && m[2] === '' ? '0' : (m[2] as string), m[3] as string);
+  }
+  const mounts = cgroupMounts();
+  const folderOf = (controller: 'pids' | 'memory'): { dir: string; v2: boolean } | undefined => {
+    const key = [...theirs.keys()].find((k) => k.split(',').includes(controller));
+    const v1 = mounts.find((m) => m.fstype === 'cgroup' && m.superOptions.includes(controller));
+    if (key !== undefined && v1) {
+      const dir = ownFolder(v1, theirs.get(key) as string);
+      return dir ? { dir, v2: false } : undefined;
+    }
+    const v2 = mounts.find((m) => m.fstype === 'cgroup2');
+    const path = theirs.get('0');
+    const dir = v2 && path !== undefined ? ownFolder(v2, path) : undefined;
+    return dir ? { dir, v2: true } : undefined;
+  };
+  const pids = folderOf('pids');
+  const memory = folderOf('memory');
+  if (!pids && !memory) return undefined;
+  return () => ({
+    pidsRefused: pids ? keyed(join(pids.dir, 'pids.events'), 'max') : 0,
+    oomKills: memory
+      ? keyed(join(memory.dir, memory.v2 ? 'memory.events' : 'memory.oom_control'), 'oom_kill')
+      : 0,
+  });
+}
+
 let support: CgroupSupport | undefined;
 
 /** Whether berth can make a group under `folder` (tried with a probe folder, removed at once). */

@@ -154,7 +154,17 @@ export function hostViewPrefix(method: IsolationMethod, spec: HostViewSpec): Iso
   const drop = dropTo(spec.identity);
   const tmpfsBytes = spec.tmpfsBytes ?? DEFAULT_TMPFS_BYTES;
   if (method === 'bwrap') {
-    const prefix = ['bwrap', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc'];
+    const prefix = [
+      'bwrap',
+      '--ro-bind',
+      '/',
+      '/',
+      '--dev',
+      '/dev',
+      ...devShm(tmpfsBytes),
+      '--proc',
+      '/proc',
+    ];
     // The private /tmp is world-writable with the sticky bit, like the host's.
     prefix.push('--perms', '1777', '--size', String(tmpfsBytes), '--tmpfs', '/tmp');
     const home = homeMounts(spec, tmpfsBytes);
@@ -177,6 +187,14 @@ export function hostViewPrefix(method: IsolationMethod, spec: HostViewSpec): Iso
   if (method === 'unshare')
     return { prefix: ['unshare', ...ns, '--', ...LO_UP, ...drop], spawnAs: undefined };
   return { prefix: ['unshare', '--map-root-user', ...ns, '--', ...LO_UP], spawnAs: undefined };
+}
+
+/**
+ * bwrap's `--dev` is a tmpfs of half the host's memory with a world-writable `shm/`: a size-capped
+ * tmpfs on `/dev/shm` keeps a command from filling the host's memory there.
+ */
+function devShm(bytes: number): string[] {
+  return ['--perms', '1777', '--size', String(bytes), '--tmpfs', '/dev/shm'];
 }
 
 function usrMerged(name: string): boolean {
@@ -206,8 +224,9 @@ export function minimalViewPrefix(kind: MinimalKind, spec: MinimalViewSpec): str
       else args.push('--ro-bind-try', `/${name}`, `/${name}`);
     }
   }
-  args.push('--dev', '/dev', '--proc', '/proc');
-  args.push('--size', String(spec.tmpfsBytes ?? DEFAULT_TMPFS_BYTES), '--tmpfs', '/tmp');
+  const tmpfsBytes = spec.tmpfsBytes ?? DEFAULT_TMPFS_BYTES;
+  args.push('--dev', '/dev', ...devShm(tmpfsBytes), '--proc', '/proc');
+  args.push('--size', String(tmpfsBytes), '--tmpfs', '/tmp');
   for (const path of spec.readOnly ?? []) args.push('--ro-bind', path, path);
   const at = spec.at ?? spec.writable;
   if (spec.privateBytes !== undefined && at)

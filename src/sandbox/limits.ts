@@ -76,7 +76,8 @@ export interface LimitEnforcement {
   cpus: 'cgroup-v2' | 'cgroup-v1' | 'docker' | 'none';
   cpu_time: 'rlimit';
   file_size: 'rlimit';
-  disk: 'tmpfs' | 'none';
+  /** `tmpfs`: size-capped; `storage-opt`: Docker's per-container quota; `watch`: measured and killed past it. */
+  disk: 'tmpfs' | 'storage-opt' | 'watch' | 'none';
 }
 
 /** What a trial records about its limits (`berth.limits` in result.json). */

@@ -112,6 +112,15 @@ export type VerifierSpec =
       testsDir: string;
       timeoutSec: number;
       env?: Record<string, string>;
+      /** User test.sh runs as (Harbor's `[verifier] user`); default root. */
+      user?: string | number;
+      /** The environment's image owns `/tests` (a separate verifier, Harbor's `skip_tests_upload`). */
+      testsInImage?: boolean;
+      /**
+       * A Kotlin Benchmark `expected_tests.json` (host path): the reward is berth's verdict on the
+       * JUnit reports, not what test.sh wrote (src/verifiers/kotlin-harbor.ts).
+       */
+      expectedTests?: string;
       [key: string]: unknown;
     };
 

@@ -13,6 +13,7 @@ import { join, posix } from 'node:path';
 import type { Environment } from '../environments/environment.ts';
 import type { ArtifactSpec } from '../tasks/harbor/steps.ts';
 import { writeJsonAtomic } from '../util/atomic-write.ts';
+import { shellQuote as q } from '../util/shell.ts';
 
 export const ARTIFACTS_CONVENTION_DIR = '/logs/artifacts';
 
@@ -132,8 +133,4 @@ export async function uploadArtifacts(
     }
     await target.upload(host, artifact.source.replace(/\/+$/, ''));
   }
-}
-
-function q(s: string): string {
-  return `'${s.replace(/'/g, `'\\''`)}'`;
 }

@@ -89,6 +89,12 @@ export interface BerthTrialFacts {
   /** A short human note: the error reason, the apply method, ... */
   note: string;
   /**
+   * Every exception the trial recorded, in order, when there was more than one (an agent
+   * timeout and then a verifier error): `exception_info` keeps the first, as Harbor does.
+   * Absent otherwise.
+   */
+  exceptions?: ExceptionInfo[];
+  /**
    * What the tamper checks saw (SWE-bench rows; src/verifiers/tampering/): findings by layer, and
    * whether they refused a pass under berth's default rules (`vetoed`: not resolved, reason
    * tampering). Recorded under every rule set.

@@ -267,3 +267,41 @@ export async function loadTaskRef(ref: TaskRef, file = 'trial spec'): Promise<Ta
     );
   return task;
 }
+
+/** What a spec is made from: the job's settings and one planned trial. */
+export interface TrialSpecParts {
+  job: TrialSpec['job'];
+  trialName: string;
+  attempt: number;
+  task: Task;
+  agent: AgentSpec;
+  environment?: EnvironmentOptions;
+  limits?: TrialLimits;
+  timeouts?: Partial<TrialTimeouts>;
+  verification?: VerificationOptions;
+  allowEnvSecrets?: boolean;
+  config?: Record<string, unknown>;
+}
+
+/** The spec of one trial, its task inline. */
+export function makeTrialSpec(parts: TrialSpecParts): TrialSpec {
+  const { task } = parts;
+  return {
+    specVersion: TRIAL_SPEC_VERSION,
+    job: parts.job,
+    trial: { name: parts.trialName, attempt: parts.attempt },
+    task: {
+      name: task.name,
+      format: task.format,
+      checksum: taskChecksum(task),
+      load: { kind: 'inline', task },
+    },
+    agent: parts.agent,
+    environment: parts.environment ?? {},
+    limits: parts.limits ?? {},
+    timeouts: { ...parts.timeouts, multiplier: parts.timeouts?.multiplier ?? 1 },
+    verification: parts.verification ?? {},
+    ...(parts.allowEnvSecrets ? { allowEnvSecrets: true } : {}),
+    config: parts.config ?? {},
+  };
+}

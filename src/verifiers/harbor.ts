@@ -23,6 +23,7 @@ import { tarPath } from '../environments/docker/tar.ts';
 import type { ExecResult } from '../environments/environment.ts';
 import type { VerifierSpec } from '../tasks/task.ts';
 import { roundSec } from '../trials/file-format.ts';
+import { verifyKotlinHarbor } from './kotlin-harbor.ts';
 import type { Verifier, VerifierResult, VerifyContext } from './verifier.ts';
 
 type HarborVerifierSpec = Extract<VerifierSpec, { kind: 'harbor' }> & {
@@ -106,7 +107,22 @@ async function readRegular(path: string): Promise<Buffer | undefined | 'not-regu
 export class HarborVerifier implements Verifier {
   readonly kind = 'harbor' as const;
 
+  /**
+   * Runs `tests/test.sh` and reads its reward file; for a Kotlin Benchmark task (the spec's
+   * `expectedTests`), berth grades the JUnit reports test.sh left instead (kotlin-harbor.ts).
+   */
   async verify(context: VerifyContext): Promise<VerifierResult> {
+    const spec = context.task.verifier;
+    if (spec.kind === 'harbor' && spec.expectedTests)
+      return verifyKotlinHarbor(
+        { kind: 'harbor', verify: (c) => this.runTestScript(c) },
+        context,
+        spec.expectedTests,
+      );
+    return this.runTestScript(context);
+  }
+
+  private async runTestScript(context: VerifyContext): Promise<VerifierResult> {
     const { environment, task } = context;
     const spec = task.verifier as HarborVerifierSpec;
     if (spec.kind !== 'harbor') throw new Error(`the harbor verifier cannot verify a ${spec.kind} task`);

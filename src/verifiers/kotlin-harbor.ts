@@ -101,8 +101,10 @@ export async function verifyKotlinHarbor(
     testShOutput: await readCapped(join(context.trialDir, 'verifier', 'test-stdout.txt')),
   });
   if (disagreement) details.reference_disagreement = disagreement;
-  details.status = report.resolved ? 'resolved' : 'unresolved';
-  return { rewards: { reward: report.reward }, details };
+  const status = report.resolved ? 'resolved' : 'unresolved';
+  details.status = status;
+  const note = disagreementNote(details);
+  return { rewards: { reward: report.reward }, status, details, ...(note ? { notes: [note] } : {}) };
 }
 
 /** The trial note for a recorded disagreement with the dataset's own grading, if any. */

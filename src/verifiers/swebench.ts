@@ -29,6 +29,7 @@ import { harnessReading } from '../grading/swebench-harness.ts';
 import { chunksOf } from '../parsers/common.ts';
 import type { ParseResult, Parser } from '../parsers/types.ts';
 import { checkSnapshotPath } from '../tasks/swebench/load.ts';
+import type { Task } from '../tasks/task.ts';
 import { roundSec, verdictsForFile } from '../trials/file-format.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic-write.ts';
 import { patchFiles } from '../util/patch-files.ts';
@@ -36,7 +37,7 @@ import { shellQuote, unlinkLeadingSymlinks } from '../util/shell.ts';
 import { detectParser, findParser, parserNames } from './parser-lookup.ts';
 import { TamperingCheck } from './tampering/judge.ts';
 import type { TamperRecord } from './tampering/types.ts';
-import type { Verifier, VerifierResult, VerifyContext } from './verifier.ts';
+import type { TestCounts, Verifier, VerifierResult, VerifyContext } from './verifier.ts';
 
 /** Harbor's exception name for a verifier that could not produce a trustworthy result. */
 const PARSE_ERROR = 'VerifierOutputParseError';
@@ -114,8 +115,45 @@ async function readRepoFile(
   return read.exitCode === 0 && !read.timedOut ? read.output : undefined;
 }
 
+/** The files the verifier writes, relative to the trial folder. */
+const FILES = { test_output: 'verifier/test-output.txt', report: 'verifier/report.json' };
+
+/** `discarded agent changes to N test file(s)` when the agent's edits to test files were reset. */
+function discardedNote(discarded: readonly string[]): string[] {
+  return discarded.length > 0 ? [`discarded agent changes to ${discarded.length} test file(s)`] : [];
+}
+
+/** Which expected tests did not pass and why, e.g. `FAIL_TO_PASS not passed: 2 failed, 1 missing`. */
+export function notPassedReason(
+  tests: readonly { category?: string; passed?: boolean; reason?: string }[],
+): string | undefined {
+  const parts: string[] = [];
+  for (const category of ['FAIL_TO_PASS', 'PASS_TO_PASS']) {
+    const reasons = new Map<string, number>();
+    for (const t of tests) {
+      if (t.category === category && !t.passed)
+        reasons.set(t.reason ?? 'failed', (reasons.get(t.reason ?? 'failed') ?? 0) + 1);
+    }
+    if (reasons.size > 0)
+      parts.push(`${category} not passed: ${[...reasons].map(([r, n]) => `${n} ${r}`).join(', ')}`);
+  }
+  return parts.length > 0 ? parts.join('; ') : undefined;
+}
+
 export class SwebenchVerifier implements Verifier {
   readonly kind = 'swebench' as const;
+  readonly needsBaseCommit = true;
+  readonly needsAgentResult = true;
+  readonly rewardFileByEngine = true;
+
+  expectedCounts(task: Task): { FAIL_TO_PASS: TestCounts; PASS_TO_PASS: TestCounts } | undefined {
+    const spec = task.verifier;
+    if (spec.kind !== 'swebench') return undefined;
+    return {
+      FAIL_TO_PASS: { passed: 0, total: spec.failToPass.length },
+      PASS_TO_PASS: { passed: 0, total: spec.passToPass.length },
+    };
+  }
 
   constructor(private readonly options: SwebenchVerifierOptions = {}) {}
 
@@ -310,11 +348,21 @@ export class SwebenchVerifier implements Verifier {
     if (berthParse && parse && berthParse !== parse)
       warnings.push(...berthParse.warnings.slice(parse.warnings.length));
     const berthGrade = gradeSwebench({ ...gradeInput, parse: berthParse, rules: 'default' });
-    const harnessGrade = gradeSwebench({
+    const harnessRead = gradeSwebench({
       ...gradeInput,
       parse: parse ? harnessReading(parse, parsedText) : undefined,
       rules: 'swebench',
     });
+    // The harness reads the whole log; a log berth cut at its cap cannot give the harness's verdict.
+    const harnessGrade: SwebenchGrade = run.truncated
+      ? {
+          ...harnessRead,
+          status: 'error',
+          resolved: false,
+          errorReason:
+            "the test output passed berth's cap and was cut: the SWE-bench harness's verdict, which reads the whole log, cannot be reproduced",
+        }
+      : harnessRead;
     await check.afterRun(context.signal);
     if (context.signal?.aborted) throw context.signal.reason ?? new Error('cancelled');
     const tampering = check.judge({
@@ -363,8 +411,16 @@ export class SwebenchVerifier implements Verifier {
       tests: verdicts,
       parsed: parse?.tests.map((t) => ({ id: t.id, status: t.status })) ?? [],
     });
+    const reason =
+      grade.errorReason ?? (verdict.status === 'unresolved' ? notPassedReason(verdicts) : undefined);
     const result: VerifierResult = {
       rewards: { reward: verdict.resolved ? 1 : 0 },
+      status: verdict.status,
+      FAIL_TO_PASS: grade.FAIL_TO_PASS,
+      PASS_TO_PASS: grade.PASS_TO_PASS,
+      ...(reason ? { reason } : {}),
+      notes: discardedNote(discarded),
+      files: FILES,
       details: { ...details, tests: verdicts },
     };
     if (grade.status === 'error') {
@@ -386,6 +442,12 @@ export class SwebenchVerifier implements Verifier {
     await writeJsonAtomic(join(dir, 'report.json'), { status: 'error', error_reason: message, ...facts });
     return {
       rewards: { reward: 0 },
+      status: 'error',
+      FAIL_TO_PASS: { passed: 0, total: spec.failToPass.length },
+      PASS_TO_PASS: { passed: 0, total: spec.passToPass.length },
+      reason: message,
+      notes: discardedNote(facts.discarded),
+      files: FILES,
       details: {
         status: 'error',
         resolved: false,

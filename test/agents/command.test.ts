@@ -16,7 +16,7 @@ import { UsageError } from '../../src/errors.ts';
 import { loadSwebench } from '../../src/tasks/swebench/load.ts';
 import type { Task } from '../../src/tasks/task.ts';
 import type { TrialResult } from '../../src/trials/result.ts';
-import { runTrial } from '../../src/trials/trial.ts';
+import { runTrialWith as runTrial } from '../../src/trials/trial.ts';
 import { createVerifiers } from '../../src/verifiers/registry.ts';
 import { tempDirs } from '../helpers/temp-dirs.ts';
 

@@ -254,6 +254,60 @@ describe('berth run -a deckhand', () => {
     }
   });
 
+  it('stops at the agent timeout, records AgentTimeoutError, and grades what it left', async () => {
+    // Applies the gold patch, then runs a command that outlives the agent timeout.
+    const script = (request: ReceivedRequest): ScriptStep => {
+      const t = turn(request);
+      if (t === 0)
+        return {
+          reply: {
+            toolCalls: [
+              {
+                name: 'bash',
+                input: { command: `git apply <<'BERTH_PATCH'\n${rowOf(request).patch}BERTH_PATCH` },
+              },
+            ],
+          },
+        };
+      return { reply: { toolCalls: [{ name: 'bash', input: { command: 'sleep 60', timeout_sec: 600 } }] } };
+    };
+    const server = await startScriptedModelServer(script);
+    try {
+      const jobs = await temp.make('berth-deckhand-');
+      const started = Date.now();
+      const run = await berth([
+        'run',
+        '-p',
+        sample,
+        '-i',
+        'berth__toposort-1',
+        '-a',
+        'deckhand',
+        '-m',
+        'openai/gpt-4o',
+        '--model-base-url',
+        `${server.url}/v1`,
+        '--agent-timeout',
+        '8',
+        '--jobs-dir',
+        jobs,
+        '--job-name',
+        'timeout',
+      ]);
+      expect(run.code).toBe(0);
+      expect(Date.now() - started).toBeLessThan(50_000);
+      const result = JSON.parse(
+        readFileSync(join(jobs, 'timeout', 'berth__toposort-1__1', 'result.json'), 'utf8'),
+      );
+      expect(result.exception_info.exception_type).toBe('AgentTimeoutError');
+      // The fix it applied before the timeout is graded (as Harbor still runs the verifier).
+      expect(result.berth.resolved).toBe(true);
+      expect(result.agent_result.metadata.stop_reason).toBe('timeout');
+    } finally {
+      await server.close();
+    }
+  });
+
   it('the job budget stops further calls and trials; a missing key or a bad name is exit 2 before anything runs', async () => {
     const server = await startScriptedModelServer(rightScript);
     try {

@@ -116,6 +116,11 @@ describe('the HTML report in Chromium (file://, no network)', () => {
     ).toBeUndefined();
     expect(await page.locator('[data-section="instruction"] pre').textContent()).toContain('RFC 4180');
     await screenshot(page, 'report-trial');
+    // Keys: j to the next trial, k back, Escape to the list.
+    await page.keyboard.press('j');
+    await page.waitForSelector(`[data-trial-page]:not([data-trial-page="${trajectoryTrial}"])`);
+    await page.keyboard.press('k');
+    await page.waitForSelector(`[data-trial-page="${trajectoryTrial}"]`);
     // Search the logs.
     await page.locator('[data-log-search]').fill('not ok');
     const summaries = await page.locator('[data-log] summary').allTextContents();
@@ -125,6 +130,9 @@ describe('the HTML report in Chromium (file://, no network)', () => {
     const href = await page.locator('[data-log] a').first().getAttribute('href');
     expect(href?.startsWith(`${trajectoryTrial}/`)).toBe(true);
     expect(existsSync(join(partial, decodeURIComponent(href as string)))).toBe(true);
+    await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+    await page.keyboard.press('Escape');
+    await page.waitForSelector('tr.trial-row');
     await page.close();
   });
 

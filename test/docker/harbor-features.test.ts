@@ -1,7 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: Harbor's ${VAR} templates are what these tests are about
 // biome-ignore-all lint/suspicious/noExplicitAny: the tests read untyped verifier details
 /**
- * The extended Harbor trial on the real Docker engine (src/trials/multi-step.ts):
+ * The extended Harbor trial on the real Docker engine (src/trials/engine.ts, plan.ts):
  * multi-step gating and aggregation, users, workdir/setup.sh, shared tests,
  * env templating, artifacts, a separate verifier container, healthchecks and
  * the Kotlin Benchmark's grading by berth.
@@ -14,8 +14,8 @@ import { ScriptOracleAgent } from '../../src/agents/script-oracle.ts';
 import { DockerEnvironmentProvider } from '../../src/environments/docker/provider.ts';
 import { loadHarborTask } from '../../src/tasks/harbor/loader.ts';
 import type { Task } from '../../src/tasks/task.ts';
-import type { ExtendedTrialResult } from '../../src/trials/multi-step.ts';
-import { runTrial } from '../../src/trials/trial.ts';
+import type { ExtendedTrialResult } from '../../src/trials/record.ts';
+import { runTrialWith as runTrial } from '../../src/trials/trial.ts';
 import { HarborVerifier } from '../../src/verifiers/harbor.ts';
 import { fixtureImageMap, JOB_ID, ShellAgent, skipDocker, tempDir } from './helpers.ts';
 

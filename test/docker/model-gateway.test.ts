@@ -228,6 +228,54 @@ describe.skipIf(skipDocker)('installed agents through berth run (the relay on th
   }
 });
 
+describe.skipIf(skipDocker)('deckhand on a multilingual task', () => {
+  it('solves kvconf (Go) with a right script, not with a wrong one', async (ctx) => {
+    const image = await execa('docker', ['image', 'inspect', 'berth-multilingual:bookworm'], {
+      reject: false,
+    });
+    if (image.exitCode !== 0)
+      return ctx.skip(
+        'no berth-multilingual:bookworm image: build it with examples/multilingual/image/build-image.sh',
+      );
+    const dir = fileURLToPath(
+      new URL('../../examples/multilingual/sample_tasks/berth-examples__kvconf__19e8d33a', import.meta.url),
+    );
+    const patch = readFileSync(join(dir, 'solution', 'fix.patch'), 'utf8');
+    for (const right of [true, false]) {
+      const server = await startScriptedModelServer((request) => {
+        const turn = (request.body.messages as Array<{ role: string }>).filter(
+          (m) => m.role === 'tool',
+        ).length;
+        if (turn === 0 && right)
+          return {
+            reply: { toolCalls: [{ name: 'bash', input: { command: `git apply <<'EOF'\n${patch}EOF` } }] },
+          };
+        return { reply: { toolCalls: [{ name: 'finish', input: { summary: 'done' } }] } };
+      });
+      try {
+        const run = await berth([
+          'run',
+          '-p',
+          dir,
+          '-a',
+          'deckhand',
+          '-m',
+          'openai/gpt-4o',
+          '--model-base-url',
+          `${server.url}/v1`,
+          '--jobs-dir',
+          jobs,
+          '--job-name',
+          `gw-multilingual-${right}`,
+        ]);
+        expect(run.stdout).toContain(right ? 'resolved 1/1' : 'resolved 0/1');
+      } finally {
+        await server.close();
+      }
+    }
+  });
+});
+
 describe('the model gateway from the local sandbox', () => {
   it('a sandboxed command reaches the gateway through the relay, not the host network', async () => {
     const server = await startScriptedModelServer([{ reply: { text: 'hi from the model' } }]);

@@ -3,6 +3,7 @@ import type { JobSummary } from '../../src/jobs/job.ts';
 import { buildRunReport } from '../../src/reporters/json.ts';
 import {
   categoryLine,
+  liveRegion,
   renderTable,
   summaryLine,
   testsRan,
@@ -136,8 +137,10 @@ describe('text reporter', () => {
       now: () => clock,
       tickSec: 0,
     });
-    expect(drawn.at(-1)).toBe('0/4 finished, 0 resolved | 0s elapsed, estimating time left');
+    // Nothing is drawn before the first trial starts (berth's own lines above stay).
+    expect(drawn).toEqual([]);
     term.onTrialStart?.({} as never);
+    expect(drawn.at(-1)).toBe('0/4 finished, 0 resolved, 1 running | 0s elapsed, estimating time left');
     term.onTrialStart?.({} as never);
     clock = 30_000;
     term.onTrialEnd?.(trials[0] as TrialResult, trialEndEventOf(trials[0] as TrialResult, 'job'));
@@ -150,5 +153,18 @@ describe('text reporter', () => {
     expect(drawn.at(-1)).toBe('<clear>');
     expect(tty).toBe(`${renderTable(trials)}\nresolved 1/4 (25.0%) in 10.3s\n`);
     expect(trialLine(trials[2] as TrialResult)).toContain('patch failed  tests not run');
+  });
+
+  it('draws no live line on a terminal that reports no width (a pseudo-terminal of size 0)', () => {
+    expect(liveRegion({ columns: 0 } as NodeJS.WriteStream)).toBeUndefined();
+    let written = '';
+    const stream = {
+      columns: 80,
+      rows: 24,
+      write: (t: string) => (written += t),
+      isTTY: true,
+    } as unknown as NodeJS.WriteStream;
+    liveRegion(stream)?.render('1/4 finished');
+    expect(written).toContain('1/4 finished');
   });
 });

@@ -4,7 +4,9 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { defaultJobName, identityMismatch, lockJobDir } from '../../src/jobs/job.ts';
+import { lockJobDir } from '../../src/jobs/lock.ts';
+import { defaultJobName } from '../../src/jobs/names.ts';
+import { identityMismatch } from '../../src/jobs/resume.ts';
 import { fixturesDir } from '../helpers/data.ts';
 import { tempDirs } from '../helpers/temp-dirs.ts';
 

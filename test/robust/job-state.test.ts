@@ -4,7 +4,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { processStartTime } from '../../src/jobs/job.ts';
+import { processStartTime } from '../../src/jobs/lock.ts';
 import { fixturesDir } from '../helpers/data.ts';
 import { tempDirs } from '../helpers/temp-dirs.ts';
 

@@ -193,9 +193,31 @@ describe('local limits: the record and what is left', () => {
     const cg = cgroupSupport().version;
     expect(record.enforced_by.memory).toBe(cg ? `cgroup-${cg}` : 'rlimit');
     expect(record.enforced_by.disk).toBe((await cappedFolderSupport()) === undefined ? 'tmpfs' : 'none');
-    const tmp = await env.exec('df -k /tmp | tail -1');
-    if (env.isolationMethodName === 'bwrap')
-      expect(Number(tmp.output.trim().split(/\s+/)[1])).toBe(64 * 1024);
+    if (env.isolationMethodName === 'bwrap') {
+      // The private /tmp, and bwrap's /dev/shm (else half the host's memory), are capped.
+      const df = await env.exec('df -k /tmp /dev/shm | tail -2');
+      const sizes = df.output
+        .trim()
+        .split('\n')
+        .map((l) => Number(l.split(/\s+/)[1]));
+      expect(sizes).toEqual([64 * 1024, 64 * 1024]);
+    }
+  });
+
+  it('a CPU quota (cpus) slows a spinner to its share', async (ctx) => {
+    if (!cgroupSupport().dirs.cpu) ctx.skip();
+    const env = await start({ ...SMALL, cpus: 0.25 });
+    // Two seconds of wall time at a quarter of a core: about half a second of CPU.
+    const run = await env.exec(
+      `python3 -c "
+import time, os
+end = time.time() + 2
+while time.time() < end: pass
+print(os.times().user + os.times().system)"`,
+      { timeoutSec: 30 },
+    );
+    expect(Number(run.output.trim())).toBeLessThan(1);
+    expect(env.limits.record.enforced_by.cpus).toMatch(/^cgroup/);
   });
 
   it('leaves no cgroup, mount or process behind once stopped', async () => {

@@ -14,7 +14,7 @@ import { cgroupSupport } from '../../src/sandbox/cgroup.ts';
 import { type LimitRequest, MiB } from '../../src/sandbox/limits.ts';
 import type { Task } from '../../src/tasks/task.ts';
 import type { TrialResult } from '../../src/trials/result.ts';
-import { runTrial } from '../../src/trials/trial.ts';
+import { runTrialWith as runTrial } from '../../src/trials/trial.ts';
 import { SwebenchVerifier } from '../../src/verifiers/swebench.ts';
 import { statusLinesParser } from '../helpers/status-lines-parser.ts';
 import { tempDirs } from '../helpers/temp-dirs.ts';

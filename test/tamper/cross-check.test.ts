@@ -8,6 +8,7 @@ import type { ArmedProbes } from '../../src/verifiers/tampering/probes.ts';
 
 const armed: ArmedProbes = {
   nonce: 'n0',
+  testCommand: 'python3 -m pytest -rA t.py',
   command: 'pytest',
   pytest: true,
   node: false,
@@ -69,9 +70,15 @@ describe('crossCheck (pytest)', () => {
 
   it('started without a report, a stale secret, or no probe at all while pytest printed', () => {
     expect(kinds(input(undefined))).toEqual(['runner-report-missing!']);
+    // Ended early with a failing exit code: a crash, recorded, refusing nothing the tests did not.
+    expect(kinds(input(undefined, { exitCode: 4 }))).toEqual(['runner-report-missing']);
     expect(kinds(input({ nonce: 'guess' }))).toEqual(['runner-report-invalid!']);
     const none: CrossCheckInput = { ...input(undefined), files: {}, log: '==== test session starts ====\n' };
     expect(kinds(none)).toEqual(['runner-not-probed!']);
+    // The command runs pytest: no probe is a finding even when the output looks like nothing pytest prints.
+    expect(kinds({ ...none, log: 'ok 1 - t.py::a\n', parserName: 'tap' })).toEqual(['runner-not-probed!']);
+    const notPytest = { ...armed, testCommand: './tests/runtests.py --verbosity 2' };
+    expect(kinds({ ...none, armed: notPytest, log: 'ok\n', parserName: 'django' })).toEqual([]);
   });
 
   it('failures with exit code 0 refuse the pass; the other way round does not', () => {

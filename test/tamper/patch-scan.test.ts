@@ -27,11 +27,13 @@ describe('scanPatch', () => {
         'src/_pytest/hack.py': 'x',
         'evil.pth': 'import os',
         'pytest.pyc': 'x',
+        'pytest.cpython-311-x86_64-linux-gnu.so': 'x',
       },
     );
     expect(kinds(created).sort()).toEqual(
       [
         'runner-shadow:evil.pth',
+        'runner-shadow:pytest.cpython-311-x86_64-linux-gnu.so',
         'runner-shadow:pytest.py',
         'runner-shadow:pytest.pyc',
         'runner-shadow:sitecustomize.py',
@@ -137,5 +139,33 @@ describe.skipIf(!hasData)('scanPatch on real gold patches (no false alarm)', () 
     ];
     expect(rows.length).toBeGreaterThan(10);
     for (const row of rows) expect(scanPatch(row.patch), row.instance_id).toEqual([]);
+  });
+});
+
+describe('scanPatch: code that reaches into the runner', () => {
+  it('flags pytest internals, outcome functions and berth names added outside the tests', async () => {
+    const patch = await makeDiff(
+      {
+        'pkg/a.py': 'x = 1\n',
+        'pkg/b.py': 'y = 1\n',
+        'tests/test_a.py': 'z = 1\n',
+        'src/_pytest/runner.py': 'w = 1\n',
+      },
+      {
+        'pkg/a.py': 'x = 1\nfrom _pytest.reports import TestReport\n',
+        'pkg/b.py': 'y = 1\nimport pytest\npytest.xfail("later")\n',
+        'tests/test_a.py': 'z = 1\nimport pytest\npytest.skip("slow")\n',
+        'src/_pytest/runner.py': 'w = 1\nfrom _pytest.reports import TestReport\n',
+      },
+    );
+    expect(kinds(patch)).toEqual(['runner-reference:pkg/a.py', 'runner-reference:pkg/b.py']);
+  });
+
+  it('leaves ordinary imports of pytest and words like pytest_plugins alone', async () => {
+    const patch = await makeDiff(
+      { 'pkg/a.py': 'x = 1\n' },
+      { 'pkg/a.py': 'x = 1\n# run with pytest -k foo\nmy_pluggy_like = 2\nimport pytest_cov_helper\n' },
+    );
+    expect(kinds(patch)).toEqual([]);
   });
 });

@@ -6,9 +6,11 @@ import type { Agent } from '../../src/agents/agent.ts';
 import { NopAgent } from '../../src/agents/nop.ts';
 import { OracleAgent } from '../../src/agents/oracle.ts';
 import { LocalEnvironmentProvider } from '../../src/environments/local/local.ts';
+import { harborJobStats } from '../../src/jobs/harbor-stats.ts';
 import type { Task } from '../../src/tasks/task.ts';
+import { AgentTimeoutError } from '../../src/trials/errors.ts';
 import type { TrialResult } from '../../src/trials/result.ts';
-import { runTrial } from '../../src/trials/trial.ts';
+import { runTrialWith as runTrial } from '../../src/trials/trial.ts';
 import { SwebenchVerifier } from '../../src/verifiers/swebench.ts';
 import { makeDiff } from '../helpers/diff.ts';
 import { statusLinesParser } from '../helpers/status-lines-parser.ts';
@@ -286,5 +288,28 @@ describe('security: what an agent patch cannot do', () => {
       expect(result.berth.isolation_method).toBeNull();
       expect(interfaces.length).toBeGreaterThan(1);
     }
+  });
+
+  it('an agent timeout and then a verifier error: both recorded, the first as exception_info, counted once in n_errors', async () => {
+    // The agent hands back its patch at the timeout; the tests then hang past theirs.
+    const task = await shellTask({ testCommand: 'sleep 600', timeoutSec: 2 });
+    const gold = task.solution.kind === 'patch' ? task.solution.patch : '';
+    const agent: Agent = {
+      info: { name: 'slow', version: '1' },
+      run: async () => {
+        throw new AgentTimeoutError('the agent did not finish within 1 s', { patch: gold });
+      },
+    };
+    const result = await trial(task, agent);
+    expect(result.exception_info?.exception_type).toBe('AgentTimeoutError');
+    expect(result.berth.exceptions?.map((e) => e.exception_type)).toEqual([
+      'AgentTimeoutError',
+      'VerifierTimeoutError',
+    ]);
+    expect(result.berth.status).toBe('error');
+    expect(result.berth.note).toContain('agent timed out');
+    expect(harborJobStats([result]).n_errors).toBe(1);
+    const onDisk = JSON.parse(await trialFile(result, 'result.json')) as TrialResult;
+    expect(onDisk.berth.exceptions).toHaveLength(2);
   });
 });

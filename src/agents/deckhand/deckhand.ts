@@ -41,7 +41,7 @@ import {
   toolArguments,
   writeTrajectory,
 } from '../../models/trajectory.ts';
-import { AgentTimeoutError } from '../../trials/trial.ts';
+import { AgentTimeoutError } from '../../trials/errors.ts';
 import { VERSION } from '../../version.ts';
 import type { Agent, AgentContext, AgentInfo, AgentResult } from '../agent.ts';
 import { agentDiff, diffBase, writePrediction } from '../command.ts';

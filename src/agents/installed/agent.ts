@@ -25,7 +25,7 @@ import { AgentSetupError, CommandAgent } from '../command.ts';
 import { AGENT_PACKAGES, type InstalledAgentName, platformKey } from './packages.ts';
 import { prepareAgent } from './prepare.ts';
 import { checkOptions, endpointsAt, type ModelEndpoint, RECIPES } from './recipes.ts';
-import { trajectoryFromNativeLog } from './trajectory.ts';
+import { type TrajectoryContext, trajectoryFromNativeLog } from './trajectory.ts';
 
 /** Largest native log kept and converted, in bytes. */
 const MAX_LOG_BYTES = 64 * 1024 * 1024;
@@ -137,17 +137,12 @@ export class InstalledAgent implements Agent {
         `${this.options.name} needs a model: pass -m PROVIDER/NAME (it calls the model through berth's gateway)`,
       );
     // The trial's gateway session: the relay on its Unix socket (src/models/access.ts, started by
-    // the command agent in front of the CLI). Without a session (a caller's own endpoint): the
-    // gateway on the host, reachable from inside (a container's internal network), then closed.
-    const access = gatewayAccess(context);
-    const route = access
-      ? { origin: access.origin, close: async () => {} }
-      : context.environment.routeToHost
-        ? await context.environment.routeToHost(endpoint.origin)
-        : { origin: endpoint.origin, close: async () => {} };
+    // the command agent in front of the CLI). Without a session (a caller's own endpoint, e.g. a
+    // server on this machine): that origin as it is.
+    const origin = gatewayAccess(context)?.origin ?? endpoint.origin;
     const recipe = RECIPES[this.options.name];
     const input = {
-      endpoints: endpointsAt(route.origin),
+      endpoints: endpointsAt(origin),
       token: endpoint.token,
       model: endpoint.model,
       options: this.options.options ?? {},
@@ -163,8 +158,14 @@ export class InstalledAgent implements Agent {
     try {
       result = await command.run(context);
     } finally {
-      await route.close();
-      steps = await this.keepSessionLog(context, endpoint.model);
+      const totals = context.models?.totals();
+      steps = await keepNativeLog(context.logDir, {
+        agent: this.options.name,
+        version: this.options.version,
+        model: endpoint.model,
+        instruction: context.task.instruction,
+        ...(totals ? { usage: { ...totals.usage, costUsd: totals.costUsd } } : {}),
+      });
     }
     return {
       ...result,
@@ -177,29 +178,22 @@ export class InstalledAgent implements Agent {
       },
     };
   }
+}
 
-  /**
-   * Keeps the CLI's own output (stream-json / JSON events) as `agent/<name>.txt`, Harbor's
-   * name, and converts it to `agent/trajectory.json`; returns the trajectory's step count.
-   * The output file was written inside the environment: it is read without following a link,
-   * as a regular file only, at most 64 MiB.
-   */
-  private async keepSessionLog(context: AgentContext, model: string): Promise<number | undefined> {
-    const log = await readInside(context.logDir, 'command/stdout.txt', MAX_LOG_BYTES);
-    if (!log) return undefined;
-    await writeFileAtomic(join(context.logDir, `${this.options.name}.txt`), log.text);
-    const totals = context.models?.totals();
-    const trajectory = trajectoryFromNativeLog(log.text, {
-      agent: this.options.name,
-      version: this.options.version,
-      model,
-      instruction: context.task.instruction,
-      ...(totals ? { usage: { ...totals.usage, costUsd: totals.costUsd } } : {}),
-    });
-    if (!trajectory) return undefined;
-    await writeJsonAtomic(join(context.logDir, 'trajectory.json'), trajectory);
-    return trajectory.steps.length;
-  }
+/**
+ * Keeps the CLI's own output (stream-json / JSON events) as `<logDir>/<agent>.txt`, Harbor's
+ * name, and converts it to `<logDir>/trajectory.json`; returns the trajectory's step count.
+ * The output file was written inside the environment: it is read without following a link,
+ * as a regular file only, at most 64 MiB; anything else is left alone (no log, no trajectory).
+ */
+export async function keepNativeLog(logDir: string, context: TrajectoryContext): Promise<number | undefined> {
+  const log = await readInside(logDir, 'command/stdout.txt', MAX_LOG_BYTES);
+  if (!log) return undefined;
+  await writeFileAtomic(join(logDir, `${context.agent}.txt`), log.text);
+  const trajectory = trajectoryFromNativeLog(log.text, context);
+  if (!trajectory) return undefined;
+  await writeJsonAtomic(join(logDir, 'trajectory.json'), trajectory);
+  return trajectory.steps.length;
 }
 
 function installLog(name: string, version: string, record: ToolInstallRecord | undefined): string {

@@ -16,38 +16,10 @@
  * Lines that are not JSON (warnings) are skipped. Token counts the log lacks come from the
  * gateway's record of the trial (`usage`).
  */
+import { ATIF_VERSION, type AtifStep, type AtifTrajectory } from '../../models/trajectory.ts';
 import type { InstalledAgentName } from './packages.ts';
 
 type Json = Record<string, unknown>;
-
-export interface AtifStep {
-  step_id: number;
-  timestamp?: string;
-  source: 'system' | 'user' | 'agent';
-  model_name?: string;
-  message: string;
-  reasoning_content?: string;
-  tool_calls?: Array<{ tool_call_id: string; function_name: string; arguments: Json }>;
-  observation?: { results: Array<{ source_call_id?: string; content?: string }> };
-  metrics?: { prompt_tokens?: number; completion_tokens?: number; cached_tokens?: number; cost_usd?: number };
-  extra?: Json;
-}
-
-export interface AtifTrajectory {
-  schema_version: 'ATIF-v1.7';
-  session_id: string;
-  agent: { name: string; version: string; model_name?: string; extra?: Json };
-  steps: AtifStep[];
-  notes?: string;
-  final_metrics?: {
-    total_prompt_tokens?: number;
-    total_completion_tokens?: number;
-    total_cached_tokens?: number;
-    total_cost_usd?: number;
-    total_steps: number;
-  };
-  extra?: Json;
-}
 
 /** What the conversion knows besides the log. */
 export interface TrajectoryContext {
@@ -309,7 +281,7 @@ export function trajectoryFromNativeLog(log: string, context: TrajectoryContext)
   if (cached !== undefined) final.total_cached_tokens = cached;
   if (usage?.costUsd !== undefined && usage.costUsd !== null) final.total_cost_usd = usage.costUsd;
   return {
-    schema_version: 'ATIF-v1.7',
+    schema_version: ATIF_VERSION,
     session_id: b.sessionId || `${context.agent}-session`,
     agent: {
       name: context.agent,

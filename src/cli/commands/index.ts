@@ -17,6 +17,7 @@ import { registerMultilingual } from './multilingual.ts';
 import { registerParse } from './parse.ts';
 import { registerReport } from './report.ts';
 import { registerRun } from './run.ts';
+import { registerTrial } from './trial.ts';
 import { registerView } from './view.ts';
 
 export type RegisterCommand = (program: Command) => void;
@@ -37,4 +38,5 @@ export const commands: RegisterCommand[] = [
   registerView,
   registerCompare,
   registerLeaderboard,
+  registerTrial,
 ];

@@ -7,9 +7,11 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { installInterruptHandler } from '../interrupt.ts';
+import type { ModelFlags } from '../run-models.ts';
 import type { RegisterCommand } from './index.ts';
 
-export interface RunCommandOptions {
+/** The options of `berth run`; the model ones (`-m`, limits, prices, cache) are `ModelFlags`. */
+export interface RunCommandOptions extends ModelFlags {
   path: string;
   agent: string;
   predictions?: string;
@@ -22,17 +24,6 @@ export interface RunCommandOptions {
   ak?: string[];
   ae?: string[];
   agentTimeout?: string;
-  /** `-m` names (repeatable: one set of trials per model). */
-  model?: string[];
-  modelBaseUrl?: string;
-  envFile?: string;
-  modelPrices?: string;
-  modelCache?: boolean;
-  modelMaxCalls?: string;
-  modelMaxTokens?: string;
-  modelMaxCost?: string;
-  modelBudget?: string;
-  modelTimeout?: string;
   attempts: string;
   concurrency: string;
   jobsDir: string;

@@ -2,9 +2,9 @@
  * A Docker container as a berth `Environment`: one long-lived container per
  * trial, commands run with `docker exec`, files moved as tar streams.
  *
- * Limits (Harbor's `[environment]`): `cpus` (NanoCpus, clamped to the engine's
- * CPU count), `memory_mb` (Memory = MemorySwap, so no swap), a pids limit (a
- * fork bomb stops there), and the network: `public` is the default bridge,
+ * Limits (Harbor's `[environment]`, defaults and enforcement in limits.ts):
+ * `cpus`, `memory_mb` (no swap), `storage_mb`, a pids limit (a fork bomb stops
+ * there), CPU time and file size per command; and the network: `public` is the default bridge,
  * `no-network` is a container with no network endpoint but loopback. The
  * network can be changed while the container runs (`setNetworkPolicy`,
  * `connectNetwork`, `disconnectNetwork`), which per-phase network modes use.
@@ -16,12 +16,14 @@ import { PassThrough } from 'node:stream';
 import type Docker from 'dockerode';
 import { execa } from 'execa';
 import { BerthError } from '../../errors.ts';
+import { type ResourceLimits, resolveLimits } from '../../sandbox/limits.ts';
 import type { NetworkPolicy } from '../../tasks/task.ts';
+import { shellQuote } from '../../util/shell.ts';
 import type { Environment, ExecOptions, ExecResult, ToolInstallRecord } from '../environment.ts';
 import type { EgressGateway } from './egress/gateway.ts';
 import { ContainerNetworkSwitch } from './egress/network-switch.ts';
 import { LABELS } from './labels.ts';
-import { connectModelRoute } from './model-route.ts';
+import { ContainerLimits, isStorageOptError, refuseStorageOpt, storageOptWorth } from './limits.ts';
 import { tarPath } from './tar.ts';
 
 /** A host folder bind-mounted into the container. */
@@ -41,6 +43,8 @@ export interface ContainerOptions {
   taskName?: string;
   /** Working directory; default the image's WORKDIR, else `/`. */
   workdir?: string;
+  /** The resource limits (src/sandbox/limits.ts); default from `cpus`, `memoryMb` and `pidsLimit`. */
+  limits?: ResourceLimits;
   cpus?: number;
   memoryMb?: number;
   /** Maximum number of processes and threads; default 4096. */
@@ -62,11 +66,12 @@ export const DEFAULT_MAX_OUTPUT_BYTES = 10 * 1024 * 1024;
 
 const KEEPALIVE = ['sh', '-c', 'trap "exit 0" TERM INT; while :; do sleep 3600 & wait $!; done'];
 
-const infoCache = new WeakMap<Docker, Promise<{ NCPU?: number }>>();
-function engineInfo(docker: Docker): Promise<{ NCPU?: number }> {
+type EngineInfo = { NCPU?: number; Driver?: string; DriverStatus?: string[][] };
+const infoCache = new WeakMap<Docker, Promise<EngineInfo>>();
+function engineInfo(docker: Docker): Promise<EngineInfo> {
   let p = infoCache.get(docker);
   if (!p) {
-    p = docker.info() as Promise<{ NCPU?: number }>;
+    p = docker.info() as Promise<EngineInfo>;
     infoCache.set(docker, p);
   }
   return p;
@@ -122,10 +127,6 @@ function installExitHook(): void {
   });
 }
 
-function shellQuote(s: string): string {
-  return `'${s.replace(/'/g, `'\\''`)}'`;
-}
-
 const SIGNALS: Record<number, string> = {
   9: 'SIGKILL',
   15: 'SIGTERM',
@@ -141,6 +142,8 @@ export class DockerContainerEnvironment implements Environment {
   private stopped = false;
   private oomCount = 0;
   private oomEvents: number | undefined;
+  /** The container's resource limits and what its commands ran into (set by `create`). */
+  limits!: ContainerLimits;
   private eventStream: { destroy(): void } | undefined;
   private execCounter = 0;
   private currentNetwork: NetworkPolicy;
@@ -156,13 +159,6 @@ export class DockerContainerEnvironment implements Environment {
   toolInstall?: ToolInstallRecord;
   /** Where the model gateway's folder is mounted, when the trial asked for it. */
   modelGatewayDir?: string;
-  /** The job id (the model route's network is the job's). */
-  jobId = '';
-
-  /** A route to a host URL (the model gateway) over the job's internal network; see model-route.ts. */
-  routeToHost(url: string): Promise<{ origin: string; close(): Promise<void> }> {
-    return connectModelRoute(this.docker, this.container.id, this.jobId || 'berth', url);
-  }
 
   private constructor(
     private readonly docker: Docker,
@@ -195,19 +191,29 @@ export class DockerContainerEnvironment implements Environment {
     const { docker } = options;
     const info = await engineInfo(docker);
     const warnings: string[] = [];
+    const limits =
+      options.limits ??
+      resolveLimits(
+        {
+          ...(options.cpus !== undefined ? { cpus: options.cpus } : {}),
+          ...(options.memoryMb !== undefined ? { memoryMb: options.memoryMb } : {}),
+        },
+        options.pidsLimit !== undefined ? { processes: options.pidsLimit } : {},
+      );
     let nanoCpus: number | undefined;
-    if (options.cpus) {
-      const cpus = info.NCPU && options.cpus > info.NCPU ? info.NCPU : options.cpus;
-      if (cpus !== options.cpus)
-        warnings.push(`cpus = ${options.cpus} asked, the engine has ${info.NCPU}: limited to ${cpus}`);
+    if (limits.cpus) {
+      const cpus = info.NCPU && limits.cpus > info.NCPU ? info.NCPU : limits.cpus;
+      if (cpus !== limits.cpus)
+        warnings.push(`cpus = ${limits.cpus} asked, the engine has ${info.NCPU}: limited to ${cpus}`);
       nanoCpus = Math.round(cpus * 1e9);
     }
-    const memory = options.memoryMb ? options.memoryMb * 1024 * 1024 : undefined;
+    const memory = limits.memoryBytes;
+    let storageOpt = storageOptWorth(docker, info);
     const labels: Record<string, string> = { [LABELS.managed]: '1', [LABELS.job]: options.jobId };
     if (options.trialName) labels[LABELS.trial] = options.trialName;
     if (options.taskName) labels[LABELS.task] = options.taskName;
     const env = options.env ?? {};
-    const container = await docker.createContainer({
+    const createOptions = (withStorage: boolean): Docker.ContainerCreateOptions => ({
       name: options.name,
       Image: options.image,
       Cmd: KEEPALIVE,
@@ -219,7 +225,8 @@ export class DockerContainerEnvironment implements Environment {
         NanoCpus: nanoCpus,
         Memory: memory,
         MemorySwap: memory,
-        PidsLimit: options.pidsLimit ?? 4096,
+        PidsLimit: limits.processes,
+        ...(withStorage ? { StorageOpt: { size: String(limits.diskBytes) } } : {}),
         NetworkMode: 'bridge',
         Binds: (options.mounts ?? []).map((m) => `${m.host}:${m.container}${m.readOnly ? ':ro' : ''}`),
         Init: false,
@@ -227,6 +234,16 @@ export class DockerContainerEnvironment implements Environment {
         AutoRemove: true,
       },
     });
+    let container: Docker.Container;
+    try {
+      container = await docker.createContainer(createOptions(storageOpt));
+    } catch (error) {
+      if (!storageOpt || !isStorageOptError(error)) throw error;
+      // The storage driver cannot enforce a size here: measure the writable layer instead.
+      refuseStorageOpt(docker);
+      storageOpt = false;
+      container = await docker.createContainer(createOptions(false));
+    }
     // Registered before start so a failure still removes it.
     const environment = new DockerContainerEnvironment(
       docker,
@@ -236,7 +253,26 @@ export class DockerContainerEnvironment implements Environment {
       options.user,
     );
     environment.warnings.push(...warnings);
-    environment.jobId = options.jobId;
+    environment.limits = new ContainerLimits(
+      container,
+      limits,
+      {
+        processes: limits.processes,
+        memory_bytes: limits.memoryBytes,
+        cpus: limits.cpus ?? null,
+        disk_bytes: limits.diskBytes,
+        enforced_by: {
+          processes: 'docker',
+          memory: 'docker',
+          cpus: nanoCpus ? 'docker' : 'none',
+          cpu_time: 'rlimit',
+          file_size: 'rlimit',
+          disk: storageOpt ? 'storage-opt' : 'watch',
+        },
+        notes: [...warnings],
+      },
+      () => environment.oomEvents ?? 0,
+    );
     live.add(environment);
     installExitHook();
     try {
@@ -258,8 +294,9 @@ export class DockerContainerEnvironment implements Environment {
           'network_mode = "allowlist" needs the egress proxy (not part of the Docker environment itself)',
         );
       }
-      if (memory) await environment.watchOom();
+      await environment.watchOom();
       await container.start();
+      await environment.limits.attach();
       const config = await imageConfig(docker, options.image);
       (environment as { workdir: string }).workdir = options.workdir ?? (config.workdir || '/');
       if (config.entrypoint) {
@@ -300,7 +337,7 @@ export class DockerContainerEnvironment implements Environment {
     const pidFile = `/tmp/.berth-exec-${process.pid}-${++this.execCounter}.pid`;
     // Record the group leader's pid, hide the command variable, run under bash (or sh).
     // The exec's shell is its process group (and session) leader: killing the group kills the command's tree.
-    const script = `echo $$ > ${pidFile} 2>/dev/null; c=$BERTH_EXEC_CMD; unset BERTH_EXEC_CMD; if command -v bash >/dev/null 2>&1; then bash -c "$c"; else sh -c "$c"; fi; r=$?; rm -f ${pidFile}; exit $r`;
+    const script = `${this.limits.ulimitPrefix(options.timeoutSec)}echo $$ > ${pidFile} 2>/dev/null; c=$BERTH_EXEC_CMD; unset BERTH_EXEC_CMD; if command -v bash >/dev/null 2>&1; then bash -c "$c"; else sh -c "$c"; fi; r=$?; rm -f ${pidFile}; exit $r`;
     const env = { ...(options.env ?? {}), BERTH_EXEC_CMD: command };
     const withInput = options.input !== undefined;
     const exec = await this.container.exec({
@@ -381,6 +418,12 @@ export class DockerContainerEnvironment implements Environment {
             void kill();
           }, options.timeoutSec * 1000)
         : undefined;
+    const before = this.limits.snapshot();
+    let diskFull = false;
+    const stopWatch = this.limits.watchDisk(() => {
+      diskFull = true;
+      void kill();
+    });
     const onAbort = (): void => {
       aborted = true;
       void kill();
@@ -388,6 +431,7 @@ export class DockerContainerEnvironment implements Environment {
     options.signal?.addEventListener('abort', onAbort, { once: true });
     if (options.signal?.aborted) onAbort();
     await ended;
+    stopWatch();
     if (timer) clearTimeout(timer);
     options.signal?.removeEventListener('abort', onAbort);
     sink.end();
@@ -403,6 +447,14 @@ export class DockerContainerEnvironment implements Environment {
     let oomKilled: boolean | undefined;
     if (inspect.ExitCode === 137 && !timedOut && !aborted) oomKilled = (await this.newOomKills(500)) > 0;
     if (timedOut || aborted) void this.quiet(`rm -f ${pidFile}`);
+    const hit = this.limits.commandHits({
+      before,
+      exitCode: inspect.ExitCode ?? null,
+      ...(oomKilled !== undefined ? { oomKilled } : {}),
+      diskFull,
+      truncated,
+    });
+    if (hit.includes('memory')) oomKilled = true;
     return {
       exitCode,
       signal,
@@ -411,6 +463,7 @@ export class DockerContainerEnvironment implements Environment {
       truncated,
       durationSec: (Date.now() - started) / 1000,
       ...(oomKilled !== undefined ? { oomKilled } : {}),
+      ...(hit.length > 0 ? { limitsHit: hit } : {}),
     };
   }
 

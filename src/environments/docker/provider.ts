@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { InputError } from '../../errors.ts';
+import { type LimitRequest, resolveLimits, taskResources } from '../../sandbox/limits.ts';
 import type { EnvironmentSpec, Task } from '../../tasks/task.ts';
 import type {
   EnvironmentProvider,
@@ -44,8 +45,12 @@ export interface DockerProviderOptions {
   imageMap?: ImageMap;
   /** Rebuild images even when cached. */
   rebuild?: boolean;
-  /** Pids limit of every container (default 4096). */
+  /** Pids limit of every container (default 4096, within the host's budget for `concurrency`). */
   pidsLimit?: number;
+  /** Limits from the command line (`--override-cpus`, `--override-memory-mb`, `--override-storage-mb`). */
+  limits?: LimitRequest;
+  /** Trials run at once (`-n`): the pids limit keeps them all within half of the host's pids. */
+  concurrency?: number;
   /** Multiplies `build_timeout_sec` (Harbor's `--environment-build-timeout-multiplier`). */
   buildTimeoutMultiplier?: number;
   /** Image (with python3) of the egress proxy for allowlist phases; default the base image. */
@@ -272,9 +277,14 @@ export class DockerEnvironmentProvider implements EnvironmentProvider {
         trialName: basename(trialDir),
         taskName: task.name,
         workdir: spec.workdir,
-        cpus: spec.cpus,
-        memoryMb: spec.memoryMb,
-        pidsLimit: this.options.pidsLimit,
+        limits: resolveLimits(
+          taskResources(spec),
+          {
+            ...(this.options.pidsLimit !== undefined ? { processes: this.options.pidsLimit } : {}),
+            ...this.options.limits,
+          },
+          this.options.concurrency,
+        ),
         network: spec.network,
         mounts,
       });
@@ -290,15 +300,20 @@ export class DockerEnvironmentProvider implements EnvironmentProvider {
 
 /**
  * Reads the Docker options out of the generic provider options of
- * `createProviders` (`imageMap`, `rebuild`, `pidsLimit`, `buildTimeoutMultiplier`).
+ * `createProviders` (`imageMap`, `rebuild`, `pidsLimit`, `limits`, `concurrency`, `buildTimeoutMultiplier`).
  */
 export function dockerProviderOptions(options: Record<string, unknown>): DockerProviderOptions {
   return {
     ...(options.imageMap instanceof ImageMap ? { imageMap: options.imageMap } : {}),
     ...(typeof options.rebuild === 'boolean' ? { rebuild: options.rebuild } : {}),
     ...(typeof options.pidsLimit === 'number' ? { pidsLimit: options.pidsLimit } : {}),
+    ...(options.limits && typeof options.limits === 'object'
+      ? { limits: options.limits as LimitRequest }
+      : {}),
+    ...(typeof options.concurrency === 'number' ? { concurrency: options.concurrency } : {}),
     ...(typeof options.buildTimeoutMultiplier === 'number'
       ? { buildTimeoutMultiplier: options.buildTimeoutMultiplier }
       : {}),
+    ...(typeof options.egressImage === 'string' ? { egressImage: options.egressImage } : {}),
   };
 }

@@ -43,7 +43,7 @@ import {
   optionalString,
   sse,
 } from './common.ts';
-import { providerCostOf, toolChoice } from './openai-chat.ts';
+import { openaiChatCodec, providerCostOf, toolChoice } from './openai-chat.ts';
 
 type AssistantPart = Extract<LanguageModelV3Message, { role: 'assistant' }>['content'][number];
 type UserPart = Extract<LanguageModelV3Message, { role: 'user' }>['content'][number];
@@ -728,14 +728,5 @@ export const openaiResponsesCodec: ProtocolCodec = {
     return new ResponsesAnswerReader();
   },
 
-  errorBody(status: number, message: string, type?: string): unknown {
-    return {
-      error: {
-        message,
-        type: type ?? (status >= 500 ? 'server_error' : 'invalid_request_error'),
-        param: null,
-        code: null,
-      },
-    };
-  },
+  errorBody: openaiChatCodec.errorBody,
 };

@@ -165,7 +165,7 @@ export function loadHarborTask(taskDir: string): Task {
     solution: existsSync(join(solutionDir, `solve.${script}`))
       ? { kind: 'script', dir: solutionDir, env: config.solutionEnv }
       : multiStep && hasStepSolution(dir, config.steps ?? [], script)
-        ? // Multi-step: each step's solution/ is used in turn (src/trials/multi-step.ts).
+        ? // Multi-step: each step's solution/ is used in turn (src/trials/plan.ts).
           { kind: 'script', dir: join(dir, 'steps'), env: config.solutionEnv }
         : { kind: 'none' },
     verifier: {

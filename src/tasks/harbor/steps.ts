@@ -176,7 +176,7 @@ function harborRaw(task: Task): { dir: string; toml: Raw } | undefined {
 }
 
 /**
- * True when a Harbor task needs the extended trial (src/trials/multi-step.ts):
+ * True when a Harbor task needs a plan of its own (src/trials/plan.ts):
  * steps, a separate verifier, an agent user, a healthcheck, artifacts,
  * templated verifier/solution env, or a Kotlin Benchmark `expected_tests.json`.
  */

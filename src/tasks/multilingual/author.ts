@@ -23,11 +23,11 @@ import { z } from 'zod';
 import { InputError } from '../../errors.ts';
 import { chunksOf } from '../../parsers/common.ts';
 import type { TestStatus } from '../../parsers/types.ts';
+import { shellQuote } from '../../util/shell.ts';
 import type { SampleTask, TaskConfig } from './format.ts';
 import { findLogParser } from './grade.ts';
 import { BASE_COMMIT_ENV, BASE_COMMIT_SCRIPT, TempDirEnvironment } from './local-workspace.ts';
 import { TEST_PATH_ERE } from './split.ts';
-import { shellQuote } from './verify.ts';
 
 const sourceSchema = z.object({
   owner: z.string(),

@@ -18,11 +18,12 @@ import type { Environment } from '../../environments/environment.ts';
 import { InputError, PrerequisiteError } from '../../errors.ts';
 import { type CategoryRow, groupByCategory } from '../../reporters/by-category.ts';
 import { writeJsonAtomic } from '../../util/atomic-write.ts';
+import { shellQuote } from '../../util/shell.ts';
 import type { VerifierResult } from '../../verifiers/verifier.ts';
 import { VERSION } from '../../version.ts';
 import { loadMultilingualDataset, type MultilingualTask } from './loader.ts';
 import { TempDirEnvironment } from './local-workspace.ts';
-import { runMultilingualVerification, shellQuote } from './verify.ts';
+import { runMultilingualVerification } from './verify.ts';
 
 export type MultilingualAgent = 'oracle' | 'nop' | 'predictions';
 

@@ -25,17 +25,13 @@ import { join } from 'node:path';
 import type { Environment } from '../../environments/environment.ts';
 import { chunksOf } from '../../parsers/common.ts';
 import { writeFileAtomic } from '../../util/atomic-write.ts';
+import { shellQuote } from '../../util/shell.ts';
 import type { Verifier, VerifierResult, VerifyContext } from '../../verifiers/verifier.ts';
 import type { VerifierSpec } from '../task.ts';
 import { findLogParser, gradeMultilingual } from './grade.ts';
 import { diffPaths, splitDiff } from './split.ts';
 
 type MultilingualSpec = Extract<VerifierSpec, { kind: 'multilingual' }>;
-
-/** Quotes a string for a POSIX shell. */
-export function shellQuote(value: string): string {
-  return `'${value.replaceAll("'", `'\\''`)}'`;
-}
 
 export class MultilingualVerifier implements Verifier {
   readonly kind = 'multilingual' as const;

@@ -112,8 +112,12 @@ export function crossCheck(input: CrossCheckInput): CrossCheckResult {
   if (input.armed.pytest) {
     const started = parseJson<{ nonce?: string }>(input.files.pytestStarted);
     const report = parseJson<PytestReport>(input.files.pytestReport);
+    // pytest must have run when the command names it, the log is read as pytest's, or pytest's
+    // session header is in it.
     const pytestSeen =
-      /pytest/i.test(input.parserName ?? '') || /^=+ test session starts =+$/m.test(input.log);
+      /(^|[\s;&|(/=])(py\.test|pytest)(\s|$)/.test(input.armed.testCommand) ||
+      /pytest/i.test(input.parserName ?? '') ||
+      /^=+ test session starts =+$/m.test(input.log);
     if (started && started.nonce !== input.armed.nonce) {
       finding({
         kind: 'runner-report-invalid',
@@ -128,9 +132,10 @@ export function crossCheck(input: CrossCheckInput): CrossCheckResult {
           "pytest's end-of-session report does not carry this run's secret (written by something else)",
       });
     } else if (started && !report) {
+      // A run that stops early with a failing exit code is a crash, not a pass in disguise.
       finding({
         kind: 'runner-report-missing',
-        veto: true,
+        veto: input.exitCode === 0,
         message: `pytest began but never finished its session (no end-of-session report): the process ended early${input.exitCode !== null ? ` with exit code ${input.exitCode}` : ''} (os._exit, a signal or a crash), so the console's results were never concluded`,
       });
     } else if (!started && pytestSeen && input.files.pytestReport === undefined) {
@@ -170,7 +175,7 @@ export function crossCheck(input: CrossCheckInput): CrossCheckResult {
     } else if (started && !end && ended) {
       finding({
         kind: 'runner-report-missing',
-        veto: true,
+        veto: input.exitCode === 0,
         message: 'node --test began but its report never ended: the runner stopped before the end of its run',
       });
     } else if (!started && input.consolePasses.length > 0) {

@@ -17,6 +17,11 @@
  *   folder, `sitecustomize.py`, `usercustomize.py`, `*.pth`, compiled `*.pyc` files (a
  *   sourceless `pytest.pyc` is importable); patches that change existing files of such names are
  *   not flagged (the repository may be pytest itself, as pytest-dev instances are);
+ * - code outside the tests that reaches into the test runner: added lines naming pytest's
+ *   internals (`_pytest`, `pluggy`), pytest's outcome functions and hooks (`pytest.skip(`,
+ *   `pytest.xfail(`, `pytest.exit(`, `pytest.fail(`, `pytest.hookimpl`), node's runner internals
+ *   or berth's probe (a text check: code that builds these names at run time is left to the
+ *   runner report);
  * - JavaScript: test-runner configuration (`jest.config.*`, `vitest.config.*`, `vite.config.*`,
  *   `.mocharc*`, `karma.conf.*`, `ava.config.*`, `.taprc`, Babel configs, which jest applies to
  *   the tests), `.npmrc` (`node-options` reaches every `npm test`), anything under
@@ -51,6 +56,30 @@ const JS_CONFIG = [
 ];
 
 const PY_SHADOWS = new Set(['pytest.py', 'py.py', 'pluggy.py', 'sitecustomize.py', 'usercustomize.py']);
+/** Module names whose compiled forms (`pytest.cpython-311-x86_64-linux-gnu.so`, `pytest.abi3.so`) shadow too. */
+const SHADOWED_MODULES = new Set(['pytest', 'py', 'pluggy', '_pytest', 'sitecustomize', 'usercustomize']);
+
+/** Folders of the runners themselves: a patch to pytest's own code is the fix when pytest is the repository. */
+const RUNNER_PACKAGES = new Set(['_pytest', 'pytest', 'pluggy']);
+
+/**
+ * Code outside the tests that reaches into the test runner or berth's probe: pytest's internals
+ * (`_pytest`, `pluggy`), pytest's outcome functions and hooks (`pytest.skip(`, `pytest.xfail(`,
+ * `pytest.exit(`, `pytest.fail(`, `pytest.hookimpl`), `node:test`'s runner internals, and berth's
+ * own names. A library's code has no use for them.
+ */
+const RUNNER_REFERENCE =
+  /(^|[^\w.])(_pytest|pluggy)\b|\bpytest\.(skip|xfail|exit|fail|hookimpl)\b|berth_probe|BERTH_PROBE|internal\/test_runner/;
+
+/** Test code (tests may call pytest.skip and friends): test folders and test_*.py / *_test.py / *.test.js files. */
+function isTestPath(path: string): boolean {
+  const parts = path.split('/');
+  const base = parts[parts.length - 1] as string;
+  return (
+    parts.slice(0, -1).some((d) => /^(tests?|testing|__tests__)$/.test(d)) ||
+    /^test_.*\.py$|_test\.py$|\.(test|spec)\.[cm]?[jt]s$/.test(base)
+  );
+}
 
 /** Changed lines of one file: `+`/`-` text with the line number it has after (or had before) the patch. */
 interface ChangedLine {
@@ -165,6 +194,7 @@ export function scanPatch(patch: string, configText: Record<string, string> = {}
     if (
       file.created &&
       (PY_SHADOWS.has(base) ||
+        SHADOWED_MODULES.has(base.split('.')[0] as string) ||
         base.endsWith('.pth') ||
         /\.py[co]$/.test(base) ||
         dirs.some((d) => d === '_pytest' || d === 'pytest' || d === 'pluggy'))
@@ -218,6 +248,20 @@ export function scanPatch(patch: string, configText: Record<string, string> = {}
       if (hits.length > 0)
         add('runner-plugin', path, `the patch declares a pytest11 entry point (a pytest plugin) in ${path}`);
       continue;
+    }
+    if (/\.(py|[cm]?[jt]s)$/.test(base) && !isTestPath(path) && !dirs.some((d) => RUNNER_PACKAGES.has(d))) {
+      const hits = lines.filter((l) => l.added && RUNNER_REFERENCE.test(l.text));
+      if (hits.length > 0) {
+        add(
+          'runner-reference',
+          path,
+          `the patch adds code that reaches into the test runner to ${path}: ${hits
+            .map((l) => l.text.trim())
+            .slice(0, 3)
+            .join(' | ')}`,
+        );
+        continue;
+      }
     }
     if (SECTIONED_CONFIGS.has(base)) {
       const text = configText[path];

@@ -31,6 +31,8 @@ const MAX_PROBE_FILE_BYTES = 32 * 1024 * 1024;
 export interface ArmedProbes {
   /** The secret the probes must echo back. */
   nonce: string;
+  /** The test command as the task gives it (before berth's additions). */
+  testCommand: string;
   /** The test command to run (exports, and the node reporter where it applies). */
   command: string;
   /** Whether the pytest plugin was given (PYTEST_ADDOPTS), the node reporter (command line). */
@@ -144,6 +146,7 @@ export async function armProbes(env: Environment, command: string): Promise<Arme
   ].join('\n');
   return {
     nonce,
+    testCommand: command,
     command: `${exports.join('\n')}\n${run}`,
     pytest,
     node,

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import Docker from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadHarborTask } from '../../../tasks/harbor/loader.ts';
-import { shellQuote } from '../../../tasks/multilingual/verify.ts';
+import { shellQuote } from '../../../util/shell.ts';
 import { LABELS } from '../labels.ts';
 import { DockerEnvironmentProvider } from '../provider.ts';
 import { execIn } from './docker-io.ts';

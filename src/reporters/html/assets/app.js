@@ -907,8 +907,15 @@
   }
 
   function comparisonBlock(c) {
-    const flipItem = (t) =>
-      h('li', { 'data-task': t.task }, c.single_attempt ? t.task : `${t.task} (${t.a} → ${t.b})`);
+    const flipItem = (t) => {
+      const text = c.single_attempt ? t.task : `${t.task} (${t.a} → ${t.b})`;
+      // In the viewer, a flipped task leads to its trials in the second job.
+      return h(
+        'li',
+        { 'data-task': t.task },
+        server ? link(`/jobs/${enc(c.b)}/#/?q=${enc(t.task)}`, text) : text,
+      );
+    };
     return h(
       'section',
       { class: 'comparison', 'data-comparison': `${c.a}|${c.b}` },
@@ -1198,6 +1205,20 @@
     else renderJobPage();
   }
 
+  /** Keys, as in `harbor view`: j / k the next / previous trial, Escape back to the list. */
+  function onKey(event) {
+    if (event.target instanceof HTMLInputElement || event.target instanceof HTMLSelectElement) return;
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    const { parts } = route();
+    const trials = jobData?.job.trials ?? [];
+    const at = parts[0] === 'trial' ? trials.findIndex((t) => t.name === parts[1]) : -1;
+    if (event.key === 'Escape' && at >= 0) location.hash = '#/';
+    else if ((event.key === 'j' || event.key === 'k') && at >= 0) {
+      const next = trials[at + (event.key === 'j' ? 1 : -1)];
+      if (next) location.hash = `#/trial/${enc(next.name)}`;
+    }
+  }
+
   /** The viewer pushes `change` events; the page reloads its data and redraws the current view. */
   function live(url, reload) {
     if (!server || typeof EventSource === 'undefined') return;
@@ -1213,6 +1234,7 @@
       };
       await load();
       window.addEventListener('hashchange', onRoute);
+      window.addEventListener('keydown', onKey);
       onRoute();
       live(`${jobPath(boot.job)}/stream`, async () => {
         const { parts } = route();

@@ -1,0 +1,85 @@
+/**
+ * The job folder's lock: one berth process runs a job at a time. The lock file names its
+ * holder by pid and process start time, so a stale lock (a dead holder, or a pid reused by
+ * another process) is taken over, never waited for.
+ */
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { UsageError } from '../errors.ts';
+
+function pidAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * The start time of a process (field 22 of `/proc/<pid>/stat`, clock ticks since boot),
+ * or undefined where /proc is absent or the process is gone. With the pid it names one
+ * process for good: a pid reused by another process has another start time.
+ */
+export async function processStartTime(pid: number): Promise<string | undefined> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
+  if (stat === undefined) return undefined;
+  // The command name (field 2) is in parentheses and may hold spaces or ')'.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return fields[19];
+}
+
+/**
+ * The process holding a job folder's lock, from the lock file's text (`pid start-time`): its pid
+ * when that process is running and started at the recorded time (a lock written before the start
+ * time was recorded holds only the pid: trusted), else undefined (a stale lock). The viewer uses
+ * it to tell a running job from one a crash left behind.
+ */
+export async function lockHolder(text: string): Promise<number | undefined> {
+  const [pidText = '', startText] = text.trim().split(/\s+/);
+  const pid = Number(pidText);
+  if (pidText === '' || !pidAlive(pid)) return undefined;
+  const start = startText === undefined ? undefined : await processStartTime(pid);
+  return start === undefined || start === startText ? pid : undefined;
+}
+
+/**
+ * Takes the job folder's lock (`.berth.lock`, created exclusively, holding `pid start-time`,
+ * see `processStartTime`). A lock whose pid is no longer running, or is running but started at
+ * another time (the pid was reused by an unrelated process), is stale and taken over.
+ * @returns a function that releases the lock.
+ * @throws UsageError when another running process holds the lock.
+ */
+export async function lockJobDir(jobDir: string, jobName: string): Promise<() => Promise<void>> {
+  await mkdir(jobDir, { recursive: true });
+  const lock = join(jobDir, '.berth.lock');
+  const ownStart = await processStartTime(process.pid);
+  const own = `${process.pid}${ownStart !== undefined ? ` ${ownStart}` : ''}`;
+  for (let tries = 0; tries < 5; tries++) {
+    try {
+      await writeFile(lock, `${own}\n`, { flag: 'wx' });
+      return async () => {
+        const holder = await readFile(lock, 'utf8').catch(() => '');
+        if (holder.trim() === own) await rm(lock, { force: true });
+      };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    const text = await readFile(lock, 'utf8').catch(() => undefined);
+    if (text === undefined) continue; // released meanwhile
+    const pid = await lockHolder(text);
+    if (pid !== undefined && pid !== process.pid) {
+      throw new UsageError(
+        `job ${jobName} is being run by another berth process (pid ${pid}); wait for it, or use another --job-name`,
+      );
+    }
+    // An empty lock may be one being written right now: give its writer a moment.
+    if (text.trim() === '' && tries === 0) {
+      await new Promise((r) => setTimeout(r, 100));
+      continue;
+    }
+    await rm(lock, { force: true });
+  }
+  throw new UsageError(`job ${jobName}: could not take the lock ${lock}`);
+}

@@ -1,0 +1,69 @@
+/**
+ * The errors a trial records, named as Harbor names them (src/harbor/trial/errors.py and
+ * asyncio's CancelledError), and how an error becomes Harbor's `ExceptionInfo`.
+ */
+import type { AgentResult } from '../agents/agent.ts';
+import type { ExceptionInfo } from './result.ts';
+
+/**
+ * Harbor's AgentTimeoutError. An agent that stops its own work at the timeout may attach what
+ * it produced by then (`partialResult`, e.g. the diff at that point): the trial records the
+ * timeout and still grades that result, as Harbor still runs the verifier.
+ */
+export class AgentTimeoutError extends Error {
+  override name = 'AgentTimeoutError';
+  constructor(
+    message: string,
+    readonly partialResult?: AgentResult,
+  ) {
+    super(message);
+  }
+}
+
+/** The dataset's install step failed or timed out. */
+export class EnvironmentSetupError extends Error {
+  override name = 'EnvironmentSetupError';
+}
+
+/** A multi-step task's step preparation (`workdir/` upload, `setup.sh`) failed. */
+export class StepSetupError extends Error {
+  override name = 'StepSetupError';
+}
+
+/** Cancellation (Ctrl-C), named as asyncio names it in Harbor. */
+export class CancelledError extends Error {
+  override name = 'CancelledError';
+}
+
+/**
+ * Agent errors after which Harbor still runs the verifier (`SingleStepTrial._run_agent`): the
+ * error is recorded and whatever the agent left is graded.
+ */
+export const VERIFIED_AGENT_ERRORS: ReadonlySet<string> = new Set([
+  'AgentTimeoutError',
+  'NonZeroAgentExitCodeError',
+]);
+
+/** The current time as results record it (ISO 8601 UTC). */
+export const now = (): string => new Date().toISOString();
+
+/** Harbor's ExceptionInfo of an error; `prefix` goes before the message (a step's name). */
+export function exceptionInfo(error: unknown, prefix = ''): ExceptionInfo {
+  const e = error instanceof Error ? error : new Error(String(error));
+  return {
+    exception_type: e.name || 'Error',
+    exception_message: `${prefix}${e.message}`,
+    exception_traceback: e.stack ?? e.message,
+    occurred_at: now(),
+  };
+}
+
+/** Harbor's ExceptionInfo of a verifier's exception (no stack: it is not a berth error). */
+export function verdictExceptionInfo(v: { type: string; message: string }, prefix = ''): ExceptionInfo {
+  return {
+    exception_type: v.type,
+    exception_message: `${prefix}${v.message}`,
+    exception_traceback: `${prefix}${v.message}`,
+    occurred_at: now(),
+  };
+}

@@ -1,0 +1,105 @@
+/**
+ * Issue 12's engine items on minimal multi-step Harbor tasks (real Docker engine):
+ * a step that errors under `mean` is an error of the trial, visible at the top level, and the
+ * note counts only the steps whose agent ran; each step keeps its own timestamps.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { DockerEnvironmentProvider } from '../../src/environments/docker/provider.ts';
+import { loadHarborTask } from '../../src/tasks/harbor/loader.ts';
+import type { ExtendedTrialResult } from '../../src/trials/record.ts';
+import { runTrialWith } from '../../src/trials/trial.ts';
+import { HarborVerifier } from '../../src/verifiers/harbor.ts';
+import { fixtureImageMap, JOB_ID, ShellAgent, skipDocker, tempDir } from './helpers.ts';
+
+/** A two-step task (`mean`): step one's test writes reward 1; `two` is what step two does. */
+function twoStepTask(two: { setup?: string; test: string }): string {
+  const dir = tempDir('berth-engine-steps-');
+  const write = (path: string, text: string) => {
+    mkdirSync(join(dir, path, '..'), { recursive: true });
+    writeFileSync(join(dir, path), text, { mode: 0o755 });
+  };
+  write(
+    'task.toml',
+    [
+      'schema_version = "1.3"',
+      'multi_step_reward_strategy = "mean"',
+      '[agent]',
+      'timeout_sec = 60.0',
+      '[verifier]',
+      'timeout_sec = 60.0',
+      '[environment]',
+      'workdir = "/app"',
+      '[[steps]]',
+      'name = "one"',
+      '[[steps]]',
+      'name = "two"',
+      '',
+    ].join('\n'),
+  );
+  write('environment/Dockerfile', 'FROM debian:bookworm-slim\nRUN mkdir -p /app\nWORKDIR /app\n');
+  write('steps/one/instruction.md', 'Step one.\n');
+  write('steps/one/tests/test.sh', '#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n');
+  write('steps/two/instruction.md', 'Step two.\n');
+  write('steps/two/tests/test.sh', `#!/bin/bash\n${two.test}\n`);
+  if (two.setup) write('steps/two/workdir/setup.sh', `#!/bin/bash\n${two.setup}\n`);
+  return dir;
+}
+
+async function trial(taskDir: string): Promise<ExtendedTrialResult> {
+  return runTrialWith({
+    task: loadHarborTask(taskDir),
+    agent: new ShellAgent('sleep 1; date +%s%N > /tmp/ran'),
+    attempt: 1,
+    trialName: 't__1',
+    trialDir: join(tempDir('berth-engine-trial-'), 't__1'),
+    jobId: JOB_ID,
+    source: 'test',
+    providers: [new DockerEnvironmentProvider({ imageMap: fixtureImageMap() })],
+    verifiers: [new HarborVerifier()],
+  });
+}
+
+describe.skipIf(skipDocker)('multi-step errors (issue 12)', () => {
+  it("mean: step two's set-up fails -> the trial is an error at the top level; 1/2 steps run", async () => {
+    const r = await trial(twoStepTask({ setup: 'exit 3', test: 'echo 1 > /logs/verifier/reward.txt' }));
+    expect(r.step_results?.map((s) => s.step_name)).toEqual(['one', 'two']);
+    expect(r.step_results?.[1]?.exception_info?.exception_type).toBe('StepSetupError');
+    expect(r.step_results?.[1]?.agent_execution).toBeNull();
+    expect(r.exception_info?.exception_type).toBe('StepSetupError');
+    expect(r.exception_info?.exception_message).toMatch(/^step two: setup.sh exited with code 3/);
+    expect(r.berth.status).toBe('error');
+    expect(r.berth.resolved).toBe(false);
+    // Harbor's mean over the steps with a verdict is still recorded.
+    expect(r.verifier_result?.rewards).toEqual({ reward: 1 });
+    expect(r.berth.note).toContain('1/2 steps run');
+    expect(r.berth.note).not.toContain('2/2 steps run');
+  });
+
+  it("mean: step two's test.sh writes no reward -> the trial is an error", async () => {
+    const r = await trial(twoStepTask({ test: 'true' }));
+    expect(r.step_results?.[1]?.exception_info?.exception_type).toBe('RewardFileNotFoundError');
+    expect(r.exception_info?.exception_type).toBe('RewardFileNotFoundError');
+    expect(r.berth.status).toBe('error');
+    expect(r.berth.note).toContain('2/2 steps run');
+  });
+
+  it('each step keeps its own timestamps; the trial timing spans them', async () => {
+    const r = await trial(twoStepTask({ test: 'echo 1 > /logs/verifier/reward.txt' }));
+    expect(r.berth.status).toBe('resolved');
+    const [one, two] = r.step_results ?? [];
+    const t1 = one?.agent_execution;
+    const t2 = two?.agent_execution;
+    expect(t1 && t2).toBeTruthy();
+    // Step one's times were overwritten by step two's (a shared object).
+    expect(t1?.finished_at).not.toBe(t2?.finished_at);
+    expect(Date.parse(t1?.finished_at ?? '')).toBeLessThanOrEqual(Date.parse(t2?.started_at ?? ''));
+    expect(one?.verifier?.finished_at).not.toBe(two?.verifier?.finished_at);
+    expect(r.agent_execution).toEqual({ started_at: t1?.started_at, finished_at: t2?.finished_at });
+    expect(r.verifier).toEqual({
+      started_at: one?.verifier?.started_at,
+      finished_at: two?.verifier?.finished_at,
+    });
+  });
+});
