@@ -17,8 +17,9 @@ import { hostPidMax, type LimitRequest, MiB } from '../../src/sandbox/limits.ts'
 import { loadHarborTask } from '../../src/tasks/harbor/loader.ts';
 import type { Task } from '../../src/tasks/task.ts';
 import type { TrialResult } from '../../src/trials/result.ts';
-import { runTrial } from '../../src/trials/trial.ts';
+import { runTrialWith as runTrial } from '../../src/trials/trial.ts';
 import { HarborVerifier } from '../../src/verifiers/harbor.ts';
+import { FORK_BOMB, MEMORY_HOG } from '../helpers/bombs.ts';
 import { FIXTURES, fixtureImageMap, JOB_ID, skipDocker, tempDir } from './helpers.ts';
 
 const calcDir = join(FIXTURES, 'tasks', 'calc');
@@ -46,14 +47,6 @@ async function trial(task: Task, agent: Agent, limits: LimitRequest = SMALL): Pr
     verifiers: [new HarborVerifier()],
   });
 }
-
-const FORK_BOMB = `python3 -c "
-import os, time
-while True:
-    if os.fork() == 0:
-        time.sleep(30); os._exit(0)
-"`;
-const MEMORY_HOG = `python3 -c "a = bytearray(512 * 1024 * 1024)"`;
 
 /** Containers of this test process's job still there. */
 async function leftoverContainers(): Promise<string[]> {

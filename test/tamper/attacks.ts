@@ -244,3 +244,14 @@ _berth_attack_plugin(_BerthFlood())
 _atexit.register(_berth_exit_zero)
 `;
 }
+
+/**
+ * Inserts Python lines at the start of a function's body (`def name(...):` as it stands in the
+ * file), indented by four spaces: code that runs whenever the tests call that function.
+ */
+export function atStartOf(def: string, lines: string[]): (old: string) => string {
+  return (old) => {
+    if (!old.includes(`${def}\n`)) throw new Error(`no line ${JSON.stringify(def)} to attack`);
+    return old.replace(`${def}\n`, `${def}\n${lines.map((l) => `    ${l}\n`).join('')}`);
+  };
+}
