@@ -11,8 +11,9 @@
 import { spawn } from 'node:child_process';
 import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { isAbsolute, join, relative, resolve } from 'node:path';
 import type { Environment, ExecOptions, ExecResult } from '../../environments/environment.ts';
+import { type CopyLimits, type CopyReport, copyInBeneath, copyOutBeneath } from '../../util/safe-fs.ts';
 
 /**
  * Identity and date of the base commit. With them, the same files give the same
@@ -113,12 +114,20 @@ export class TempDirEnvironment implements Environment {
     });
   }
 
-  async upload(hostPath: string, environmentPath: string): Promise<void> {
-    await cp(hostPath, environmentPath, { recursive: true });
+  /** `environmentPath` relative to the root; throws outside it. */
+  private belowRoot(path: string): string {
+    const rel = relative(this.root, resolve(this.workdir, path));
+    if (rel === '' || rel.startsWith('..') || isAbsolute(rel))
+      throw new Error(`${path} is outside ${this.root}`);
+    return rel;
   }
 
-  async download(environmentPath: string, hostPath: string): Promise<void> {
-    await cp(environmentPath, hostPath, { recursive: true });
+  async upload(hostPath: string, environmentPath: string): Promise<void> {
+    await copyInBeneath(hostPath, this.root, this.belowRoot(environmentPath));
+  }
+
+  async download(environmentPath: string, hostPath: string, limits?: CopyLimits): Promise<CopyReport> {
+    return copyOutBeneath(this.root, this.belowRoot(environmentPath), hostPath, limits);
   }
 
   async stop(): Promise<void> {
