@@ -60,7 +60,9 @@ export async function readCategoryRows(jobDir: string, keys: readonly string[]):
     if (error.code === 'ENOENT') return undefined;
     if (error.code === 'ENOTDIR') throw notAJob('it is a file');
     throw error;
-  })) as { trials?: Array<Record<string, unknown>>; berth?: { trials?: Array<Record<string, unknown>> } } | undefined;
+  })) as
+    | { trials?: Array<Record<string, unknown>>; berth?: { trials?: Array<Record<string, unknown>> } }
+    | undefined;
   // `berth multilingual run` keeps each trial's categories in the job's rows (under `berth`, at
   // the top level before); `berth run` does not.
   const jobRows = job?.berth?.trials ?? job?.trials;

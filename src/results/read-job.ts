@@ -12,7 +12,13 @@ import { lockHolder } from '../jobs/lock.ts';
 import { parseEventLine } from '../trials/events.ts';
 import type { JobRecord, TrialRecord } from './model.ts';
 import { readHeadTail, readInside, readJsonInside, readTailSync, statInside } from './safe-read.ts';
-import { blankTrialRecord, lastLine, trialRecordFromResult, wantsOutputTail } from './trial-record.ts';
+import {
+  blankTrialRecord,
+  lastLine,
+  trialRecordFromResult,
+  verdictsInReport,
+  wantsOutputTail,
+} from './trial-record.ts';
 
 type Json = Record<string, unknown>;
 const isObject = (value: unknown): value is Json =>
@@ -172,7 +178,7 @@ export async function readJob(dir: string): Promise<JobRecord> {
       const name = entry.name;
       const result = await readJsonInside(root, `${name}/result.json`, MAX_STATE_BYTES);
       if (isObject(result)) {
-        const needsReport = !isObject(result.berth);
+        const needsReport = verdictsInReport(result);
         const report = needsReport
           ? await readJsonInside(root, `${name}/verifier/report.json`, MAX_STATE_BYTES)
           : undefined;
@@ -237,7 +243,9 @@ export async function readJob(dir: string): Promise<JobRecord> {
     dir: root,
     writer,
     dataset:
-      str(configBerth?.source) ?? str(config?.source) ?? (datasets.length === 1 ? (datasets[0] as string) : null),
+      str(configBerth?.source) ??
+      str(config?.source) ??
+      (datasets.length === 1 ? (datasets[0] as string) : null),
     agent:
       str(configAgent.name) ??
       str(jobResult?.agent) ??

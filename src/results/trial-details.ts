@@ -7,7 +7,7 @@ import { lstat, readdir } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import type { TrialDetails, TrialFile } from './model.ts';
 import { isInsidePath, readHeadTail, readInside, readJsonInside, statInside } from './safe-read.ts';
-import { testsOf } from './trial-record.ts';
+import { testsOf, verdictsInReport } from './trial-record.ts';
 
 type Json = Record<string, unknown>;
 const isObject = (value: unknown): value is Json =>
@@ -262,7 +262,7 @@ export async function readTrialDetails(
     patch = await fileOf(root, path as string, limits.patchHead, limits.patchTail);
     if (patch) break;
   }
-  const report = isObject(berth.verifier_details)
+  const report = !verdictsInReport(raw)
     ? undefined
     : has('verifier/report.json')
       ? await readJsonInside(root, 'verifier/report.json', 16 * 1024 * 1024, LISTED)

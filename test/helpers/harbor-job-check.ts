@@ -85,7 +85,8 @@ function taskConfigProblems(task: unknown, where: string): string[] {
   const hasName = task.name !== undefined && task.name !== null;
   if (hasPath === hasName) out.push(`${where}: exactly one of path and name must be set`);
   if (task.ref != null && !hasName) out.push(`${where}: ref requires name`);
-  if (task.git_commit_id != null && task.git_url == null) out.push(`${where}: git_commit_id requires git_url`);
+  if (task.git_commit_id != null && task.git_url == null)
+    out.push(`${where}: git_commit_id requires git_url`);
   if (hasName && !String(task.name).includes('/')) out.push(`${where}: name must be org/name`);
   return out;
 }
@@ -114,7 +115,9 @@ function statsProblems(stats: unknown, where: string): string[] {
     if (!isObject(evaluation)) continue;
     for (const k of Object.keys(isObject(evaluation.pass_at_k) ? evaluation.pass_at_k : {}))
       if (!/^-?\d+$/.test(k)) out.push(`${where} evals.${key}.pass_at_k: key ${k} is not an integer`);
-    for (const [reward, byValue] of Object.entries(isObject(evaluation.reward_stats) ? evaluation.reward_stats : {}))
+    for (const [reward, byValue] of Object.entries(
+      isObject(evaluation.reward_stats) ? evaluation.reward_stats : {},
+    ))
       for (const v of Object.keys(isObject(byValue) ? byValue : {}))
         if (!Number.isFinite(Number(v)) || v.trim() === '')
           out.push(`${where} evals.${key}.reward_stats.${reward}: value key ${v} is not a number`);
@@ -146,10 +149,12 @@ export function harborJobFolderProblems(jobDir: string): string[] {
         if (d.version != null && d.ref != null)
           problems.push(`config.json datasets[${i}]: both version and ref`);
       });
-      tasks.forEach((t, i) => problems.push(...taskConfigProblems(t, `config.json tasks[${i}]`)));
+      for (const [i, t] of tasks.entries())
+        problems.push(...taskConfigProblems(t, `config.json tasks[${i}]`));
       const agents = Array.isArray(config.agents) ? config.agents : [];
       if (agents.length === 0) problems.push('config.json: no agents (Harbor would read the oracle)');
-      agents.forEach((a, i) => problems.push(...agentConfigProblems(a, `config.json agents[${i}]`)));
+      for (const [i, a] of agents.entries())
+        problems.push(...agentConfigProblems(a, `config.json agents[${i}]`));
       if (datasets.length + tasks.length === 0) problems.push('config.json: neither datasets nor tasks');
       if (!isObject(config.berth)) problems.push("config.json: berth's settings are not under `berth`");
     }

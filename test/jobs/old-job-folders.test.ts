@@ -46,7 +46,12 @@ describe('job folders berth wrote at 4826c82', () => {
     // They are not Harbor's models (that is what changed): no task_id, the job name as job_id...
     expect(harborJobFolderProblems(join(jobs, 'sample-oracle')).join('\n')).toMatch(/task_id|job_id/);
     const oracle = await readJob(join(jobs, 'sample-oracle'));
-    expect(oracle).toMatchObject({ writer: 'berth', agent: 'oracle', dataset: 'swe-dockerless', running: false });
+    expect(oracle).toMatchObject({
+      writer: 'berth',
+      agent: 'oracle',
+      dataset: 'swe-dockerless',
+      running: false,
+    });
     expect(oracle.trials.map((t) => [t.name, t.outcome, t.attempt])).toEqual([
       ['berth__csvline-1__1', 'resolved', 1],
       ['berth__csvline-1__2', 'resolved', 2],
@@ -63,9 +68,13 @@ describe('job folders berth wrote at 4826c82', () => {
       ['calc', 'resolved', { reward: 1 }],
       ['calc-json', 'resolved', { reward: 1, tests_passed: 2 }],
     ]);
-    expect(harbor.trials.every((t) => t.phases.environment !== null && t.phases.verifier !== null)).toBe(true);
+    expect(harbor.trials.every((t) => t.phases.environment !== null && t.phases.verifier !== null)).toBe(
+      true,
+    );
     const steps = await readJob(join(jobs, 'steps-nop'));
-    expect(steps.trials.map((t) => [t.task, t.outcome, t.why])).toEqual([['steps-gate', 'failed', 'reward 0, quality 0']]);
+    expect(steps.trials.map((t) => [t.task, t.outcome, t.why])).toEqual([
+      ['steps-gate', 'failed', 'reward 0, quality 0'],
+    ]);
     // The trial page finds the instruction through the old config.json's task_origin.
     const details = await readTrialDetails(join(jobs, 'sample-oracle'), 'berth__csvline-1__1', VIEWER_LIMITS);
     expect(details?.instruction).toBeTruthy();
@@ -75,7 +84,10 @@ describe('job folders berth wrote at 4826c82', () => {
     const jobs = await copyOldJobs();
     const jobDir = join(jobs, 'sample-oracle');
     const ids = Object.fromEntries(
-      ['berth__csvline-1__1', 'berth__durations-1__2'].map((t) => [t, readJson(join(jobDir, t, 'result.json')).id]),
+      ['berth__csvline-1__1', 'berth__durations-1__2'].map((t) => [
+        t,
+        readJson(join(jobDir, t, 'result.json')).id,
+      ]),
     );
     const args = ['run', '-p', sample, '-a', 'oracle', '-k', '2', '-l', '2', '--jobs-dir', jobs];
     const run = berth([...args, '--job-name', 'sample-oracle']);
@@ -93,11 +105,27 @@ describe('job folders berth wrote at 4826c82', () => {
       });
     }
     const config = readJson(join(jobDir, 'config.json'));
-    expect(config).toMatchObject({ n_attempts: 2, agents: [{ name: 'oracle' }], berth: { source: 'swe-dockerless' } });
+    expect(config).toMatchObject({
+      n_attempts: 2,
+      agents: [{ name: 'oracle' }],
+      berth: { source: 'swe-dockerless' },
+    });
     expect(existsSync(join(jobDir, 'job.log'))).toBe(true);
     expect(harborJobFolderProblems(jobDir)).toEqual([]);
     // A resumed old nop job too.
-    const nop = berth(['run', '-p', sample, '-a', 'nop', '-l', '2', '--jobs-dir', jobs, '--job-name', 'sample-nop']);
+    const nop = berth([
+      'run',
+      '-p',
+      sample,
+      '-a',
+      'nop',
+      '-l',
+      '2',
+      '--jobs-dir',
+      jobs,
+      '--job-name',
+      'sample-nop',
+    ]);
     expect(nop.code, nop.stderr).toBe(0);
     expect(nop.stdout).toMatch(/\(2 kept from a previous run\)/);
     expect(harborJobFolderProblems(join(jobs, 'sample-nop'))).toEqual([]);

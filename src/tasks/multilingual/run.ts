@@ -18,9 +18,9 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import type { Environment } from '../../environments/environment.ts';
 import { InputError, PrerequisiteError } from '../../errors.ts';
+import { harborJobStats } from '../../jobs/harbor-stats.ts';
 import { DEFAULT_RETRY, jobConfigForFile } from '../../jobs/job-files.ts';
 import { noteJobFolder } from '../../jobs/job-folder-log.ts';
-import { harborJobStats } from '../../jobs/harbor-stats.ts';
 import { type CategoryRow, groupByCategory } from '../../reporters/by-category.ts';
 import { now } from '../../trials/errors.ts';
 import { initialTrialResult, writeTrialResult } from '../../trials/record.ts';
@@ -105,7 +105,10 @@ export async function runMultilingualJob(options: MultilingualRunOptions): Promi
       jobName: options.jobName,
       jobsDir: resolve(options.jobsDir),
       source: job.source,
-      selection: { path: resolve(options.dataset), ...(options.include?.length ? { include: options.include } : {}) },
+      selection: {
+        path: resolve(options.dataset),
+        ...(options.include?.length ? { include: options.include } : {}),
+      },
       tasks,
       nTrials: tasks.length,
       attempts: 1,
@@ -272,7 +275,7 @@ async function runTrial(
   Object.assign(record.berth, {
     status: exception && !verifier ? 'error' : row.resolved ? 'resolved' : 'unresolved',
     resolved: row.resolved,
-    note: exception ? `${exception.type}: ${exception.message.split('\n')[0]}` : 'ok',
+    note: exception ? `${exception.type}: ${exception.message.split('\n')[0]}` : '',
     verifier_details: verifier?.details ?? null,
     duration_sec: row.duration_sec,
     isolated: kind === 'docker',
