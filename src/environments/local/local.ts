@@ -11,7 +11,7 @@
  */
 import { cp, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { isAbsolute, join, resolve } from 'node:path';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { execa } from 'execa';
 import { InputError } from '../../errors.ts';
 import { capFolder, releaseFolder } from '../../sandbox/capped-folder.ts';
@@ -303,6 +303,14 @@ export class LocalEnvironmentProvider implements EnvironmentProvider {
       await mkdir(workdir);
       if (spec.snapshot) {
         await writeSnapshot(workdir, spec.snapshot);
+      } else if (spec.folder) {
+        // The folder's own .git (hooks, config) never comes along: berth commits the base itself.
+        const source = spec.folder;
+        await cp(source, workdir, {
+          recursive: true,
+          verbatimSymlinks: true,
+          filter: (path) => relative(source, path).split(sep)[0] !== '.git',
+        });
       } else {
         const where = {
           file: context.task.origin.file,
