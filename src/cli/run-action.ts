@@ -169,9 +169,9 @@ function refuseOverlongTimeouts(
       check(task.agentTimeoutSec, phase.agent, 'agent', `the agent timeout of ${task.name}`);
     const verifierSec = 'timeoutSec' in task.verifier ? task.verifier.timeoutSec : 1800;
     check(verifierSec, phase.verifier, 'verifier', `the verifier timeout of ${task.name}`);
-    const env = task.environment as { buildTimeoutSec?: number };
-    if (env.buildTimeoutSec !== undefined)
-      check(env.buildTimeoutSec, phase.build, 'environment-build', `the build timeout of ${task.name}`);
+    const buildSec = task.environment.kind === 'docker' ? task.environment.buildTimeoutSec : undefined;
+    if (buildSec !== undefined)
+      check(buildSec, phase.build, 'environment-build', `the build timeout of ${task.name}`);
   }
 }
 

@@ -31,6 +31,12 @@ describe("import { ... } from 'berth'", () => {
       ],
       { stdio: 'pipe' },
     );
+    // The consumer is a package of its own (a package.json above it named `berth` would otherwise
+    // resolve the import to itself).
+    writeFileSync(
+      join(dir, 'package.json'),
+      '{ "name": "berth-library-consumer", "private": true, "type": "module" }\n',
+    );
     const script = join(dir, 'use.mjs');
     writeFileSync(
       script,
