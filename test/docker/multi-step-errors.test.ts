@@ -105,7 +105,15 @@ describe.skipIf(skipDocker)('multi-step errors (issue 12)', () => {
     const phases = events.flatMap((e) =>
       e.type === 'phase-start' ? [`${e.phase}${e.step ? `:${e.step}` : ''}`] : [],
     );
-    expect(phases).toEqual(['environment', 'agent:one', 'verifier:one', 'agent:two', 'verifier:two']);
+    expect(phases).toEqual([
+      'environment',
+      'agent:one',
+      'artifacts:one',
+      'verifier:one',
+      'agent:two',
+      'artifacts:two',
+      'verifier:two',
+    ]);
     expect(
       events.filter((e) => e.type === 'verdict').map((e) => (e.type === 'verdict' ? e.step : '')),
     ).toEqual(['one', 'two']);
