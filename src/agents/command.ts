@@ -10,8 +10,11 @@
  * - The instruction (SWE-bench's `problem_statement`, Harbor's instruction.md)
  *   is written to `instruction.md` in the agent log folder; its path is in
  *   `BERTH_INSTRUCTION_FILE`. Also set: `BERTH_AGENT_LOG_DIR` (the log folder as
- *   the command sees it: `/logs/agent` in containers), `BERTH_TASK_NAME`,
- *   `BERTH_ATTEMPT`, `BERTH_WORKDIR` and, with `--model`, `BERTH_MODEL`.
+ *   the command sees it: `/logs/agent` in containers, `<environment>/logs/agent`
+ *   locally; copied into the trial's `agent/` as data after the phase), `BERTH_TASK_NAME`,
+ *   `BERTH_ATTEMPT`, `BERTH_WORKDIR` and, with `--model`, `BERTH_MODEL`; a task with MCP
+ *   servers sets `BERTH_MCP_SERVERS` (`{"mcpServers": {...}}` as Claude Code's `.mcp.json`),
+ *   one with `skills_dir` sets `BERTH_SKILLS_DIR`.
  *   `--agent-env` values are passed to the set-up and agent commands only,
  *   never to the verifier.
  * - stdout and stderr go to `agent/command/stdout.txt` and `stderr.txt`, the exit
@@ -36,12 +39,17 @@
  *   is an `AgentSetupError`, a timeout an `AgentSetupTimeoutError` (the trial ends
  *   as an error without verification).
  */
-import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Environment, ExecOptions, ExecResult } from '../environments/environment.ts';
+import {
+  type Environment,
+  type ExecOptions,
+  type ExecResult,
+  logsPath,
+} from '../environments/environment.ts';
 import { gatewayAccess } from '../models/access.ts';
+import type { McpServer } from '../tasks/task.ts';
 import { AgentTimeoutError } from '../trials/errors.ts';
-import { writeFileNoFollow } from '../util/no-follow-write.ts';
+import { writeFileAtomic } from '../util/atomic-write.ts';
 import { shellQuote } from '../util/shell.ts';
 import { VERSION } from '../version.ts';
 import type { Agent, AgentContext, AgentInfo, AgentResult, AgentSetupContext } from './agent.ts';
@@ -90,19 +98,6 @@ export interface CommandAgentOptions {
   mounts?: readonly string[];
 }
 
-interface Paths {
-  /** The agent log folder as commands in the environment see it. */
-  logs: string;
-  /** Whether host writes to `logDir` are seen there without copying. */
-  shared: boolean;
-}
-
-/** Where the environment sees the host's agent log folder: the same path locally, `/logs/agent` in containers. */
-function logPaths(environment: Environment, logDir: string): Paths {
-  if (environment.kind === 'local') return { logs: logDir, shared: true };
-  return { logs: '/logs/agent', shared: environment.mountedLogs === true };
-}
-
 /** Git with the repository's hooks, fsmonitor and path quoting neutralised (the agent may have changed its config). */
 const GIT =
   'git -c core.hooksPath=/dev/null -c core.fsmonitor=false -c core.quotePath=false -c diff.noprefix=false -c diff.mnemonicPrefix=false -c diff.relative=false';
@@ -122,21 +117,29 @@ export class CommandAgent implements Agent {
     return undefined;
   }
 
-  private env(context: AgentSetupContext | AgentContext, paths: Paths): Record<string, string> {
+  private env(context: AgentSetupContext | AgentContext, logs: string): Record<string, string> {
     return {
       ...(this.options.env ?? {}),
-      BERTH_INSTRUCTION_FILE: `${paths.logs}/instruction.md`,
-      BERTH_AGENT_LOG_DIR: paths.logs,
+      BERTH_INSTRUCTION_FILE: `${logs}/instruction.md`,
+      BERTH_AGENT_LOG_DIR: logs,
       BERTH_TASK_NAME: context.task.name,
       BERTH_ATTEMPT: String(context.attempt),
       BERTH_WORKDIR: context.environment.workdir,
       ...(this.options.model ? { BERTH_MODEL: this.options.model } : {}),
+      // The task's MCP servers (Claude Code's `.mcp.json` shape) and skills folder, for the CLI to use.
+      ...(context.task.mcpServers?.length
+        ? { BERTH_MCP_SERVERS: JSON.stringify({ mcpServers: mcpServersJson(context.task.mcpServers) }) }
+        : {}),
+      ...(context.task.skillsDir ? { BERTH_SKILLS_DIR: context.task.skillsDir } : {}),
     };
   }
 
   /**
-   * Runs `command` with stdout/stderr/return code in `<logs>/<name>/`, the command itself
-   * (and the variable names, secret values masked) recorded in `<name>/command.txt`.
+   * Runs `command` with stdout/stderr in `<logs>/<name>/` inside the environment (copied out
+   * with the rest of the agent's log folder after the phase, src/trials/staging.ts); berth's
+   * own records, the command (`<name>/command.txt`, variable names with secret values
+   * masked) and its exit (`<name>/return-code.txt`), go straight to the trial folder, which
+   * the command cannot write.
    */
   private async runLogged(
     context: AgentSetupContext | AgentContext,
@@ -145,22 +148,19 @@ export class CommandAgent implements Agent {
     timeoutSec: number | undefined,
   ): Promise<ExecResult> {
     const { environment, logDir } = context;
-    const paths = logPaths(environment, logDir);
-    const hostDir = join(logDir, name);
-    await mkdir(hostDir, { recursive: true });
+    const logs = logsPath(environment, 'agent');
     // With -m the agent command reaches its model through the trial's gateway session only
     // (src/models/access.ts): its variables name the gateway and the trial's token.
     const access = name === 'command' ? gatewayAccess(context as AgentContext) : undefined;
     const env = {
-      ...this.env(context, paths),
+      ...this.env(context, logs),
       ...(access && context.models ? context.models.agentEnv(access.origin) : {}),
     };
-    await writeFileNoFollow(
-      logDir,
-      join(hostDir, 'command.txt'),
+    await writeFileAtomic(
+      join(logDir, name, 'command.txt'),
       `${command}\n\n# environment\n${describeEnv(env).join('\n')}\n`,
     );
-    const dir = `${paths.logs}/${name}`;
+    const dir = `${logs}/${name}`;
     const script = [
       `mkdir -p ${shellQuote(dir)} && exec >${shellQuote(`${dir}/stdout.txt`)} 2>${shellQuote(`${dir}/stderr.txt`)}`,
       ...(access?.prelude ? [access.prelude] : []),
@@ -168,14 +168,8 @@ export class CommandAgent implements Agent {
     ].join('\n');
     const options: ExecOptions = {
       env,
-      ...(paths.shared
-        ? {
-            binds: [
-              { path: logDir, writable: true },
-              ...(this.options.mounts ?? []).map((path) => ({ path })),
-              ...(access?.binds ?? []),
-            ],
-          }
+      ...(this.options.mounts?.length || access?.binds.length
+        ? { binds: [...(this.options.mounts ?? []).map((path) => ({ path })), ...(access?.binds ?? [])] }
         : {}),
       ...(timeoutSec !== undefined ? { timeoutSec } : {}),
       // An agent needs its model's API: SWE-bench rows (graded in a fresh environment, tests
@@ -192,10 +186,8 @@ export class CommandAgent implements Agent {
       ...(context.signal ? { signal: context.signal } : {}),
     };
     const result = await environment.exec(script, options);
-    if (!paths.shared) await environment.download(dir, hostDir).catch(() => {});
-    await writeFileNoFollow(
-      logDir,
-      join(hostDir, 'return-code.txt'),
+    await writeFileAtomic(
+      join(logDir, name, 'return-code.txt'),
       `${result.timedOut ? `timed out after ${timeoutSec} s` : (result.exitCode ?? result.signal ?? 'killed')}\n`,
     );
     return result;
@@ -220,13 +212,12 @@ export class CommandAgent implements Agent {
 
   async run(context: AgentContext): Promise<AgentResult> {
     const { task, environment, logDir } = context;
-    const paths = logPaths(environment, logDir);
-    await mkdir(logDir, { recursive: true });
-    await writeFileNoFollow(logDir, join(logDir, 'instruction.md'), task.instruction);
-    if (!paths.shared) {
-      await environment.exec(`mkdir -p ${shellQuote(paths.logs)}`, { timeoutSec: 60 });
-      await environment.upload(join(logDir, 'instruction.md'), `${paths.logs}/instruction.md`);
-    }
+    // berth's record, then the agent's copy in its log folder.
+    await writeFileAtomic(join(logDir, 'instruction.md'), task.instruction);
+    await environment.upload(
+      join(logDir, 'instruction.md'),
+      `${logsPath(environment, 'agent')}/instruction.md`,
+    );
     const gradedOnDiff = task.verifier.kind === 'swebench';
     const base = gradedOnDiff ? await diffBase(environment) : undefined;
 
@@ -239,7 +230,7 @@ export class CommandAgent implements Agent {
       env_names: Object.keys(this.options.env ?? {}),
     };
     if (run.exitCode !== 0 && !run.timedOut)
-      await writeFileNoFollow(logDir, join(logDir, 'exit-code.txt'), `${run.exitCode ?? run.signal}\n`);
+      await writeFileAtomic(join(logDir, 'exit-code.txt'), `${run.exitCode ?? run.signal}\n`);
     const result: AgentResult = {
       ...(this.options.model ? { modelName: this.options.model } : {}),
       metadata,
@@ -308,9 +299,20 @@ export async function writePrediction(
   model: string,
   patch: string,
 ): Promise<void> {
-  await writeFileNoFollow(
-    logDir,
+  await writeFileAtomic(
     join(logDir, 'prediction.json'),
     `${JSON.stringify({ instance_id: instanceId, model_name_or_path: model, model_patch: patch })}\n`,
+  );
+}
+
+/** MCP servers as Claude Code's `.mcp.json` names them (`http` for streamable HTTP). */
+export function mcpServersJson(servers: readonly McpServer[]): Record<string, Record<string, unknown>> {
+  return Object.fromEntries(
+    servers.map((server) => [
+      server.name,
+      server.transport === 'stdio'
+        ? { type: 'stdio', command: server.command, args: server.args }
+        : { type: server.transport === 'streamable-http' ? 'http' : 'sse', url: server.url },
+    ]),
   );
 }

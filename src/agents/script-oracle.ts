@@ -6,13 +6,14 @@
  * and does not fail the trial: the verifier decides. A timeout throws
  * `AgentTimeoutError` (the trial records it and still verifies).
  */
-import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tarPath } from '../environments/docker/tar.ts';
-import type { ExecResult } from '../environments/environment.ts';
+import { type ExecResult, logsPath } from '../environments/environment.ts';
 import type { Task } from '../tasks/task.ts';
 import { AgentTimeoutError } from '../trials/errors.ts';
 import { limitError } from '../trials/limit-errors.ts';
+import { writeFileAtomic } from '../util/atomic-write.ts';
+import { shellQuote } from '../util/shell.ts';
 import { VERSION } from '../version.ts';
 import type { Agent, AgentContext, AgentInfo, AgentResult } from './agent.ts';
 
@@ -36,7 +37,7 @@ export class ScriptOracleAgent implements Agent {
     if (solution.kind !== 'script' && this.patchOracle) return this.patchOracle.run(context);
     if (solution.kind !== 'script')
       throw new Error(`task ${task.name} has no solution/solve.sh for the oracle`);
-    const solve = 'bash /solution/solve.sh > /logs/agent/oracle.txt 2>&1';
+    const solve = `bash /solution/solve.sh > ${shellQuote(`${logsPath(environment, 'agent')}/oracle.txt`)} 2>&1`;
     const options = {
       ...(context.timeoutSec !== undefined ? { timeoutSec: context.timeoutSec } : {}),
       env: { DEBIAN_FRONTEND: 'noninteractive', ...(solution.env ?? {}) },
@@ -65,7 +66,7 @@ export class ScriptOracleAgent implements Agent {
     }
     const oom = result.oomKilled || (environment.newOomKills ? (await environment.newOomKills()) > 0 : false);
     if (result.exitCode !== 0 && !result.timedOut)
-      await writeFile(join(context.logDir, 'exit-code.txt'), `${result.exitCode ?? result.signal}\n`);
+      await writeFileAtomic(join(context.logDir, 'exit-code.txt'), `${result.exitCode ?? result.signal}\n`);
     if (result.timedOut)
       throw new AgentTimeoutError(
         `solve.sh passed the agent timeout of ${context.timeoutSec} s and was killed`,

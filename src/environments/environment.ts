@@ -6,6 +6,7 @@
  */
 import type { LimitName, LimitsRecord } from '../sandbox/limits.ts';
 import type { EnvironmentSpec, NetworkPolicy, Task } from '../tasks/task.ts';
+import type { CopyLimits, CopyReport } from '../util/safe-fs.ts';
 
 /** Options of one command run in an environment. */
 export interface ExecOptions {
@@ -141,10 +142,25 @@ export interface Environment {
   /** The resource limits of its commands, when the environment applies them. */
   readonly limits?: EnvironmentLimits;
   exec(command: string, options?: ExecOptions): Promise<ExecResult>;
-  /** Copies a host file or folder into the environment. */
+  /**
+   * Copies a host file or folder into the environment. A link untrusted code planted at or
+   * above `environmentPath` is replaced, never written through (src/util/safe-fs.ts).
+   */
   upload(hostPath: string, environmentPath: string): Promise<void>;
-  /** Copies a file or folder out of the environment to the host. */
-  download(environmentPath: string, hostPath: string): Promise<void>;
+  /**
+   * Copies a file or folder out of the environment into `hostPath` (a folder berth owns) as
+   * data: regular files and folders only, capped by `limits`; links, devices, fifos and
+   * sockets are recorded in the report, never followed or created; names already at
+   * `hostPath` are kept (berth's own records win). See src/util/safe-fs.ts.
+   * @throws when `environmentPath` does not exist
+   */
+  download(environmentPath: string, hostPath: string, limits?: CopyLimits): Promise<CopyReport>;
+  /**
+   * Capability "logs folder": the folder inside the environment holding Harbor's
+   * `agent/`, `verifier/` and `artifacts/` log folders, which untrusted code writes and
+   * berth copies out with `download`. Absent: `/logs` (Harbor's `EnvironmentPaths`).
+   */
+  readonly logsDir?: string;
   /** Stops and removes everything it started. Safe to call twice. */
   stop(): Promise<void>;
 
@@ -162,12 +178,6 @@ export interface Environment {
    * `kind` is recorded when `isolated`.
    */
   readonly isolationMethodName?: string;
-  /**
-   * Capability "mounted logs": true when `/logs/agent` and `/logs/verifier` inside the
-   * environment are bind mounts of the trial's host folders (Docker), so files written there
-   * appear on the host without a download. Absent or false: berth downloads them.
-   */
-  readonly mountedLogs?: boolean;
   /**
    * Capability "default user": the user `exec` runs as when `options.user` is not given, when
    * it is not the environment's own default (Harbor's `[agent] user`, see `withDefaultUser`).
@@ -221,6 +231,11 @@ export interface EnvironmentStartContext {
    * read-only so an agent inside reaches the gateway whatever the network (`modelGatewayDir`).
    */
   modelGatewayDir?: string;
+  /**
+   * Variables every command in the environment gets (Harbor's `[environment] env`, templates
+   * already resolved); a command's own `ExecOptions.env` wins over them.
+   */
+  env?: Record<string, string>;
   signal?: AbortSignal;
 }
 
@@ -228,4 +243,12 @@ export interface EnvironmentStartContext {
 export interface EnvironmentProvider {
   readonly kind: EnvironmentSpec['kind'];
   start(context: EnvironmentStartContext): Promise<Environment>;
+}
+
+/** Harbor's log folders inside an environment (`agent`, `verifier`, `artifacts`). */
+export type LogFolder = 'agent' | 'verifier' | 'artifacts';
+
+/** Where `folder` of Harbor's log folders is inside `environment` (`/logs/agent` in containers). */
+export function logsPath(environment: Pick<Environment, 'logsDir'>, folder: LogFolder): string {
+  return `${(environment.logsDir ?? '/logs').replace(/\/+$/, '')}/${folder}`;
 }

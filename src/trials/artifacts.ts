@@ -3,16 +3,18 @@
  * every configured path is copied out of the environment into
  * `<trial>/artifacts/` (a path lands under its base name, or its
  * `destination`), best effort, and `manifest.json` lists each with its status.
- * `/logs/artifacts` is the convention folder, always collected (it is a bind
- * mount of `<trial>/artifacts/`, so it is only recorded). A separate verifier
- * gets them back: the convention folder at its `/logs/artifacts`, each
- * configured path at its original place.
+ * `/logs/artifacts` is the convention folder, always collected. Everything is
+ * copied as data (src/util/safe-fs.ts: regular files and folders; links and
+ * special files are recorded in the manifest entry's `not_copied`, never
+ * followed). A separate verifier gets them back: the convention folder at its
+ * `/logs/artifacts`, each configured path at its original place.
  */
-import { cp, mkdir, readdir, stat } from 'node:fs/promises';
+import { mkdir, readdir, stat } from 'node:fs/promises';
 import { join, posix } from 'node:path';
-import type { Environment } from '../environments/environment.ts';
+import { type Environment, logsPath } from '../environments/environment.ts';
 import type { ArtifactSpec } from '../tasks/harbor/steps.ts';
 import { writeJsonAtomic } from '../util/atomic-write.ts';
+import { describeSkipped } from '../util/safe-fs.ts';
 import { shellQuote as q } from '../util/shell.ts';
 
 export const ARTIFACTS_CONVENTION_DIR = '/logs/artifacts';
@@ -22,6 +24,8 @@ export interface ArtifactManifestEntry {
   destination: string;
   type: 'file' | 'directory';
   status: 'ok' | 'empty' | 'failed';
+  /** Entries left out of the copy (links, special files, over the size cap): `path: kind -> target (reason)`. */
+  not_copied?: string[];
 }
 
 const isConvention = (p: string) => p.replace(/\/+$/, '') === ARTIFACTS_CONVENTION_DIR;
@@ -35,14 +39,6 @@ export function artifactHostPath(artifact: ArtifactSpec): string {
   const destination = artifact.destination ?? posix.basename(artifact.source.replace(/\/+$/, ''));
   const parts = destination.split('/').filter((p) => p !== '' && p !== '.' && p !== '..');
   return parts.join('/');
-}
-
-async function nonEmptyDir(path: string): Promise<boolean> {
-  try {
-    return (await readdir(path)).length > 0;
-  } catch {
-    return false;
-  }
 }
 
 /**
@@ -62,13 +58,25 @@ export async function collectArtifacts(
   for (const artifact of list) {
     const rel = artifactHostPath(artifact);
     const destination = rel ? `artifacts/${rel}` : 'artifacts';
-    if (isConvention(artifact.source) && rel === '' && environment.mountedLogs) {
-      const has = await nonEmptyDir(hostDir);
-      entries.push({ source: artifact.source, destination, type: 'directory', status: has ? 'ok' : 'empty' });
+    // The convention folder is the environment's own `/logs/artifacts`.
+    const source = isConvention(artifact.source) ? logsPath(environment, 'artifacts') : artifact.source;
+    if (isConvention(artifact.source) && rel === '') {
+      try {
+        const copied = await environment.download(source, hostDir);
+        entries.push({
+          source: artifact.source,
+          destination,
+          type: 'directory',
+          status: copied.files > 0 ? 'ok' : 'empty',
+          ...(copied.skippedCount > 0 ? { not_copied: describeSkipped(copied) } : {}),
+        });
+      } catch {
+        entries.push({ source: artifact.source, destination, type: 'directory', status: 'failed' });
+      }
       continue;
     }
     const probe = await environment.exec(
-      `if [ -d ${q(artifact.source)} ]; then echo directory; elif [ -e ${q(artifact.source)} ]; then echo file; else echo missing; fi`,
+      `if [ -d ${q(source)} ]; then echo directory; elif [ -e ${q(source)} ]; then echo file; else echo missing; fi`,
       { user: 'root', cwd: '/', timeoutSec: 30 },
     );
     const kind = probe.output.trim();
@@ -78,19 +86,25 @@ export async function collectArtifacts(
       continue;
     }
     try {
-      let source = artifact.source;
+      let from = source;
       if (type === 'directory' && artifact.exclude?.length) {
         // Copy without the excluded paths first (tar --exclude), then download that copy.
         const staging = `/tmp/.berth-artifact-${process.pid}-${entries.length}`;
         const excludes = artifact.exclude.map((e) => `--exclude=${q(e)}`).join(' ');
         await environment.exec(
-          `rm -rf ${q(staging)} && mkdir -p ${q(staging)} && tar -C ${q(artifact.source)} ${excludes} -cf - . | tar -C ${q(staging)} -xf -`,
+          `rm -rf ${q(staging)} && mkdir -p ${q(staging)} && tar -C ${q(source)} ${excludes} -cf - . | tar -C ${q(staging)} -xf -`,
           { user: 'root', cwd: '/', timeoutSec: 300 },
         );
-        source = staging;
+        from = staging;
       }
-      await environment.download(source, join(hostDir, rel));
-      entries.push({ source: artifact.source, destination, type, status: 'ok' });
+      const copied = await environment.download(from, join(hostDir, rel));
+      entries.push({
+        source: artifact.source,
+        destination,
+        type,
+        status: 'ok',
+        ...(copied.skippedCount > 0 ? { not_copied: describeSkipped(copied) } : {}),
+      });
     } catch {
       entries.push({ source: artifact.source, destination, type, status: 'failed' });
     }
@@ -101,16 +115,14 @@ export async function collectArtifacts(
 
 /**
  * Puts collected artifacts into a separate verifier environment: the convention
- * folder's files into `conventionHostDir` (the verifier's mounted
- * `/logs/artifacts`), each configured path back at its source path.
+ * folder's files into its `/logs/artifacts`, each configured path back at its
+ * source path. `hostDir` holds only what `collectArtifacts` copied (data).
  */
 export async function uploadArtifacts(
   target: Environment,
   hostDir: string,
   artifacts: ArtifactSpec[],
-  conventionHostDir: string,
 ): Promise<void> {
-  await mkdir(conventionHostDir, { recursive: true });
   // The convention folder: everything the agent left in /logs/artifacts (not the configured copies nor the manifest).
   const configured = new Set(
     artifacts
@@ -118,9 +130,10 @@ export async function uploadArtifacts(
       .filter(Boolean)
       .map((p) => p.split('/')[0]),
   );
+  const convention = logsPath(target, 'artifacts');
   for (const name of await readdir(hostDir).catch(() => [] as string[])) {
     if (name === 'manifest.json' || configured.has(name)) continue;
-    await cp(join(hostDir, name), join(conventionHostDir, name), { recursive: true });
+    await target.upload(join(hostDir, name), `${convention}/${name}`);
   }
   for (const artifact of artifacts) {
     const rel = artifactHostPath(artifact);

@@ -5,7 +5,7 @@ import { applyPhaseNetwork } from '../environments/docker/egress/network-switch.
 import { runHealthcheck } from '../environments/docker/healthcheck.ts';
 import type { Environment } from '../environments/environment.ts';
 import { type TrialModels, TrialModelUse } from '../models/trial-models.ts';
-import { resolveEnvTemplates, secretsAllowed } from '../tasks/harbor/env-template.ts';
+import { environmentVariables, resolveEnvTemplates, secretsAllowed } from '../tasks/harbor/env-template.ts';
 import { aggregateStepRewards, minRewardFailure } from '../tasks/harbor/steps.ts';
 import type { Task } from '../tasks/task.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
@@ -40,6 +40,7 @@ import {
 import type { ExceptionInfo, TimingInfo } from './result.ts';
 import { runtimeFor, type TrialRuntime } from './runtime.ts';
 import { loadTaskRef, type TrialSpec } from './spec.ts';
+import { collectLogFolder, resetLogFolder } from './staging.ts';
 import { mergedTestsDir, moveContents, uploadWorkdir } from './step-files.ts';
 import { withCommandEvents, withDefaultUser } from './views.ts';
 
@@ -117,6 +118,9 @@ class TrialRun {
   /** The trial's session on the job's model gateway, when it calls models. */
   private models: TrialModelUse | undefined;
   private readonly exceptions: ExceptionInfo[] = [];
+  /** `[environment] env` resolved (every command of the environment gets it). */
+  private environmentEnv: Record<string, string> | undefined;
+  private allowSecrets = false;
 
   constructor(
     private readonly spec: TrialSpec,
@@ -285,6 +289,8 @@ class TrialRun {
   private async runPlan(plan: TrialPlan): Promise<void> {
     // Templates first: a missing variable or a secret without consent fails before anything starts.
     const allowSecrets = this.spec.allowEnvSecrets === true || secretsAllowed();
+    this.allowSecrets = allowSecrets;
+    this.environmentEnv = environmentVariables(this.task.environment, allowSecrets);
     const solutionEnv = resolveEnvTemplates(plan.solutionEnv, { section: '[solution] env', allowSecrets });
     const verifierEnvs = plan.steps.map((s) =>
       s.verifier.envTemplates
@@ -327,7 +333,7 @@ class TrialRun {
         const e = outcome.result.exception_info;
         if (e) this.notes.push(`${prefix}${e.exception_type}`);
         for (const note of outcome.verdict?.notes ?? []) this.notes.push(`${prefix}${note}`);
-        await this.archiveStep(outcome.result);
+        await this.archiveStep(outcome.result, isLast);
         if (!isLast && this.gate(step, outcome.result)) break;
       }
     }
@@ -359,6 +365,7 @@ class TrialRun {
       // The agent's files (installed agents), once per base image; not in a grading environment.
       ...(tool && first ? { tool } : {}),
       ...(this.models && first ? { modelGatewayDir: this.models.session.gatewayDir } : {}),
+      ...(this.environmentEnv ? { env: this.environmentEnv } : {}),
       ...(this.signal ? { signal: this.signal } : {}),
     });
     this.environment = environment;
@@ -425,25 +432,30 @@ class TrialRun {
     this.result.agent_setup = timing;
     const live = this.liveEnvironment();
     const environment = withCommandEvents(live, this.emitEvent, () => this.currentPhase);
-    await this.phase(
-      'agent-setup',
-      null,
-      () =>
-        // A resource limit hit during the set-up is its error (AgentSetupOutOfMemoryError, ...).
-        withLimitErrors('agent-setup', live, () =>
-          setup.call(this.agent, {
-            task: this.task,
-            environment,
-            attempt: this.spec.trial.attempt,
-            logDir: join(this.trialDir, 'agent'),
-            timeoutMultiplier: this.agentMultiplier,
-            emit: this.emitEvent,
-            ...(this.models ? { models: this.models.session } : {}),
-            ...(this.signal ? { signal: this.signal } : {}),
-          }),
-        ),
-      timing,
-    );
+    try {
+      await this.phase(
+        'agent-setup',
+        null,
+        () =>
+          // A resource limit hit during the set-up is its error (AgentSetupOutOfMemoryError, ...).
+          withLimitErrors('agent-setup', live, () =>
+            setup.call(this.agent, {
+              task: this.task,
+              environment,
+              attempt: this.spec.trial.attempt,
+              logDir: join(this.trialDir, 'agent'),
+              timeoutMultiplier: this.agentMultiplier,
+              emit: this.emitEvent,
+              ...(this.models ? { models: this.models.session } : {}),
+              ...(this.signal ? { signal: this.signal } : {}),
+            }),
+          ),
+        timing,
+      );
+    } finally {
+      // What the set-up wrote in the agent's log folder, copied out as data (src/trials/staging.ts).
+      await collectLogFolder(live, 'agent', this.trialDir, this.result);
+    }
   }
 
   /** One step: prepare, agent, patch, artifacts, verifier. */
@@ -615,6 +627,9 @@ class TrialRun {
       agentResult = error instanceof AgentTimeoutError ? error.partialResult : undefined;
     } finally {
       this.track('agent_execution', timing, plan.multiStep);
+      // The agent's log folder, copied out as data before anything else happens to its
+      // environment (src/trials/staging.ts: no link followed, what was left out recorded).
+      await collectLogFolder(env, 'agent', this.trialDir, this.result);
     }
     this.checkCancelled();
     if (agentResult) {
@@ -735,20 +750,17 @@ class TrialRun {
       throw new Error(`a separate verifier environment needs the ${task.environment.kind} provider`);
     const subDir = join(this.trialDir, '.verifier-env', key.replace(/[^A-Za-z0-9._-]/g, '_'));
     await rm(subDir, { recursive: true, force: true });
+    const verifierEnv = environmentVariables(task.environment, this.allowSecrets);
     const venv = await provider.start({
       task,
       jobId: this.spec.job.name,
       trialDir: subDir,
+      ...(verifierEnv ? { env: verifierEnv } : {}),
       ...(this.signal ? { signal: this.signal } : {}),
     });
     let verdict: VerifierResult;
     try {
-      await uploadArtifacts(
-        venv,
-        join(this.trialDir, 'artifacts'),
-        step.artifacts ?? [],
-        join(subDir, 'artifacts'),
-      );
+      await uploadArtifacts(venv, join(this.trialDir, 'artifacts'), step.artifacts ?? []);
       verdict = await withLimitErrors('verifier', venv, () =>
         verifier.verify({
           task,
@@ -768,10 +780,15 @@ class TrialRun {
   }
 
   /** Moves a step's `agent/`, `verifier/` and `artifacts/` to `steps/<name>/` and writes its result. */
-  private async archiveStep(target: StepResult): Promise<void> {
+  private async archiveStep(target: StepResult, isLast: boolean): Promise<void> {
     const stepDir = join(this.trialDir, 'steps', target.step_name);
     for (const d of ['agent', 'verifier', 'artifacts'])
       await moveContents(join(this.trialDir, d), join(stepDir, d));
+    // The next step starts with empty log folders in the environment too (Harbor moves its mounted ones).
+    if (this.environment && !isLast) {
+      await resetLogFolder(this.environment, 'agent');
+      await resetLogFolder(this.environment, 'artifacts');
+    }
     await writeStepResult(this.trialDir, target);
   }
 

@@ -112,6 +112,12 @@ export interface BerthTrialFacts {
   rules?: SwebenchRules;
   /** The verdict under each rule set, whichever decided (SWE-bench rows). */
   verdict_by_rules?: Record<string, { status: string; resolved: boolean }>;
+  /**
+   * Entries of the environment's `agent/`, `verifier/` or `artifacts/` log folders left out
+   * when berth copied them into the trial folder (links and special files, never followed;
+   * files over the size cap): `path: kind -> target (reason)`. Absent when nothing was.
+   */
+  not_copied?: Partial<Record<'agent' | 'verifier' | 'artifacts', string[]>>;
   /** The verifier's details (per-test verdicts, exit code, parser...). */
   verifier_details: Record<string, unknown> | null;
   duration_sec: number;

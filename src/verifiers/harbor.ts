@@ -5,8 +5,9 @@
  *
  * 1. processes the agent left running are killed (nothing it started can
  *    write a reward while the tests run);
- * 2. `/logs/verifier` is emptied and `/tests` removed, so a reward file, a
- *    `test.sh` or test files the agent planted are gone;
+ * 2. `/logs/verifier` and `/tests` are removed and `/logs/verifier` made again, so a
+ *    reward file, a link in their place, a `test.sh` or test files the agent planted
+ *    are gone;
  * 3. `tests/` is copied to `/tests`, then `bash /tests/test.sh >
  *    /logs/verifier/test-stdout.txt 2>&1` runs with the verifier timeout (its
  *    exit code is ignored, as in Harbor);
@@ -15,14 +16,18 @@
  *    non-numeric value gives reward 0 and Harbor's exception name
  *    (`RewardFileNotFoundError`, `RewardFileEmptyError`,
  *    `VerifierOutputParseError`); a timeout gives `VerifierTimeoutError`.
- *    Symbolic links are never followed when reading rewards.
+ *    `/logs/verifier` is copied into the trial's `verifier/` as data first
+ *    (src/util/safe-fs.ts): a reward file that is a link or not a regular file is
+ *    never followed and gives `VerifierOutputParseError`.
  */
-import { lstat, mkdir, readFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tarPath } from '../environments/docker/tar.ts';
-import type { ExecResult } from '../environments/environment.ts';
+import { type ExecResult, logsPath } from '../environments/environment.ts';
 import type { VerifierSpec } from '../tasks/task.ts';
 import { roundSec } from '../trials/file-format.ts';
+import { type CopyReport, describeSkipped, readFileBeneath } from '../util/safe-fs.ts';
+import { shellQuote } from '../util/shell.ts';
 import { verifyKotlinHarbor } from './kotlin-harbor.ts';
 import type { Verifier, VerifierResult, VerifyContext } from './verifier.ts';
 
@@ -93,17 +98,6 @@ export function parseReward(
   return { rewards: { reward: value } };
 }
 
-/** Reads a regular file (never a symbolic link); undefined when absent. */
-async function readRegular(path: string): Promise<Buffer | undefined | 'not-regular'> {
-  try {
-    const s = await lstat(path);
-    if (!s.isFile()) return 'not-regular';
-    return await readFile(path);
-  } catch {
-    return undefined;
-  }
-}
-
 export class HarborVerifier implements Verifier {
   readonly kind = 'harbor' as const;
 
@@ -133,8 +127,9 @@ export class HarborVerifier implements Verifier {
     // 1. Nothing the agent started keeps running; 2. empty /logs/verifier, remove /tests
     // (whatever the agent planted there). One root command when the environment can do both.
     const killer = environment.strayProcessKillScript ? `${environment.strayProcessKillScript()}; ` : '';
-    const reset = `${killer}${spec.testsInImage ? '' : 'rm -rf /tests && '}mkdir -p /logs/verifier && find /logs/verifier -mindepth 1 -delete && chmod 777 /logs/verifier`;
-    const testCommand = 'bash /tests/test.sh > /logs/verifier/test-stdout.txt 2>&1';
+    const logs = shellQuote(logsPath(environment, 'verifier'));
+    const reset = `${killer}${spec.testsInImage ? '' : 'rm -rf /tests && '}rm -rf ${logs} && mkdir -p ${logs} && chmod 777 ${logs}`;
+    const testCommand = `bash /tests/test.sh > ${logs}/test-stdout.txt 2>&1`;
     const runOptions = {
       timeoutSec: context.timeoutSec,
       ...(spec.env ? { env: spec.env } : {}),
@@ -205,29 +200,40 @@ export class HarborVerifier implements Verifier {
         },
       };
     }
-    // 4. Rewards. Non-mounted environments copy /logs/verifier out first.
-    if (!environment.mountedLogs) {
-      try {
-        await environment.download('/logs/verifier', hostDir);
-      } catch (error) {
+    // 4. Rewards, from the copy of /logs/verifier (data only: links and special files are recorded, not copied).
+    let copied: CopyReport;
+    try {
+      copied = await environment.download(logsPath(environment, 'verifier'), hostDir);
+    } catch (error) {
+      return {
+        rewards: { reward: 0 },
+        details,
+        exception: { type: 'DownloadVerifierDirError', message: (error as Error).message },
+      };
+    }
+    if (copied.skippedCount > 0) details.not_copied = describeSkipped(copied);
+    for (const file of ['reward.json', 'reward.txt'] as const) {
+      const planted = copied.skipped.find((s) => s.path === file && s.reason !== 'exists');
+      if (planted) {
         return {
           rewards: { reward: 0 },
           details,
-          exception: { type: 'DownloadVerifierDirError', message: (error as Error).message },
+          exception: {
+            type: 'VerifierOutputParseError',
+            message: `${file} is not a regular file (${planted.kind}${planted.target !== undefined ? ` -> ${planted.target}` : ''}; not followed)`,
+          },
         };
       }
-    }
-    for (const file of ['reward.json', 'reward.txt'] as const) {
-      const content = await readRegular(join(hostDir, file));
-      if (content === undefined) continue;
-      if (content === 'not-regular') {
+      const content = await readFileBeneath(hostDir, file, { maxBytes: 1024 * 1024 });
+      if (content.kind === 'missing') continue;
+      if (content.kind !== 'file') {
         return {
           rewards: { reward: 0 },
           details,
           exception: { type: 'VerifierOutputParseError', message: `${file} is not a regular file` },
         };
       }
-      const parsed = parseReward(file, content);
+      const parsed = parseReward(file, content.data);
       details.reward_file = file;
       if ('exception' in parsed)
         return { rewards: { reward: 0 }, details, exception: withOom(parsed.exception, run.oomKilled) };
@@ -239,7 +245,7 @@ export class HarborVerifier implements Verifier {
       exception: withOom(
         {
           type: 'RewardFileNotFoundError',
-          message: 'tests/test.sh wrote neither /logs/verifier/reward.json nor /logs/verifier/reward.txt',
+          message: `tests/test.sh wrote neither ${logsPath(environment, 'verifier')}/reward.json nor ${logsPath(environment, 'verifier')}/reward.txt`,
         },
         run.oomKilled,
       ),

@@ -20,7 +20,7 @@
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Environment } from '../environments/environment.ts';
+import { type Environment, logsPath } from '../environments/environment.ts';
 import {
   collectReports,
   gradeKotlin,
@@ -30,6 +30,7 @@ import {
   readKotlinExpected,
 } from '../grading/kotlin-benchmark.ts';
 import { verdictsForFile } from '../trials/file-format.ts';
+import { shellQuote } from '../util/shell.ts';
 import type { Verifier, VerifierResult, VerifyContext } from './verifier.ts';
 
 /** The `find` expression matching Gradle reports outside /proc, /sys, /dev and /logs. */
@@ -67,15 +68,16 @@ export async function verifyKotlinHarbor(
   if (verdict.exception && ['VerifierTimeoutError', 'AddTestsDirError'].includes(verdict.exception.type))
     return { rewards: { reward: 0 }, details, exception: verdict.exception };
 
+  const reports = shellQuote(`${logsPath(environment, 'verifier')}/junit-reports`);
   const copy = await environment.exec(
-    `rm -rf /logs/verifier/junit-reports && mkdir -p /logs/verifier/junit-reports && ${FIND_REPORTS} -exec cp --parents {} /logs/verifier/junit-reports/ \\; ; chmod -R a+rX /logs/verifier/junit-reports`,
+    `rm -rf ${reports} && mkdir -p ${reports} && ${FIND_REPORTS} -exec cp --parents {} ${reports}/ \\; ; chmod -R a+rX ${reports}`,
     { user: 'root', cwd: '/', timeoutSec: 300 },
   );
-  if (!environment.mountedLogs)
-    await environment.download(
-      '/logs/verifier/junit-reports',
-      join(context.trialDir, 'verifier', 'junit-reports'),
-    );
+  // Copied out as data (regular files only, never a link).
+  await environment.download(
+    `${logsPath(environment, 'verifier')}/junit-reports`,
+    join(context.trialDir, 'verifier', 'junit-reports'),
+  );
   const files = await collectReports(join(context.trialDir, 'verifier', 'junit-reports'));
   const expected = await readKotlinExpected(expectedFile);
   const report = await gradeKotlin(expected, files, { expectedName: 'expected_tests.json' });

@@ -15,6 +15,7 @@ import {
   type DockerProviderOptions,
 } from '../../src/environments/docker/provider.ts';
 import type { Task } from '../../src/tasks/task.ts';
+import { collectLogFolder } from '../../src/trials/staging.ts';
 import { HarborVerifier } from '../../src/verifiers/harbor.ts';
 import type { VerifierResult } from '../../src/verifiers/verifier.ts';
 
@@ -90,6 +91,8 @@ export async function runPhases(
     } catch (error) {
       agentError = error as Error;
     }
+    // As the engine does: the agent's log folder is copied out as data after the agent.
+    await collectLogFolder(environment, 'agent', trialDir);
     const timeoutSec = task.verifier.kind === 'harbor' ? task.verifier.timeoutSec : 60;
     const verdict = await new HarborVerifier().verify({
       task,

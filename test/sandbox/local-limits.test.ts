@@ -14,7 +14,7 @@ import { cappedFolderSupport } from '../../src/sandbox/capped-folder.ts';
 import { cgroupSupport } from '../../src/sandbox/cgroup.ts';
 import { isRoot } from '../../src/sandbox/identity.ts';
 import { type LimitRequest, MiB } from '../../src/sandbox/limits.ts';
-import type { Task } from '../../src/tasks/task.ts';
+import { shellTask } from '../trials/shell-task.ts';
 
 const SMALL: LimitRequest = {
   processes: 64,
@@ -24,27 +24,6 @@ const SMALL: LimitRequest = {
   outputBytes: 256 * 1024,
 };
 
-function task(): Task {
-  return {
-    name: 'limits-test',
-    format: 'swebench',
-    origin: { file: 'inline' },
-    instruction: '',
-    environment: { kind: 'local', snapshot: { files: { 'README.md': 'hello\n' } } },
-    solution: { kind: 'none' },
-    verifier: {
-      kind: 'swebench',
-      testPatch: '',
-      testCommand: 'true',
-      testFiles: [],
-      failToPass: [],
-      passToPass: [],
-      timeoutSec: 60,
-    },
-    metadata: {},
-  };
-}
-
 const started: LocalEnvironment[] = [];
 afterAll(async () => {
   for (const env of started) await env.stop();
@@ -52,7 +31,7 @@ afterAll(async () => {
 
 async function start(limits: LimitRequest = SMALL): Promise<LocalEnvironment> {
   const env = await new LocalEnvironmentProvider({ limits }).start({
-    task: task(),
+    task: await shellTask({ name: 'limits-test' }),
     jobId: 'limits-test',
     trialDir: tmpdir(),
   });
@@ -180,6 +159,27 @@ except OSError as e:
     expect(run.truncated).toBe(true);
     expect(run.output.length).toBeLessThan(300 * 1024);
     expect(run.limitsHit).toContain('output');
+  });
+});
+
+describe('local limits: a command cannot undo them', () => {
+  it('leaving its cgroup, raising a hard limit, mounting a bigger /tmp all fail', async (ctx) => {
+    const env = await start();
+    if (!env.isolationMethodName || !isRoot) ctx.skip(); // as its own unprivileged uid only
+    const dirs = Object.values(cgroupSupport().dirs);
+    const escapes = dirs.map((d) => `echo $$ > ${d}/cgroup.procs 2>/dev/null; echo "escape $?"`);
+    const run = await env.exec(
+      [
+        ...escapes,
+        'ulimit -H -f unlimited 2>/dev/null; echo "raise $?"',
+        'ulimit -H -u 100000 2>/dev/null; echo "raise $?"',
+        'mount -t tmpfs -o size=10g berth-x /tmp 2>/dev/null; echo "mount $?"',
+        'cat /proc/self/cgroup',
+      ].join('\n'),
+      { timeoutSec: 30 },
+    );
+    expect(run.output).not.toMatch(/(escape|raise|mount) 0\n/);
+    if (cgroupSupport().version === 'v1') expect(run.output).toContain(`berth-${process.pid}-`);
   });
 });
 

@@ -16,6 +16,7 @@ import type { Task } from '../../src/tasks/task.ts';
 import type { TrialResult } from '../../src/trials/result.ts';
 import { runTrialWith as runTrial } from '../../src/trials/trial.ts';
 import { SwebenchVerifier } from '../../src/verifiers/swebench.ts';
+import { FORK_BOMB, MEMORY_HOG } from '../helpers/bombs.ts';
 import { statusLinesParser } from '../helpers/status-lines-parser.ts';
 import { tempDirs } from '../helpers/temp-dirs.ts';
 import { shellTask } from '../trials/shell-task.ts';
@@ -26,14 +27,6 @@ afterAll(temp.cleanup);
 const SMALL: LimitRequest = { processes: 64, memoryBytes: 128 * MiB, writableBytes: 64 * MiB };
 const verifier = new SwebenchVerifier({ parsers: [statusLinesParser] });
 const provider = new LocalEnvironmentProvider({ limits: SMALL });
-
-const FORK_BOMB = `python3 -c "
-import os, time
-while True:
-    if os.fork() == 0:
-        time.sleep(30); os._exit(0)
-"`;
-const MEMORY_HOG = `python3 -c "a = bytearray(512 * 1024 * 1024)"`;
 
 async function trial(task: Task, agent: Agent): Promise<TrialResult> {
   const trialDir = join(await temp.make('berth-limits-trial-'), 'trial');

@@ -212,3 +212,46 @@ _threading.Thread(target=_berth_after_main, daemon=False).start()
 export function pyAtexitForgeWith(line: string): string {
   return PY_ATEXIT_FORGE.replace('"PASSED %s\\n" % i', line);
 }
+
+/**
+ * Python: once collected, print `PASSED <id>` for every test past the capture, then `mb` MiB of
+ * filler so that the real results land past the log's cap; at exit, exit code 0.
+ */
+export function pyFloodAfterForging(mb: number): string {
+  return `${PY_PYTEST_HANDLE}
+import atexit as _atexit
+
+
+class _BerthFlood:
+    def pytest_collection_finish(self, session):
+        capman = session.config.pluginmanager.getplugin("capturemanager")
+        _berth_attack_real_stdout(session.config)
+        _sys.stdout.write("".join("PASSED %s\\n" % item.nodeid for item in session.items))
+        block = ("x" * 1023 + "\\n") * 1024
+        for _ in range(${mb}):
+            _sys.stdout.write(block)
+        _sys.stdout.flush()
+        if capman is not None:
+            capman.resume_global_capture()
+
+
+def _berth_exit_zero():
+    _sys.stdout.flush()
+    _os._exit(0)
+
+
+_berth_attack_plugin(_BerthFlood())
+_atexit.register(_berth_exit_zero)
+`;
+}
+
+/**
+ * Inserts Python lines at the start of a function's body (`def name(...):` as it stands in the
+ * file), indented by four spaces: code that runs whenever the tests call that function.
+ */
+export function atStartOf(def: string, lines: string[]): (old: string) => string {
+  return (old) => {
+    if (!old.includes(`${def}\n`)) throw new Error(`no line ${JSON.stringify(def)} to attack`);
+    return old.replace(`${def}\n`, `${def}\n${lines.map((l) => `    ${l}\n`).join('')}`);
+  };
+}

@@ -28,6 +28,11 @@ export interface Expectation {
   outcome: Outcome | Outcome[];
   /** Text one of the recorded tamper findings must contain (its kind or message), when given. */
   finding?: string | RegExp;
+  /**
+   * The trial's `exception_info.exception_type` (e.g. `VerifierProcessLimitError`, a resource
+   * limit hit: docs/security.md), when given.
+   */
+  exception?: string | RegExp;
 }
 
 /** A file the attack writes: new content, `null` to delete it, or a function of its old content. */

@@ -35,6 +35,7 @@ function describeTrial(t: TrialOutcome): string {
       status: b.status,
       resolved: b.resolved,
       note: b.note,
+      exception: t.result.exception_info?.exception_type ?? null,
       tampering: b.tampering ?? null,
       verdict_by_rules: b.verdict_by_rules ?? null,
       dir: t.dir,
@@ -54,6 +55,11 @@ function expectOutcome(t: TrialOutcome, rules: 'default' | 'swebench', want: Exp
     const match = (s: string) =>
       typeof want.finding === 'string' ? s.includes(want.finding) : (want.finding as RegExp).test(s);
     expect(text.some(match), `no tamper finding matches ${want.finding}:\n${describeTrial(t)}`).toBe(true);
+  }
+  if (want.exception !== undefined) {
+    const type = t.result.exception_info?.exception_type ?? '(none)';
+    const ok = typeof want.exception === 'string' ? type === want.exception : want.exception.test(type);
+    expect(ok, `exception ${type} is not ${want.exception}:\n${describeTrial(t)}`).toBe(true);
   }
 }
 
@@ -96,7 +102,10 @@ for (const target of TARGETS) {
 
     const trial = (name: string): TrialOutcome => {
       const t = run.trials.get(name);
-      expect(t, `no result for ${name}; berth said:\n${run.logs.join('\n')}`).toBeDefined();
+      expect(
+        t,
+        `no result for ${name}; the job folders held:\n${run.listings.join('\n')}\nberth said:\n${run.logs.join('\n')}`,
+      ).toBeDefined();
       return t as TrialOutcome;
     };
 

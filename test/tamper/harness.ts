@@ -270,6 +270,7 @@ export interface TrialOutcome {
       [key: string]: unknown;
     };
     verifier_result: { rewards: Record<string, number> | null } | null;
+    exception_info?: { exception_type: string; exception_message: string } | null;
     [key: string]: unknown;
   };
   /** The trial folder, for messages. */
@@ -281,7 +282,9 @@ export function outcomeOf(outcome: TrialOutcome, rules: 'default' | 'swebench'):
   const b = outcome.result.berth;
   if (rules === 'swebench') {
     const v = b.verdict_by_rules?.swebench;
-    if (!v) return undefined;
+    // A trial that ended before any verdict (a phase's error, e.g. a resource limit) is an error
+    // under every rules.
+    if (!v) return b.status === 'error' ? 'error' : undefined;
     return v.resolved ? 'resolved' : v.status === 'error' ? 'error' : 'unresolved';
   }
   if (b.resolved) return 'resolved';
@@ -300,6 +303,8 @@ export interface Planned {
 
 export interface CorpusRun {
   trials: Map<string, TrialOutcome>;
+  /** Job folders read, and what each held (for the message when a trial's result is missing). */
+  listings: string[];
   /** stdout/stderr of each berth run, for failure messages. */
   logs: string[];
 }
@@ -323,6 +328,7 @@ export async function runTarget(
   const mine = cases.filter((c) => c.case.targets.includes(target));
   const trials = new Map<string, TrialOutcome>();
   const logs: string[] = [];
+  const listings: string[] = [];
   const jobsDir = join(work, `jobs-${target}`);
   mkdirSync(jobsDir, { recursive: true });
 
@@ -355,7 +361,21 @@ export async function runTarget(
       model_patch: rowOf(r).patch,
     });
   }
-  const common = ['--jobs-dir', jobsDir, '-n', String(options.concurrency ?? 2)];
+  // Small resource limits, so the corpus's bombs stay small on a shared machine (docs/security.md).
+  const config = join(work, `${target}-limits.toml`);
+  writeFileSync(config, '[docker]\npids_limit = 512\n');
+  const common = [
+    '--jobs-dir',
+    jobsDir,
+    '-n',
+    String(options.concurrency ?? 2),
+    '--override-memory-mb',
+    '1024',
+    '--override-storage-mb',
+    '256',
+    '--config',
+    config,
+  ];
   const run = async (name: string, args: string[]) => {
     const r = await execa('node', [BIN, 'run', ...args, ...common, '--job-name', name], {
       reject: false,
@@ -365,7 +385,7 @@ export async function runTarget(
     logs.push(`berth run ${name} (exit ${r.exitCode}):\n${r.stdout.slice(-4000)}\n${r.stderr.slice(-4000)}`);
     if (r.exitCode !== 0)
       throw new Error(`berth run ${name} exited ${r.exitCode}:\n${r.stderr.slice(-4000)}`);
-    collect(join(jobsDir, name), trials);
+    listings.push(`${join(jobsDir, name)}: ${collect(join(jobsDir, name), trials).join(', ')}`);
   };
   // One job after the other, each with -n 2: the machine has two cores.
   if (predictionRows.length > 0) {
@@ -405,7 +425,7 @@ export async function runTarget(
       'bash "$BERTH_INSTRUCTION_FILE"',
       ...imageMap,
     ]);
-  return { trials, logs };
+  return { trials, logs, listings };
 }
 
 function exists(path: string): boolean {
@@ -437,19 +457,29 @@ function derivedRow(
   };
 }
 
-/** Reads every trial's result.json of a job folder into `into`, keyed by task name. */
-function collect(jobDir: string, into: Map<string, TrialOutcome>): void {
+/**
+ * Reads every trial's result.json of a job folder into `into`, keyed by task name; returns what
+ * the folder holds (entries, with why a trial folder gave no result).
+ */
+function collect(jobDir: string, into: Map<string, TrialOutcome>): string[] {
+  const seen: string[] = [];
   for (const entry of readdirSync(jobDir, { withFileTypes: true })) {
-    if (!entry.isDirectory()) continue;
+    if (!entry.isDirectory()) {
+      seen.push(entry.name);
+      continue;
+    }
     const dir = join(jobDir, entry.name);
     let result: TrialOutcome['result'];
     try {
       result = JSON.parse(readFileSync(join(dir, 'result.json'), 'utf8'));
-    } catch {
+    } catch (error) {
+      seen.push(`${entry.name}/ (${(error as Error).message.split('\n')[0]})`);
       continue;
     }
+    seen.push(`${entry.name}/`);
     into.set(String(result.task_name), { result, dir });
   }
+  return seen;
 }
 
 /** The task name a case's trial has in its job. */

@@ -14,7 +14,12 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Platform, ToolInstall, ToolInstallRecord } from '../../environments/environment.ts';
+import {
+  logsPath,
+  type Platform,
+  type ToolInstall,
+  type ToolInstallRecord,
+} from '../../environments/environment.ts';
 import { UsageError } from '../../errors.ts';
 import { gatewayAccess } from '../../models/access.ts';
 import { readInside } from '../../results/safe-read.ts';
@@ -146,6 +151,8 @@ export class InstalledAgent implements Agent {
       token: endpoint.token,
       model: endpoint.model,
       options: this.options.options ?? {},
+      ...(context.task.mcpServers?.length ? { mcpServers: context.task.mcpServers } : {}),
+      ...(context.task.skillsDir ? { skillsDir: context.task.skillsDir } : {}),
     };
     const command = new CommandAgent({
       command: recipe.script(input),
@@ -158,6 +165,14 @@ export class InstalledAgent implements Agent {
     try {
       result = await command.run(context);
     } finally {
+      // The agent's log folder is copied out after the phase; its output is needed now (as data).
+      await context.environment
+        .download(
+          `${logsPath(context.environment, 'agent')}/command/stdout.txt`,
+          join(context.logDir, 'command', 'stdout.txt'),
+          { maxBytes: MAX_LOG_BYTES },
+        )
+        .catch(() => undefined);
       const totals = context.models?.totals();
       steps = await keepNativeLog(context.logDir, {
         agent: this.options.name,

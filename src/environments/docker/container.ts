@@ -10,14 +10,14 @@
  * `connectNetwork`, `disconnectNetwork`), which per-phase network modes use.
  */
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { mkdir, rename, rm } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
-import { PassThrough } from 'node:stream';
+import { mkdir } from 'node:fs/promises';
+import { basename, dirname } from 'node:path';
+import { PassThrough, type Readable } from 'node:stream';
 import type Docker from 'dockerode';
-import { execa } from 'execa';
 import { BerthError } from '../../errors.ts';
 import { type ResourceLimits, resolveLimits } from '../../sandbox/limits.ts';
 import type { NetworkPolicy } from '../../tasks/task.ts';
+import { type CopyLimits, type CopyReport, extractTarBeneath } from '../../util/safe-fs.ts';
 import { shellQuote } from '../../util/shell.ts';
 import type { Environment, ExecOptions, ExecResult, ToolInstallRecord } from '../environment.ts';
 import type { EgressGateway } from './egress/gateway.ts';
@@ -51,6 +51,8 @@ export interface ContainerOptions {
   pidsLimit?: number;
   network: NetworkPolicy;
   env?: Record<string, string>;
+  /** Devices for the container (GPUs: accelerators.ts). */
+  deviceRequests?: Docker.DeviceRequest[];
   mounts?: Mount[];
   /** Default user of `exec` (a name or uid). */
   user?: string;
@@ -127,6 +129,8 @@ function installExitHook(): void {
   });
 }
 
+const LOG_DIRS = '/logs/agent /logs/verifier /logs/artifacts';
+
 const SIGNALS: Record<number, string> = {
   9: 'SIGKILL',
   15: 'SIGTERM',
@@ -153,8 +157,11 @@ export class DockerContainerEnvironment implements Environment {
   readonly warnings: string[] = [];
   /** Processes running right after start (the image's own services); later phases kill everything else. */
   baselineProcesses = new Set<number>();
-  /** `/logs/agent`, `/logs/verifier` and `/logs/artifacts` are bind mounts of the trial folder. */
-  readonly mountedLogs = true;
+  /**
+   * Harbor's `/logs`: `agent/`, `verifier/` and `artifacts/` are folders of the container
+   * (mode 777), never bind mounts of the host: berth copies them out with `download`.
+   */
+  readonly logsDir = '/logs';
   /** The installed agent the container's image carries (set by the provider). */
   toolInstall?: ToolInstallRecord;
   /** Where the model gateway's folder is mounted, when the trial asked for it. */
@@ -228,6 +235,7 @@ export class DockerContainerEnvironment implements Environment {
         PidsLimit: limits.processes,
         ...(withStorage ? { StorageOpt: { size: String(limits.diskBytes) } } : {}),
         NetworkMode: 'bridge',
+        ...(options.deviceRequests?.length ? { DeviceRequests: options.deviceRequests } : {}),
         Binds: (options.mounts ?? []).map((m) => `${m.host}:${m.container}${m.readOnly ? ':ro' : ''}`),
         Init: false,
         // Removed by the engine as soon as it stops: `stop()` only has to kill it.
@@ -299,15 +307,16 @@ export class DockerContainerEnvironment implements Environment {
       await environment.limits.attach();
       const config = await imageConfig(docker, options.image);
       (environment as { workdir: string }).workdir = options.workdir ?? (config.workdir || '/');
+      // One exec: Harbor's log folders (writable by any user, as Harbor's `chmod_dir`), the workdir,
+      // and with an entrypoint the processes it started (kept alive across phases).
+      const mkdirs = `mkdir -p ${LOG_DIRS} ${options.workdir ? shellQuote(options.workdir) : ''}; chmod 777 ${LOG_DIRS}; `;
       if (config.entrypoint) {
-        // One exec: create the workdir, list the processes the entrypoint started (kept alive across phases).
-        const mkdirWd = options.workdir ? `mkdir -p ${shellQuote(options.workdir)}; ` : '';
-        const out = await environment.quiet(`${mkdirWd}for p in /proc/[0-9]*; do echo \${p#/proc/}; done`);
+        const out = await environment.quiet(`${mkdirs}for p in /proc/[0-9]*; do echo \${p#/proc/}; done`);
         environment.baselineProcesses = new Set(out.split('\n').filter(Boolean).map(Number));
       } else {
         // Without an entrypoint only the keep-alive loop (PID 1) runs; its `sleep` child may be killed harmlessly.
         environment.baselineProcesses = new Set([1]);
-        if (options.workdir) await environment.quiet(`mkdir -p ${shellQuote(options.workdir)}`);
+        await environment.quiet(mkdirs);
       }
     } catch (error) {
       await environment.stop();
@@ -621,19 +630,15 @@ export class DockerContainerEnvironment implements Environment {
     }
   }
 
-  /** Copies a file or folder out of the container to `hostPath`. */
-  async download(environmentPath: string, hostPath: string): Promise<void> {
-    const stream = await this.container.getArchive({ path: environmentPath });
-    const tmp = `${hostPath}.berth-download-${process.pid}`;
-    await mkdir(tmp, { recursive: true });
-    const tar = execa('tar', ['-x', '-C', tmp]);
-    (stream as NodeJS.ReadableStream).pipe(tar.stdin as NodeJS.WritableStream);
-    await tar;
-    const extracted = join(tmp, basename(environmentPath.replace(/\/+$/, '')) || '.');
-    await rm(hostPath, { recursive: true, force: true });
-    await mkdir(dirname(hostPath), { recursive: true });
-    await rename(extracted, hostPath);
-    await rm(tmp, { recursive: true, force: true });
+  /**
+   * Copies a file or folder out of the container into `hostPath` as data (the engine's tar
+   * stream, read by src/util/safe-fs.ts: regular files and folders only, capped; links and
+   * special files recorded, never created on the host).
+   * @throws the engine's error (status 404 when the path does not exist)
+   */
+  async download(environmentPath: string, hostPath: string, limits?: CopyLimits): Promise<CopyReport> {
+    const stream = (await this.container.getArchive({ path: environmentPath })) as Readable;
+    return extractTarBeneath(stream, hostPath, limits);
   }
 
   /** Removes the container (and its anonymous volumes). Safe to call twice. */
@@ -641,10 +646,6 @@ export class DockerContainerEnvironment implements Environment {
     if (this.stopped) return;
     this.stopped = true;
     try {
-      if (typeof process.getuid === 'function' && process.getuid() !== 0) {
-        // Files written through the bind mounts belong to the container's users; give them back.
-        await this.quiet(`chown -R ${process.getuid()}:${process.getgid?.() ?? 0} /logs 2>/dev/null; true`);
-      }
       try {
         await this.container.kill({ signal: 'SIGKILL' });
       } catch (error) {

@@ -1,11 +1,11 @@
 /**
  * The `docker` environment provider: builds or finds the task's image, starts
- * one container per trial with the trial folder's `agent/`, `verifier/` and
- * `artifacts/` bind-mounted at `/logs/agent`, `/logs/verifier` and
- * `/logs/artifacts` (Harbor's `EnvironmentPaths`), and labels it with the job id.
+ * one container per trial, and labels it with the job id. Harbor's `/logs/agent`,
+ * `/logs/verifier` and `/logs/artifacts` are folders of the container, copied out as
+ * data after each phase: no host folder is ever mounted where untrusted code writes.
  */
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
@@ -19,6 +19,12 @@ import type {
   ToolInstallRecord,
 } from '../environment.ts';
 import { failedInstall } from '../tool-install.ts';
+import {
+  engineAccelerators,
+  engineRefusal,
+  gpuDeviceRequests,
+  UnsupportedEnvironmentError,
+} from './accelerators.ts';
 import { connectDocker } from './client.ts';
 import { DockerContainerEnvironment } from './container.ts';
 import { type BaseImage, ImageMap, orderBases, readBasesManifest } from './dockerfile.ts';
@@ -214,6 +220,10 @@ export class DockerEnvironmentProvider implements EnvironmentProvider {
     const { task, trialDir, jobId } = context;
     const spec = task.environment as DockerSpec;
     mkdirSync(trialDir, { recursive: true });
+    // GPUs / TPUs: refused before anything is built when this engine has none.
+    const accelerators = await engineAccelerators((await connectDocker()).docker);
+    const refusal = engineRefusal(spec, accelerators);
+    if (refusal) throw new UnsupportedEnvironmentError(refusal);
     const buildLog = join(trialDir, 'build.log');
     const key = `${task.origin.file}\0${task.name}`;
     let prepared = this.prepared.get(key);
@@ -245,15 +255,8 @@ export class DockerEnvironmentProvider implements EnvironmentProvider {
         toolInstall = failedInstall(context.tool, error, log);
       }
     }
-    const mounts = [];
-    for (const name of ['agent', 'verifier', 'artifacts']) {
-      const host = join(resolve(trialDir), name);
-      mkdirSync(host, { recursive: true });
-      // Non-root container users must be able to write their logs (Harbor's `chmod_dir`).
-      await chmod(host, 0o777);
-      mounts.push({ host, container: `/logs/${name}` });
-    }
-    // The model gateway's socket folder (src/models/access.ts), read-only.
+    // No host folder is mounted where untrusted code writes: only the model gateway's socket folder, read-only.
+    const mounts: { host: string; container: string; readOnly: boolean }[] = [];
     if (context.modelGatewayDir)
       mounts.push({ host: context.modelGatewayDir, container: MODEL_GATEWAY_MOUNT, readOnly: true });
     const { docker } = await connectDocker();
@@ -271,7 +274,10 @@ export class DockerEnvironmentProvider implements EnvironmentProvider {
     try {
       const environment = await DockerContainerEnvironment.create({
         docker,
-        ...(egress ? { egress, env: egress.proxyEnv() } : {}),
+        ...(egress ? { egress } : {}),
+        // [environment] env in every command; the egress proxy's variables over it.
+        env: { ...(context.env ?? {}), ...(egress?.proxyEnv() ?? {}) },
+        deviceRequests: gpuDeviceRequests(spec, accelerators),
         image,
         jobId,
         trialName: basename(trialDir),
@@ -286,7 +292,7 @@ export class DockerEnvironmentProvider implements EnvironmentProvider {
           this.options.concurrency,
         ),
         network: spec.network,
-        mounts,
+        ...(mounts.length > 0 ? { mounts } : {}),
       });
       if (toolInstall) environment.toolInstall = toolInstall;
       if (context.modelGatewayDir) environment.modelGatewayDir = MODEL_GATEWAY_MOUNT;

@@ -8,8 +8,15 @@
  * folder. Every command, the dataset's set-up included, gets the environment's
  * resource limits (src/sandbox/limits.ts): processes, memory, CPU, file size,
  * and, as root, the trial folder is a size-capped tmpfs.
+ *
+ * Layout of the temporary folder (the root, berth's, mode 0711): `repo/` (the working
+ * folder), `logs/agent`, `logs/verifier`, `logs/artifacts` (Harbor's log folders, see
+ * `logsDir`) and `tmp/` (TMPDIR where the sandbox has no private /tmp). The three belong
+ * to the trial's uid; the root does not, so sandboxed code can neither rename nor replace
+ * them. Files cross the boundary only through `upload` and `download`, which never follow
+ * a link planted below the root (src/util/safe-fs.ts).
  */
-import { cp, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, cp, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { execa } from 'execa';
@@ -34,6 +41,7 @@ import {
 import { findMirror } from '../../tasks/swebench/runnable.ts';
 import type { NetworkPolicy } from '../../tasks/task.ts';
 import { hostPlatform } from '../../util/platform.ts';
+import { type CopyLimits, type CopyReport, copyInBeneath, copyOutBeneath } from '../../util/safe-fs.ts';
 import type {
   Environment,
   EnvironmentLimits,
@@ -153,6 +161,11 @@ export class LocalEnvironment implements Environment {
     return this.isolationMethod !== undefined;
   }
 
+  /** Harbor's `/logs` of this environment: `<root>/logs` (agent/, verifier/, artifacts/). */
+  get logsDir(): string {
+    return join(this.root, 'logs');
+  }
+
   /** How untrusted commands are isolated (`bwrap`, `unshare`, `unshare-user`), if at all. */
   get isolationMethodName(): string | undefined {
     return this.isolationMethod;
@@ -160,6 +173,14 @@ export class LocalEnvironment implements Environment {
 
   private inside(path: string): string {
     return isAbsolute(path) ? path : resolve(this.workdir, path);
+  }
+
+  /** `path` (absolute, or relative to the working folder) relative to the root; throws outside it. */
+  private belowRoot(path: string): string {
+    const rel = relative(this.root, this.inside(path));
+    if (rel === '' || rel.startsWith('..') || isAbsolute(rel))
+      throw new Error(`${path} is outside the local environment (${this.root})`);
+    return rel;
   }
 
   /**
@@ -192,7 +213,7 @@ export class LocalEnvironment implements Environment {
       spawnAs = sandbox.spawnAs;
       // berth's own TMPDIR may be outside the sandbox's writable places.
       if (this.isolationMethod === 'bwrap') extra.TMPDIR = '/tmp';
-      else if (this.sandbox?.identity) extra.TMPDIR = this.root;
+      else if (this.sandbox?.identity) extra.TMPDIR = join(this.root, 'tmp');
     }
     const result = await runProcess(argv, {
       prefix,
@@ -217,7 +238,7 @@ export class LocalEnvironment implements Environment {
     });
     this.limits.note(result.limitsHit);
     // What a set-up command (berth's user) left in the trial folder goes back to the trial's uid.
-    if (options.setup) await this.handOver(this.root);
+    if (options.setup) for (const dir of SANDBOX_DIRS) await this.handOver(join(this.root, dir));
     return result;
   }
 
@@ -227,14 +248,15 @@ export class LocalEnvironment implements Environment {
     if (identity && this.isolationMethod) await handOver(path, identity);
   }
 
+  /** Copies a host file or folder in, replacing links planted on the way; what it writes goes to the trial's uid. */
   async upload(hostPath: string, environmentPath: string): Promise<void> {
-    const target = this.inside(environmentPath);
-    await cp(hostPath, target, { recursive: true, force: true });
-    await this.handOver(target);
+    const identity = this.isolationMethod ? this.sandbox?.identity : undefined;
+    await copyInBeneath(hostPath, this.root, this.belowRoot(environmentPath), identity);
   }
 
-  async download(environmentPath: string, hostPath: string): Promise<void> {
-    await cp(this.inside(environmentPath), hostPath, { recursive: true, force: true });
+  /** Copies out as data (regular files and folders; links and special files recorded, never followed). */
+  async download(environmentPath: string, hostPath: string, limits?: CopyLimits): Promise<CopyReport> {
+    return copyOutBeneath(this.root, this.belowRoot(environmentPath), hostPath, limits);
   }
 
   async stop(): Promise<void> {
@@ -246,6 +268,9 @@ export class LocalEnvironment implements Environment {
     if (!this.keep) await rm(this.root, { recursive: true, force: true, maxRetries: 3 });
   }
 }
+
+/** The root's folders sandboxed commands write (all else in the root is berth's). */
+const SANDBOX_DIRS = ['repo', 'logs', 'tmp'] as const;
 
 /** `chown -R` (which never follows symlinks) of `path` to `identity`. */
 async function handOver(path: string, identity: { uid: number; gid: number }): Promise<void> {
@@ -300,7 +325,11 @@ export class LocalEnvironmentProvider implements EnvironmentProvider {
       : await capFolder(root, limits.diskBytes, undefined, 0o700);
     const capped = notCapped === undefined;
     try {
+      // The root stays berth's (mkdtemp made it 0700): the trial's uid may pass through it, not list or change it.
+      await chmod(root, 0o711);
       await mkdir(workdir);
+      for (const dir of ['logs/agent', 'logs/verifier', 'logs/artifacts', 'tmp'])
+        await mkdir(join(root, dir), { recursive: true });
       if (spec.snapshot) {
         await writeSnapshot(workdir, spec.snapshot);
       } else if (spec.folder) {
@@ -340,7 +369,8 @@ export class LocalEnvironmentProvider implements EnvironmentProvider {
               : undefined;
       const toolInstall = context.tool ? await installTool(context.tool) : undefined;
       const sandbox = method ? claimIdentity() : undefined;
-      if (sandbox?.identity) await handOver(root, sandbox.identity);
+      if (sandbox?.identity)
+        for (const dir of SANDBOX_DIRS) await handOver(join(root, dir), sandbox.identity);
       const asRoot = isRoot && !sandbox?.identity;
       const record = new LocalLimits(limits, limitsRecord(limits, notCapped, asRoot));
       const environment = new LocalEnvironment(

@@ -164,7 +164,9 @@ describe('artifacts and healthcheck', () => {
         return { exitCode, timedOut: false, output: '', truncated: false, durationSec: 0 };
       },
       async upload() {},
-      async download() {},
+      async download() {
+        return { files: 0, directories: 0, bytes: 0, skipped: [], skippedCount: 0 };
+      },
       async stop() {},
     };
     return env;

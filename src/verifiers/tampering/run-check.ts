@@ -30,7 +30,8 @@ const RUNNER_GLOBS = [
 
 /**
  * Shell lines printing `sha256  path` for the test patch's files and every runner file git sees
- * (tracked or untracked, not ignored). Never fails (prints nothing where a tool is missing).
+ * (tracked or untracked, not ignored): a regular file's content hash, a link's target's (the link
+ * is never followed). Never fails (prints nothing where a tool is missing).
  */
 export function fingerprintScript(testFiles: readonly string[]): string {
   const specs = [
@@ -38,7 +39,12 @@ export function fingerprintScript(testFiles: readonly string[]): string {
     shellQuote(':(exclude,glob)**/node_modules/**'),
   ].join(' ');
   const listed = testFiles.length > 0 ? `printf '%s\\0' ${testFiles.map(shellQuote).join(' ')}; ` : '';
-  return `{ { ${listed}git -c core.quotePath=false ls-files -z -co --exclude-standard -- ${specs}; } 2>/dev/null | sort -zu | xargs -0 -r sha256sum -- 2>/dev/null; } || true`;
+  // Regular files by content; a link by its target (never followed: a link to a fifo or to a file
+  // outside the repository must neither hang nor be read); anything else (a fifo) as `other`.
+  const hash = shellQuote(
+    'for f do if [ -L "$f" ]; then printf "%s  %s\\n" "$(printf "link:%s" "$(readlink "$f")" | sha256sum | cut -c1-64)" "$f"; elif [ -f "$f" ]; then sha256sum -- "$f"; elif [ -e "$f" ]; then printf "%s  %s\\n" "$(printf "other" | sha256sum | cut -c1-64)" "$f"; fi; done',
+  );
+  return `{ { ${listed}git -c core.quotePath=false ls-files -z -co --exclude-standard -- ${specs}; } 2>/dev/null | sort -zu | xargs -0 -r sh -c ${hash} sh 2>/dev/null; } || true`;
 }
 
 /** `sha256  path` lines -> path -> hash (sha256sum's `\` escaping of odd names kept as printed). */

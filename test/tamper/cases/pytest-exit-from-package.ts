@@ -1,4 +1,4 @@
-import { appendPython, PY_FORGE_AND_PYTEST_EXIT } from '../attacks.ts';
+import { appendPython, atStartOf, PY_FORGE_AND_PYTEST_EXIT } from '../attacks.ts';
 import { defineCase } from '../case.ts';
 
 export default defineCase({
@@ -9,11 +9,10 @@ export default defineCase({
     row: 'berth__intervals-1',
     files: {
       'intervals/__init__.py': appendPython(PY_FORGE_AND_PYTEST_EXIT),
-      'intervals/intervalset.py': (old) =>
-        old.replace(
-          'def _check(start, end):\n',
-          'def _check(start, end):\n    import intervals\n    intervals._berth_forge_and_stop()\n',
-        ),
+      'intervals/intervalset.py': atStartOf('def _check(start, end):', [
+        'import intervals',
+        'intervals._berth_forge_and_stop()',
+      ]),
     },
   },
   targets: ['local', 'docker'],

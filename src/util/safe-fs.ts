@@ -1,0 +1,737 @@
+/**
+ * File access that no link steers: the one way berth reads, writes or copies files
+ * in a folder that untrusted code (an agent, a task's tests, the code under test) could
+ * have written.
+ *
+ * Every path below a trusted root is walked one component at a time, each folder
+ * opened with `O_DIRECTORY | O_NOFOLLOW` and the next name looked up *in that open
+ * folder* (`/proc/self/fd/<fd>/<name>`, Linux's openat without a native binding), so
+ * a symbolic link anywhere below the root, or a folder swapped for one while berth
+ * walks, is refused instead of followed. A file is first opened with `O_PATH |
+ * O_NOFOLLOW` (which opens nothing: no fifo blocks, no device is touched), checked
+ * with `fstat`, and only a regular file is reopened for reading through that same
+ * descriptor, so what is read is what was checked.
+ *
+ * - `readFileBeneath`: a regular file's bytes (capped), or what else is there.
+ * - `writeFileBeneath`: a file written atomically (temporary name with `O_EXCL`, then
+ *   renamed over the name, which replaces a planted link instead of following it).
+ * - `copyOutBeneath` and `extractTarBeneath`: a folder copied out of an untrusted place
+ *   (a host folder, or a tar stream from a container) as data: regular files and
+ *   folders only, size- and count-capped; links, devices, fifos and sockets are recorded
+ *   in the returned `CopyReport`, never followed or created. A name that already
+ *   exists at the destination is kept (berth's own records win) and recorded.
+ * - `copyInBeneath`: a trusted host file or folder copied into an untrusted place (the
+ *   local environment's folder) without following what is planted there.
+ *
+ * The root passed to each function is trusted (berth made it or the user named it); only
+ * what lies below it is treated as hostile. Linux only (berth's sandboxes are).
+ */
+import { randomBytes } from 'node:crypto';
+import { constants, type Stats } from 'node:fs';
+import {
+  type FileHandle,
+  lchown,
+  lstat,
+  mkdir,
+  open,
+  readdir,
+  readFile,
+  readlink,
+  rename,
+  rm,
+  symlink,
+} from 'node:fs/promises';
+import { dirname, join, basename as pathBasename } from 'node:path';
+import type { Readable } from 'node:stream';
+import { extract as tarExtract } from 'tar-stream';
+
+/** `O_PATH` (Linux, every architecture berth runs on): a descriptor that opens nothing. */
+const O_PATH = 0o10000000;
+const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = constants;
+
+/** What a directory entry is. `hardlink`: a regular file with more than one name. */
+export type EntryKind =
+  | 'file'
+  | 'directory'
+  | 'symlink'
+  | 'hardlink'
+  | 'fifo'
+  | 'socket'
+  | 'char-device'
+  | 'block-device'
+  | 'unknown';
+
+/** An entry a copy left out, and why. */
+export interface SkippedEntry {
+  /** Path relative to the copied folder, `/`-separated (`.` for the folder itself). */
+  path: string;
+  kind: EntryKind;
+  /**
+   * `not-regular`: a link or a special file (recorded, never followed or created);
+   * `hardlink`: a file with several names that its folder's owner does not own;
+   * `exists`: the destination already has that name (berth's record is kept);
+   * `truncated`: copied up to the size cap; `over-limit`: left out by the size or count cap;
+   * `bad-name`: an archive name with `..` or an unusable component; `error`: unreadable.
+   */
+  reason: 'not-regular' | 'hardlink' | 'exists' | 'truncated' | 'over-limit' | 'bad-name' | 'error';
+  /** A symbolic link's target, as text (never followed). */
+  target?: string;
+  /** Size in bytes of a file cut or left out by the cap. */
+  size?: number;
+}
+
+/** What a copy did. */
+export interface CopyReport {
+  files: number;
+  directories: number;
+  /** Bytes of file content written. */
+  bytes: number;
+  /** Entries left out (at most `MAX_SKIPPED_LISTED`; `skippedCount` counts them all). */
+  skipped: SkippedEntry[];
+  skippedCount: number;
+}
+
+/** Caps of one copy. */
+export interface CopyLimits {
+  /** Total bytes of file content copied; past it files are cut or left out. Default 256 MiB. */
+  maxBytes?: number;
+  /** Files and folders copied; past it entries are left out. Default 100 000. */
+  maxEntries?: number;
+}
+
+export const DEFAULT_COPY_LIMITS: Required<CopyLimits> = { maxBytes: 256 * 1024 * 1024, maxEntries: 100_000 };
+
+/** How many skipped entries a report lists (the rest are counted). */
+export const MAX_SKIPPED_LISTED = 200;
+
+/** A path below the root that is a link or not a folder where one was needed. */
+export class UnsafePathError extends Error {
+  override name = 'UnsafePathError';
+  readonly code = 'BERTH_UNSAFE_PATH';
+}
+
+/** Splits a relative path into its names; refuses `..`, absolute paths and empty names. */
+export function pathNames(relative: string): string[] {
+  const names = relative.split('/').filter((n) => n !== '' && n !== '.');
+  for (const n of names) if (n === '..') throw new UnsafePathError(`${relative}: \`..\` is not allowed`);
+  return names;
+}
+
+function kindOf(s: Stats): EntryKind {
+  if (s.isFile()) return s.nlink > 1 ? 'hardlink' : 'file';
+  if (s.isDirectory()) return 'directory';
+  if (s.isSymbolicLink()) return 'symlink';
+  if (s.isFIFO()) return 'fifo';
+  if (s.isSocket()) return 'socket';
+  if (s.isCharacterDevice()) return 'char-device';
+  if (s.isBlockDevice()) return 'block-device';
+  return 'unknown';
+}
+
+const errno = (error: unknown): string | undefined => (error as NodeJS.ErrnoException)?.code;
+
+/** An open folder; names are looked up in it, never through a path. */
+class Dir {
+  private constructor(
+    private readonly handle: FileHandle,
+    /** For messages only. */
+    readonly label: string,
+  ) {}
+
+  /** Path that resolves to `name` inside this very folder (the last component is not followed by no-follow opens). */
+  at(name: string): string {
+    return `/proc/self/fd/${this.handle.fd}/${name}`;
+  }
+
+  /** Opens a trusted root folder (following links in its own path: the caller named it). */
+  static async root(path: string, create = false): Promise<Dir> {
+    if (create) await mkdir(path, { recursive: true });
+    return new Dir(await open(path, O_RDONLY | O_DIRECTORY), path);
+  }
+
+  /** Opens the child folder `name` without following a link; creates it when asked. */
+  async dir(name: string, create = false): Promise<Dir> {
+    if (create) {
+      try {
+        await mkdir(this.at(name), { mode: 0o755 });
+      } catch (error) {
+        if (errno(error) !== 'EEXIST') throw error;
+      }
+    }
+    try {
+      return new Dir(await open(this.at(name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW), `${this.label}/${name}`);
+    } catch (error) {
+      const code = errno(error);
+      if (code === 'ELOOP' || code === 'ENOTDIR')
+        throw new UnsafePathError(`${this.label}/${name} is not a folder (a link or a file was found there)`);
+      throw error;
+    }
+  }
+
+  /** What `name` is, without opening it (no fifo blocks, no device opens); undefined when absent. */
+  async entry(name: string): Promise<{ handle: FileHandle; stats: Stats } | undefined> {
+    let handle: FileHandle;
+    try {
+      handle = await open(this.at(name), O_PATH | O_NOFOLLOW);
+    } catch (error) {
+      if (errno(error) === 'ENOENT') return undefined;
+      throw error;
+    }
+    try {
+      return { handle, stats: await handle.stat() };
+    } catch (error) {
+      await handle.close();
+      throw error;
+    }
+  }
+
+  async names(): Promise<string[]> {
+    return (await readdir(`/proc/self/fd/${this.handle.fd}`)).sort();
+  }
+
+  async owner(): Promise<number> {
+    return (await this.handle.stat()).uid;
+  }
+
+  async close(): Promise<void> {
+    await this.handle.close().catch(() => {});
+  }
+}
+
+/** Opens the folder `names` below `root` without following links (creating them when asked). */
+async function walk(root: string, names: readonly string[], create: boolean): Promise<Dir> {
+  let dir = await Dir.root(root, create);
+  for (const name of names) {
+    try {
+      const next = await dir.dir(name, create);
+      await dir.close();
+      dir = next;
+    } catch (error) {
+      await dir.close();
+      throw error;
+    }
+  }
+  return dir;
+}
+
+/** Reads an already checked regular file through its `O_PATH` descriptor, at most `max` bytes. */
+async function readChecked(pathHandle: FileHandle, size: number, max: number): Promise<Buffer> {
+  const file = await open(`/proc/self/fd/${pathHandle.fd}`, O_RDONLY | O_NONBLOCK);
+  try {
+    const want = Math.min(size, max);
+    const buffer = Buffer.alloc(want);
+    let read = 0;
+    while (read < want) {
+      const { bytesRead } = await file.read(buffer, read, want - read, read);
+      if (bytesRead === 0) break;
+      read += bytesRead;
+    }
+    return buffer.subarray(0, read);
+  } finally {
+    await file.close();
+  }
+}
+
+/** What `readFileBeneath` found. */
+export type ReadResult =
+  | { kind: 'file'; data: Buffer; truncated: boolean }
+  | { kind: 'missing' }
+  | { kind: Exclude<EntryKind, 'file'>; target?: string };
+
+/**
+ * Reads `root/relative` when it is a regular file with one name, at most `maxBytes`
+ * (default 64 MiB). A link (at the end or anywhere on the way), a folder, a fifo or a
+ * device is reported, never followed or opened.
+ */
+export async function readFileBeneath(
+  root: string,
+  relative: string,
+  options: { maxBytes?: number } = {},
+): Promise<ReadResult> {
+  const names = pathNames(relative);
+  const last = names.pop();
+  if (last === undefined) return { kind: 'directory' };
+  let dir: Dir;
+  try {
+    dir = await walk(root, names, false);
+  } catch (error) {
+    if (errno(error) === 'ENOENT') return { kind: 'missing' };
+    if (error instanceof UnsafePathError) return { kind: 'symlink' };
+    throw error;
+  }
+  try {
+    const found = await dir.entry(last);
+    if (!found) return { kind: 'missing' };
+    try {
+      const kind = kindOf(found.stats);
+      if (kind === 'file') {
+        const max = options.maxBytes ?? 64 * 1024 * 1024;
+        const data = await readChecked(found.handle, found.stats.size, max);
+        return { kind, data, truncated: found.stats.size > max };
+      }
+      if (kind === 'symlink') return { kind, target: await readlink(dir.at(last)).catch(() => '') };
+      return { kind };
+    } finally {
+      await found.handle.close();
+    }
+  } finally {
+    await dir.close();
+  }
+}
+
+/** Writes `data` to a new file `name` in `dir` under a temporary name, then renames it over `name`. */
+async function writeAtomicIn(dir: Dir, name: string, data: string | Uint8Array, mode: number): Promise<void> {
+  const temporary = `.${name.slice(0, 100)}.berth-${randomBytes(6).toString('hex')}.tmp`;
+  const file = await open(dir.at(temporary), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode);
+  try {
+    await file.writeFile(data);
+  } catch (error) {
+    await file.close();
+    await rm(dir.at(temporary), { force: true }).catch(() => {});
+    throw error;
+  }
+  await file.close();
+  try {
+    // rename(2) replaces a link at `name` itself; it never writes through it.
+    await rename(dir.at(temporary), dir.at(name));
+  } catch (error) {
+    await rm(dir.at(temporary), { force: true }).catch(() => {});
+    throw error;
+  }
+}
+
+/**
+ * Writes `root/relative` atomically without following any link below `root`: missing
+ * folders are created, a folder on the way that is a link throws `UnsafePathError`, a
+ * link at the file's own name is replaced (not written through).
+ * @throws UnsafePathError, or the file system's error (EISDIR when a folder has the name)
+ */
+export async function writeFileBeneath(
+  root: string,
+  relative: string,
+  data: string | Uint8Array,
+  options: { mode?: number } = {},
+): Promise<void> {
+  const names = pathNames(relative);
+  const last = names.pop();
+  if (last === undefined) throw new UnsafePathError(`${root}: no file name to write`);
+  const dir = await walk(root, names, true);
+  try {
+    await writeAtomicIn(dir, last, data, options.mode ?? 0o644);
+  } finally {
+    await dir.close();
+  }
+}
+
+/** Collects a copy's report and enforces its caps. */
+class Tally {
+  readonly report: CopyReport = { files: 0, directories: 0, bytes: 0, skipped: [], skippedCount: 0 };
+  private readonly limits: Required<CopyLimits>;
+
+  constructor(limits: CopyLimits = {}) {
+    this.limits = { ...DEFAULT_COPY_LIMITS, ...limits };
+  }
+
+  skip(entry: SkippedEntry): void {
+    this.report.skippedCount++;
+    if (this.report.skipped.length < MAX_SKIPPED_LISTED) this.report.skipped.push(entry);
+  }
+
+  /** Whether one more entry fits the count cap. */
+  entryFits(): boolean {
+    return this.report.files + this.report.directories < this.limits.maxEntries;
+  }
+
+  /** Bytes still allowed. */
+  room(): number {
+    return Math.max(0, this.limits.maxBytes - this.report.bytes);
+  }
+}
+
+/** Creates file `name` in `dir` only if the name is free (O_EXCL, no follow); false when taken. */
+async function createExclusive(
+  dir: Dir,
+  name: string,
+  data: Uint8Array | AsyncIterable<Uint8Array>,
+  mode: number,
+): Promise<boolean> {
+  let file: FileHandle;
+  try {
+    file = await open(dir.at(name), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode);
+  } catch (error) {
+    if (errno(error) === 'EEXIST') return false;
+    throw error;
+  }
+  try {
+    if (data instanceof Uint8Array) await file.writeFile(data);
+    else for await (const chunk of data) await file.write(chunk);
+  } finally {
+    await file.close();
+  }
+  return true;
+}
+
+const fileMode = (mode: number) => ((mode & 0o111) !== 0 ? 0o755 : 0o644);
+
+/**
+ * Copies the folder (or file) `sourceRoot/sourceRelative`, which untrusted code may have
+ * written, to `destination` (a trusted host path, created) as data. Regular files and
+ * folders only; links, special files and hard-linked files not owned by the source
+ * folder's owner are recorded, never followed. Names already at the destination are
+ * kept. Never throws for what it finds below the source.
+ * @throws an ENOENT error when the source does not exist
+ */
+export async function copyOutBeneath(
+  sourceRoot: string,
+  sourceRelative: string,
+  destination: string,
+  limits: CopyLimits = {},
+): Promise<CopyReport> {
+  const tally = new Tally(limits);
+  const names = pathNames(sourceRelative);
+  const last = names.pop();
+  let parent: Dir;
+  try {
+    parent = await walk(sourceRoot, names, false);
+  } catch (error) {
+    if (error instanceof UnsafePathError) {
+      tally.skip({ path: '.', kind: 'symlink', reason: 'not-regular' });
+      return tally.report;
+    }
+    throw error;
+  }
+  try {
+    if (last === undefined) {
+      const destDir = await Dir.root(destination, true);
+      try {
+        await copyDirContents(parent, destDir, '', tally, await parent.owner());
+      } finally {
+        await destDir.close();
+      }
+      return tally.report;
+    }
+    await mkdir(dirname(destination), { recursive: true });
+    const destParent = await Dir.root(dirname(destination));
+    try {
+      // Hard links are copied only when the copied folder's owner owns the file (its own data).
+      const top = await parent.entry(last);
+      if (!top)
+        throw Object.assign(new Error(`${sourceRoot}/${sourceRelative}: no such file or folder`), {
+          code: 'ENOENT',
+        });
+      const owner = top?.stats.isDirectory() ? top.stats.uid : await parent.owner();
+      await top?.handle.close();
+      await copyEntry(parent, last, destParent, pathBasename(destination), '.', tally, owner);
+    } finally {
+      await destParent.close();
+    }
+  } finally {
+    await parent.close();
+  }
+  return tally.report;
+}
+
+async function copyDirContents(
+  from: Dir,
+  to: Dir,
+  prefix: string,
+  tally: Tally,
+  owner: number,
+): Promise<void> {
+  for (const name of await from.names()) {
+    await copyEntry(from, name, to, name, prefix ? `${prefix}/${name}` : name, tally, owner);
+  }
+}
+
+async function copyEntry(
+  from: Dir,
+  name: string,
+  to: Dir,
+  toName: string,
+  path: string,
+  tally: Tally,
+  owner: number,
+): Promise<void> {
+  let found: { handle: FileHandle; stats: Stats } | undefined;
+  try {
+    found = await from.entry(name);
+  } catch {
+    tally.skip({ path, kind: 'unknown', reason: 'error' });
+    return;
+  }
+  if (!found) return;
+  try {
+    const { stats, handle } = found;
+    let kind = kindOf(stats);
+    // A second name of a file the folder's owner owns is that owner's data; anything else is refused.
+    if (kind === 'hardlink' && stats.uid === owner) kind = 'file';
+    if (kind === 'directory') {
+      if (!tally.entryFits()) return tally.skip({ path, kind, reason: 'over-limit' });
+      let source: Dir;
+      try {
+        source = await from.dir(name);
+      } catch {
+        // Swapped for a link (or removed) since it was looked at.
+        return tally.skip({ path, kind: 'symlink', reason: 'not-regular' });
+      }
+      try {
+        const target = await to.dir(toName, true);
+        tally.report.directories++;
+        try {
+          await copyDirContents(source, target, path === '.' ? '' : path, tally, owner);
+        } finally {
+          await target.close();
+        }
+      } finally {
+        await source.close();
+      }
+      return;
+    }
+    if (kind === 'file') {
+      if (!tally.entryFits()) return tally.skip({ path, kind, reason: 'over-limit', size: stats.size });
+      const room = tally.room();
+      if (room === 0 && stats.size > 0)
+        return tally.skip({ path, kind, reason: 'over-limit', size: stats.size });
+      const data = await readChecked(handle, stats.size, room);
+      if (!(await createExclusive(to, toName, data, fileMode(stats.mode))))
+        return tally.skip({ path, kind, reason: 'exists' });
+      tally.report.files++;
+      tally.report.bytes += data.length;
+      if (data.length < stats.size) tally.skip({ path, kind, reason: 'truncated', size: stats.size });
+      return;
+    }
+    const target = kind === 'symlink' ? await readlink(from.at(name)).catch(() => undefined) : undefined;
+    tally.skip({
+      path,
+      kind,
+      reason: kind === 'hardlink' ? 'hardlink' : 'not-regular',
+      ...(target !== undefined ? { target: target.slice(0, 300) } : {}),
+    });
+  } catch (error) {
+    if (error instanceof UnsafePathError) throw error;
+    tally.skip({ path, kind: 'unknown', reason: 'error' });
+  } finally {
+    await found.handle.close();
+  }
+}
+
+/**
+ * Extracts a tar stream (a container's `GET /archive`) into `destination` as data: the
+ * archive's first name component is the copied folder (or file) itself and maps to
+ * `destination`; regular files and folders are created, links, devices and fifos
+ * recorded, `..` names refused, sizes capped. A hard link inside the archive becomes a
+ * copy of the file it names when that file was extracted. Names already at the
+ * destination are kept.
+ * @throws the stream's error (a broken archive); never for what the archive holds
+ */
+export async function extractTarBeneath(
+  archive: Readable,
+  destination: string,
+  limits: CopyLimits = {},
+): Promise<CopyReport> {
+  const tally = new Tally(limits);
+  await mkdir(dirname(destination), { recursive: true });
+  const root = dirname(destination);
+  const top = pathBasename(destination);
+  /** Extracted files by archive path, for hard links inside the archive. */
+  const extracted = new Map<string, string>();
+  const parser = tarExtract();
+  archive.on('error', (error) => parser.destroy(error));
+  archive.pipe(parser);
+  for await (const entry of parser) {
+    const header = entry.header;
+    let names: string[];
+    try {
+      names = pathNames(header.name);
+    } catch {
+      tally.skip({ path: header.name.slice(0, 300), kind: 'unknown', reason: 'bad-name' });
+      entry.resume();
+      continue;
+    }
+    const inner = names.slice(1);
+    const path = inner.length === 0 ? '.' : inner.join('/');
+    const target = [top, ...inner];
+    try {
+      await extractEntry(entry, header, root, target, path, names.join('/'), tally, extracted);
+    } catch (error) {
+      tally.skip({
+        path,
+        kind: 'unknown',
+        reason: error instanceof UnsafePathError ? 'not-regular' : 'error',
+      });
+    }
+    entry.resume();
+  }
+  return tally.report;
+}
+
+type TarEntry = Readable & { header: import('tar-stream').Headers };
+
+async function extractEntry(
+  entry: TarEntry,
+  header: import('tar-stream').Headers,
+  root: string,
+  target: string[],
+  path: string,
+  archiveName: string,
+  tally: Tally,
+  extracted: Map<string, string>,
+): Promise<void> {
+  const type = header.type ?? 'file';
+  const parentNames = target.slice(0, -1);
+  const name = target[target.length - 1] as string;
+  if (type === 'directory') {
+    if (!tally.entryFits()) return tally.skip({ path, kind: 'directory', reason: 'over-limit' });
+    const dir = await walk(root, target, true);
+    await dir.close();
+    tally.report.directories++;
+    return;
+  }
+  if (type === 'file' || type === 'contiguous-file' || type === 'link') {
+    let data: Uint8Array | AsyncIterable<Uint8Array>;
+    let size = header.size ?? 0;
+    let from: string | undefined;
+    if (type === 'link') {
+      from = extracted.get(pathNames(header.linkname ?? '').join('/'));
+      if (from === undefined)
+        return tally.skip({
+          path,
+          kind: 'hardlink',
+          reason: 'hardlink',
+          target: (header.linkname ?? '').slice(0, 300),
+        });
+      const fromNames = pathNames(from);
+      const original = await readFileBeneath(root, fromNames.join('/'));
+      if (original.kind !== 'file') return tally.skip({ path, kind: 'hardlink', reason: 'hardlink' });
+      size = original.data.length;
+      data = original.data;
+    } else data = entry;
+    if (!tally.entryFits()) return tally.skip({ path, kind: 'file', reason: 'over-limit', size });
+    const room = tally.room();
+    if (room === 0 && size > 0) return tally.skip({ path, kind: 'file', reason: 'over-limit', size });
+    const capped = data instanceof Uint8Array ? data.subarray(0, room) : limitStream(data, room);
+    const dir = await walk(root, parentNames, true);
+    try {
+      if (!(await createExclusive(dir, name, capped, fileMode(header.mode ?? 0o644))))
+        return tally.skip({ path, kind: 'file', reason: 'exists' });
+    } finally {
+      await dir.close();
+    }
+    const written = Math.min(size, room);
+    tally.report.files++;
+    tally.report.bytes += written;
+    if (written < size) tally.skip({ path, kind: 'file', reason: 'truncated', size });
+    extracted.set(archiveName, target.join('/'));
+    return;
+  }
+  const kinds: Record<string, EntryKind> = {
+    symlink: 'symlink',
+    fifo: 'fifo',
+    'character-device': 'char-device',
+    'block-device': 'block-device',
+  };
+  tally.skip({
+    path,
+    kind: kinds[type] ?? 'unknown',
+    reason: 'not-regular',
+    ...(type === 'symlink' ? { target: (header.linkname ?? '').slice(0, 300) } : {}),
+  });
+}
+
+/** The first `max` bytes of a stream (the rest is read and dropped). */
+async function* limitStream(source: AsyncIterable<Uint8Array>, max: number): AsyncIterable<Uint8Array> {
+  let left = max;
+  for await (const chunk of source) {
+    if (left <= 0) continue;
+    const part = chunk.length > left ? chunk.subarray(0, left) : chunk;
+    left -= part.length;
+    yield part;
+  }
+}
+
+/** A uid/gid that files copied in are given (the sandbox's), when berth runs as root. */
+export type Owner = { uid: number; gid: number } | undefined;
+
+/**
+ * Copies a trusted host file or folder (`source`, e.g. a task's `tests/`) to
+ * `root/relative`, a place untrusted code may have written: folders on the way are
+ * opened without following links (a link or file where a folder must be is removed and
+ * the folder made), files are written atomically (a planted link at a name is replaced),
+ * links inside `source` are recreated as links. With `owner`, every folder on the way
+ * below `root` and everything written is given to it (`lchown`, no link followed).
+ */
+export async function copyInBeneath(
+  source: string,
+  root: string,
+  relative: string,
+  owner?: Owner,
+): Promise<void> {
+  const names = pathNames(relative);
+  const last = names.pop();
+  if (last === undefined) throw new UnsafePathError(`${root}: no name to copy to`);
+  let dir = await Dir.root(root, true);
+  try {
+    for (const name of names) {
+      const next = await openDirReplacing(dir, name, owner);
+      await dir.close();
+      dir = next;
+    }
+    await copyInEntry(source, dir, last, owner);
+  } finally {
+    await dir.close();
+  }
+}
+
+async function giveTo(dir: Dir, name: string, owner: Owner): Promise<void> {
+  if (owner) await lchown(dir.at(name), owner.uid, owner.gid);
+}
+
+async function openDirReplacing(dir: Dir, name: string, owner: Owner): Promise<Dir> {
+  const found = await dir.entry(name);
+  if (found) {
+    const isDir = found.stats.isDirectory();
+    await found.handle.close();
+    if (!isDir) await rm(dir.at(name), { force: true });
+  }
+  const opened = await dir.dir(name, true);
+  await giveTo(dir, name, owner);
+  return opened;
+}
+
+async function copyInEntry(source: string, dir: Dir, name: string, owner: Owner): Promise<void> {
+  const s = await lstat(source);
+  if (s.isDirectory()) {
+    const child = await openDirReplacing(dir, name, owner);
+    try {
+      for (const entry of (await readdir(source)).sort())
+        await copyInEntry(join(source, entry), child, entry, owner);
+    } finally {
+      await child.close();
+    }
+    return;
+  }
+  const existing = await dir.entry(name);
+  if (existing) {
+    const isDir = existing.stats.isDirectory();
+    await existing.handle.close();
+    if (isDir) await rm(dir.at(name), { recursive: true, force: true });
+  }
+  if (s.isSymbolicLink()) {
+    const temporary = `.${name.slice(0, 100)}.berth-${randomBytes(6).toString('hex')}.tmp`;
+    await symlink(await readlink(source), dir.at(temporary));
+    await rename(dir.at(temporary), dir.at(name));
+  } else if (s.isFile()) {
+    await writeAtomicIn(dir, name, await readFile(source), fileMode(s.mode));
+  } else return;
+  await giveTo(dir, name, owner);
+}
+
+/** One line per skipped entry (`path: kind -> target (reason)`), for logs and notes. */
+export function describeSkipped(report: CopyReport): string[] {
+  const lines = report.skipped.map(
+    (s) => `${s.path}: ${s.kind}${s.target !== undefined ? ` -> ${s.target}` : ''} (${s.reason})`,
+  );
+  if (report.skippedCount > report.skipped.length)
+    lines.push(`... and ${report.skippedCount - report.skipped.length} more`);
+  return lines;
+}

@@ -1,0 +1,43 @@
+/** The fingerprint of test and runner files, run by a real shell on a real repository. */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  compareFingerprints,
+  fingerprintScript,
+  parseFingerprints,
+} from '../../src/verifiers/tampering/run-check.ts';
+import { tempDirs } from '../helpers/temp-dirs.ts';
+
+const temp = tempDirs();
+afterAll(temp.cleanup);
+
+const fingerprint = (dir: string, testFiles: string[]) =>
+  parseFingerprints(
+    execFileSync('sh', ['-c', fingerprintScript(testFiles)], { cwd: dir, timeout: 20_000 }).toString(),
+  );
+
+describe('fingerprints of test and runner files', () => {
+  it('sees a changed test file, a runner file written during the run, a link and a fifo, and never follows or hangs', async () => {
+    const dir = await temp.make('berth-fingerprint-');
+    mkdirSync(join(dir, 'tests'));
+    writeFileSync(join(dir, 'tests', 'test_a.py'), 'def test_a():\n    assert False\n');
+    writeFileSync(join(dir, 'README.md'), 'x\n');
+    execFileSync('git', ['init', '-q'], { cwd: dir });
+    const before = fingerprint(dir, ['tests/test_a.py', 'tests/new_in_patch.py']);
+    expect([...before.keys()]).toEqual(['tests/test_a.py']);
+
+    writeFileSync(join(dir, 'tests', 'test_a.py'), 'def test_a():\n    assert True\n');
+    writeFileSync(join(dir, 'tests', 'conftest.py'), 'collect_ignore = []\n');
+    symlinkSync('/etc/passwd', join(dir, 'setup.cfg'));
+    execFileSync('mkfifo', [join(dir, 'pytest.ini')]);
+    writeFileSync(join(dir, 'README.md'), 'y\n');
+    const after = fingerprint(dir, ['tests/test_a.py', 'tests/new_in_patch.py']);
+    const finding = compareFingerprints(before, after);
+    expect(finding?.kind).toBe('changed-during-run');
+    // git lists no fifo (nor would pytest read one without hanging): it is neither hashed nor waited on.
+    expect(finding?.paths).toEqual(['setup.cfg', 'tests/conftest.py', 'tests/test_a.py']);
+    expect(compareFingerprints(after, fingerprint(dir, ['tests/test_a.py']))).toBeUndefined();
+  });
+});
