@@ -5,7 +5,7 @@ import { applyPhaseNetwork } from '../environments/docker/egress/network-switch.
 import { runHealthcheck } from '../environments/docker/healthcheck.ts';
 import type { Environment } from '../environments/environment.ts';
 import { type TrialModels, TrialModelUse } from '../models/trial-models.ts';
-import { resolveEnvTemplates, secretsAllowed } from '../tasks/harbor/env-template.ts';
+import { environmentVariables, resolveEnvTemplates, secretsAllowed } from '../tasks/harbor/env-template.ts';
 import { aggregateStepRewards, minRewardFailure } from '../tasks/harbor/steps.ts';
 import type { Task } from '../tasks/task.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
@@ -118,6 +118,9 @@ class TrialRun {
   /** The trial's session on the job's model gateway, when it calls models. */
   private models: TrialModelUse | undefined;
   private readonly exceptions: ExceptionInfo[] = [];
+  /** `[environment] env` resolved (every command of the environment gets it). */
+  private environmentEnv: Record<string, string> | undefined;
+  private allowSecrets = false;
 
   constructor(
     private readonly spec: TrialSpec,
@@ -286,6 +289,8 @@ class TrialRun {
   private async runPlan(plan: TrialPlan): Promise<void> {
     // Templates first: a missing variable or a secret without consent fails before anything starts.
     const allowSecrets = this.spec.allowEnvSecrets === true || secretsAllowed();
+    this.allowSecrets = allowSecrets;
+    this.environmentEnv = environmentVariables(this.task.environment, allowSecrets);
     const solutionEnv = resolveEnvTemplates(plan.solutionEnv, { section: '[solution] env', allowSecrets });
     const verifierEnvs = plan.steps.map((s) =>
       s.verifier.envTemplates
@@ -360,6 +365,7 @@ class TrialRun {
       // The agent's files (installed agents), once per base image; not in a grading environment.
       ...(tool && first ? { tool } : {}),
       ...(this.models && first ? { modelGatewayDir: this.models.session.gatewayDir } : {}),
+      ...(this.environmentEnv ? { env: this.environmentEnv } : {}),
       ...(this.signal ? { signal: this.signal } : {}),
     });
     this.environment = environment;
@@ -744,10 +750,12 @@ class TrialRun {
       throw new Error(`a separate verifier environment needs the ${task.environment.kind} provider`);
     const subDir = join(this.trialDir, '.verifier-env', key.replace(/[^A-Za-z0-9._-]/g, '_'));
     await rm(subDir, { recursive: true, force: true });
+    const verifierEnv = environmentVariables(task.environment, this.allowSecrets);
     const venv = await provider.start({
       task,
       jobId: this.spec.job.name,
       trialDir: subDir,
+      ...(verifierEnv ? { env: verifierEnv } : {}),
       ...(this.signal ? { signal: this.signal } : {}),
     });
     let verdict: VerifierResult;

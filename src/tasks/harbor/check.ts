@@ -6,6 +6,8 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
+import { type EngineAccelerators, engineRefusal } from '../../environments/docker/accelerators.ts';
+import { readComposeProject } from '../../environments/docker/compose.ts';
 import {
   type BaseImage,
   type ImageMap,
@@ -51,6 +53,8 @@ export interface TaskCheck {
   reasons: string[];
   /** Harbor features the task uses (multi-step, allowlist network, ...). */
   features: string[];
+  /** docker-compose services started beside `main` (sidecars). */
+  services?: string[];
   /** task.toml warnings (deprecated forms, unknown keys with their line); they do not stop a run. */
   warnings?: string[];
 }
@@ -91,6 +95,12 @@ export const SUPPORTED_FEATURES = new Set<string>([
   'env templating from the host',
   'allowlist network',
   'per-phase network mode',
+  // Run when the engine has them; else refused with the reason (accelerators.ts), here and in `berth run`.
+  'gpus',
+  'tpu',
+  '[environment] env',
+  'mcp servers',
+  'skills',
 ]);
 
 /** Harbor features a task uses beyond a single-step, shared-verifier task (from its task.toml). */
@@ -109,6 +119,8 @@ export function taskFeatures(raw: Record<string, unknown>): string[] {
     environment?: {
       healthcheck?: unknown;
       gpus?: number;
+      tpu?: unknown;
+      env?: Record<string, string>;
       mcp_servers?: unknown[];
       network_mode?: string;
       allow_internet?: boolean;
@@ -124,6 +136,8 @@ export function taskFeatures(raw: Record<string, unknown>): string[] {
   if (t.agent?.user !== undefined || t.verifier?.user !== undefined) f.add('[agent]/[verifier] user');
   if (t.environment?.healthcheck) f.add('healthcheck');
   if ((t.environment?.gpus ?? 0) > 0) f.add('gpus');
+  if (t.environment?.tpu) f.add('tpu');
+  if (Object.keys(t.environment?.env ?? {}).length > 0) f.add('[environment] env');
   if (t.environment?.mcp_servers?.length) f.add('mcp servers');
   if (t.environment?.skills_dir) f.add('skills');
   if (t.environment?.workdir) f.add('workdir');
@@ -226,6 +240,7 @@ export async function checkTask(
   task: Task,
   imageMap: ImageMap,
   imageExists: ((image: string) => Promise<boolean>) | undefined,
+  engine: EngineAccelerators = { gpuRuntime: false, gpuNames: [] },
 ): Promise<TaskCheck> {
   const spec = task.environment as DockerSpec;
   const taskDir = (task.metadata.harbor as { task_dir?: string } | undefined)?.task_dir ?? task.origin.file;
@@ -271,6 +286,7 @@ export async function checkTask(
   };
 
   let imageLabel: string;
+  const services: string[] = [];
   try {
     const plan = planImage(spec, task.origin.file);
     if (plan.kind === 'image') {
@@ -285,6 +301,16 @@ export async function checkTask(
       for (const ref of imagesOfDockerfile(readFileSync(file, 'utf8'))) await need(ref.image);
       network.push(...scanDockerfile(file, plan.contextDir, root, 'build'));
     }
+    // docker-compose sidecars: their images too (started beside main, compose.ts).
+    if (spec.composeFile)
+      for (const service of readComposeProject(spec.composeFile, spec.env ?? {}).sidecars) {
+        services.push(service.name);
+        if (service.build) {
+          const file = join(service.build.context, service.build.dockerfile);
+          for (const ref of imagesOfDockerfile(readFileSync(file, 'utf8'))) await need(ref.image);
+          network.push(...scanDockerfile(file, service.build.context, root, 'build'));
+        } else if (service.image) await need(service.image);
+      }
   } catch (error) {
     imageLabel = 'none';
     missing = true;
@@ -301,6 +327,18 @@ export async function checkTask(
     network.push(...scanScript(join(task.verifier.testsDir, 'test.sh'), root, 'verifier'));
   if (task.solution.kind === 'script')
     network.push(...scanScript(join(task.solution.dir, 'solve.sh'), root, 'oracle'));
+  // A script that talks to the task's own services (`http://<service>:...`) reaches its
+  // private network, not the internet: its HTTP requests from code are not network steps.
+  if (services.length > 0) {
+    const talksToServices = (where: string): boolean => {
+      const text = readFileSync(join(root, where.replace(/:\d+$/, '')), 'utf8');
+      return services.some((name) => text.includes(`://${name}:`) || text.includes(`://${name}/`));
+    };
+    for (let i = network.length - 1; i >= 0; i--) {
+      const step = network[i] as NetworkStep;
+      if (step.reaches === 'an HTTP request from code' && talksToServices(step.where)) network.splice(i, 1);
+    }
+  }
 
   if (imageExists === undefined) reasons.push('no Docker engine answers');
   if (missing)
@@ -326,9 +364,11 @@ export async function checkTask(
         `the verifier needs the network (${verifierSteps[0]?.where}: ${verifierSteps[0]?.reaches})`,
       );
   }
-  if (task.environment.kind === 'docker' && spec.os === 'windows') {
+  // What `berth run` refuses at the environment's start (the same function says it there).
+  const refusal = task.environment.kind === 'docker' ? engineRefusal(spec, engine) : undefined;
+  if (refusal) {
     missing = true;
-    reasons.push('a Windows task (os = "windows") cannot run on this Linux engine');
+    reasons.push(refusal);
   }
   const features = taskFeatures((task.metadata.task_toml ?? {}) as Record<string, unknown>);
   const unsupported = features.filter((f) => !SUPPORTED_FEATURES.has(f));
@@ -349,6 +389,7 @@ export async function checkTask(
     canRun,
     reasons,
     features,
+    ...(services.length ? { services } : {}),
     warnings: (task.metadata.harbor as { warnings?: string[] } | undefined)?.warnings ?? [],
   };
 }
@@ -359,6 +400,7 @@ export function formatCheck(c: TaskCheck): string {
     `${c.task}: ${c.canRun === 'yes' ? 'can run here' : c.canRun === 'needs-network' ? 'can run here only with the network' : 'cannot run here'}`,
   ];
   lines.push(`  image: ${c.image}`);
+  if (c.services?.length) lines.push(`  services beside main: ${c.services.join(', ')}`);
   for (const n of c.needs) lines.push(`  needs ${n.image}: ${n.status}${n.detail ? ` (${n.detail})` : ''}`);
   lines.push(`  network: agent ${c.phases.agent}, verifier ${c.phases.verifier}`);
   if (c.features.length) lines.push(`  features: ${c.features.join(', ')}`);
