@@ -21,6 +21,7 @@ import { chunksOf } from '../parsers/common.ts';
 import { DETECT_HEAD_BYTES, detectParser, getParser, listParsers } from '../parsers/registry.ts';
 import type { ParseResult, TestStatus } from '../parsers/types.ts';
 import { killProcessGroup } from '../sandbox/process.ts';
+import type { RepositorySnapshot } from '../tasks/task.ts';
 
 const GIT_ENV = { ...BASE_COMMIT_ENV, GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0' };
 
@@ -37,7 +38,7 @@ export async function git(cwd: string, args: string[]): Promise<string> {
 
 /** Where the base comes from: files (a DockerLess snapshot) or a git repository at a commit. */
 export type BaseSource =
-  | { kind: 'files'; files: Record<string, string> }
+  | { kind: 'files'; snapshot: RepositorySnapshot }
   | { kind: 'git'; repoDir: string; commit: string };
 
 export class Workspace {
@@ -58,7 +59,7 @@ export class Workspace {
     const dir = join(root, 'repo');
     try {
       await mkdir(dir);
-      if (base.kind === 'files') await writeSnapshot(dir, { files: base.files });
+      if (base.kind === 'files') await writeSnapshot(dir, base.snapshot);
       else await checkoutFromMirror(base.repoDir, base.commit, dir);
       const head = await commitBase(dir);
       return new Workspace(dir, base.kind === 'files' ? head : base.commit, head);
@@ -94,9 +95,9 @@ export class Workspace {
     return diff;
   }
 
-  /** Writes files over the working tree. */
-  async overlay(files: Record<string, string>): Promise<void> {
-    await writeSnapshot(this.dir, { files });
+  /** Writes files (and links, executable bits) over the working tree. */
+  async overlay(snapshot: RepositorySnapshot): Promise<void> {
+    await writeSnapshot(this.dir, snapshot);
   }
 
   /**
