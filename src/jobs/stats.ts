@@ -4,19 +4,10 @@
  * berth's counts by status and its trial list under `berth`) and the summary a finished job
  * returns.
  */
-import type { TrialResult, TrialStatus } from '../trials/result.ts';
+import { TRIAL_STATUSES, type TrialResult } from '../trials/result.ts';
 import { VERSION } from '../version.ts';
 import { harborJobStats } from './harbor-stats.ts';
 import type { PlannedTrial } from './plan.ts';
-
-const STATUSES: readonly TrialStatus[] = [
-  'resolved',
-  'unresolved',
-  'error',
-  'empty_patch',
-  'patch_failed',
-  'cancelled',
-];
 
 /** Tokens and cost summed over a job's trials (their `agent_result`). */
 export interface ModelUsageTotals {
@@ -101,7 +92,7 @@ export function jobResultBody(progress: JobProgress): Record<string, unknown> {
       version: VERSION,
       job_name: progress.jobName,
       n_resolved_trials: count((r) => r.berth.resolved),
-      by_status: Object.fromEntries(STATUSES.map((s) => [s, count((r) => r.berth.status === s)])),
+      by_status: Object.fromEntries(TRIAL_STATUSES.map((s) => [s, count((r) => r.berth.status === s)])),
       ...(usage ? { n_trials_cost_unknown: usage.n_trials_cost_unknown } : {}),
       ...(progress.overBudget > 0
         ? { model_budget_exhausted: true, n_not_started_over_budget: progress.overBudget }
