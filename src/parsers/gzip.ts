@@ -4,6 +4,7 @@
  * bytes `1f 8b`, RFC 1952 §2.3.1, not by the extension) is decompressed as it
  * is read, chunk by chunk, so memory stays bounded whatever its size.
  */
+import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { InputError } from '../errors.ts';
@@ -99,4 +100,15 @@ export async function* maybeGunzip(
     input.destroy();
     gunzip.destroy();
   }
+}
+
+/**
+ * The whole text of a report file (UTF-8), decompressed when it is gzip: for readers that need
+ * the log's lines as they stand, not a parse (`berth grade --rules swebench`).
+ * @throws InputError naming `file` when its compressed data is corrupt.
+ */
+export async function readReportText(file: string): Promise<string> {
+  const parts: Buffer[] = [];
+  for await (const chunk of maybeGunzip(createReadStream(file), file)) parts.push(Buffer.from(chunk));
+  return Buffer.concat(parts).toString('utf8');
 }
