@@ -102,13 +102,26 @@ export async function* maybeGunzip(
   }
 }
 
+/** The most `readReportText` reads: 256 MiB (bytes), half of what a JavaScript string can hold. */
+export const MAX_REPORT_TEXT_BYTES = 256 * 1024 * 1024;
+
 /**
  * The whole text of a report file (UTF-8), decompressed when it is gzip: for readers that need
  * the log's lines as they stand, not a parse (`berth grade --rules swebench`).
- * @throws InputError naming `file` when its compressed data is corrupt.
+ * @param maxBytes the most it reads (decompressed bytes), default `MAX_REPORT_TEXT_BYTES`.
+ * @throws InputError naming `file` when its compressed data is corrupt or it holds more.
  */
-export async function readReportText(file: string): Promise<string> {
+export async function readReportText(file: string, maxBytes = MAX_REPORT_TEXT_BYTES): Promise<string> {
   const parts: Buffer[] = [];
-  for await (const chunk of maybeGunzip(createReadStream(file), file)) parts.push(Buffer.from(chunk));
+  let size = 0;
+  for await (const chunk of maybeGunzip(createReadStream(file), file)) {
+    size += chunk.length;
+    if (size > maxBytes)
+      throw new InputError(
+        { file },
+        `holds more than ${maxBytes / (1024 * 1024)} MiB of text, too much to read whole (the SWE-bench harness's reading needs the whole log)`,
+      );
+    parts.push(Buffer.from(chunk));
+  }
   return Buffer.concat(parts).toString('utf8');
 }
