@@ -7,6 +7,7 @@
  * `berth multilingual build SOURCES -o DATASET`: builds tasks from source folders
  * (base/, fix/, tests/, task.json), deriving f2p/p2p/p2f/f2f by running the tests.
  */
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { UsageError } from '../../errors.ts';
 import type { RegisterCommand } from './index.ts';
@@ -25,6 +26,10 @@ export const registerMultilingual: RegisterCommand = (program: Command) => {
     .option('--predictions <file>', 'SWE-bench predictions (instance_id, model_patch), JSON or JSONL')
     .option('-i, --include <id...>', 'only these instance ids')
     .option('--env <kind>', 'local (temporary folder) | docker (the task Dockerfile)', 'local')
+    .option(
+      '--images-dir <dir>',
+      "docker: folder of the tasks' image archives (tar_path); default sample_images/ in the dataset",
+    )
     .option('--jobs-dir <dir>', 'where job folders are written', 'jobs')
     .option('--job-name <name>', 'job folder name (default: a timestamp)')
     .option('--json', 'print the job result as one JSON document')
@@ -35,6 +40,7 @@ export const registerMultilingual: RegisterCommand = (program: Command) => {
         predictions?: string;
         include?: string[];
         env: string;
+        imagesDir?: string;
         jobsDir: string;
         jobName?: string;
         json?: boolean;
@@ -53,6 +59,7 @@ export const registerMultilingual: RegisterCommand = (program: Command) => {
           predictionsFile: options.predictions,
           include: options.include,
           environment: options.env as 'local' | 'docker',
+          ...(options.imagesDir ? { imagesDir: resolve(options.imagesDir) } : {}),
           jobsDir: options.jobsDir,
           jobName: options.jobName ?? new Date().toISOString().replace(/[:.]/g, '-'),
           onTrial: options.json

@@ -42,6 +42,8 @@ export interface MultilingualRunOptions {
    * examples/multilingual/image/build-image.sh), tests run without network.
    */
   environment?: 'local' | 'docker';
+  /** Docker: folder of the tasks' image archives (`tar_path`); default `<dataset>/sample_images`. */
+  imagesDir?: string;
   onTrial?: (row: MultilingualRow) => void;
 }
 
@@ -90,6 +92,7 @@ export async function runMultilingualJob(options: MultilingualRunOptions): Promi
       jobDir,
       options.environment ?? 'local',
       options.jobName,
+      options.imagesDir,
     );
     rows.push(row);
     options.onTrial?.(row);
@@ -117,6 +120,7 @@ async function runTrial(
   jobDir: string,
   kind: 'local' | 'docker',
   jobId: string,
+  imagesDir: string | undefined,
 ): Promise<MultilingualRow> {
   const trialName = `${task.name}__1`;
   const trialDir = join(jobDir, trialName);
@@ -131,7 +135,11 @@ async function runTrial(
     let baseCommit: string;
     if (kind === 'docker') {
       const { DockerEnvironmentProvider } = await import('../../environments/docker/provider.ts');
-      env = await new DockerEnvironmentProvider().start({ task, jobId, trialDir });
+      env = await new DockerEnvironmentProvider(imagesDir ? { imagesDir } : {}).start({
+        task,
+        jobId,
+        trialDir,
+      });
       const head = await env.exec('git rev-parse HEAD', { timeoutSec: 60 });
       baseCommit = head.output.trim();
     } else {
@@ -258,6 +266,7 @@ export const MULTILINGUAL_IMAGE = 'berth-multilingual:bookworm';
 async function checkDockerImages(tasks: MultilingualTask[]): Promise<void> {
   const needs = new Set<string>();
   for (const task of tasks) {
+    if (task.entry.tar_path) continue; // its image comes from its archive (image-archives.ts)
     const dockerfile = await readFile(join(task.dir, 'environment', 'Dockerfile'), 'utf8').catch(() => '');
     const from = /^\s*FROM\s+(\S+)/im.exec(dockerfile)?.[1];
     if (from === MULTILINGUAL_IMAGE) needs.add(from);
