@@ -7,7 +7,6 @@
  * `berth multilingual build SOURCES -o DATASET`: builds tasks from source folders
  * (base/, fix/, tests/, task.json), deriving f2p/p2p/p2f/f2f by running the tests.
  */
-import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { UsageError } from '../../errors.ts';
 import type { RegisterCommand } from './index.ts';
@@ -19,13 +18,17 @@ export const registerMultilingual: RegisterCommand = (program: Command) => {
   group
     .command('run')
     .description(
-      'Run a multilingual dataset locally and grade it with its config.json (parser + test lists).',
+      'Run a multilingual dataset (as berth run does) and grade it with its config.json (parser + test lists).',
     )
     .requiredOption('-p, --path <dir>', 'dataset folder holding sample_task.json and sample_tasks/')
     .option('-a, --agent <name>', 'oracle | nop | predictions', 'oracle')
     .option('--predictions <file>', 'SWE-bench predictions (instance_id, model_patch), JSON or JSONL')
     .option('-i, --include <id...>', 'only these instance ids')
-    .option('--env <kind>', 'local (temporary folder) | docker (the task Dockerfile)', 'local')
+    .option(
+      '--env <kind>',
+      "local (berth's sandboxed local environment) | docker (the task Dockerfile)",
+      'local',
+    )
     .option(
       '--images-dir <dir>',
       "docker: folder of the tasks' image archives (tar_path); default sample_images/ in the dataset",
@@ -51,6 +54,7 @@ export const registerMultilingual: RegisterCommand = (program: Command) => {
         if (!['local', 'docker'].includes(options.env))
           throw new UsageError(`unknown --env ${options.env}: use local or docker`);
         const { runMultilingualJob } = await import('../../tasks/multilingual/run.ts');
+        const { defaultJobName } = await import('../../jobs/names.ts');
         const { formatCategoryReport } = await import('../../reporters/by-category.ts');
         const started = performance.now();
         const result = await runMultilingualJob({
@@ -59,9 +63,9 @@ export const registerMultilingual: RegisterCommand = (program: Command) => {
           predictionsFile: options.predictions,
           include: options.include,
           environment: options.env as 'local' | 'docker',
-          ...(options.imagesDir ? { imagesDir: resolve(options.imagesDir) } : {}),
+          ...(options.imagesDir ? { imagesDir: options.imagesDir } : {}),
           jobsDir: options.jobsDir,
-          jobName: options.jobName ?? new Date().toISOString().replace(/[:.]/g, '-'),
+          jobName: options.jobName ?? defaultJobName(),
           onTrial: options.json
             ? undefined
             : (row) => {
@@ -88,7 +92,7 @@ export const registerMultilingual: RegisterCommand = (program: Command) => {
         process.stdout.write(`\n${formatCategoryReport(result.trials, ['task_type', 'language'])}`);
         const seconds = ((performance.now() - started) / 1000).toFixed(1);
         process.stdout.write(
-          `resolved ${result.resolved}/${result.total} (${((100 * result.resolved) / Math.max(1, result.total)).toFixed(1)}%) in ${seconds}s; ${result.isolated ? 'tests ran without network (docker)' : 'not network-isolated (local environment)'}\n`,
+          `resolved ${result.resolved}/${result.total} (${((100 * result.resolved) / Math.max(1, result.total)).toFixed(1)}%) in ${seconds}s; ${result.isolated ? `tests ran without network (${result.environment})` : 'not network-isolated (no sandbox here)'}\nresults: ${result.job_dir}\n`,
         );
       },
     );
