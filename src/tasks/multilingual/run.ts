@@ -104,7 +104,9 @@ export async function runMultilingualJob(options: MultilingualRunOptions): Promi
   // A task with a tar_path gets its image from its archive (image-archives.ts), not the toolchain image.
   if (where === 'docker')
     await checkDockerImages(
-      tasks.filter((t) => !t.environment.imageArchive).map((t) => String(t.metadata.task_dir)),
+      tasks
+        .filter((t) => !(t.environment.kind === 'docker' && t.environment.imageArchive))
+        .map((t) => String(t.metadata.task_dir)),
     );
   const agentOptions: AgentOptions =
     options.agent === 'predictions'
