@@ -224,6 +224,7 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
     ...(options.keepEnvironments ? { keep: true } : {}),
     imageMap: Object.fromEntries(dockerCli.imageMap.entries()),
     ...(options.rebuild ? { rebuild: true } : {}),
+    ...(options.imagesDir ? { imagesDir: resolve(options.imagesDir) } : {}),
   };
   const limits: TrialLimits = limitRequestFrom(options, dockerCli.pidsLimit);
   if (options.predictions && options.agent !== 'predictions') {
@@ -266,11 +267,14 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
       `berth: warning: ... and ${taskWarnings.length - 10} more (berth check -p lists them)\n`,
     );
   // Models (-m): resolved and their keys checked before anything starts.
-  if (options.model?.length && ['oracle', 'nop', 'predictions'].includes(options.agent))
-    throw new UsageError(
-      `-m/--model: agent \`${options.agent}\` calls no model (-m is for deckhand, the installed agents and -a command)`,
+  // Harbor's own command lines pass --model with the oracle (the multilingual demo's README):
+  // it is ignored there, and here, with a warning.
+  const noModel = ['oracle', 'nop', 'predictions'].includes(options.agent);
+  if (options.model?.length && noModel)
+    process.stderr.write(
+      `berth: warning: -m/--model is ignored: agent \`${options.agent}\` calls no model (-m is for deckhand, the installed agents and -a command)\n`,
     );
-  const models = resolveRunModels(options, options.agent);
+  const models = resolveRunModels(noModel ? { ...options, model: undefined } : options, options.agent);
   const agentsPerModel = models
     ? await Promise.all(
         models.targets.map(async (target) => ({

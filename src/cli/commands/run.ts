@@ -43,6 +43,7 @@ export interface RunCommandOptions extends ModelFlags {
   imageMap?: string[];
   config?: string;
   rebuild?: boolean;
+  imagesDir?: string;
   allowEnvSecrets?: boolean;
   /** SWE-bench rows: `local` or `docker` (the harness's instance image); default: as each row says. */
   env?: 'local' | 'docker';
@@ -169,6 +170,10 @@ export const registerRun: RegisterCommand = (program: Command) => {
       "size of every trial's writable folders (and largest file) in MiB, replacing the task's storage_mb (default 10240)",
     )
     .option('--rebuild', 'Docker: rebuild images even when cached')
+    .option(
+      '--images-dir <dir>',
+      "Docker: folder of the tasks' image archives (the multilingual demo's tar_path), loaded when an image is missing (default: sample_images/ beside the tasks)",
+    )
     .addOption(
       new Option(
         '--env <kind>',
