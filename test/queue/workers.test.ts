@@ -171,7 +171,11 @@ describe('trials on a queue: three workers, no shared folder', () => {
       expect(code, run.output()).toBe(130);
       // The three running trials came back cancelled; the nine queued ones never started.
       const results = verdicts(join(jobs, 'interrupted'));
-      expect(Object.values(results).map((v) => (v as unknown[])[0])).toEqual(['cancelled', 'cancelled', 'cancelled']);
+      expect(Object.values(results).map((v) => (v as unknown[])[0])).toEqual([
+        'cancelled',
+        'cancelled',
+        'cancelled',
+      ]);
       for (const w of workers) expect(w.log()).toMatch(/cancelled by the submitter/);
       const waiting = await client.llen('berth:trials-local:wait');
       expect(waiting).toBe(0);
