@@ -20,6 +20,7 @@ import {
 import { chunksOf } from '../parsers/common.ts';
 import { DETECT_HEAD_BYTES, detectParser, getParser, listParsers } from '../parsers/registry.ts';
 import type { ParseResult, TestStatus } from '../parsers/types.ts';
+import { killProcessGroup } from '../sandbox/process.ts';
 import type { RepositorySnapshot } from '../tasks/task.ts';
 
 const GIT_ENV = { ...BASE_COMMIT_ENV, GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0' };
@@ -120,13 +121,7 @@ export class Workspace {
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
-      if (child.pid) {
-        try {
-          process.kill(-child.pid, 'SIGKILL');
-        } catch {
-          // already gone
-        }
-      }
+      killProcessGroup(child.pid);
     }, timeoutSec * 1000);
     const result = await child;
     clearTimeout(timer);

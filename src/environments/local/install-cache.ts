@@ -52,7 +52,7 @@ export function installCacheEnabled(): boolean {
 /**
  * The entry's key: sha256 of the snapshot's content (or the mirror's repository and base commit),
  * the install command and the platform (OS, CPU, Node version: an install may build native code).
- * @returns undefined for an environment that is not local.
+ * @returns undefined for an environment that is not local or whose repository is a host folder.
  */
 export function installCacheKey(spec: EnvironmentSpec): string | undefined {
   if (spec.kind !== 'local') return undefined;
@@ -75,6 +75,9 @@ export function installCacheKey(spec: EnvironmentSpec): string | undefined {
       }
     }
     hash.update(`\0x\0${[...executables].sort().join('\0')}`);
+  } else if (spec.folder) {
+    // A folder on the host has no content hash to key on: it is copied in every trial.
+    return undefined;
   } else if (spec.repo && spec.baseCommit) {
     hash.update(`\0git\0${spec.repo}\0${spec.baseCommit}`);
   } else return undefined;

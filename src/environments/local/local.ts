@@ -17,9 +17,9 @@
  * a link planted below the root (src/util/safe-fs.ts).
  */
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, cp, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { isAbsolute, join, relative, resolve } from 'node:path';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { execa } from 'execa';
 import { InputError } from '../../errors.ts';
 import { capFolder, releaseFolder } from '../../sandbox/capped-folder.ts';
@@ -379,6 +379,14 @@ export class LocalEnvironmentProvider implements EnvironmentProvider {
         await copyEntryInto(key, entry, workdir, join(root, 'cache', 'go-build'));
       } else if (spec.snapshot) {
         await writeSnapshot(workdir, spec.snapshot);
+      } else if (spec.folder) {
+        // The folder's own .git (hooks, config) never comes along: berth commits the base itself.
+        const source = spec.folder;
+        await cp(source, workdir, {
+          recursive: true,
+          verbatimSymlinks: true,
+          filter: (path) => relative(source, path).split(sep)[0] !== '.git',
+        });
       } else {
         const where = {
           file: context.task.origin.file,
