@@ -77,7 +77,14 @@ export function redisOptions(address: QueueAddress): RedisOptions {
  * @throws UsageError naming the (redacted) URL when Redis cannot be reached or refuses the password.
  */
 export async function connectRedis(address: QueueAddress, timeoutSec = 10): Promise<Redis> {
-  const redis = new Redis({ ...redisOptions(address), lazyConnect: true, connectTimeout: timeoutSec * 1000 });
+  // The first connection fails at once (a wrong password, an untrusted certificate); once it
+  // works, a lost connection is retried as ioredis does.
+  const redis = new Redis({
+    ...redisOptions(address),
+    lazyConnect: true,
+    connectTimeout: timeoutSec * 1000,
+    retryStrategy: () => null,
+  });
   let lastError: Error | undefined;
   redis.on('error', (error: Error) => {
     lastError = error;
@@ -85,6 +92,7 @@ export async function connectRedis(address: QueueAddress, timeoutSec = 10): Prom
   try {
     await redis.connect();
     await redis.ping();
+    redis.options.retryStrategy = (times: number) => Math.min(times * 200, 5000);
     return redis;
   } catch (error) {
     redis.disconnect();

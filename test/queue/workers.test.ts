@@ -140,6 +140,52 @@ describe('trials on a queue: three workers, no shared folder', () => {
     expect(v).toEqual(verdicts(join(jobs, 'partial-local')));
   });
 
+  it('Ctrl-C on the submitter cancels queued and running trials; workers beat while they run', async (ctx) => {
+    if (unavailable) ctx.skip(true, unavailable);
+    const jobs = join(submitterDir, 'jobs');
+    const run = startSubmitter([
+      '-p',
+      join(submitterDir, 'sample.jsonl'),
+      '-a',
+      'command',
+      '--agent-command',
+      'sleep 120',
+      '-k',
+      '3',
+      '--jobs-dir',
+      jobs,
+      '--job-name',
+      'interrupted',
+      '--queue',
+      url,
+    ]);
+    await Promise.all(workers.map((w) => w.waitFor(/interrupted\/\S+: started/)));
+    const client = new Redis(url);
+    try {
+      // Each worker's heartbeat names the trial it runs.
+      const beats = await Promise.all((await client.keys('berth:worker:*')).map((k) => client.get(k)));
+      const running = beats.flatMap((b) => Object.values(JSON.parse(b ?? '{}').running ?? {}));
+      expect(running.filter((name) => String(name).startsWith('berth__'))).toHaveLength(3);
+      run.proc.kill('SIGINT');
+      const code = await run.done;
+      expect(code, run.output()).toBe(130);
+      // The three running trials came back cancelled; the nine queued ones never started.
+      const results = verdicts(join(jobs, 'interrupted'));
+      expect(Object.values(results).map((v) => (v as unknown[])[0])).toEqual([
+        'cancelled',
+        'cancelled',
+        'cancelled',
+      ]);
+      for (const w of workers) expect(w.log()).toMatch(/cancelled by the submitter/);
+      const waiting = await client.llen('berth:trials-local:wait');
+      expect(waiting).toBe(0);
+      await new Promise((r) => setTimeout(r, 1000));
+      for (const w of workers) expect(w.log().match(/interrupted\/\S+: started/g)).toHaveLength(1);
+    } finally {
+      client.disconnect();
+    }
+  });
+
   it('kill -9 of a worker mid-job and of the submitter mid-job: nothing lost, nothing twice', async (ctx) => {
     if (unavailable) ctx.skip(true, unavailable);
     const jobs = join(submitterDir, 'jobs');
@@ -174,6 +220,9 @@ describe('trials on a queue: three workers, no shared folder', () => {
     const reborn = startTestWorker(url, workerRoot(dir, 1), [submitterDir]);
     workers[0] = reborn;
     await reborn.waitFor(/worker \S+ on trials-local/);
+    // Its earlier life's trial folder and local environment are gone.
+    expect(reborn.log()).toMatch(/removed 1 folder\(s\) an earlier run of this worker left in trials\//);
+    expect(readdirSync(join(workerRoot(dir, 1), 'tmp'))).toEqual([]);
     // The submitter is run again with the same job name.
     const second = startSubmitter(sleepy);
     const code = await second.done;
