@@ -607,7 +607,7 @@ async function runInterruptible(
  * The queue of `--queue`, checked before the job starts.
  * @throws UsageError for a bad URL, an unreachable queue, or an option workers cannot honour.
  */
-async function openQueue(options: RunCommandOptions) {
+async function openQueue(options: RunCommandOptions & { path: string }) {
   if (options.model?.length)
     throw new UsageError(
       '-m/--model with --queue: not supported yet (a trial on a worker calls models through a gateway on that worker; docs/scale-out.md)',
