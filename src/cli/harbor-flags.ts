@@ -143,12 +143,8 @@ export async function readJobConfig(file: string): Promise<ReadJobConfig> {
     throw new UsageError(
       `-c/--config is Harbor's job configuration (YAML or JSON); berth's settings file (${file}: [docker.image_map], docker.pids_limit) is given with --settings`,
     );
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    throw new InputError({ file }, `cannot read the job configuration: ${(error as Error).message}`);
-  }
+  // A missing or unreadable file is said as every input path is (src/util/input-files.ts).
+  const text = await readFile(file, 'utf8');
   let data: unknown;
   try {
     data = ext === '.json' ? JSON.parse(text) : parseYaml(text);

@@ -389,6 +389,12 @@ async function runInterruptible(
         : `none of the ${tasks.length} task(s) of ${options.path} is left to run (check -i/-x/-l${agent instanceof PredictionsAgent ? ' and the predictions file' : ''})`;
     throw new UsageError(`no task to run: ${why}`);
   }
+  // --ve reaches a Harbor task's tests/test.sh; other verifiers run no script of the task's.
+  const notHarbor = plan.find((p) => p.task.verifier.kind !== 'harbor');
+  if (Object.keys(harbor.verifierEnv).length > 0 && notHarbor)
+    throw new UsageError(
+      `--ve/--verifier-env: ${notHarbor.task.name} is a ${notHarbor.task.format} task; verifier variables reach Harbor tasks' tests/test.sh only`,
+    );
   refuseOverlongTimeouts(
     plan.map((p) => p.task),
     multiplier,
