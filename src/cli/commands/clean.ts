@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { RegisterCommand } from './index.ts';
 
 /** berth's caches under the cache root (`$BERTH_CACHE_DIR`, default `~/.cache/berth`) that `--cache` removes. */
-const CACHE_FOLDERS = ['agents', 'models', 'jvm-helper'] as const;
+const CACHE_FOLDERS = ['agents', 'models', 'jvm-helper', 'registry'] as const;
 
 /**
  * `berth clean`: removes containers and networks berth left behind (after a crash), optionally
@@ -19,7 +19,7 @@ export const registerClean: RegisterCommand = (program: Command) => {
     .option('--images', "also remove berth's cached task images (berth-cache/*)")
     .option(
       '--cache',
-      "also remove berth's caches: installed agents (folders and berth-agent/* image layers), model responses, the JVM helper",
+      "also remove berth's caches: installed agents (folders and berth-agent/* image layers), model responses, the JVM helper, registry tasks fetched with git",
     )
     .action(async (opts: { job?: string; images?: boolean; cache?: boolean }) => {
       const { connectDocker, dockerAvailable } = await import('../../environments/docker/client.ts');
