@@ -452,6 +452,10 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
   if (!machine && process.stdout.isTTY && !process.env.CI)
     process.stderr.write(`berth: running ${plan.length} trial(s), ${concurrency} at a time...\n`);
   const jobLabel = jobName;
+  const submitter = options.queue ? await openQueue(options) : undefined;
+  const queueLabel = options.queue
+    ? (await import('../queue/connection.ts')).redactedUrl(options.queue)
+    : undefined;
   const gateway = models ? await startRunGateway(models) : undefined;
   const summary = await runJob({
     jobsDir: resolve(options.jobsDir),
@@ -466,7 +470,9 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
     limits,
     ...(options.rules ? { rules: options.rules } : {}),
     ...(options.allowEnvSecrets ? { allowEnvSecrets: true } : {}),
-    concurrency,
+    // On a queue every trial is in flight at once; the workers decide how many run.
+    concurrency: submitter ? plan.length : concurrency,
+    ...(submitter ? { runner: submitter.runner } : {}),
     timeoutMultiplier: multiplier,
     phaseMultipliers: {
       ...(phase.agent !== undefined ? { agent: phase.agent } : {}),
@@ -485,6 +491,7 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
       repos: options.repos ? resolve(options.repos) : null,
       env: options.env ?? null,
       rules: options.rules ?? 'default',
+      ...(queueLabel ? { queue: queueLabel } : {}),
       ...(skipped.length > 0
         ? {
             skipped_tasks: skipped.map((s) => ({
@@ -518,7 +525,10 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
       if (event.type === 'job-start') void reporter.onJobStart(event);
     },
     ...(gateway ? { models: { gateway, ...(models?.limits ? { limits: models.limits } : {}) } } : {}),
-  }).finally(() => gateway?.stop());
+  }).finally(async () => {
+    await gateway?.stop();
+    await submitter?.close();
+  });
   // SWE-bench datasets: the harness's final report, in the job folder and in --json.
   const swebench = plan.some((p) => p.task.verifier.kind === 'swebench')
     ? buildSwebenchReport(
@@ -549,6 +559,24 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
     return 2;
   }
   return 0;
+}
+
+/**
+ * The queue of `--queue`, checked before the job starts.
+ * @throws UsageError for a bad URL, an unreachable queue, or an option workers cannot honour.
+ */
+async function openQueue(options: RunCommandOptions) {
+  if (options.model?.length)
+    throw new UsageError(
+      '-m/--model with --queue: not supported yet (a trial on a worker calls models through a gateway on that worker; docs/scale-out.md)',
+    );
+  const { QueueSubmitter } = await import('../queue/submitter.ts');
+  const { maxBlobBytes } = await import('../queue/blobs.ts');
+  return QueueSubmitter.open({
+    address: { url: options.queue as string, ...(options.queueCa ? { caFile: options.queueCa } : {}) },
+    datasetPath: options.path,
+    maxBlobBytes: maxBlobBytes(options.maxBlobMb),
+  });
 }
 
 /**

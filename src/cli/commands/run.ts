@@ -58,6 +58,12 @@ export interface RunCommandOptions extends ModelFlags {
   overrideCpus?: string;
   overrideMemoryMb?: string;
   overrideStorageMb?: string;
+  /** Run the trials on workers through this Redis (`redis://` / `rediss://`; docs/scale-out.md). */
+  queue?: string;
+  /** CA certificate (PEM) of a `rediss://` queue. */
+  queueCa?: string;
+  /** Cap of one blob on the queue, in MiB. */
+  maxBlobMb?: string;
 }
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -198,6 +204,18 @@ export const registerRun: RegisterCommand = (program: Command) => {
     .option(
       '--allow-env-secrets',
       'Harbor: let [verifier] env / [solution] env templates copy secret-looking host variables (*KEY*, *TOKEN*, ...)',
+    )
+    .option(
+      '--queue <url>',
+      'run the trials on berth workers through this Redis: redis://[user:password@]host:port or rediss:// (docs/scale-out.md)',
+    )
+    .option(
+      '--queue-ca <file>',
+      'CA certificate (PEM) of a rediss:// queue whose certificate Node does not trust',
+    )
+    .option(
+      '--max-blob-mb <mb>',
+      'with --queue: largest blob (a task folder packed) in MiB (default 64, at most 512)',
     )
     .addOption(
       new Option('--keep-environments', 'keep the temporary repository folders (debugging)').hideHelp(),
