@@ -95,7 +95,16 @@ describe.skipIf(skipDocker)('registries (-d, offline)', () => {
     expect(run.stderr).toContain(`fetching calc (tasks/calc at ${pinned.slice(0, 12)})`);
     // berth clean --cache removes the fetched tasks.
     expect(existsSync(join(dir, 'cache', 'registry'))).toBe(true);
-    const clean = await berth('clean', '--cache', '--job', 'none-of-mine');
+    // Its own start-up build folder: --cache also removes that one, which other tests' berth uses.
+    const clean = await execa(
+      'node',
+      [join(ROOT, 'bin', 'berth.js'), 'clean', '--cache', '--job', 'none-of-mine'],
+      {
+        cwd: dir,
+        reject: false,
+        env: { BERTH_CACHE_DIR: join(dir, 'cache'), BERTH_BUILD_DIR: join(dir, 'build') },
+      },
+    );
     expect(clean.exitCode, clean.stderr).toBe(0);
     expect(existsSync(join(dir, 'cache', 'registry'))).toBe(false);
   });
