@@ -462,11 +462,20 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
     // On a queue every trial is in flight at once; the workers decide how many run.
     concurrency: submitter ? plan.length : concurrency,
     ...(submitter ? { runner: submitter.runner } : {}),
+    attempts,
+    selection: {
+      path: resolve(options.path),
+      ...(options.include ? { include: options.include } : {}),
+      ...(options.exclude ? { exclude: options.exclude } : {}),
+      ...(limit !== undefined ? { limit } : {}),
+    },
     timeoutMultiplier: multiplier,
     phaseMultipliers: {
       ...(phase.agent !== undefined ? { agent: phase.agent } : {}),
       ...(phase.verifier !== undefined ? { verifier: phase.verifier } : {}),
+      ...(phase.build !== undefined ? { environmentBuild: phase.build } : {}),
     },
+    ...(agentTimeout !== undefined ? { agentTimeoutSec: agentTimeout } : {}),
     config: {
       dataset: resolve(options.path),
       agent_name: options.agent,

@@ -363,8 +363,9 @@ describe('berth run: Ctrl-C', () => {
     };
     expect(job.finished_at).not.toBeNull();
     expect(job.n_total_trials).toBe(3);
+    // Harbor's JobStats: every trial with a result is completed, the cancelled one too.
     expect(job.stats).toMatchObject({
-      n_completed_trials: 1,
+      n_completed_trials: 2,
       n_cancelled_trials: 1,
       n_pending_trials: 1,
       n_running_trials: 0,
