@@ -45,6 +45,11 @@ export interface RunCommandOptions extends ModelFlags {
   config?: string;
   rebuild?: boolean;
   imagesDir?: string;
+  /** Harbor's registries (src/tasks/harbor/registry-dataset.ts). */
+  dataset?: string;
+  task?: string;
+  registryPath?: string;
+  registryUrl?: string;
   allowEnvSecrets?: boolean;
   /**
    * Harbor's `-e/--env`: `docker` or `local` (SWE-bench rows: the harness's instance image, or
@@ -105,6 +110,16 @@ export const registerRun: RegisterCommand = (program: Command) => {
       '-p, --path <dataset>',
       'SWE-bench file (JSON list, JSON object keyed by id, JSONL), a folder of them, or a Harbor task or dataset folder (required unless -c names one)',
     )
+    .option(
+      '-d, --dataset <name@version>',
+      "a dataset of Harbor's registry file (--registry-path), its tasks fetched with git from local clones or --repos mirrors (offline)",
+    )
+    .option(
+      '-t, --task <org/name[@ref]>',
+      "a task of Harbor's package registry (refused: it is on the network)",
+    )
+    .option('--registry-path <file>', "Harbor's registry.json (a local copy) for -d")
+    .option('--registry-url <url>', 'registry for -d: file:// only (berth does not download registries)')
     .option(
       '-a, --agent <name>',
       "agent: oracle, nop, predictions, command, deckhand (berth's own coding agent; needs -m), claude-code, codex, gemini-cli, opencode, qwen-code",
