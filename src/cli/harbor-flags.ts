@@ -355,9 +355,16 @@ export async function readJobConfig(file: string): Promise<ReadJobConfig> {
   if (d !== undefined) {
     if (!isObject(d)) bad('datasets[0]', 'expects a mapping (DatasetConfig)');
     const ds = d as Json;
-    if (ds.path == null)
-      bad('datasets[0].name', 'registry datasets (-d name@version) are not yet supported: give a path');
-    options.path = resolve(str('datasets[0].path', ds.path) as string);
+    if (ds.path == null) {
+      // A registry dataset: berth's -d NAME@VERSION with --registry-path / --registry-url.
+      const name = str('datasets[0].name', ds.name) ?? bad('datasets[0]', 'needs a path or a name');
+      const version = str('datasets[0].version', ds.version) ?? str('datasets[0].ref', ds.ref);
+      options.dataset = version ? `${name}@${version}` : name;
+      const registryPath = str('datasets[0].registry_path', ds.registry_path);
+      if (registryPath !== undefined) options.registryPath = resolve(registryPath);
+      const registryUrl = str('datasets[0].registry_url', ds.registry_url);
+      if (registryUrl !== undefined) options.registryUrl = registryUrl;
+    } else options.path = resolve(str('datasets[0].path', ds.path) as string);
     options.include = strings('datasets[0].task_names', ds.task_names);
     options.exclude = strings('datasets[0].exclude_task_names', ds.exclude_task_names);
     options.limit = num('datasets[0].n_tasks', ds.n_tasks, true);

@@ -212,7 +212,7 @@ export async function runCommand(
 }
 
 async function runInterruptible(
-  options: RunCommandOptions & { path: string },
+  options: RunCommandOptions,
   harbor: HarborRunSettings,
   interrupt: InterruptHandle,
 ): Promise<number> {
@@ -624,7 +624,7 @@ async function runInterruptible(
  * The queue of `--queue`, checked before the job starts.
  * @throws UsageError for a bad URL, an unreachable queue, or an option workers cannot honour.
  */
-async function openQueue(options: RunCommandOptions & { path: string }) {
+async function openQueue(options: RunCommandOptions) {
   if (options.model?.length)
     throw new UsageError(
       '-m/--model with --queue: not supported yet (a trial on a worker calls models through a gateway on that worker; docs/scale-out.md)',
@@ -633,7 +633,7 @@ async function openQueue(options: RunCommandOptions & { path: string }) {
   const { maxBlobBytes } = await import('../queue/blobs.ts');
   return QueueSubmitter.open({
     address: { url: options.queue as string, ...(options.queueCa ? { caFile: options.queueCa } : {}) },
-    datasetPath: options.path,
+    datasetPath: options.path as string,
     maxBlobBytes: maxBlobBytes(options.maxBlobMb),
   });
 }

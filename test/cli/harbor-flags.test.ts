@@ -261,10 +261,14 @@ describe('readJobConfig', () => {
     });
     expect(read.verifierEnv).toEqual({ OPENAI_BASE_URL: 'http://127.0.0.1:1/v1' });
     expect(read.artifacts).toEqual(['/app/out.txt', { source: '/logs/x', destination: 'x' }]);
+    await writeFile(file, JSON.stringify({ datasets: [{ name: 'terminal-bench', version: '2.0', registry_path: 'r.json' }] }));
+    expect((await readJobConfig(file)).options).toMatchObject({
+      dataset: 'terminal-bench@2.0',
+      registryPath: join(process.cwd(), 'r.json'),
+    });
 
     for (const [config, field] of [
       [{ environment: { type: 'modal' } }, 'environment.type'],
-      [{ datasets: [{ name: 'terminal-bench', version: '2.0' }] }, 'datasets[0].name'],
       [{ metrics: [{ type: 'max' }] }, 'metrics'],
       [{ environment: { mounts: [{ source: '/a', target: '/b' }] } }, 'environment.mounts'],
       [{ plugins: [{ import_path: 'x:Y' }] }, 'plugins'],
