@@ -159,11 +159,28 @@ describe("Harbor's flags on berth run", () => {
 
   it('--debug prints the job events as log lines on stderr', async () => {
     const dir = await temp.make('berth-harbor-debug-');
-    const run = berth(['run', '-p', mini, '-a', 'oracle', '-l', '1', '-o', dir, '--job-name', 'd', '--debug']);
+    const run = berth([
+      'run',
+      '-p',
+      mini,
+      '-a',
+      'oracle',
+      '-l',
+      '1',
+      '-o',
+      dir,
+      '--job-name',
+      'd',
+      '--debug',
+    ]);
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stderr).toMatch(/ INFO \[mini__stats-1__1\] trial started: task mini__stats-1, attempt 1, agent oracle/);
+    expect(run.stderr).toMatch(
+      / INFO \[mini__stats-1__1\] trial started: task mini__stats-1, attempt 1, agent oracle/,
+    );
     expect(run.stderr).toMatch(/ INFO \[mini__stats-1__1\] command \(verifier\): .* -> exit \d+ in /);
-    expect(readFileSync(join(dir, 'd', 'job.log'), 'utf8')).toMatch(/\[mini__stats-1__1\] trial ended: resolved/);
+    expect(readFileSync(join(dir, 'd', 'job.log'), 'utf8')).toMatch(
+      /\[mini__stats-1__1\] trial ended: resolved/,
+    );
   });
 
   it('usage: no arguments, a bad flag, -e daytona, a TOML -c, a JobConfig berth cannot run', async () => {
@@ -261,7 +278,10 @@ describe('readJobConfig', () => {
     });
     expect(read.verifierEnv).toEqual({ OPENAI_BASE_URL: 'http://127.0.0.1:1/v1' });
     expect(read.artifacts).toEqual(['/app/out.txt', { source: '/logs/x', destination: 'x' }]);
-    await writeFile(file, JSON.stringify({ datasets: [{ name: 'terminal-bench', version: '2.0', registry_path: 'r.json' }] }));
+    await writeFile(
+      file,
+      JSON.stringify({ datasets: [{ name: 'terminal-bench', version: '2.0', registry_path: 'r.json' }] }),
+    );
     expect((await readJobConfig(file)).options).toMatchObject({
       dataset: 'terminal-bench@2.0',
       registryPath: join(process.cwd(), 'r.json'),
