@@ -99,10 +99,6 @@ export async function harborRunOptions(
         ? `-e ${o.env}: berth runs trials in Docker or in its local sandbox (-e docker, -e local); Harbor's ${o.env} environment is not part of berth`
         : `-e/--env expects docker or local, got ${JSON.stringify(o.env)}`,
     );
-  if (o.path === undefined)
-    throw new UsageError(
-      "-p/--path is required (or a -c job configuration naming one dataset's or task's path)",
-    );
 
   const verifierEnv = { ...configVerifierEnv, ...parseAssignments('--ve', ve) };
   const artifacts: ArtifactRequest[] = [...configArtifacts, ...(o.artifact ?? [])];

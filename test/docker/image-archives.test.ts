@@ -85,7 +85,7 @@ describe.skipIf(skipDocker)('image archives (tar_path)', () => {
     const trial = readFileSync(join(missing, 'jobs', 'm', `${ID}__1`, 'result.json'), 'utf8');
     expect(trial).toContain('berth-examples__csv-kit.tar is in none of');
     expect(trial).toContain(join(missing, 'sample_images', 'berth-examples__csv-kit.tar'));
-    expect(run.stdout).toContain('ImageBuildError');
+    expect(run.stdout).toContain('SandboxBuildFailedError');
     // berth check agrees, and says where the archive is found once it is there.
     const check = (cwd: string) =>
       execa('node', [join(ROOT, 'bin', 'berth.js'), 'check', '-p', '.', '--json'], { cwd, reject: false });
@@ -128,11 +128,11 @@ describe.skipIf(skipDocker)('image archives (tar_path)', () => {
       { cwd: dataset, reject: false, env: { BERTH_CACHE_DIR: join(dataset, 'cache') } },
     );
     const result = JSON.parse(readFileSync(join(dataset, 'jobs', 'oracle', 'result.json'), 'utf8')) as {
-      stats: { n_resolved_trials: number };
+      berth: { n_resolved_trials: number };
     };
     expect(run.exitCode, `${run.stdout}\n${run.stderr}`).toBe(0);
     expect(run.stderr).toContain('-m/--model is ignored');
-    expect(result.stats.n_resolved_trials, run.stdout).toBe(1);
+    expect(result.berth.n_resolved_trials, run.stdout).toBe(1);
     expect(await imageExists(IMAGE)).toBe(true);
   });
 

@@ -88,10 +88,11 @@ describe.skipIf(skipDocker)('registries (-d, offline)', () => {
     );
     expect(run.exitCode, `${run.stdout}\n${run.stderr}`).toBe(0);
     const result = JSON.parse(readFileSync(join(dir, 'jobs', 'j', 'result.json'), 'utf8')) as {
-      stats: { n_trials: number; n_resolved_trials: number };
+      stats: { n_completed_trials: number };
+      berth: { n_resolved_trials: number };
     };
-    expect(result.stats.n_trials).toBe(2);
-    expect(result.stats.n_resolved_trials).toBe(2);
+    expect(result.stats.n_completed_trials).toBe(2);
+    expect(result.berth.n_resolved_trials).toBe(2);
     expect(run.stderr).toContain(`fetching calc (tasks/calc at ${pinned.slice(0, 12)})`);
     // berth clean --cache removes the fetched tasks.
     expect(existsSync(join(dir, 'cache', 'registry'))).toBe(true);
