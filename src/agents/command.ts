@@ -12,7 +12,9 @@
  *   `BERTH_INSTRUCTION_FILE`. Also set: `BERTH_AGENT_LOG_DIR` (the log folder as
  *   the command sees it: `/logs/agent` in containers, `<environment>/logs/agent`
  *   locally; copied into the trial's `agent/` as data after the phase), `BERTH_TASK_NAME`,
- *   `BERTH_ATTEMPT`, `BERTH_WORKDIR` and, with `--model`, `BERTH_MODEL`.
+ *   `BERTH_ATTEMPT`, `BERTH_WORKDIR` and, with `--model`, `BERTH_MODEL`; a task with MCP
+ *   servers sets `BERTH_MCP_SERVERS` (`{"mcpServers": {...}}` as Claude Code's `.mcp.json`),
+ *   one with `skills_dir` sets `BERTH_SKILLS_DIR`.
  *   `--agent-env` values are passed to the set-up and agent commands only,
  *   never to the verifier.
  * - stdout and stderr go to `agent/command/stdout.txt` and `stderr.txt`, the exit
@@ -45,6 +47,7 @@ import {
   logsPath,
 } from '../environments/environment.ts';
 import { gatewayAccess } from '../models/access.ts';
+import type { McpServer } from '../tasks/task.ts';
 import { AgentTimeoutError } from '../trials/errors.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
 import { shellQuote } from '../util/shell.ts';
@@ -123,6 +126,11 @@ export class CommandAgent implements Agent {
       BERTH_ATTEMPT: String(context.attempt),
       BERTH_WORKDIR: context.environment.workdir,
       ...(this.options.model ? { BERTH_MODEL: this.options.model } : {}),
+      // The task's MCP servers (Claude Code's `.mcp.json` shape) and skills folder, for the CLI to use.
+      ...(context.task.mcpServers?.length
+        ? { BERTH_MCP_SERVERS: JSON.stringify({ mcpServers: mcpServersJson(context.task.mcpServers) }) }
+        : {}),
+      ...(context.task.skillsDir ? { BERTH_SKILLS_DIR: context.task.skillsDir } : {}),
     };
   }
 
@@ -294,5 +302,17 @@ export async function writePrediction(
   await writeFileAtomic(
     join(logDir, 'prediction.json'),
     `${JSON.stringify({ instance_id: instanceId, model_name_or_path: model, model_patch: patch })}\n`,
+  );
+}
+
+/** MCP servers as Claude Code's `.mcp.json` names them (`http` for streamable HTTP). */
+export function mcpServersJson(servers: readonly McpServer[]): Record<string, Record<string, unknown>> {
+  return Object.fromEntries(
+    servers.map((server) => [
+      server.name,
+      server.transport === 'stdio'
+        ? { type: 'stdio', command: server.command, args: server.args }
+        : { type: server.transport === 'streamable-http' ? 'http' : 'sse', url: server.url },
+    ]),
   );
 }

@@ -51,6 +51,12 @@ export const parseOutputSchema = z
           status,
           count: z.number().int().nonnegative(),
           locations: z.array(z.string()).optional().describe('Where the runner located them (`file:line`).'),
+          skips: z
+            .array(z.object({ line: z.number().int(), count: z.number().int(), reason: z.string() }))
+            .optional()
+            .describe(
+              'Skipped results: the skip summaries located in this file (1-based line, how many, why).',
+            ),
           report: z.string().describe('The input file that reported them.'),
         }),
       )

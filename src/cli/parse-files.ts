@@ -4,7 +4,7 @@
  */
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { TestCollector } from '../parsers/common.ts';
+import { addCount, TestCollector } from '../parsers/common.ts';
 import { parseReport } from '../parsers/registry.ts';
 import type { TestStatus } from '../parsers/types.ts';
 import type { ParseOutput } from './output-schemas.ts';
@@ -96,17 +96,7 @@ export async function parseFiles(files: string[], options: ParseFilesOptions = {
   }
   const merged = collector.result();
   // Results without an id cannot merge with anything: they add to the counts as they are.
-  for (const u of unnamed) {
-    const key =
-      u.status === 'PASSED'
-        ? 'passed'
-        : u.status === 'FAILED'
-          ? 'failed'
-          : u.status === 'ERROR'
-            ? 'error'
-            : 'skipped';
-    merged.counts[key] += u.count;
-  }
+  for (const u of unnamed) addCount(merged.counts, u.status, u.count);
   if (files.length > 1) {
     const duplicates = merged.warnings.find((w) => w.includes('duplicate'));
     if (duplicates) warnings.push(`across files: ${duplicates}`);

@@ -10,7 +10,6 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { Agent } from '../agents/agent.ts';
 import { OracleAgent } from '../agents/oracle.ts';
@@ -23,14 +22,15 @@ import { renderTable } from '../reporters/text.ts';
 import { loadSwebench } from '../tasks/swebench/load.ts';
 import type { Task } from '../tasks/task.ts';
 import type { TrialResult } from '../trials/result.ts';
+import { packagePath } from '../util/package-root.ts';
 import { createVerifiers } from '../verifiers/registry.ts';
 import { CONTROL_NAMES, makeControls, writeControls } from './controls.ts';
 import { readRows } from './rows.ts';
 
 const run = promisify(execFile);
 
-/** The bundled sample, relative to this file (works from src/ and dist/). */
-export const SAMPLE = fileURLToPath(new URL('../../examples/swe-dockerless.jsonl', import.meta.url));
+/** The bundled sample, in berth's package folder. */
+export const SAMPLE = packagePath('examples', 'swe-dockerless.jsonl');
 
 /** One missing prerequisite and how to install it on Debian. */
 export interface MissingPrerequisite {

@@ -250,6 +250,11 @@ export interface EnvironmentStartContext {
    * read-only so an agent inside reaches the gateway whatever the network (`modelGatewayDir`).
    */
   modelGatewayDir?: string;
+  /**
+   * Variables every command in the environment gets (Harbor's `[environment] env`, templates
+   * already resolved); a command's own `ExecOptions.env` wins over them.
+   */
+  env?: Record<string, string>;
   signal?: AbortSignal;
 }
 

@@ -24,8 +24,10 @@ import type { Problem } from './types.ts';
 export interface GenerateOptions {
   problems: Map<string, Problem>;
   model: string;
-  /** e.g. http://127.0.0.1:8000/v1 */
+  /** e.g. http://127.0.0.1:8000/v1 (berth's model gateway, for `berth generate`) */
   baseUrl: string;
+  /** The endpoint as the user named it, for messages (default `baseUrl`). */
+  endpoint?: string;
   apiKey?: string;
   /** Client retries (default 2; 0 behind the gateway, which retries itself). */
   maxRetries?: number;
@@ -87,12 +89,30 @@ function describeCause(error: unknown): string {
   return parts.at(-1) ?? 'unknown error';
 }
 
+/** A gateway's answer that it could not reach the upstream (connection refused, unknown host...). */
+const GATEWAY_UNREACHABLE =
+  /upstream[: ].*(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|ECONNRESET|ETIMEDOUT|fetch failed|Cannot connect|did not answer)/;
+
 /** An OpenAI client error as berth reports it: the endpoint's fault (exit 2) or the run's (exit 1). */
 function endpointFailure(error: unknown, url: string): Error {
   if (error instanceof OpenAI.APIConnectionTimeoutError)
     return new EndpointError(url, `no answer in time (${describeCause(error)})`, { cause: error });
   if (error instanceof OpenAI.APIConnectionError)
     return new EndpointError(url, `cannot connect: ${describeCause(error)}`, { cause: error });
+  // Behind berth's model gateway the client reaches the gateway; an unreachable upstream comes
+  // back as the gateway's 502/504 naming the cause.
+  if (
+    error instanceof OpenAI.APIError &&
+    (error.status === 502 || error.status === 504) &&
+    GATEWAY_UNREACHABLE.test(error.message)
+  ) {
+    const cause = /upstream[: ]+(.*)$/s.exec(error.message)?.[1]?.trim() ?? error.message;
+    return new EndpointError(
+      url,
+      error.status === 504 ? `no answer in time (${cause})` : `cannot connect: ${cause}`,
+      { cause: error },
+    );
+  }
   if (error instanceof OpenAI.APIError && error.status !== undefined) {
     const what = `HTTP ${error.status}: ${error.message.replace(/^\d+\s*/, '').slice(0, 300)}`;
     // 4xx: the URL, the model or the key is wrong; 5xx (after the client's retries): the server failed.
@@ -183,7 +203,7 @@ export async function generate(options: GenerateOptions): Promise<GeneratedSampl
   } catch (error) {
     queue.clear();
     abort.abort();
-    throw endpointFailure(error, options.baseUrl);
+    throw endpointFailure(error, options.endpoint ?? options.baseUrl);
   }
   await writeFileAtomic(options.out, `${results.map((row) => JSON.stringify(row)).join('\n')}\n`);
   return results;

@@ -31,18 +31,9 @@ const hasReference = existsSync(path.join(reference, 'junit_compare.py'));
 const work = mkdtempSync(path.join(tmpdir(), 'berth-kotlin-ref-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-const expected: MsbExpected = {
-  run_result: { passed_tests: ['demo.CalcTest.subtracts()'], failed_tests: [], skipped_tests: [] },
-  test_patch_result: {
-    passed_tests: ['demo.CalcTest.subtracts()'],
-    failed_tests: ['demo.CalcTest.adds()'],
-    skipped_tests: [],
-  },
-  f2p_tests: ['demo.CalcTest.adds()'],
-  p2p_tests: ['demo.CalcTest.subtracts()'],
-  s2p_tests: [],
-  n2p_tests: [],
-};
+/** One f2p (`adds()`) and one p2p (`subtracts()`) test, shared with test/docker/kotlin-reference.test.ts. */
+const expectedFile = path.join(root, 'test/fixtures/kotlin-reference/expected_tests.json');
+const expected = JSON.parse(readFileSync(expectedFile, 'utf8')) as MsbExpected;
 
 const BWRAP = [
   '--ro-bind',
@@ -115,7 +106,7 @@ function runReference(dir: string): { reward: number | undefined; output: string
   mkdirSync(logs, { recursive: true });
   for (const f of ['test.sh', 'kotlin_logs_collector.sh', 'junit_compare.py'])
     copyFileSync(path.join(reference, f), path.join(tests, f));
-  writeFileSync(path.join(tests, 'expected_tests.json'), JSON.stringify(expected));
+  copyFileSync(expectedFile, path.join(tests, 'expected_tests.json'));
   writeFileSync(path.join(tests, 'test.patch'), '');
   const run = spawnSync(
     'bwrap',

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { chunksOf } from '../parsers/common.ts';
 import { pytestParser } from '../parsers/pytest.ts';
 import type { ParseResult } from '../parsers/types.ts';
+import { mapSkipLocations, testAtLine } from './skip-locations.ts';
 import { gradeSwebench, harnessPytestStatuses, junkIdReason, type SwebenchGradeInput } from './swebench.ts';
 
 const generated = join(import.meta.dirname, '../../test/fixtures/parsers/generated');
@@ -83,27 +84,38 @@ describe('never invent tests', () => {
         status: 'SKIPPED',
         count: 2,
         locations: ['tests/test_calc.py:19', 'tests/test_calc.py:22'],
+        skips: [
+          { line: 19, count: 1, reason: 'not here' },
+          { line: 22, count: 1, reason: 'decorated' },
+        ],
       },
     ]);
   });
 });
 
 describe('skips reported only by location', () => {
-  it('mapped back to the tests the log lists (a collection listing before the run): the P2P holds', async () => {
-    const log = read('pytest-collect-then-ra.txt');
-    const result = await parse(log);
-    for (const id of [`${T}test_skips_inside`, `${T}test_skipped_by_mark`]) {
-      expect(result.tests.find((t) => t.id === id)).toMatchObject({
-        status: 'SKIPPED',
-        mappedFrom: ['tests/test_calc.py:19', 'tests/test_calc.py:22'],
-      });
-    }
-    expect(result.unnamed).toBeUndefined();
-    const g = await grade(log, [`${T}test_prints_results`], [`${T}test_skips_inside`]);
+  const project = join(generated, 'projects/python/pytest_style');
+  const sources = async (file: string) => readFileSync(join(project, file), 'utf8');
+
+  it('mapped back to their tests from the test file: the P2P holds', async () => {
+    const log = read('pytest-ra.txt');
+    const mapped = await mapSkipLocations(await parse(log), sources);
+    expect(mapped.tests.find((t) => t.id === `${T}test_skips_inside`)).toMatchObject({
+      status: 'SKIPPED',
+      message: 'not here',
+      mappedFrom: 'tests/test_calc.py:19',
+    });
+    expect(mapped.tests.find((t) => t.id === `${T}test_skipped_by_mark`)).toMatchObject({
+      status: 'SKIPPED',
+      mappedFrom: 'tests/test_calc.py:22',
+    });
+    expect(mapped.unnamed).toEqual([]);
+    expect(mapped.counts).toEqual((await parse(log)).counts);
+    const g = await grade(log, [`${T}test_prints_results`], [`${T}test_skips_inside`], { parse: mapped });
     expect(g.resolved).toBe(true);
   });
 
-  it('said when it cannot be mapped, and the warning asks for what is missing (-v), not for -rA', async () => {
+  it('said when it cannot be mapped (no test file), and the warning asks for what is missing (-v), not for -rA', async () => {
     const log = read('pytest-ra.txt');
     expect(log).toContain('SKIPPED [1] tests/test_calc.py:19: not here');
     const result = await parse(log);
@@ -116,6 +128,30 @@ describe('skips reported only by location', () => {
     expect(g.resolved).toBe(false);
     expect(g.verdicts[1]).toMatchObject({ passed: false, reason: 'missing' });
     expect(g.verdicts[1]?.note).toContain('2 skipped (tests/test_calc.py:19, tests/test_calc.py:22)');
+    // A file that cannot be read maps nothing.
+    const none = await mapSkipLocations(result, async () => undefined);
+    expect(none.unnamed?.[0]?.count).toBe(2);
+  });
+
+  it('hostile: a conftest.py listing a deleted test and printing results before the session maps nothing', async () => {
+    const log = read('pytest-hostile-listing.txt');
+    const result = await parse(log);
+    expect(statusMap(result)).toEqual({ 'tests/test_h.py::test_f2p': 'FAILED' });
+    expect(result.warnings.join('\n')).toMatch(
+      /2 result line\(s\) printed before pytest's session started were ignored/,
+    );
+    const hostile = join(generated, 'projects/python/pytest_hostile');
+    const mapped = await mapSkipLocations(result, async (file) => readFileSync(join(hostile, file), 'utf8'));
+    // The skip is where the file says it is: in test_dummy, not in the deleted test.
+    expect(statusMap(mapped)).toEqual({
+      'tests/test_h.py::test_f2p': 'FAILED',
+      'tests/test_h.py::test_dummy': 'SKIPPED',
+    });
+    const g = await grade(log, ['tests/test_h.py::test_f2p'], ['tests/test_h.py::test_p2p_gone'], {
+      parse: mapped,
+    });
+    expect(g.resolved).toBe(false);
+    expect(g.verdicts.map((v) => v.reason)).toEqual(['failed', 'missing']);
   });
 
   it('without -rA nor -v, the warning asks for either', async () => {
@@ -124,6 +160,49 @@ describe('skips reported only by location', () => {
     expect(result.tests).toEqual([]);
     expect(result.counts).toEqual({ passed: 2, failed: 1, error: 0, skipped: 0 });
   });
+});
+
+describe('testAtLine: the test a line of a Python file belongs to', () => {
+  const source = [
+    'import pytest', // 1
+    '', // 2
+    'def helper():', // 3
+    '    pytest.skip("x")', // 4
+    '', // 5
+    'class TestA:', // 6
+    '    @pytest.mark.skipif(', // 7
+    '        True, reason="multi-line decorator"', // 8
+    '    )', // 9
+    '    def test_m(self):', // 10
+    '        if True:', // 11
+    '            pytest.skip("deep")', // 12
+    '', // 13
+    '    class TestInner:', // 14
+    '        async def test_n(self):', // 15
+    '            pytest.skip()', // 16
+    '', // 17
+    '@pytest.mark.parametrize("a", [1, 2])', // 18
+    'def test_p(a):', // 19
+    '    pytest.skip()', // 20
+    '', // 21
+    'def test_outer():', // 22
+    '    def test_nested():', // 23
+    '        pytest.skip()', // 24
+    'x = pytest.skip', // 25
+  ].join('\n');
+  it.each([
+    [4, undefined], // a helper, not a test
+    [7, 'TestA::test_m'], // the decorator above it
+    [8, 'TestA::test_m'],
+    [10, 'TestA::test_m'],
+    [12, 'TestA::test_m'],
+    [16, 'TestA::TestInner::test_n'],
+    [19, undefined], // parametrised: its ids carry parameters
+    [20, undefined],
+    [24, undefined], // nested in another function: not a test
+    [25, undefined], // module level
+    [99, undefined],
+  ])('line %i -> %s', (line, expected) => expect(testAtLine(source, line)).toBe(expected));
 });
 
 describe('parametrised ids holding the run temp folder (SWE-bench parse_log_pytest_options)', () => {

@@ -432,7 +432,18 @@ function errorStatus(error: unknown): { status: number; message: string; body?: 
   const e = error as Error;
   if (e?.name === 'TimeoutError' || e?.name === 'AbortError')
     return { status: 504, message: `upstream did not answer within the request timeout` };
-  return { status: 502, message: `upstream: ${e?.message ?? String(error)}` };
+  return { status: 502, message: `upstream: ${withCause(e)}` };
+}
+
+/** An error's message with its innermost cause (`fetch failed (connect ECONNREFUSED 127.0.0.1:8000)`). */
+function withCause(error: Error | undefined): string {
+  const message = error?.message ?? String(error);
+  let inner: unknown = error?.cause;
+  for (let depth = 0; depth < 5 && inner instanceof Error && inner.cause instanceof Error; depth++)
+    inner = inner.cause;
+  return inner instanceof Error && inner.message && !message.includes(inner.message)
+    ? `${message} (${inner.message})`
+    : message;
 }
 
 export class ModelGateway {

@@ -231,14 +231,17 @@ function detachTest(test: TestCase): TestCase {
   return test;
 }
 
+/** Adds `n` results of `status` to `counts` (a negative `n` takes them away). */
+export function addCount(counts: StatusCounts, status: TestStatus, n = 1): void {
+  if (status === 'PASSED') counts.passed += n;
+  else if (status === 'FAILED') counts.failed += n;
+  else if (status === 'ERROR') counts.error += n;
+  else counts.skipped += n;
+}
+
 /** Counts tests by status. */
 export function countStatuses(tests: Iterable<TestCase>): StatusCounts {
   const counts: StatusCounts = { passed: 0, failed: 0, error: 0, skipped: 0 };
-  for (const test of tests) {
-    if (test.status === 'PASSED') counts.passed++;
-    else if (test.status === 'FAILED') counts.failed++;
-    else if (test.status === 'ERROR') counts.error++;
-    else counts.skipped++;
-  }
+  for (const test of tests) addCount(counts, test.status);
   return counts;
 }

@@ -2,7 +2,7 @@ import { createReadStream, existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { chunksOf } from './common.ts';
+import { addCount, chunksOf } from './common.ts';
 import { detectGoTest, parseGoTest } from './go-test.ts';
 import { parseJUnit } from './junit.ts';
 
@@ -151,16 +151,7 @@ describe('go test: repeated runs and failing benchmarks, against go-junit-report
       const ours = await parseGoTest(createReadStream(path.join(generated, log)), { sourceName: log });
       const report = await parseJUnit(createReadStream(path.join(generated, xml)), { keepElements: true });
       const theirs = { passed: 0, failed: 0, error: 0, skipped: 0 };
-      for (const e of report.elements ?? [])
-        theirs[
-          e.status === 'PASSED'
-            ? 'passed'
-            : e.status === 'FAILED'
-              ? 'failed'
-              : e.status === 'ERROR'
-                ? 'error'
-                : 'skipped'
-        ]++;
+      for (const e of report.elements ?? []) addCount(theirs, e.status);
       expect(ours.counts).toEqual(theirs);
       // The merged verdict per name: a run that failed makes the test FAILED.
       const worst: Record<string, string> = {};

@@ -28,7 +28,7 @@
  * counts every run of a test (a test run three times counts three times) and
  * one result per benchmark name and package, as go-junit-report's report does.
  */
-import { readLines, TestCollector } from './common.ts';
+import { addCount, readLines, TestCollector } from './common.ts';
 import {
   type ParseOptions,
   type ParseResult,
@@ -94,17 +94,10 @@ class GoTestState {
       const key = `${test.package ?? ''}\u0000${test.id}`;
       const before = this.benchmarks.get(key);
       if (before !== undefined && STATUS_PRECEDENCE[test.status] <= STATUS_PRECEDENCE[before]) return;
-      if (before !== undefined) this.count(before, -1);
+      if (before !== undefined) addCount(this.counts, before, -1);
       this.benchmarks.set(key, test.status);
     }
-    this.count(test.status, 1);
-  }
-
-  private count(status: TestStatus, n: number) {
-    if (status === 'PASSED') this.counts.passed += n;
-    else if (status === 'FAILED') this.counts.failed += n;
-    else if (status === 'ERROR') this.counts.error += n;
-    else this.counts.skipped += n;
+    addCount(this.counts, test.status);
   }
 
   private started(pkg: string, name: string) {

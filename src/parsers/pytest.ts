@@ -15,7 +15,7 @@
  * A test reported several times (a `-v` line and an `-rA` line, or a call and a
  * teardown error) is merged by ERROR > FAILED > PASSED > SKIPPED.
  */
-import { detach, readLineBatches, stripAnsi, TestCollector } from './common.ts';
+import { addCount, detach, readLineBatches, stripAnsi, TestCollector } from './common.ts';
 import type { ParseOptions, ParseResult, Parser, TestCase, TestStatus, UnnamedResults } from './types.ts';
 
 type Word = 'PASSED' | 'FAILED' | 'ERROR' | 'SKIPPED' | 'XFAIL' | 'XPASS';
@@ -205,12 +205,18 @@ export const pytestParser: Parser = {
     let lastXfail: Buffered | undefined;
     // Ids an xfail(run=False) test has: a later plain XFAIL line of the same test stays not-run.
     const notRun = new Set<string>();
-    // `SKIPPED [N] file:line: reason` lines, and ids the log lists without a result.
+    // `SKIPPED [N] file:line: reason` lines.
     const skipSummaries: SkipSummary[] = [];
-    const listed = new Set<string>();
+    // Results printed before any session header: kept only if no pytest session starts after them
+    // (a log of `-rA` lines alone); before a session they are output of a plugin or conftest.py.
+    let beforeSession: Buffered[] = [];
     let lineNo = 0;
 
     const record = (id: string, word: Word, message: string | undefined, line: number): void => {
+      if (area === 'open' && !sessionStarted) {
+        if (beforeSession.length < 1_000_000) beforeSession.push({ id: detach(id), word, message, line });
+        return;
+      }
       let { status, outcome } = toStatus(word, message);
       if (outcome === 'xfailed-notrun') notRun.add(id);
       else if (word === 'XFAIL' && notRun.has(id)) ({ status, outcome } = XFAIL_NOTRUN);
@@ -250,6 +256,12 @@ export const pytestParser: Parser = {
       pendingId = undefined;
       captured = false;
       if (title === 'test session starts') {
+        if (beforeSession.length > 0) {
+          collector.warn(
+            `${beforeSession.length} result line(s) printed before pytest's session started were ignored (output of a plugin or conftest.py, not results; first: line ${beforeSession[0]?.line})`,
+          );
+          beforeSession = [];
+        }
         commitSummary();
         area = 'session';
         sessionStarted = true;
@@ -344,6 +356,7 @@ export const pytestParser: Parser = {
               skipSummaries.push({
                 count: Number(skip[1]),
                 file: detach(skip[2] as string),
+                line: Number(skip[3]),
                 location: detach(`${skip[2]}:${skip[3]}`),
                 reason: detach(skip[4] as string),
               });
@@ -395,20 +408,21 @@ export const pytestParser: Parser = {
       }
       classicFile = undefined;
 
-      // `path::test_name ` printed by -v before the test's own output, or a collection
-      // listing (`--collect-only -q`).
-      if (PENDING_ID.test(line) && !line.includes(' - ')) {
-        pendingId = line.trim();
-        if (!pendingId.includes(' ') && listed.size < 1_000_000) listed.add(detach(pendingId));
-      }
+      // `path::test_name ` printed by -v before the test's own output.
+      if (PENDING_ID.test(line) && !line.includes(' - ')) pendingId = line.trim();
     };
 
     for await (const batch of readLineBatches(chunks)) {
       for (const raw of batch) handle(raw);
     }
     commitSummary();
+    if (!sessionStarted) {
+      // No session header at all: the log is results alone (`-rA` lines), and these are they.
+      area = 'session';
+      for (const r of beforeSession) record(r.id, r.word, r.message, r.line);
+    }
 
-    const unnamed = settleUnnamed(collector, anonymous, skipSummaries, listed, sawSummarySection);
+    const unnamed = settleUnnamed(collector, anonymous, skipSummaries, sawSummarySection);
     if (sessionStarted && finalSummary === undefined) {
       collector.truncated = true;
       collector.warn('no final pytest summary line (`=== N passed in Xs ===`): the log looks cut short');
@@ -426,15 +440,10 @@ export const pytestParser: Parser = {
 interface SkipSummary {
   count: number;
   file: string;
+  /** 1-based line. */
+  line: number;
   location: string;
   reason: string;
-}
-
-function addCount(counts: ParseResult['counts'], status: TestStatus, n: number): void {
-  if (status === 'PASSED') counts.passed += n;
-  else if (status === 'FAILED') counts.failed += n;
-  else if (status === 'ERROR') counts.error += n;
-  else counts.skipped += n;
 }
 
 const fileOf = (id: string): string => id.split('::')[0] as string;
@@ -443,17 +452,15 @@ const fileOf = (id: string): string => id.split('::')[0] as string;
  * Results the log gives without an id. Classic progress lines print one
  * character per test; `-rA` names every result but skips, which it groups by
  * location (`SKIPPED [2] tests/test_x.py:9: reason`). No id is ever invented:
- * they stay counted and unnamed, except skips that the log's own listing of
- * test ids (`--collect-only -q` lines, `-v` ids printed without a status) names
- * exactly: when a file has as many listed ids without a result as unnamed
- * skips, those ids are the skipped tests (SKIPPED, `mappedFrom` the
- * locations). What cannot be named is said in a warning.
+ * they stay counted and unnamed, a skipped result with the skip summaries
+ * located in its file (`skips`), so that a caller holding the test file can
+ * map a location back to its test (src/grading/skip-locations.ts). What cannot
+ * be named is said in a warning.
  */
 function settleUnnamed(
   collector: TestCollector,
   anonymous: Map<string, Map<Word, number>>,
   skips: SkipSummary[],
-  listed: Set<string>,
   sawSummarySection: boolean,
 ): UnnamedResults[] {
   // Named results per file and classic word.
@@ -472,9 +479,20 @@ function settleUnnamed(
     list.push(s);
     skipsByFile.set(s.file, list);
   }
-  const add = (file: string, status: TestStatus, count: number, locations?: string[]) => {
+  const add = (file: string, status: TestStatus, count: number) => {
     if (count <= 0) return;
-    unnamed.push({ file, status, count, ...(locations && locations.length > 0 ? { locations } : {}) });
+    const here = status === 'SKIPPED' ? (skipsByFile.get(file) ?? []) : [];
+    unnamed.push({
+      file,
+      status,
+      count,
+      ...(here.length > 0
+        ? {
+            locations: here.map((s) => s.location),
+            skips: here.map(({ line, count: n, reason }) => ({ line, count: n, reason })),
+          }
+        : {}),
+    });
   };
   // Skips: from the progress characters of a file when it printed any, else from the skip summaries.
   const skipCount = new Map<string, number>();
@@ -499,31 +517,10 @@ function settleUnnamed(
     }
   }
   const unmapped: string[] = [];
-  // A listed id whose temp-folder parameter differs from the run's (a listing from another
-  // pytest process) still names a test that has a result.
-  const withResult = new Set<string>();
-  if (skipCount.size > 0) for (const test of collector.tests()) withResult.add(shortenPathParameter(test.id));
   for (const [file, count] of skipCount) {
     if (count <= 0) continue;
-    const here = skipsByFile.get(file) ?? [];
-    const locations = here.map((s) => s.location);
-    const candidates = [...listed].filter(
-      (id) =>
-        fileOf(id) === file && collector.get(id) === undefined && !withResult.has(shortenPathParameter(id)),
-    );
-    if (candidates.length === count) {
-      const reasons = [...new Set(here.map((s) => s.reason))];
-      for (const id of candidates) {
-        collector.merge({
-          id,
-          status: 'SKIPPED',
-          ...(reasons.length === 1 ? { message: reasons[0] } : {}),
-          mappedFrom: locations.length > 0 ? locations : [file],
-        });
-      }
-      continue;
-    }
-    add(file, 'SKIPPED', count, locations);
+    add(file, 'SKIPPED', count);
+    const locations = (skipsByFile.get(file) ?? []).map((s) => s.location);
     unmapped.push(`${count} in ${file}${locations.length > 0 ? ` (${locations.join(', ')})` : ''}`);
   }
   const others = unnamed.filter((u) => u.status !== 'SKIPPED');
@@ -536,8 +533,8 @@ function settleUnnamed(
   }
   if (unmapped.length > 0) {
     collector.warn(
-      `skipped tests reported only by location, which the log does not map to test ids: ${unmapped.join('; ')}; ` +
-        'tests they stand for count as missing (run pytest with -v to name skipped tests)',
+      `skipped tests reported only by location, not by test id: ${unmapped.join('; ')}; ` +
+        'tests they stand for count as missing unless the test file maps each location to its test (run pytest with -v to name skipped tests)',
     );
   }
   return unnamed;

@@ -41,6 +41,8 @@ export interface UnnamedResults {
   count: number;
   /** Where the runner located them (`tests/test_x.py:9`), when it said. */
   locations?: string[];
+  /** Skipped results: the runner's skip summaries located in this file (1-based line, how many, why). */
+  skips?: { line: number; count: number; reason: string }[];
 }
 
 /** The runner's own total disagrees with the tests parsed (e.g. unittest's `Ran N tests`). */

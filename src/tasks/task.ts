@@ -54,9 +54,33 @@ export type EnvironmentSpec =
       storageMb?: number;
       /** Build timeout in seconds. */
       buildTimeoutSec?: number;
+      /** GPUs the task needs (Harbor's `gpus`); refused on an engine without GPUs. */
+      gpus?: number;
+      /** GPU models the task accepts, any one of them (Harbor's `gpu_types`). */
+      gpuTypes?: string[];
+      /** A TPU slice (Harbor's `[environment.tpu]`); no Docker engine has one. */
+      tpu?: { type: string; topology: string };
+      /**
+       * Variables of every command in the environment (Harbor's `[environment] env`), as written:
+       * `${VAR}` / `${VAR:-default}` are resolved from the host when the trial starts.
+       */
+      env?: Record<string, string>;
       network: NetworkPolicy;
       [key: string]: unknown;
     };
+
+/**
+ * An MCP server a task offers its agent (Harbor's `[[environment.mcp_servers]]`): a URL the
+ * agent reaches from inside the environment (`sse`, `streamable-http`; often a sidecar service
+ * of the task's docker-compose file), or a command the agent starts itself (`stdio`).
+ */
+export interface McpServer {
+  name: string;
+  transport: 'stdio' | 'sse' | 'streamable-http';
+  url?: string;
+  command?: string;
+  args: string[];
+}
 
 /** Network access of a phase (Harbor's `network_mode`). */
 export type NetworkPolicy =
@@ -144,6 +168,10 @@ export interface Task {
    * a phase without one uses the environment's policy. See src/environments/docker/egress/.
    */
   phaseNetwork?: { agent?: NetworkPolicy; verifier?: NetworkPolicy };
+  /** MCP servers the agent is given (agents that speak MCP write them into their configuration). */
+  mcpServers?: McpServer[];
+  /** Folder inside the environment whose skills are copied where the agent reads skills. */
+  skillsDir?: string;
   source?: TaskSource;
   /** Every other field of the input, kept as it was. */
   metadata: Record<string, unknown>;

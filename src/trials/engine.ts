@@ -5,7 +5,7 @@ import { applyPhaseNetwork } from '../environments/docker/egress/network-switch.
 import { runHealthcheck } from '../environments/docker/healthcheck.ts';
 import type { Environment } from '../environments/environment.ts';
 import { type TrialModels, TrialModelUse } from '../models/trial-models.ts';
-import { resolveEnvTemplates, secretsAllowed } from '../tasks/harbor/env-template.ts';
+import { environmentVariables, resolveEnvTemplates, secretsAllowed } from '../tasks/harbor/env-template.ts';
 import { aggregateStepRewards, minRewardFailure } from '../tasks/harbor/steps.ts';
 import type { Task } from '../tasks/task.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
@@ -121,6 +121,9 @@ class TrialRun {
   private readonly exceptions: ExceptionInfo[] = [];
   /** `fileSystemBefore` of the agent's environment, taken before the current step's agent. */
   private fileSystemBefore: Set<string> | undefined;
+  /** `[environment] env` resolved (every command of the environment gets it). */
+  private environmentEnv: Record<string, string> | undefined;
+  private allowSecrets = false;
 
   constructor(
     private readonly spec: TrialSpec,
@@ -289,6 +292,8 @@ class TrialRun {
   private async runPlan(plan: TrialPlan): Promise<void> {
     // Templates first: a missing variable or a secret without consent fails before anything starts.
     const allowSecrets = this.spec.allowEnvSecrets === true || secretsAllowed();
+    this.allowSecrets = allowSecrets;
+    this.environmentEnv = environmentVariables(this.task.environment, allowSecrets);
     const solutionEnv = resolveEnvTemplates(plan.solutionEnv, { section: '[solution] env', allowSecrets });
     const verifierEnvs = plan.steps.map((s) =>
       s.verifier.envTemplates
@@ -363,9 +368,24 @@ class TrialRun {
       // The agent's files (installed agents), once per base image; not in a grading environment.
       ...(tool && first ? { tool } : {}),
       ...(this.models && first ? { modelGatewayDir: this.models.session.gatewayDir } : {}),
+      ...(this.environmentEnv ? { env: this.environmentEnv } : {}),
       ...(this.signal ? { signal: this.signal } : {}),
     });
     this.environment = environment;
+    await this.install(environment, logName, first);
+    if (first) {
+      this.result.berth.isolated = environment.isolated;
+      this.result.berth.isolation_method = environment.isolated
+        ? (environment.isolationMethodName ?? environment.kind)
+        : null;
+      if (environment.limits) this.result.berth.limits = environment.limits.record;
+    }
+    this.baseCommit = await this.baseCommitOf(environment);
+  }
+
+  /** Runs the dataset's install step in `environment` (a failure is an EnvironmentSetupError). */
+  private async install(environment: Environment, logName: string, first: boolean): Promise<void> {
+    const { task } = this;
     const install = 'install' in task.environment ? task.environment.install : undefined;
     if (typeof install === 'string' && install.trim() !== '') {
       const run = await environment.exec(install, {
@@ -393,14 +413,6 @@ class TrialRun {
         );
       }
     }
-    if (first) {
-      this.result.berth.isolated = environment.isolated;
-      this.result.berth.isolation_method = environment.isolated
-        ? (environment.isolationMethodName ?? environment.kind)
-        : null;
-      if (environment.limits) this.result.berth.limits = environment.limits.record;
-    }
-    this.baseCommit = await this.baseCommitOf(environment);
   }
 
   /**
@@ -768,9 +780,11 @@ class TrialRun {
       task: this.task,
       jobId: this.spec.job.name,
       trialDir: this.trialDir,
+      ...(this.environmentEnv ? { env: this.environmentEnv } : {}),
       ...(this.signal ? { signal: this.signal } : {}),
     });
     try {
+      await this.install(environment, 'install-verifier.log', false);
       if (healthcheck)
         await runHealthcheck(environment, healthcheck, this.signal ? { signal: this.signal } : {});
     } catch (error) {
@@ -798,10 +812,12 @@ class TrialRun {
       throw new Error(`a separate verifier environment needs the ${task.environment.kind} provider`);
     const subDir = join(this.trialDir, '.verifier-env', key.replace(/[^A-Za-z0-9._-]/g, '_'));
     await rm(subDir, { recursive: true, force: true });
+    const verifierEnv = environmentVariables(task.environment, this.allowSecrets);
     const venv = await provider.start({
       task,
       jobId: this.spec.job.name,
       trialDir: subDir,
+      ...(verifierEnv ? { env: verifierEnv } : {}),
       ...(this.signal ? { signal: this.signal } : {}),
     });
     let verdict: VerifierResult;

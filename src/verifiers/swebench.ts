@@ -18,6 +18,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import { mapSkipLocations } from '../grading/skip-locations.ts';
 import {
   type DroppedExpected,
   gradeSwebench,
@@ -93,6 +94,25 @@ export function betweenMarkers(log: string, nonce: string): string | undefined {
   const to = log.lastIndexOf(end);
   if (from === -1 || to === -1 || to < from + start.length - 1) return undefined;
   return log.slice(from + start.length, to + 1);
+}
+
+/**
+ * A repository file's text as the tests saw it (read in the environment, sandboxed as the tests
+ * run, at most 4 MiB), or undefined: a path that is absolute, climbs out or enters .git, or that
+ * cannot be read.
+ */
+async function readRepoFile(
+  env: VerifyContext['environment'],
+  file: string,
+  signal: AbortSignal | undefined,
+): Promise<string | undefined> {
+  if (checkSnapshotPath(file) !== undefined) return undefined;
+  const read = await env.exec(`test -f ${shellQuote(file)} && head -c 4194304 -- ${shellQuote(file)}`, {
+    timeoutSec: 60,
+    network: { mode: 'no-network' },
+    ...(signal ? { signal } : {}),
+  });
+  return read.exitCode === 0 && !read.timedOut ? read.output : undefined;
 }
 
 /** The files the verifier writes, relative to the trial folder. */
@@ -320,7 +340,14 @@ export class SwebenchVerifier implements Verifier {
       timedOut: run.timedOut,
       timeoutSec: context.timeoutSec,
     };
-    const berthGrade = gradeSwebench({ ...gradeInput, parse, rules: 'default' });
+    // berth's rules map skips that pytest reported only by location (`SKIPPED [1] file:line`)
+    // back to their tests from the test files; the harness's reading leaves them missing.
+    const berthParse = parse
+      ? await mapSkipLocations(parse, (file) => readRepoFile(env, file, context.signal))
+      : undefined;
+    if (berthParse && parse && berthParse !== parse)
+      warnings.push(...berthParse.warnings.slice(parse.warnings.length));
+    const berthGrade = gradeSwebench({ ...gradeInput, parse: berthParse, rules: 'default' });
     const harnessRead = gradeSwebench({
       ...gradeInput,
       parse: parse ? harnessReading(parse, parsedText) : undefined,

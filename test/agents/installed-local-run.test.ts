@@ -17,7 +17,7 @@ import { ModelGateway } from '../../src/models/gateway.ts';
 import { PriceTable } from '../../src/models/pricing.ts';
 import { type ModelTarget, resolveModel } from '../../src/models/providers.ts';
 import { loadSwebench } from '../../src/tasks/swebench/load.ts';
-import { runTrial } from '../../src/trials/trial.ts';
+import { runTrialWith } from '../../src/trials/trial.ts';
 import { createVerifiers } from '../../src/verifiers/registry.ts';
 import { trajectoryValidator } from '../helpers/atif.ts';
 import { editAndRunScript } from '../helpers/coding-agent-script.ts';
@@ -62,7 +62,7 @@ async function run(name: 'claude-code' | 'codex', content: string) {
           protocols: ['openai-responses', 'openai-chat'],
         };
   const trialDir = join(await temp.make('berth-installed-local-run-'), 'trial');
-  const result = await runTrial({
+  const result = await runTrialWith({
     task,
     agent: new InstalledAgent({
       name,

@@ -497,3 +497,69 @@ describe('DockerLess rows whose dockerless.test_files is a plain string (issue 1
     expect(empty.stderr).toMatch(/field `dockerless\.test_files`.*empty path/);
   });
 });
+
+describe('a PASS_TO_PASS test pytest -rA reports skipped only by location (issue 12)', () => {
+  it('is mapped to its test from the test file: the gold patch resolves; --rules swebench keeps it missing', async () => {
+    const dir = await tmp();
+    const examplesRows = readFileSync(join(examples, 'swe-dockerless.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const row = examplesRows.find((r) => r.instance_id === 'berth__durations-1') as Record<string, unknown>;
+    const dockerless = row.dockerless as { files: Record<string, string>; test_cmd: string };
+    expect(dockerless.test_cmd).toContain('-rA');
+    expect(dockerless.test_cmd).not.toMatch(/\s-v\b/);
+    const file = 'tests/test_durations.py';
+    const skipped =
+      '\n\n@pytest.mark.skip(reason="runs on another platform")\ndef test_platform_only():\n    pass\n';
+    const variant = {
+      ...row,
+      PASS_TO_PASS: [
+        ...(typeof row.PASS_TO_PASS === 'string'
+          ? (JSON.parse(row.PASS_TO_PASS) as string[])
+          : (row.PASS_TO_PASS as string[])),
+        `${file}::test_platform_only`,
+      ],
+      dockerless: {
+        ...dockerless,
+        files: {
+          ...dockerless.files,
+          [file]: (dockerless.files[file] as string).replace(
+            'from durations import DurationError, format_duration, parse_duration, sum_durations\n',
+            `from durations import DurationError, format_duration, parse_duration, sum_durations\n${skipped}`,
+          ),
+        },
+      },
+    };
+    const rowsFile = join(dir, 'skip-row.jsonl');
+    await writeFile(rowsFile, `${JSON.stringify(variant)}\n`);
+    for (const [rules, expected] of [
+      ['default', 'resolved 1/1'],
+      ['swebench', 'resolved 0/1'],
+    ] as const) {
+      const run = berth([
+        'run',
+        '-p',
+        rowsFile,
+        '--rules',
+        rules,
+        '--jobs-dir',
+        join(dir, rules),
+        '--job-name',
+        'j',
+      ]);
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout + run.stderr).toContain(expected);
+    }
+    const trial = readdirSync(join(dir, 'default', 'j')).find((d) =>
+      d.startsWith('berth__durations-1'),
+    ) as string;
+    const report = JSON.parse(
+      readFileSync(join(dir, 'default', 'j', trial, 'verifier', 'report.json'), 'utf8'),
+    );
+    expect(report.tests).toContainEqual(
+      expect.objectContaining({ id: `${file}::test_platform_only`, passed: true, status: 'SKIPPED' }),
+    );
+    expect(report.parse_warnings.join('\n')).toContain('mapped to their tests from the test files');
+  });
+});

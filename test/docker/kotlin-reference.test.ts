@@ -11,7 +11,7 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFi
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { dataDir } from '../helpers/data.ts';
+import { dataDir, fixturesDir } from '../helpers/data.ts';
 import { BASE_IMAGE, skipDocker, tempDir } from './helpers.ts';
 
 const bin = fileURLToPath(new URL('../../bin/berth.js', import.meta.url));
@@ -43,20 +43,9 @@ function makeTask(): string {
   for (const f of ['test.sh', 'kotlin_logs_collector.sh', 'junit_compare.py'])
     copyFileSync(join(reference, f), join(dir, 'tests', f));
   writeFileSync(join(dir, 'tests', 'test.patch'), '');
-  writeFileSync(
+  copyFileSync(
+    join(fixturesDir, 'kotlin-reference', 'expected_tests.json'),
     join(dir, 'tests', 'expected_tests.json'),
-    JSON.stringify({
-      run_result: { passed_tests: ['demo.CalcTest.subtracts()'], failed_tests: [], skipped_tests: [] },
-      test_patch_result: {
-        passed_tests: ['demo.CalcTest.subtracts()'],
-        failed_tests: ['demo.CalcTest.adds()'],
-        skipped_tests: [],
-      },
-      f2p_tests: ['demo.CalcTest.adds()'],
-      p2p_tests: ['demo.CalcTest.subtracts()'],
-      s2p_tests: [],
-      n2p_tests: [],
-    }),
   );
   return dir;
 }

@@ -5,7 +5,7 @@
  * past storage_mb is the phase's disk error; output is capped; the pids limit keeps `-n`
  * containers within the host's budget. Nothing is left running afterwards.
  */
-import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Agent } from '../../src/agents/agent.ts';
@@ -117,6 +117,18 @@ describe.skipIf(skipDocker)('container limits (real engine)', () => {
     const result = await trial(variant(), agent);
     expect(['storage-opt', 'watch']).toContain(result.berth.limits?.enforced_by.disk);
     expect(result.exception_info?.exception_type).toBe('AgentDiskLimitError');
+  });
+
+  it('a test that writes 300 MiB into /logs/verifier leaves at most the copy cap in the jobs folder', async () => {
+    const result = await trial(
+      variant({ 'tests/test.sh': '#!/bin/bash\nhead -c 314572800 /dev/zero > /logs/verifier/big.bin\n' }),
+      new ScriptOracleAgent(),
+      { ...SMALL, writableBytes: 1024 * MiB, memoryBytes: 512 * MiB },
+    );
+    const dir = join(new URL(result.trial_uri).pathname, 'verifier');
+    const total = readdirSync(dir).reduce((sum, name) => sum + statSync(join(dir, name)).size, 0);
+    expect(total).toBeLessThanOrEqual(256 * MiB);
+    expect(result.berth.resolved).toBe(false);
   });
 
   it('the pids limit keeps -n containers within half of the host pids; 4 GiB memory by default', async () => {

@@ -172,6 +172,8 @@ describe('berth run lists every bad row, prediction and task before any trial', 
     expect(run.stderr).toContain(`  ${json}:line 1 (field \`schema_version\`): expected a string, got 1.3\n`);
     const listing = run.stderr.split('\nberth: ')[0] as string;
     expect(listing).not.toContain(join(dataset, 'good'));
-    expect(run.stderr).toContain('berth: 2 invalid task(s) were skipped (listed above): calc, calc-json; exit 2');
+    expect(run.stderr).toContain(
+      'berth: 2 invalid task(s) were skipped (listed above): calc, calc-json; exit 2',
+    );
   }, 300_000);
 });

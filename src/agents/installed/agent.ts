@@ -151,6 +151,8 @@ export class InstalledAgent implements Agent {
       token: endpoint.token,
       model: endpoint.model,
       options: this.options.options ?? {},
+      ...(context.task.mcpServers?.length ? { mcpServers: context.task.mcpServers } : {}),
+      ...(context.task.skillsDir ? { skillsDir: context.task.skillsDir } : {}),
     };
     const command = new CommandAgent({
       command: recipe.script(input),

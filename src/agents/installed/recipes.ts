@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: shell parameter expansions (${TMPDIR:-/tmp}), not templates
 /**
  * How each installed agent runs headless through berth's model gateway: the variables and
  * configuration files that point it at the gateway (with the trial's token as its key), the
@@ -15,7 +16,9 @@
  * `OPENAI_API_KEY`/`OPENAI_MODEL`.
  */
 import { UsageError } from '../../errors.ts';
+import type { McpServer } from '../../tasks/task.ts';
 import { shellQuote } from '../../util/shell.ts';
+import { mcpServersJson } from '../command.ts';
 import type { InstalledAgentName } from './packages.ts';
 
 /** The wire protocol an agent speaks to its model (the gateway serves each). */
@@ -44,6 +47,47 @@ export interface RecipeInput {
   model: string;
   /** The agent's own options (`--ak`), checked against the recipe's table. */
   options: Readonly<Record<string, string>>;
+  /** The task's MCP servers (Harbor's `[[environment.mcp_servers]]`), written into the agent's configuration. */
+  mcpServers?: readonly McpServer[];
+  /** The task's skills folder inside the environment (Harbor's `skills_dir`), copied where the agent reads skills. */
+  skillsDir?: string;
+}
+
+/**
+ * The shell line that copies the task's skills (`skills_dir`, a folder inside the environment)
+ * into `target` (an agent's skills folder, a shell word), as Harbor's installed agents do; none
+ * without skills. A missing or empty folder copies nothing.
+ */
+function copySkills(input: RecipeInput, target: string): string[] {
+  if (!input.skillsDir) return [];
+  return [`mkdir -p ${target} && { cp -R ${shellQuote(input.skillsDir)}/. ${target}/ 2>/dev/null || true; }`];
+}
+
+/** The MCP servers as `{name: entry}` in one agent's words; none when the task has none. */
+function mcpEntries(
+  input: RecipeInput,
+  entry: (server: McpServer) => Record<string, unknown>,
+): Record<string, Record<string, unknown>> | undefined {
+  if (!input.mcpServers?.length) return undefined;
+  return Object.fromEntries(input.mcpServers.map((server) => [server.name, entry(server)]));
+}
+
+/** Gemini CLI's and Qwen Code's `mcpServers` entry (`httpUrl` for streamable HTTP, `url` for SSE). */
+function geminiMcpEntry(server: McpServer): Record<string, unknown> {
+  if (server.transport === 'stdio') return { command: server.command, args: server.args };
+  return server.transport === 'streamable-http' ? { httpUrl: server.url } : { url: server.url };
+}
+
+/** Codex's `[mcp_servers.<name>]` tables in its config.toml. */
+function codexMcpToml(input: RecipeInput): string[] {
+  const out: string[] = [];
+  for (const server of input.mcpServers ?? []) {
+    out.push(`[mcp_servers.${JSON.stringify(server.name)}]`);
+    if (server.transport === 'stdio') {
+      out.push(`command = ${JSON.stringify(server.command)}`, `args = ${JSON.stringify(server.args)}`);
+    } else out.push(`url = ${JSON.stringify(server.url)}`);
+  }
+  return out;
 }
 
 /** One agent option (`--ak NAME=VALUE`). */
@@ -92,6 +136,15 @@ function line(argv: string[]): string {
 
 const EFFORTS = ['low', 'medium', 'high', 'xhigh', 'max'] as const;
 
+/** Claude Code's user-scoped `.claude.json` with the task's MCP servers (`http` for streamable HTTP). */
+function claudeMcp(input: RecipeInput): string[] {
+  if (!input.mcpServers?.length) return [];
+  const servers = mcpServersJson(input.mcpServers);
+  return [
+    `printf '%s' ${shellQuote(JSON.stringify({ mcpServers: servers }))} > "$CLAUDE_CONFIG_DIR/.claude.json"`,
+  ];
+}
+
 export const RECIPES: Readonly<Record<InstalledAgentName, AgentRecipe>> = {
   'claude-code': {
     protocol: 'anthropic',
@@ -125,6 +178,9 @@ export const RECIPES: Readonly<Record<InstalledAgentName, AgentRecipe>> = {
       [
         'export CLAUDE_CONFIG_DIR="$BERTH_AGENT_LOG_DIR/sessions"',
         'mkdir -p "$CLAUDE_CONFIG_DIR"',
+        // User-scoped MCP servers (loaded without a trust prompt), as Harbor writes them.
+        ...claudeMcp(input),
+        ...copySkills(input, '"$CLAUDE_CONFIG_DIR/skills"'),
         `${line([
           '"$BERTH_AGENT_HOME/bin/claude"',
           '--print',
@@ -172,11 +228,13 @@ export const RECIPES: Readonly<Record<InstalledAgentName, AgentRecipe>> = {
         'wire_api = "responses"',
         'request_max_retries = 2',
         'stream_max_retries = 2',
+        ...codexMcpToml(input),
         '',
       ].join('\n');
       return [
         'export CODEX_HOME="$(mktemp -d "${TMPDIR:-/tmp}/berth-codex.XXXXXX")"',
         `printf '%s' ${shellQuote(config)} > "$CODEX_HOME/config.toml"`,
+        ...copySkills(input, '"$HOME/.agents/skills"'),
         'status=0',
         `${line([
           '"$BERTH_AGENT_HOME/bin/codex"',
@@ -220,11 +278,14 @@ export const RECIPES: Readonly<Record<InstalledAgentName, AgentRecipe>> = {
         privacy: { usageStatisticsEnabled: false },
         telemetry: { enabled: false },
         ...(input.options.max_turns ? { model: { maxSessionTurns: Number(input.options.max_turns) } } : {}),
+        ...(input.mcpServers?.length ? { mcpServers: mcpEntries(input, geminiMcpEntry) } : {}),
+        ...(input.skillsDir ? { experimental: { skills: true } } : {}),
       };
       return [
         'export GEMINI_CLI_HOME="$(mktemp -d "${TMPDIR:-/tmp}/berth-gemini.XXXXXX")"',
         'mkdir -p "$GEMINI_CLI_HOME/.gemini"',
         `printf '%s' ${shellQuote(JSON.stringify(settings))} > "$GEMINI_CLI_HOME/.gemini/settings.json"`,
+        ...copySkills(input, '"$GEMINI_CLI_HOME/.gemini/skills"'),
         'status=0',
         `${line([
           '"$BERTH_AGENT_HOME/bin/gemini"',
@@ -270,12 +331,22 @@ export const RECIPES: Readonly<Record<InstalledAgentName, AgentRecipe>> = {
             models: { [input.model]: { name: input.model } },
           },
         },
+        ...(input.mcpServers?.length
+          ? {
+              mcp: mcpEntries(input, (server) =>
+                server.transport === 'stdio'
+                  ? { type: 'local', command: [server.command, ...server.args] }
+                  : { type: 'remote', url: server.url },
+              ),
+            }
+          : {}),
       };
       return [
         'export XDG_CONFIG_HOME="$(mktemp -d "${TMPDIR:-/tmp}/berth-opencode.XXXXXX")"',
         'export XDG_DATA_HOME="$XDG_CONFIG_HOME/data" XDG_CACHE_HOME="$XDG_CONFIG_HOME/cache" XDG_STATE_HOME="$XDG_CONFIG_HOME/state"',
         'export OPENCODE_CONFIG="$XDG_CONFIG_HOME/opencode.json"',
         `printf '%s' ${shellQuote(JSON.stringify(config))} > "$OPENCODE_CONFIG"`,
+        ...copySkills(input, '"$XDG_CONFIG_HOME/opencode/skills"'),
         'status=0',
         `${line([
           '"$BERTH_AGENT_HOME/bin/opencode"',
@@ -307,6 +378,13 @@ export const RECIPES: Readonly<Record<InstalledAgentName, AgentRecipe>> = {
       [
         'export QWEN_HOME_DIR="$(mktemp -d "${TMPDIR:-/tmp}/berth-qwen.XXXXXX")"',
         'export HOME="$QWEN_HOME_DIR"',
+        ...(input.mcpServers?.length
+          ? [
+              'mkdir -p "$HOME/.qwen"',
+              `printf '%s' ${shellQuote(JSON.stringify({ mcpServers: mcpEntries(input, geminiMcpEntry) }))} > "$HOME/.qwen/settings.json"`,
+            ]
+          : []),
+        ...copySkills(input, '"$HOME/.qwen/skills"'),
         'status=0',
         `${line([
           '"$BERTH_AGENT_HOME/bin/qwen"',

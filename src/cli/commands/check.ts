@@ -77,8 +77,11 @@ export const registerCheck: RegisterCommand = (program: Command) => {
         },
       );
       let exists: ((image: string) => Promise<boolean>) | undefined;
+      let engine: import('../../environments/docker/accelerators.ts').EngineAccelerators | undefined;
       try {
         const { docker } = await connectDocker();
+        const { engineAccelerators } = await import('../../environments/docker/accelerators.ts');
+        engine = await engineAccelerators(docker);
         const cache = new Map<string, Promise<boolean>>();
         exists = (image) => {
           let p = cache.get(image);
@@ -97,7 +100,7 @@ export const registerCheck: RegisterCommand = (program: Command) => {
       }
       const checks = [];
       for (const { dir, task, error } of loaded)
-        checks.push(task ? await checkTask(task, imageMap, exists) : unloadableCheck(dir, error));
+        checks.push(task ? await checkTask(task, imageMap, exists, engine) : unloadableCheck(dir, error));
       const summary = {
         total: checks.length,
         yes: checks.filter((c) => c.canRun === 'yes').length,

@@ -99,6 +99,7 @@ export const registerGenerate: RegisterCommand = (program) => {
           problems,
           model: model.name,
           baseUrl: model.baseUrl,
+          endpoint: baseUrl ?? options.model,
           apiKey: model.token,
           maxRetries: 0,
           chat: Boolean(options.chat),

@@ -57,6 +57,8 @@ export interface ContainerOptions {
   pidsLimit?: number;
   network: NetworkPolicy;
   env?: Record<string, string>;
+  /** Devices for the container (GPUs: accelerators.ts). */
+  deviceRequests?: Docker.DeviceRequest[];
   mounts?: Mount[];
   /** Default user of `exec` (a name or uid). */
   user?: string;
@@ -241,6 +243,7 @@ export class DockerContainerEnvironment implements Environment {
         PidsLimit: limits.processes,
         ...(withStorage ? { StorageOpt: { size: String(limits.diskBytes) } } : {}),
         NetworkMode: 'bridge',
+        ...(options.deviceRequests?.length ? { DeviceRequests: options.deviceRequests } : {}),
         Binds: (options.mounts ?? []).map((m) => `${m.host}:${m.container}${m.readOnly ? ':ro' : ''}`),
         Init: false,
         // Kept when it stops: `killStrayProcesses` starts it again; `stop()` removes it.

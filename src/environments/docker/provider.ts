@@ -19,6 +19,12 @@ import type {
   ToolInstallRecord,
 } from '../environment.ts';
 import { failedInstall } from '../tool-install.ts';
+import {
+  engineAccelerators,
+  engineRefusal,
+  gpuDeviceRequests,
+  UnsupportedEnvironmentError,
+} from './accelerators.ts';
 import { connectDocker } from './client.ts';
 import { DockerContainerEnvironment } from './container.ts';
 import { type BaseImage, ImageMap, orderBases, readBasesManifest } from './dockerfile.ts';
@@ -214,6 +220,10 @@ export class DockerEnvironmentProvider implements EnvironmentProvider {
     const { task, trialDir, jobId } = context;
     const spec = task.environment as DockerSpec;
     mkdirSync(trialDir, { recursive: true });
+    // GPUs / TPUs: refused before anything is built when this engine has none.
+    const accelerators = await engineAccelerators((await connectDocker()).docker);
+    const refusal = engineRefusal(spec, accelerators);
+    if (refusal) throw new UnsupportedEnvironmentError(refusal);
     const buildLog = join(trialDir, 'build.log');
     const key = `${task.origin.file}\0${task.name}`;
     let prepared = this.prepared.get(key);
@@ -264,7 +274,10 @@ export class DockerEnvironmentProvider implements EnvironmentProvider {
     try {
       const environment = await DockerContainerEnvironment.create({
         docker,
-        ...(egress ? { egress, env: egress.proxyEnv() } : {}),
+        ...(egress ? { egress } : {}),
+        // [environment] env in every command; the egress proxy's variables over it.
+        env: { ...(context.env ?? {}), ...(egress?.proxyEnv() ?? {}) },
+        deviceRequests: gpuDeviceRequests(spec, accelerators),
         image,
         jobId,
         trialName: basename(trialDir),

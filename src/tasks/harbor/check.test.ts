@@ -82,7 +82,7 @@ describe('berth check (static)', () => {
     ).toEqual(['artifacts', 'per-phase network mode']);
   });
 
-  it('counts as unsupported only what berth does not run (GPUs, MCP servers, skills)', () => {
+  it('every feature of task.toml is one berth runs (GPUs where the engine has them)', () => {
     const features = taskFeatures({
       steps: [{ name: 'a' }],
       agent: { user: 'agent' },
@@ -97,6 +97,6 @@ describe('berth check (static)', () => {
       },
       artifacts: ['/app/x'],
     });
-    expect(features.filter((f) => !SUPPORTED_FEATURES.has(f))).toEqual(['gpus', 'mcp servers', 'skills']);
+    expect(features.filter((f) => !SUPPORTED_FEATURES.has(f))).toEqual([]);
   });
 });

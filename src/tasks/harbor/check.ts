@@ -6,6 +6,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
+import { type EngineAccelerators, engineRefusal } from '../../environments/docker/accelerators.ts';
 import {
   type BaseImage,
   type ImageMap,
@@ -91,6 +92,12 @@ export const SUPPORTED_FEATURES = new Set<string>([
   'env templating from the host',
   'allowlist network',
   'per-phase network mode',
+  // Run when the engine has them; else refused with the reason (accelerators.ts), here and in `berth run`.
+  'gpus',
+  'tpu',
+  '[environment] env',
+  'mcp servers',
+  'skills',
 ]);
 
 /** Harbor features a task uses beyond a single-step, shared-verifier task (from its task.toml). */
@@ -109,6 +116,8 @@ export function taskFeatures(raw: Record<string, unknown>): string[] {
     environment?: {
       healthcheck?: unknown;
       gpus?: number;
+      tpu?: unknown;
+      env?: Record<string, string>;
       mcp_servers?: unknown[];
       network_mode?: string;
       allow_internet?: boolean;
@@ -124,6 +133,8 @@ export function taskFeatures(raw: Record<string, unknown>): string[] {
   if (t.agent?.user !== undefined || t.verifier?.user !== undefined) f.add('[agent]/[verifier] user');
   if (t.environment?.healthcheck) f.add('healthcheck');
   if ((t.environment?.gpus ?? 0) > 0) f.add('gpus');
+  if (t.environment?.tpu) f.add('tpu');
+  if (Object.keys(t.environment?.env ?? {}).length > 0) f.add('[environment] env');
   if (t.environment?.mcp_servers?.length) f.add('mcp servers');
   if (t.environment?.skills_dir) f.add('skills');
   if (t.environment?.workdir) f.add('workdir');
@@ -226,6 +237,7 @@ export async function checkTask(
   task: Task,
   imageMap: ImageMap,
   imageExists: ((image: string) => Promise<boolean>) | undefined,
+  engine: EngineAccelerators = { gpuRuntime: false, gpuNames: [] },
 ): Promise<TaskCheck> {
   const spec = task.environment as DockerSpec;
   const taskDir = (task.metadata.harbor as { task_dir?: string } | undefined)?.task_dir ?? task.origin.file;
@@ -326,9 +338,11 @@ export async function checkTask(
         `the verifier needs the network (${verifierSteps[0]?.where}: ${verifierSteps[0]?.reaches})`,
       );
   }
-  if (task.environment.kind === 'docker' && spec.os === 'windows') {
+  // What `berth run` refuses at the environment's start (the same function says it there).
+  const refusal = task.environment.kind === 'docker' ? engineRefusal(spec, engine) : undefined;
+  if (refusal) {
     missing = true;
-    reasons.push('a Windows task (os = "windows") cannot run on this Linux engine');
+    reasons.push(refusal);
   }
   const features = taskFeatures((task.metadata.task_toml ?? {}) as Record<string, unknown>);
   const unsupported = features.filter((f) => !SUPPORTED_FEATURES.has(f));

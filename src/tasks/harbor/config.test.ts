@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: Harbor's ${VAR} templates in task.toml text
 import { describe, expect, it } from 'vitest';
 import { InputError } from '../../errors.ts';
 import { lineOfKey, parseSizeToMb, parseTaskToml } from './config.ts';
@@ -349,5 +350,108 @@ describe('values Harbor accepts by coercion (pydantic lax mode, issue 12)', () =
       expect(caught, bad).toBeInstanceOf(InputError);
       expect((caught as InputError).location).toMatchObject({ line, field });
     }
+  });
+});
+
+describe('issue 19: every field of every table', () => {
+  it('warns about unknown keys inside known tables, on their line, with the nearest known key', () => {
+    const text = [
+      'schema_version = "1.3"',
+      '[agent]',
+      'timeout_secs = 60',
+      '[environment]',
+      'cpu = 2',
+      'memory_mb = 512',
+      '[environment.healthcheck]',
+      'command = "true"',
+      'retry = 3',
+      '[[environment.mcp_servers]]',
+      'name = "m"',
+      'transport = "http"',
+      'url = "http://m:8000/mcp"',
+      'headers = "x"',
+      '[metadata]',
+      'anything = "goes"',
+      '[[steps]]',
+      'name = "one"',
+      'min_rewards = 1',
+      '[steps.verifier]',
+      'timeout = 5',
+      '[environment.env]',
+      'ANY_NAME = "is a variable, not a key"',
+    ].join('\n');
+    const c = parseTaskToml(text, 't/task.toml');
+    const unknown = c.warnings.filter((w) => w.includes('unknown key'));
+    expect(unknown).toEqual([
+      'line 3: unknown key `agent.timeout_secs` is ignored (as Harbor ignores unknown keys); did you mean `agent.timeout_sec`?',
+      'line 5: unknown key `environment.cpu` is ignored (as Harbor ignores unknown keys); did you mean `environment.cpus`?',
+      'line 9: unknown key `environment.healthcheck.retry` is ignored (as Harbor ignores unknown keys); did you mean `environment.healthcheck.retries`?',
+      'line 14: unknown key `environment.mcp_servers[0].headers` is ignored (as Harbor ignores unknown keys)',
+      'line 19: unknown key `steps[0].min_rewards` is ignored (as Harbor ignores unknown keys); did you mean `steps[0].min_reward`?',
+      'line 21: unknown key `steps[0].verifier.timeout` is ignored (as Harbor ignores unknown keys); did you mean `steps[0].verifier.timeout_sec`?',
+    ]);
+    // `http` is Harbor's other name of streamable-http
+    expect(c.mcpServers).toEqual([
+      { name: 'm', transport: 'streamable-http', url: 'http://m:8000/mcp', args: [] },
+    ]);
+  });
+
+  it('reads gpu_types, [environment.tpu], skills_dir and [environment] env', () => {
+    const c = parseTaskToml(
+      [
+        '[environment]',
+        'gpus = 2',
+        'gpu_types = ["H100"]',
+        'skills_dir = "/skills"',
+        '[environment.tpu]',
+        'type = "v6e"',
+        'topology = " 2x4 "',
+        '[environment.env]',
+        'A = "${HOME:-x}"',
+      ].join('\n'),
+      't/task.toml',
+    );
+    expect(c.gpus).toBe(2);
+    expect(c.gpuTypes).toEqual(['H100']);
+    expect(c.tpu).toEqual({ type: 'v6e', topology: '2x4' });
+    expect(c.skillsDir).toBe('/skills');
+    expect(c.environmentEnv).toEqual({ A: '${HOME:-x}' });
+    expect(c.warnings).toEqual([]);
+  });
+
+  it('refuses an MCP server without what its transport needs, and a bad TPU topology, on their lines', () => {
+    const bad = () =>
+      parseTaskToml(
+        [
+          '[environment]',
+          '[[environment.mcp_servers]]',
+          'name = "web"',
+          'transport = "sse"',
+          '[[environment.mcp_servers]]',
+          'name = "local"',
+          'transport = "stdio"',
+          '[[environment.mcp_servers]]',
+          'name = "odd"',
+          'transport = "websocket"',
+          'url = "ws://x"',
+          '[environment.tpu]',
+          'type = "v6e"',
+          'topology = "2by4"',
+        ].join('\n'),
+        't/task.toml',
+      );
+    expect(bad).toThrow(InputError);
+    const message = (() => {
+      try {
+        bad();
+      } catch (e) {
+        return (e as Error).message;
+      }
+      return '';
+    })();
+    expect(message).toContain('`url` is required for transport "sse"');
+    expect(message).toContain('`command` is required for transport "stdio"');
+    expect(message).toMatch(/line 10 \(field `environment\.mcp_servers\[2\]\.transport`\)/);
+    expect(message).toMatch(/line 14 \(field `environment\.tpu\.topology`\): expected a topology like "2x4"/);
   });
 });

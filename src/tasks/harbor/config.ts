@@ -10,7 +10,7 @@
 import { parse as parseToml, TomlError } from 'smol-toml';
 import { z } from 'zod';
 import { InputError, type InputIssue } from '../../errors.ts';
-import type { NetworkPolicy } from '../task.ts';
+import type { McpServer, NetworkPolicy } from '../task.ts';
 import { tomlKeyLines } from './toml-lines.ts';
 
 const networkMode = z.enum(['public', 'no-network', 'allowlist']);
@@ -42,6 +42,44 @@ const size = z
   .regex(/^\s*\d+(\.\d+)?\s*[gGmMkK]\s*$/, 'expected a size like "2G", "512M" or "1024K"');
 const nonNegative = z.number().nonnegative();
 
+/** Harbor's `MCPServerConfig`: `http` is read as `streamable-http`; a URL for sse/http, a command for stdio. */
+const mcpServerSchema = z
+  .looseObject({
+    name: z.string().min(1),
+    transport: z
+      .string()
+      .transform((t) => (t === 'http' ? 'streamable-http' : t))
+      .pipe(z.enum(['stdio', 'sse', 'streamable-http']))
+      .optional(),
+    url: z.string().min(1).optional(),
+    command: z.string().min(1).optional(),
+    args: z.array(z.string()).optional(),
+  })
+  .superRefine((s, ctx) => {
+    const transport = s.transport ?? 'sse';
+    if (transport !== 'stdio' && !s.url)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['url'],
+        message: `\`url\` is required for transport "${transport}"`,
+      });
+    if (transport === 'stdio' && !s.command)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['command'],
+        message: '`command` is required for transport "stdio"',
+      });
+  });
+
+/** Harbor's `TpuSpec` (GKE only): an accelerator type and a topology `NxM[xK]`. */
+const tpuSchema = z.looseObject({
+  type: z.string().min(1),
+  topology: z
+    .string()
+    .transform((t) => t.trim())
+    .pipe(z.string().regex(/^[1-9]\d*(x[1-9]\d*)+$/, 'expected a topology like "2x4" or "2x2x1"')),
+});
+
 const environmentSchema = z.looseObject({
   build_timeout_sec: nonNegative.optional(),
   docker_image: z.string().min(1).optional(),
@@ -57,9 +95,10 @@ const environmentSchema = z.looseObject({
   storage: size.optional(),
   gpus: z.number().int().nonnegative().optional(),
   gpu_types: z.array(z.string()).optional(),
+  tpu: tpuSchema.optional(),
   allow_internet: z.boolean().optional(),
   env: z.record(z.string(), z.string()).optional(),
-  mcp_servers: z.array(z.looseObject({})).optional(),
+  mcp_servers: z.array(mcpServerSchema).optional(),
   skills_dir: z.string().optional(),
   workdir: z.string().optional(),
   healthcheck: z.looseObject({ command: z.string() }).optional(),
@@ -121,6 +160,121 @@ export type RawTaskToml = z.infer<typeof taskTomlSchema>;
 /** The top-level keys (tables) of Harbor's TaskConfig; any other is warned about. */
 const TOP_LEVEL_KEYS: readonly string[] = Object.keys(taskTomlSchema.shape);
 
+const NETWORK_KEYS = ['network_mode', 'allowed_hosts'];
+const HEALTHCHECK_KEYS = [
+  'command',
+  'interval_sec',
+  'timeout_sec',
+  'start_period_sec',
+  'start_interval_sec',
+  'retries',
+];
+const ENVIRONMENT_KEYS = [
+  'build_timeout_sec',
+  'docker_image',
+  'os',
+  'cpus',
+  'memory_mb',
+  'memory',
+  'storage_mb',
+  'storage',
+  'gpus',
+  'gpu_types',
+  'tpu',
+  'allow_internet',
+  'env',
+  'mcp_servers',
+  'skills_dir',
+  'healthcheck',
+  'workdir',
+  ...NETWORK_KEYS,
+];
+const AGENT_KEYS = ['timeout_sec', 'user', ...NETWORK_KEYS];
+/** `implemented` is the Kotlin Benchmark's key, which berth reads. */
+const VERIFIER_KEYS = [
+  'timeout_sec',
+  'env',
+  'user',
+  'environment_mode',
+  'environment',
+  'implemented',
+  ...NETWORK_KEYS,
+];
+
+/**
+ * The keys of every known table of Harbor's TaskConfig (src/harbor/models/task/config.py, every
+ * schema version): a table maps to its keys, a key to the keys of its own sub-table. `*` stands
+ * for each element of an array of tables. Free-form tables (`[metadata]`, the `env` tables) are
+ * absent: any key is theirs.
+ */
+interface KnownKeys {
+  [key: string]: KnownKeys | true;
+}
+function keys(names: readonly string[], nested: KnownKeys = {}): KnownKeys {
+  return Object.fromEntries(names.map((n) => [n, nested[n] ?? true]));
+}
+const ENVIRONMENT_TABLE = keys(ENVIRONMENT_KEYS, {
+  healthcheck: keys(HEALTHCHECK_KEYS),
+  tpu: keys(['type', 'topology']),
+  mcp_servers: { '*': keys(['name', 'transport', 'url', 'command', 'args']) },
+});
+const ARTIFACTS_TABLE: KnownKeys = { '*': keys(['source', 'destination', 'exclude']) };
+const KNOWN_TABLES: KnownKeys = {
+  task: keys(['name', 'description', 'authors', 'keywords'], { authors: { '*': keys(['name', 'email']) } }),
+  agent: keys(AGENT_KEYS),
+  verifier: keys(VERIFIER_KEYS, { environment: ENVIRONMENT_TABLE }),
+  solution: keys(['env']),
+  environment: ENVIRONMENT_TABLE,
+  artifacts: ARTIFACTS_TABLE,
+  steps: {
+    '*': keys(['name', 'agent', 'verifier', 'min_reward', 'healthcheck', 'artifacts'], {
+      agent: keys(AGENT_KEYS),
+      verifier: keys(VERIFIER_KEYS, { environment: ENVIRONMENT_TABLE }),
+      healthcheck: keys(HEALTHCHECK_KEYS),
+      artifacts: ARTIFACTS_TABLE,
+    }),
+  },
+};
+
+/**
+ * Warnings for keys inside known tables that Harbor's models do not have (`[environment] cpu = 2`,
+ * `[[steps]] min_rewards`): ignored as Harbor ignores them, said on their line with the nearest
+ * known key.
+ */
+function unknownKeyWarnings(
+  data: Record<string, unknown>,
+  lineOf: (path: Array<string | number>) => number | undefined,
+): string[] {
+  const out: string[] = [];
+  const visit = (node: unknown, known: KnownKeys, path: Array<string | number>): void => {
+    if (Array.isArray(node)) {
+      const each = known['*'];
+      if (each && each !== true) for (const [i, item] of node.entries()) visit(item, each, [...path, i]);
+      return;
+    }
+    if (node === null || typeof node !== 'object' || node instanceof Date) return;
+    for (const [key, value] of Object.entries(node as Record<string, unknown>)) {
+      const sub = known[key];
+      if (sub === undefined) {
+        const at = [...path, key];
+        const line = lineOf(at);
+        const near = Object.keys(known)
+          .filter((k) => k !== '*')
+          .map((k) => ({ k, d: editDistance(k, key) }))
+          // Two edits away, or one name starting the other (`retry` for `retries`).
+          .filter(({ k, d }) => d <= 2 || (key.length >= 4 && k.startsWith(key.slice(0, -1))))
+          .sort((a, b) => a.d - b.d)[0]?.k;
+        out.push(
+          `${line !== undefined ? `line ${line}: ` : ''}unknown key \`${fieldPath(at)}\` is ignored (as Harbor ignores unknown keys)${near ? `; did you mean \`${fieldPath([...path, near])}\`?` : ''}`,
+        );
+      } else if (sub !== true) visit(value, sub, [...path, key]);
+    }
+  };
+  for (const [table, known] of Object.entries(KNOWN_TABLES))
+    if (table in data) visit(data[table], known as KnownKeys, [table]);
+  return out;
+}
+
 /** Levenshtein distance, for `did you mean` hints on short key names. */
 function editDistance(a: string, b: string): number {
   let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
@@ -163,6 +317,14 @@ export interface HarborTaskConfig {
   memoryMb?: number;
   storageMb?: number;
   gpus?: number;
+  /** `gpu_types`: GPU models the task accepts (any one of them), e.g. `["H100", "A100"]`. */
+  gpuTypes?: string[];
+  /** `[environment.tpu]`: a TPU slice (GKE only in Harbor). */
+  tpu?: { type: string; topology: string };
+  /** `[[environment.mcp_servers]]`, handed to agents that speak MCP. */
+  mcpServers: McpServer[];
+  /** `skills_dir`: a folder inside the environment whose skills are copied where the agent reads them. */
+  skillsDir?: string;
   workdir?: string;
   /** The environment's baseline network (`network_mode`, or legacy `allow_internet`). */
   network: NetworkPolicy;
@@ -367,7 +529,8 @@ function coerceAsHarbor(
     }
   };
   visit(data, LAX_FIELDS, []);
-  if (Array.isArray(data.steps)) data.steps.forEach((step, i) => visit(step, STEP_FIELDS, ['steps', i]));
+  if (Array.isArray(data.steps))
+    for (const [i, step] of data.steps.entries()) visit(step, STEP_FIELDS, ['steps', i]);
 }
 
 /**
@@ -472,6 +635,8 @@ export function parseTaskToml(text: string, file: string): HarborTaskConfig {
     );
   }
 
+  warnings.push(...unknownKeyWarnings(data, lineOf));
+
   if (problems.length > 0) throw InputError.all(sortIssues(problems));
 
   const metadata = { ...(t.metadata ?? {}) } as Record<string, unknown>;
@@ -496,6 +661,16 @@ export function parseTaskToml(text: string, file: string): HarborTaskConfig {
     memoryMb,
     storageMb,
     gpus: env.gpus,
+    ...(env.gpu_types ? { gpuTypes: env.gpu_types } : {}),
+    ...(env.tpu ? { tpu: { type: env.tpu.type, topology: env.tpu.topology } } : {}),
+    mcpServers: (env.mcp_servers ?? []).map((m) => ({
+      name: m.name,
+      transport: (m.transport ?? 'sse') as McpServer['transport'],
+      ...(m.url !== undefined ? { url: m.url } : {}),
+      ...(m.command !== undefined ? { command: m.command } : {}),
+      args: m.args ?? [],
+    })),
+    ...(env.skills_dir ? { skillsDir: env.skills_dir } : {}),
     workdir: env.workdir,
     network,
     environmentEnv: env.env ?? {},

@@ -64,3 +64,18 @@ export function resolveEnvTemplates(
   }
   return out;
 }
+
+/**
+ * The variables of every command in a task's environment (Harbor's `[environment] env`, in
+ * `BaseEnvironment._maybe_resolve_task_env`), templates resolved; undefined when it has none.
+ * @throws EnvTemplateError / EnvSecretConsentError as `resolveEnvTemplates`
+ */
+export function environmentVariables(
+  environment: { kind: string; env?: unknown },
+  allowSecrets: boolean,
+): Record<string, string> | undefined {
+  const env =
+    environment.kind === 'docker' ? (environment.env as Record<string, string> | undefined) : undefined;
+  if (!env || Object.keys(env).length === 0) return undefined;
+  return resolveEnvTemplates(env, { section: '[environment] env', allowSecrets });
+}

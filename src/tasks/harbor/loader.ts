@@ -9,9 +9,9 @@
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { InputError, type InputIssue } from '../../errors.ts';
-import type { SkippedTask } from '../registry.ts';
+import { InputError } from '../../errors.ts';
 import { escapingSymlinks, readInputText } from '../../util/input-files.ts';
+import type { SkippedTask } from '../registry.ts';
 import type { Task, TaskSource } from '../task.ts';
 import { type HarborTaskConfig, parseTaskToml } from './config.ts';
 import { harborPlan } from './steps.ts';
@@ -156,6 +156,9 @@ export function loadHarborTask(taskDir: string): Task {
       memoryMb: config.memoryMb,
       storageMb: config.storageMb,
       gpus: config.gpus,
+      ...(config.gpuTypes ? { gpuTypes: config.gpuTypes } : {}),
+      ...(config.tpu ? { tpu: config.tpu } : {}),
+      ...(Object.keys(config.environmentEnv).length > 0 ? { env: config.environmentEnv } : {}),
       os: config.os,
       buildTimeoutSec: config.buildTimeoutSec,
       network: config.network,
@@ -178,6 +181,8 @@ export function loadHarborTask(taskDir: string): Task {
       mode: config.verifierMode,
     },
     agentTimeoutSec: config.agentTimeoutSec,
+    ...(config.mcpServers.length > 0 ? { mcpServers: config.mcpServers } : {}),
+    ...(config.skillsDir ? { skillsDir: config.skillsDir } : {}),
     phaseNetwork: {
       ...(config.agentNetwork ? { agent: config.agentNetwork } : {}),
       ...(config.verifierNetwork ? { verifier: config.verifierNetwork } : {}),

@@ -50,6 +50,10 @@ export interface VerifierEnvironmentSpec {
   buildTimeoutSec?: number;
   dockerImage?: string;
   workdir?: string;
+  storageMb?: number;
+  gpus?: number;
+  /** `[verifier.environment] env`, as written (templates resolved at start). */
+  env?: Record<string, string>;
 }
 
 export interface HarborStepPlan {
@@ -164,6 +168,9 @@ function envSpec(env: Raw, contextDir: string): VerifierEnvironmentSpec {
     ...(num(env.build_timeout_sec) !== undefined ? { buildTimeoutSec: num(env.build_timeout_sec) } : {}),
     ...(typeof env.docker_image === 'string' ? { dockerImage: env.docker_image } : {}),
     ...(typeof env.workdir === 'string' ? { workdir: env.workdir } : {}),
+    ...(num(env.storage_mb) !== undefined ? { storageMb: num(env.storage_mb) } : {}),
+    ...(num(env.gpus) !== undefined ? { gpus: num(env.gpus) } : {}),
+    ...(Object.keys(strRecord(env.env)).length > 0 ? { env: strRecord(env.env) } : {}),
   };
 }
 

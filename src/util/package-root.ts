@@ -1,0 +1,38 @@
+/**
+ * berth's own package folder (the one holding its package.json), found upward from this
+ * module: it works from the sources (`src/util/`), from `dist/util/` and from the compile
+ * cache under `node_modules/.cache/berth-build/<key>/util/` (bin/compile.js), whose depth
+ * below the package differs.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+let found: string | undefined;
+
+/** The folder of berth's package.json. */
+export function packageRoot(): string {
+  if (found) return found;
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const manifest = join(dir, 'package.json');
+    if (existsSync(manifest)) {
+      try {
+        if ((JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === 'berth') {
+          found = dir;
+          return dir;
+        }
+      } catch {
+        // Not a readable manifest: keep looking above.
+      }
+    }
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error(`berth's package.json not found above ${import.meta.url}`);
+    dir = parent;
+  }
+}
+
+/** A path inside berth's package folder (`packagePath('examples', 'swe-dockerless.jsonl')`). */
+export function packagePath(...segments: string[]): string {
+  return join(packageRoot(), ...segments);
+}
