@@ -35,10 +35,13 @@ import type { VerifierResult } from '../verifiers/verifier.ts';
 import type { TrialResult } from './result.ts';
 
 /**
- * Places outside the work folder where a change is not tampering: scratch and caches no
- * verifier loads code from. `~` is `/root` and every `/home/<user>`. The agent's own log
- * folders (`<logs>/agent`, `<logs>/artifacts`) and `/solution` (berth uploads the oracle's
- * solution there) are allowed too; `<logs>/verifier` and `/tests` are not.
+ * Places outside the work folder where a change is not tampering: scratch no verifier loads
+ * code from, and the state folders of the installed agents. `~` is `/root` and every
+ * `/home/<user>`. The agent's own log folders (`<logs>/agent`, `<logs>/artifacts`) and
+ * `/solution` (berth uploads the oracle's solution there) are allowed too; `<logs>/verifier`
+ * and `/tests` are not. Package caches are NOT scratch (`~/.cache`, `/var/cache`): a `test.sh`
+ * that installs its runner (`pip install pytest`, `uv pip install`) could take it from a cache
+ * the agent poisoned.
  */
 export const SCRATCH: readonly string[] = [
   '/tmp',
@@ -49,15 +52,48 @@ export const SCRATCH: readonly string[] = [
   '/proc',
   '/sys',
   '/var/log',
-  '/var/cache',
   '/solution',
-  '~/.cache',
   '~/.npm',
+  '~/.claude',
+  '~/.claude.json',
+  '~/.codex',
+  '~/.gemini',
+  '~/.qwen',
+  '~/.local/share/opencode',
+  '~/.local/state',
   '~/.bash_history',
   '~/.python_history',
   '~/.lesshst',
   '~/.viminfo',
   '~/.wget-hsts',
+];
+
+/**
+ * Places that hold what the verifier runs (interpreters, libraries, configuration, the tests,
+ * the verifier's output, start-up files of a home): a change there is the agent's change
+ * outside its work folder even when the task's work folder contains them (a work folder of
+ * `/`), unless the work folder itself lies inside the place (`/usr/src/app`).
+ */
+export const PROTECTED: readonly string[] = [
+  '/usr',
+  '/bin',
+  '/sbin',
+  '/lib',
+  '/lib32',
+  '/lib64',
+  '/libx32',
+  '/etc',
+  '/opt',
+  '/boot',
+  '/var/lib',
+  '/tests',
+  '~/.local',
+  '~/.config',
+  '~/.bashrc',
+  '~/.profile',
+  '~/.bash_profile',
+  '~/.pydistutils.cfg',
+  '~/.npmrc',
 ];
 
 /** How many changed paths a finding lists (the rest are counted). */
@@ -68,20 +104,34 @@ const below = (path: string, root: string) => {
   return path === r || path.startsWith(`${r}/`);
 };
 
-/** Whether `path` lies in the work folder, the agent's log folders or a scratch place. */
-export function allowedChange(path: string, workdir: string, logsDir: string): boolean {
-  if (below(path, workdir)) return true;
-  if (below(path, posix.join(logsDir, 'agent')) || below(path, posix.join(logsDir, 'artifacts'))) return true;
+/** The place of `places` (`~/` for `/root` and every `/home/<user>`) that `path` lies in, if any. */
+function placeOf(path: string, places: readonly string[]): string | undefined {
   const home = /^\/home\/[^/]+/.exec(path)?.[0];
-  for (const place of SCRATCH) {
+  for (const place of places) {
     if (!place.startsWith('~/')) {
-      if (below(path, place)) return true;
+      if (below(path, place)) return place;
       continue;
     }
     const rest = place.slice(1);
-    if (below(path, `/root${rest}`) || (home !== undefined && below(path, `${home}${rest}`))) return true;
+    if (below(path, `/root${rest}`)) return `/root${rest}`;
+    if (home !== undefined && below(path, `${home}${rest}`)) return `${home}${rest}`;
   }
-  return false;
+  return undefined;
+}
+
+/**
+ * Whether `path` lies in the work folder (outside `PROTECTED` places the work folder is not
+ * inside of), the agent's log folders or a scratch place.
+ */
+export function allowedChange(path: string, workdir: string, logsDir: string): boolean {
+  if (below(path, posix.join(logsDir, 'verifier'))) return false;
+  if (below(path, workdir)) {
+    const place = placeOf(path, PROTECTED);
+    if (place === undefined || below(workdir, place)) return true;
+    return false;
+  }
+  if (below(path, posix.join(logsDir, 'agent')) || below(path, posix.join(logsDir, 'artifacts'))) return true;
+  return placeOf(path, SCRATCH) !== undefined;
 }
 
 const key = (c: FileSystemChange) => `${c.kind} ${c.path}`;
@@ -187,19 +237,18 @@ export async function verifierEnvironment(
     return { environment, killed };
   }
   const archive = environment.archive?.bind(environment);
-  if (!archive) {
-    const finding = environmentFinding(
-      seen,
-      true,
-      'not verified: this environment cannot carry its work folder into a fresh one (failed closed)',
-    );
+  const workdir = environment.workdir.replace(/\/+$/, '') || '/';
+  if (!archive || workdir === '/') {
+    const why = archive
+      ? "the task's work folder is /, which cannot be carried alone into a fresh one"
+      : 'this environment cannot carry its work folder into a fresh one';
+    const finding = environmentFinding(seen, true, `not verified: ${why} (failed closed)`);
     if (options.result) addEnvironmentFinding(options.result, finding);
     return { failClosed: finding };
   }
   const fresh = await options.start();
   try {
     if (!fresh.extractArchive) throw new Error(`a ${fresh.kind} environment cannot receive a folder`);
-    const workdir = environment.workdir.replace(/\/+$/, '') || '/';
     // Only the work folder as the agent left it: the image's copy goes first.
     await fresh.exec(`rm -rf ${shellQuote(workdir)} && mkdir -p ${shellQuote(posix.dirname(workdir))}`, {
       user: 'root',
