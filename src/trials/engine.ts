@@ -604,6 +604,8 @@ class TrialRun {
     // outside its work folder decides where the verifier runs: src/trials/verifier-environment.ts).
     this.fileSystemBefore = await fileSystemBefore(env);
     let agentResult: AgentResult | undefined;
+    // The model token lives for the agent phase only: a new one for each step's agent.
+    this.models?.session.resume();
     try {
       agentResult = await this.phase(
         'agent',
@@ -638,6 +640,8 @@ class TrialRun {
       target.exception_info = this.record(exceptionInfo(error, prefix));
       agentResult = error instanceof AgentTimeoutError ? error.partialResult : undefined;
     } finally {
+      // No verifier, step set-up or later step can call a model with this phase's token.
+      this.models?.session.suspend();
       this.track('agent_execution', timing, plan.multiStep);
       // The agent's log folder, copied out as data before anything else happens to its
       // environment (src/trials/staging.ts: no link followed, what was left out recorded).

@@ -15,7 +15,7 @@
  * node reporter (node-probe.ts).
  */
 import { randomBytes } from 'node:crypto';
-import { constants } from 'node:fs';
+import { constants, rmSync } from 'node:fs';
 import { chmod, lstat, mkdir, mkdtemp, open, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -83,7 +83,9 @@ export async function armProbes(env: Environment, command: string): Promise<Arme
   const binds: { path: string; writable?: boolean }[] = [];
   let setupScript = '';
   if (env.kind === 'local') {
-    hostDir = await mkdtemp(join(tmpdir(), 'berth-probe-'));
+    // Named after this process, so a cleaner can tell a dead berth's leftovers (after kill -9).
+    hostDir = await mkdtemp(join(tmpdir(), `berth-probe-p${process.pid}-`));
+    liveDirs.add(hostDir);
     base = hostDir;
     await mkdir(join(base, 'code'));
     await mkdir(join(base, 'out'));
@@ -215,9 +217,16 @@ async function readNoFollow(path: string): Promise<string | undefined> {
   }
 }
 
+/** Host probe folders not yet removed; removed at the latest when this process exits (a signal, `process.exit`). */
+const liveDirs = new Set<string>();
+process.on('exit', () => {
+  for (const dir of liveDirs) rmSync(dir, { recursive: true, force: true });
+});
+
 /** Removes a local environment's probe folder (containers: the collect script did). */
 export async function disarmProbes(armed: ArmedProbes): Promise<void> {
   if (!armed.hostDir) return;
+  liveDirs.delete(armed.hostDir);
   // The tests may have left links or odd modes behind: remove without following anything.
   try {
     await lstat(armed.hostDir);

@@ -1,0 +1,79 @@
+/**
+ * berth's probe folders on the host (local environments) go with their trial, and with berth
+ * itself when it is stopped by a signal in the middle of a test run.
+ */
+import { spawn } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { tempDirs } from '../helpers/temp-dirs.ts';
+
+const temp = tempDirs();
+afterAll(temp.cleanup);
+const bin = fileURLToPath(new URL('../../bin/berth.js', import.meta.url));
+const sample = fileURLToPath(new URL('../../examples/swe-dockerless.jsonl', import.meta.url));
+
+const probeDirsOf = (pid: number) =>
+  readdirSync(tmpdir()).filter((n) => n.startsWith(`berth-probe-p${pid}-`));
+
+describe('probe folders', () => {
+  it('are removed when berth is stopped by SIGTERM while the tests run', async () => {
+    const jobs = await temp.make('berth-probe-cleanup-');
+    const child = spawn(
+      process.execPath,
+      [
+        bin,
+        'run',
+        '-p',
+        sample,
+        '-i',
+        'berth__durations-1',
+        '-a',
+        'oracle',
+        '--jobs-dir',
+        jobs,
+        '--job-name',
+        'j',
+      ],
+      { env: { ...process.env, CI: '1' }, stdio: 'ignore' },
+    );
+    const pid = child.pid as number;
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    // Wait for the verifier's probe folder, then stop berth in the middle of the test run.
+    const deadline = Date.now() + 120_000;
+    while (probeDirsOf(pid).length === 0 && Date.now() < deadline && child.exitCode === null)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(probeDirsOf(pid).length, 'the probe folder never appeared').toBe(1);
+    child.kill('SIGTERM');
+    expect(await exited).toBe(143);
+    expect(probeDirsOf(pid)).toEqual([]);
+  });
+
+  it('are removed after a trial that finishes', async () => {
+    const jobs = await temp.make('berth-probe-cleanup-');
+    const child = spawn(
+      process.execPath,
+      [
+        bin,
+        'run',
+        '-p',
+        sample,
+        '-i',
+        'berth__toposort-1',
+        '-a',
+        'oracle',
+        '--jobs-dir',
+        jobs,
+        '--job-name',
+        'j',
+      ],
+      { env: { ...process.env, CI: '1' }, stdio: 'ignore' },
+    );
+    const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+    expect(code).toBe(0);
+    expect(probeDirsOf(child.pid as number)).toEqual([]);
+    expect(readdirSync(join(jobs, 'j')).some((n) => n.startsWith('berth__toposort-1'))).toBe(true);
+  });
+});
