@@ -56,6 +56,8 @@ export const SCRATCH: readonly string[] = [
   '~/.npm',
   '~/.claude',
   '~/.claude.json',
+  '~/.claude.json.backup',
+  '~/.cache/claude-cli-nodejs',
   '~/.codex',
   '~/.gemini',
   '~/.qwen',
@@ -144,7 +146,7 @@ export async function fileSystemBefore(environment: Environment): Promise<Set<st
 
 /**
  * What is new in `changes` against `before`, outside the allowed places, without the
- * folders Docker lists as changed only because something below them changed.
+ * folders Docker lists because something below them is listed (the deepest paths say it all).
  */
 export function changesOutside(
   changes: readonly FileSystemChange[],
@@ -155,9 +157,7 @@ export function changesOutside(
   const fresh = changes.filter((c) => !before.has(key(c)));
   const paths = fresh.map((c) => c.path);
   return fresh.filter(
-    (c) =>
-      !allowedChange(c.path, workdir, logsDir) &&
-      !(c.kind === 'changed' && paths.some((p) => p !== c.path && below(p, c.path))),
+    (c) => !allowedChange(c.path, workdir, logsDir) && !paths.some((p) => p !== c.path && below(p, c.path)),
   );
 }
 

@@ -57,6 +57,16 @@ describe('changes outside the work folder', () => {
     ]);
   });
 
+  it('a folder listed only because an allowed file below it was added is not a change outside', () => {
+    const after = [
+      c('added', '/root/.cache'),
+      c('added', '/root/.cache/claude-cli-nodejs'),
+      c('added', '/root/.cache/claude-cli-nodejs/-app/log.jsonl'),
+      c('added', '/root/.cache/uv'),
+    ];
+    expect(changesOutside(after, new Set(), '/app', '/logs')).toEqual([c('added', '/root/.cache/uv')]);
+  });
+
   it('a work folder of / or inside /usr keeps the protected places outside it', () => {
     const after = [
       c('added', '/usr/bin/x'),
