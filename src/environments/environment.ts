@@ -262,6 +262,14 @@ export interface EnvironmentStartContext {
 export interface EnvironmentProvider {
   readonly kind: EnvironmentSpec['kind'];
   start(context: EnvironmentStartContext): Promise<Environment>;
+  /**
+   * Capability "reclaim": removes what berth processes that are no longer running left in this
+   * provider's backend (Docker: containers and networks labelled with a dead owner,
+   * src/util/owner.ts), never what a live one holds. Resolves to how many resources went. The
+   * job calls it before its trials (after `kill -9` of a previous run). Absent: nothing to do
+   * beyond the temp folders every run reclaims (src/util/leftovers.ts).
+   */
+  reclaim?(): Promise<number>;
 }
 
 /** One entry of an environment's file-system record: a path (absolute) and what happened to it. */

@@ -29,7 +29,7 @@ import type {
 import type { Sidecars } from './compose.ts';
 import type { EgressGateway } from './egress/gateway.ts';
 import { ContainerNetworkSwitch } from './egress/network-switch.ts';
-import { LABELS } from './labels.ts';
+import { LABELS, ownedLabels } from './labels.ts';
 import { ContainerLimits, isStorageOptError, refuseStorageOpt, storageOptWorth } from './limits.ts';
 import { tarPath } from './tar.ts';
 
@@ -233,7 +233,7 @@ export class DockerContainerEnvironment implements Environment {
     }
     const memory = limits.memoryBytes;
     let storageOpt = storageOptWorth(docker, info);
-    const labels: Record<string, string> = { [LABELS.managed]: '1', [LABELS.job]: options.jobId };
+    const labels: Record<string, string> = ownedLabels(options.jobId);
     if (options.trialName) labels[LABELS.trial] = options.trialName;
     if (options.taskName) labels[LABELS.task] = options.taskName;
     const env = options.env ?? {};
