@@ -92,7 +92,7 @@ describe('kill -9 of berth mid-job, then resume', () => {
       '-a',
       'command',
       '--agent-command',
-      'sleep 6',
+      'sleep 15',
     ];
     const child = startRun([...args, '--job-name', job, '--jobs-dir', jobsDir]);
     const pid = child.pid as number;
@@ -102,7 +102,6 @@ describe('kill -9 of berth mid-job, then resume', () => {
       return found.length > 0 ? found : undefined;
     });
     if (!root) throw new Error('no folder');
-    await sleep(1000);
     // A live owner's folder is spared by `berth clean`.
     const clean = berth('clean', '--job', job);
     expect(clean.status, clean.stderr).toBe(0);
@@ -140,7 +139,7 @@ describe('kill -9 of berth mid-job, then resume', () => {
         '-a',
         'command',
         '--agent-command',
-        'sleep 6',
+        'sleep 15',
         '--image-map',
         `debian:bookworm-slim=${BASE_IMAGE}`,
       ];
