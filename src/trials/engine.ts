@@ -233,6 +233,8 @@ class TrialRun {
       agent: this.agent.info,
       emit: this.emitEvent,
     });
+    // Its token works during agent phases only (agentStep resumes it with a new one).
+    this.models?.session.suspend();
     const agentInfo = this.agent.info;
     this.emitEvent({
       type: 'trial-start',
