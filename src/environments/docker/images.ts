@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import type Docker from 'dockerode';
 import { execa } from 'execa';
-import { BerthError, InputError } from '../../errors.ts';
+import { BerthError, InputError, UsageError } from '../../errors.ts';
 import {
   type BaseImage,
   ImageMap,
@@ -24,12 +24,22 @@ import {
 import { ImageArchiveError, loadArchiveFor, missingImageHint } from './image-archives.ts';
 import { LABELS } from './labels.ts';
 
-/** A build that failed or passed its timeout (Harbor's `SandboxBuildFailedError` / `EnvironmentStartTimeoutError`). */
+/**
+ * An image that could not be made: a build that failed or an image that is missing (named
+ * `SandboxBuildFailedError`, as Harbor's docs name a failed environment build), or a build that
+ * passed its timeout (`EnvironmentStartTimeoutError`, Harbor's error for an environment start
+ * over `build_timeout_sec`). The error's `name` is that name: it is the trial's `exception_type`.
+ */
 export class ImageBuildError extends BerthError {
-  readonly exceptionType: string;
+  readonly exceptionType: 'SandboxBuildFailedError' | 'EnvironmentStartTimeoutError';
   readonly log: string;
-  constructor(message: string, log: string, exceptionType = 'SandboxBuildFailedError') {
+  constructor(
+    message: string,
+    log: string,
+    exceptionType: 'SandboxBuildFailedError' | 'EnvironmentStartTimeoutError' = 'SandboxBuildFailedError',
+  ) {
     super('BERTH_IMAGE_BUILD', message);
+    this.name = exceptionType;
     this.exceptionType = exceptionType;
     this.log = log;
   }
@@ -57,6 +67,8 @@ export interface BuildRequest {
    * when none of `candidates` exists.
    */
   archive?: { tarPath: string; file?: string; candidates: string[] };
+  /** Build even when the cache tag exists, without Docker's layer cache (a forced base build). */
+  force?: boolean;
 }
 
 export interface ImageServiceOptions {
@@ -184,16 +196,53 @@ export class ImageService {
     return p;
   }
 
-  /** Builds every base of a dataset in dependency order; returns the images built or found. */
+  /**
+   * Builds a dataset's bases in dependency order, as the Kotlin Benchmark's
+   * `scripts/build_bases.sh` does: a base that exists is skipped, unless forced.
+   * @param opts.only bases to build (`repo`, `repo:tag` or the image name), with the bases they
+   *   build FROM when those are missing; default every base of the manifest
+   * @param opts.force rebuild the chosen bases even when they exist, without Docker's layer
+   *   cache (Harbor's `--force-build`); the service's `rebuild` option does the same
+   * @returns each base considered, built or found
+   * @throws UsageError when a name in `only` is not a base of the manifest
+   */
   async buildAllBases(
     basesDir: string,
-    opts: { onLog?: (line: string) => void; timeoutSec?: number } = {},
+    opts: { onLog?: (line: string) => void; timeoutSec?: number; only?: string[]; force?: boolean } = {},
   ): Promise<Array<{ image: string; built: boolean }>> {
     const bases = orderBases(readBasesManifest(basesDir));
+    const chosen = opts.only?.length
+      ? new Set(opts.only.flatMap((name) => basesNamed(bases, name)))
+      : new Set(bases);
+    // What a chosen base builds FROM (other bases of the manifest), transitively.
+    const needed = new Set<BaseImage>(chosen);
+    for (const base of [...bases].reverse()) {
+      if (!needed.has(base)) continue;
+      const text = await readFile(join(base.contextDir, base.dockerfile), 'utf8');
+      for (const ref of imagesOfDockerfile(text)) {
+        const dep = bases.find((b) => normalizeImage(b.image) === normalizeImage(ref.image));
+        if (dep) needed.add(dep);
+      }
+    }
     const out: Array<{ image: string; built: boolean }> = [];
     for (const base of bases) {
-      const present = !this.options.rebuild && (await this.exists(base.image));
-      if (!present) await this.buildBase(base, { bases, onLog: opts.onLog, timeoutSec: opts.timeoutSec });
+      if (!needed.has(base)) continue;
+      const forced = (opts.force || this.options.rebuild) && chosen.has(base);
+      const present = !forced && (await this.exists(base.image));
+      if (!present) {
+        opts.onLog?.(`base image ${base.image}: building ${base.repo}/${base.dockerfile}`);
+        await this.build({
+          contextDir: base.contextDir,
+          dockerfile: base.dockerfile,
+          name: `base-${base.repo}-${base.tag}`,
+          tags: [base.image],
+          bases,
+          ...(opts.onLog ? { onLog: opts.onLog } : {}),
+          ...(opts.timeoutSec !== undefined ? { timeoutSec: opts.timeoutSec } : {}),
+          ...(forced ? { force: true } : {}),
+        });
+        opts.onLog?.(`built base image ${base.image}`);
+      }
       out.push({ image: base.image, built: !present });
     }
     return out;
@@ -268,7 +317,7 @@ export class ImageService {
     cacheTag: string,
     hash: string,
   ): Promise<string> {
-    if (!this.options.rebuild && (await this.exists(cacheTag))) {
+    if (!this.options.rebuild && !request.force && (await this.exists(cacheTag))) {
       request.onLog?.(`using cached image ${cacheTag}`);
       return cacheTag;
     }
@@ -307,6 +356,7 @@ export class ImageService {
           labels,
           rm: true,
           forcerm: true,
+          ...(request.force ? { nocache: true } : {}),
           abortSignal: controller.signal,
         } as Docker.ImageBuildOptions,
       );
@@ -349,4 +399,20 @@ export class ImageService {
       await rm(tmp, { recursive: true, force: true });
     }
   }
+}
+
+/**
+ * The bases `name` means: `repo` (every variant of it), `repo:tag`, or an image name.
+ * @throws UsageError naming the bases there are when none matches
+ */
+export function basesNamed(bases: BaseImage[], name: string): BaseImage[] {
+  const found = bases.filter(
+    (b) =>
+      b.repo === name || `${b.repo}:${b.tag}` === name || normalizeImage(b.image) === normalizeImage(name),
+  );
+  if (found.length === 0)
+    throw new UsageError(
+      `${name} is not a base of the manifest (bases: ${bases.map((b) => `${b.repo}:${b.tag}`).join(', ')})`,
+    );
+  return found;
 }
