@@ -6,12 +6,12 @@
  * never pull: air-gapped machines have no registry.
  */
 import { createHash } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type Docker from 'dockerode';
 import { execa } from 'execa';
 import { BerthError, InputError, UsageError } from '../../errors.ts';
+import { ownedTempDir } from '../../util/leftovers.ts';
 import {
   type BaseImage,
   ImageMap,
@@ -321,7 +321,7 @@ export class ImageService {
       request.onLog?.(`using cached image ${cacheTag}`);
       return cacheTag;
     }
-    const tmp = await mkdtemp(join(tmpdir(), 'berth-build-'));
+    const tmp = await ownedTempDir('berth-build-');
     const log: string[] = [];
     const onLine = (line: string): void => {
       log.push(line);
