@@ -12,6 +12,7 @@ import { runJob } from '../jobs/job.ts';
 import { defaultJobName } from '../jobs/names.ts';
 import { planPerModel, planTrials } from '../jobs/plan.ts';
 import { modelEndpointFor } from '../models/access.ts';
+import type { TrialLimits as ModelTrialLimits } from '../models/gateway.ts';
 import { combineReporters, createReporters, ownsStdout } from '../reporters/registry.ts';
 import type { ReporterContext, RunScope } from '../reporters/reporter.ts';
 import { buildSwebenchReport, writeSwebenchReport } from '../reporters/swebench-report.ts';
@@ -285,7 +286,11 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
     process.stderr.write(
       `berth: warning: -m/--model is ignored: agent \`${options.agent}\` calls no model (-m is for deckhand, the installed agents and -a command)\n`,
     );
-  const models = resolveRunModels(noModel ? { ...options, model: undefined } : options, options.agent);
+  const models = resolveRunModels(
+    noModel ? { ...options, model: undefined } : options,
+    options.agent,
+    options.queue !== undefined,
+  );
   const agentsPerModel = models
     ? await Promise.all(
         models.targets.map(async (target) => ({
@@ -452,11 +457,12 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
   if (!machine && process.stdout.isTTY && !process.env.CI)
     process.stderr.write(`berth: running ${plan.length} trial(s), ${concurrency} at a time...\n`);
   const jobLabel = jobName;
-  const submitter = options.queue ? await openQueue(options) : undefined;
+  const submitter = options.queue ? await openQueue(options, models?.limits) : undefined;
   const queueLabel = options.queue
     ? (await import('../queue/connection.ts')).redactedUrl(options.queue)
     : undefined;
-  const gateway = models ? await startRunGateway(models) : undefined;
+  // With a queue, each worker calls the models through its own gateway, with its own keys.
+  const gateway = models && !submitter ? await startRunGateway(models) : undefined;
   const summary = await runJob({
     jobsDir: resolve(options.jobsDir),
     jobName,
@@ -574,10 +580,10 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
  * The queue of `--queue`, checked before the job starts.
  * @throws UsageError for a bad URL, an unreachable queue, or an option workers cannot honour.
  */
-async function openQueue(options: RunCommandOptions) {
-  if (options.model?.length)
+async function openQueue(options: RunCommandOptions, modelLimits: ModelTrialLimits | undefined) {
+  if (options.modelBudget !== undefined || options.modelCache)
     throw new UsageError(
-      '-m/--model with --queue: not supported yet (a trial on a worker calls models through a gateway on that worker; docs/scale-out.md)',
+      `${options.modelBudget !== undefined ? '--model-budget' : '--model-cache'} with --queue: not supported (each worker has its own model gateway; docs/scale-out.md)`,
     );
   const { QueueSubmitter } = await import('../queue/submitter.ts');
   const { maxBlobBytes } = await import('../queue/blobs.ts');
@@ -585,6 +591,7 @@ async function openQueue(options: RunCommandOptions) {
     address: { url: options.queue as string, ...(options.queueCa ? { caFile: options.queueCa } : {}) },
     datasetPath: options.path,
     maxBlobBytes: maxBlobBytes(options.maxBlobMb),
+    ...(modelLimits ? { modelLimits } : {}),
   });
 }
 
