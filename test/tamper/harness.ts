@@ -373,7 +373,7 @@ export async function runTarget(
     '1024',
     '--override-storage-mb',
     '256',
-    '--config',
+    '--settings',
     config,
   ];
   const run = async (name: string, args: string[]) => {
