@@ -110,8 +110,32 @@ async function multilingualRows(suite: string, jobDir: string): Promise<void> {
       exception?: { type: string };
     }[];
   };
-  if (!job.by_task_type || !Array.isArray(job.trials)) return;
-  for (const row of job.trials) {
+  let rows = job.trials;
+  if (!job.by_task_type || !Array.isArray(rows)) {
+    // Since `berth multilingual run` runs through the job: the rows are the trials' results.
+    rows = [];
+    for (const entry of await readdir(jobDir, { withFileTypes: true })) {
+      const trial = join(jobDir, entry.name, 'result.json');
+      if (!entry.isDirectory() || !existsSync(trial)) continue;
+      const r = JSON.parse(await readFile(trial, 'utf8')) as {
+        task_name: string;
+        verifier_result: { rewards: Record<string, number> | null } | null;
+        exception_info: { exception_type: string } | null;
+        berth: {
+          resolved: boolean;
+          verifier_details: { counts?: Record<string, { passed: number; total: number }> } | null;
+        };
+      };
+      rows.push({
+        instance_id: r.task_name,
+        reward: r.verifier_result?.rewards?.reward ?? 0,
+        resolved: r.berth.resolved,
+        ...(r.berth.verifier_details?.counts ? { counts: r.berth.verifier_details.counts } : {}),
+        ...(r.exception_info ? { exception: { type: r.exception_info.exception_type } } : {}),
+      });
+    }
+  }
+  for (const row of rows) {
     const c = row.counts ?? {};
     const counts = (k: string) => (c[k] ? `${c[k].passed}/${c[k].total}` : '-');
     verdicts[`${suite}/${row.instance_id}`] =

@@ -257,8 +257,8 @@ export class CommandAgent implements Agent {
  * @throws Error when the working folder is no git repository.
  */
 export async function diffBase(environment: Environment): Promise<string> {
-  const made = (environment as { baseSha?: unknown }).baseSha;
-  if (typeof made === 'string') return made;
+  const made = environment.baseCommit;
+  if (made !== undefined) return made;
   const head = await environment.exec(`${GIT} rev-parse --verify -q HEAD`, { timeoutSec: 60 });
   if (head.exitCode !== 0) throw new Error(`no git repository in ${environment.workdir} to take the diff in`);
   return head.output.trim();

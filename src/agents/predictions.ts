@@ -83,7 +83,10 @@ export async function loadPredictions(file: string): Promise<Map<string, Predict
 export class PredictionsAgent implements Agent {
   readonly info: { name: string; version: string; modelName?: string };
 
-  constructor(private readonly predictions: Map<string, Prediction>) {
+  constructor(
+    private readonly predictions: Map<string, Prediction>,
+    private readonly options: { missing?: 'skip' | 'empty' } = {},
+  ) {
     const models = new Set([...predictions.values()].map((p) => p.modelName));
     this.info = {
       name: 'predictions',
@@ -104,11 +107,12 @@ export class PredictionsAgent implements Agent {
   }
 
   plannedPatch(task: Task): string | undefined {
-    return this.predictions.get(task.name)?.patch;
+    return this.predictions.get(task.name)?.patch ?? (this.options.missing === 'empty' ? '' : undefined);
   }
 
   async run(context: AgentContext): Promise<AgentResult> {
     const prediction = this.predictions.get(context.task.name);
+    if (!prediction && this.options.missing === 'empty') return { patch: '' };
     if (!prediction) throw new Error(`no prediction for ${context.task.name}`);
     return {
       patch: prediction.patch,

@@ -23,6 +23,11 @@ import { ScriptOracleAgent } from './script-oracle.ts';
 export interface AgentOptions {
   /** Predictions file for the `predictions` agent. */
   predictionsFile?: string;
+  /**
+   * The `predictions` agent on a task with no prediction: `skip` (default: such tasks are not
+   * planned) or `empty` (it submits an empty patch, as `berth multilingual run` always did).
+   */
+  predictionsMissing?: 'skip' | 'empty';
   /** Command line for the `command` agent (`--agent-command`). */
   agentCommand?: string;
   /** Set-up command for the `command` agent (`--agent-setup`). */
@@ -116,7 +121,9 @@ const factories = new Map<string, AgentFactory>([
     'predictions',
     async (options) => {
       if (!options.predictionsFile) throw new UsageError('agent `predictions` needs --predictions FILE');
-      return new PredictionsAgent(await loadPredictions(options.predictionsFile));
+      return new PredictionsAgent(await loadPredictions(options.predictionsFile), {
+        ...(options.predictionsMissing === 'empty' ? { missing: 'empty' } : {}),
+      });
     },
   ],
   [

@@ -17,8 +17,8 @@ import type { ReporterContext, RunScope } from '../reporters/reporter.ts';
 import { buildSwebenchReport, writeSwebenchReport } from '../reporters/swebench-report.ts';
 import { type LimitRequest, MiB } from '../sandbox/limits.ts';
 import '../tasks/multilingual/register.ts';
-import { loadTasks } from '../tasks/registry.ts';
-import { inDocker, inLocal, instanceImageProblem } from '../tasks/swebench/instance-image.ts';
+import { loadTasks, placeTasks } from '../tasks/registry.ts';
+import { instanceImageProblem } from '../tasks/swebench/instance-image.ts';
 import { localRunProblems } from '../tasks/swebench/runnable.ts';
 import type { Task } from '../tasks/task.ts';
 import { DEFAULT_INSTALL_TIMEOUT_SEC } from '../trials/engine.ts';
@@ -169,9 +169,9 @@ function refuseOverlongTimeouts(
       check(task.agentTimeoutSec, phase.agent, 'agent', `the agent timeout of ${task.name}`);
     const verifierSec = 'timeoutSec' in task.verifier ? task.verifier.timeoutSec : 1800;
     check(verifierSec, phase.verifier, 'verifier', `the verifier timeout of ${task.name}`);
-    const env = task.environment as { buildTimeoutSec?: number };
-    if (env.buildTimeoutSec !== undefined)
-      check(env.buildTimeoutSec, phase.build, 'environment-build', `the build timeout of ${task.name}`);
+    const buildSec = task.environment.kind === 'docker' ? task.environment.buildTimeoutSec : undefined;
+    if (buildSec !== undefined)
+      check(buildSec, phase.build, 'environment-build', `the build timeout of ${task.name}`);
   }
 }
 
@@ -250,8 +250,7 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
     );
   }
   // --env: SWE-bench rows in the harness's instance image, or from a snapshot / --repos mirror.
-  const placed =
-    options.env === 'docker' ? loaded.map(inDocker) : options.env === 'local' ? loaded.map(inLocal) : loaded;
+  const placed = options.env ? placeTasks(loaded, options.env) : loaded;
   // --agent-timeout replaces the task's agent timeout (Harbor's `override_timeout_sec`).
   const tasks =
     agentTimeout === undefined ? placed : placed.map((t) => ({ ...t, agentTimeoutSec: agentTimeout }));

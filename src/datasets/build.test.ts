@@ -1,8 +1,10 @@
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { commitBase, writeSnapshot } from '../environments/local/materialise.ts';
+import { rowToTask } from '../tasks/swebench/load.ts';
 import { buildInstance, findSpecs, loadSpec } from './build.ts';
 
 const examples = fileURLToPath(new URL('../../examples/', import.meta.url));
@@ -72,6 +74,30 @@ describe('berth dataset build on the bundled sample', () => {
     await rm(join(dir, 'fix', 'src', 'toposort.js'));
     const { report } = await buildInstance(await loadSpec(dir));
     expect(report.refused.join('\n')).toContain('FAIL_TO_PASS is empty');
+  });
+
+  it('keeps symlinks, binary files and executable bits of the snapshot, and the row runs', async () => {
+    const dir = join(scratch, 'links');
+    await cp(join(examples, 'src', 'toposort'), dir, { recursive: true });
+    // The tests import the module through a link (python-semver's tests/coerce.py -> ../docs/...).
+    await rename(join(dir, 'repo', 'src', 'index.js'), join(dir, 'repo', 'src', 'entry.js'));
+    await symlink('entry.js', join(dir, 'repo', 'src', 'index.js'));
+    await writeFile(join(dir, 'repo', 'logo.bin'), Buffer.from([0x89, 0x50, 0x00, 0xff, 0xfe]));
+    await writeFile(join(dir, 'repo', 'run.sh'), '#!/bin/sh\nnode --test\n', { mode: 0o755 });
+    const { row, report } = await buildInstance(await loadSpec(dir));
+    expect(report.refused).toEqual([]);
+    const dockerless = row?.dockerless as Record<string, unknown>;
+    expect(dockerless.symlinks).toEqual({ 'src/index.js': 'entry.js' });
+    expect(dockerless.binary_files).toEqual({ 'logo.bin': 'iVAA//4=' });
+    expect(dockerless.executables).toEqual(['run.sh']);
+    expect(Object.keys(dockerless.files as object)).not.toContain('src/index.js');
+    // The row's base commit is the one the local environment makes of the same snapshot.
+    const task = rowToTask({ value: row, file: 'row.jsonl', line: 1 });
+    const repo = join(scratch, 'links-materialised');
+    await mkdir(repo);
+    if (task.environment.kind !== 'local' || !task.environment.snapshot) throw new Error('no snapshot');
+    await writeSnapshot(repo, task.environment.snapshot);
+    expect(await commitBase(repo)).toBe(row?.base_commit);
   });
 
   it('names the spec file and field of a bad spec', async () => {

@@ -15,10 +15,11 @@
  * disappears with it, when a run reports no tests at all, or when a patch does
  * not apply.
  */
-import { readdir, readFile, stat } from 'node:fs/promises';
-import { join, relative, resolve, sep } from 'node:path';
+import { lstat, readdir, readFile, readlink, stat } from 'node:fs/promises';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { InputError } from '../errors.ts';
 import type { TestStatus } from '../parsers/types.ts';
+import type { RepositorySnapshot } from '../tasks/task.ts';
 import { shellQuote } from '../util/shell.ts';
 import { isTestPath, resultingPaths, touchedPaths } from './patches.ts';
 import { type BaseSource, git, parseLog, statusMap, Workspace } from './workspace.ts';
@@ -157,7 +158,7 @@ export async function buildInstance(spec: BuildSpec): Promise<BuildOutcome> {
       FAIL_TO_PASS: JSON.stringify(report.failToPass),
       PASS_TO_PASS: JSON.stringify(report.passToPass),
       dockerless: {
-        ...(spec.embedSnapshot && spec.base.kind === 'files' ? { files: sortKeys(spec.base.files) } : {}),
+        ...(spec.embedSnapshot && spec.base.kind === 'files' ? snapshotFields(spec.base.snapshot) : {}),
         test_cmd: spec.test_cmd,
         test_files: testFiles,
         install: spec.install ?? '',
@@ -262,7 +263,7 @@ export async function loadSpec(path: string, reposDir?: string): Promise<BuildSp
     embedSnapshot = false;
   } else {
     const baseDir = join(folder, raw.base_dir ?? 'repo');
-    base = { kind: 'files', files: await readTree(baseDir, file) };
+    base = { kind: 'files', snapshot: await readTree(baseDir, file) };
     embedSnapshot = true;
   }
   if (raw.patch_file) patch = await readFile(join(folder, raw.patch_file), 'utf8');
@@ -385,20 +386,59 @@ async function splitCommit(
   return { patch: await diff(source), testPatch: await diff(tests) };
 }
 
-/** Reads every file under `dir` (`.git`, `node_modules`, `__pycache__` left out) as UTF-8. */
-async function readTree(dir: string, specFile: string): Promise<Record<string, string>> {
+/** The row's snapshot fields (`dockerless.files`, and `binary_files`, `symlinks`, `executables` when any). */
+function snapshotFields(snapshot: RepositorySnapshot): Record<string, unknown> {
+  const { files, binaryFiles, symlinks, executables } = snapshot;
+  return {
+    files: sortKeys(files),
+    ...(binaryFiles && Object.keys(binaryFiles).length > 0 ? { binary_files: sortKeys(binaryFiles) } : {}),
+    ...(symlinks && Object.keys(symlinks).length > 0 ? { symlinks: sortKeys(symlinks) } : {}),
+    ...(executables && executables.length > 0 ? { executables: [...executables].sort() } : {}),
+  };
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Reads the tree under `dir` (`.git`, `node_modules`, `__pycache__` left out) as a snapshot:
+ * UTF-8 text files, other files as base64 (`binary_files`), symlinks with their relative
+ * targets, executable bits.
+ * @throws InputError for a symlink whose target is absolute.
+ */
+async function readTree(dir: string, specFile: string): Promise<RepositorySnapshot> {
   const info = await stat(dir).catch(() => undefined);
   if (!info?.isDirectory()) throw new InputError({ file: specFile }, `folder ${dir} not found`);
-  const files: Record<string, string> = {};
+  const snapshot: Required<RepositorySnapshot> = {
+    files: {},
+    binaryFiles: {},
+    symlinks: {},
+    executables: [],
+  };
   const entries = await readdir(dir, { recursive: true, withFileTypes: true });
   for (const entry of entries) {
-    if (!entry.isFile()) continue;
+    if (!entry.isFile() && !entry.isSymbolicLink()) continue;
     const full = join(entry.parentPath, entry.name);
     const path = relative(dir, full).split(sep).join('/');
     if (/(^|\/)(\.git|node_modules|__pycache__|\.pytest_cache)(\/|$)/.test(path)) continue;
-    files[path] = await readFile(full, 'utf8');
+    if (entry.isSymbolicLink()) {
+      const target = await readlink(full);
+      if (isAbsolute(target))
+        throw new InputError({ file: specFile }, `${path}: a symlink to an absolute path (${target})`);
+      snapshot.symlinks[path] = target;
+      continue;
+    }
+    const content = await readFile(full);
+    let text: string | undefined;
+    try {
+      text = content.includes(0) ? undefined : utf8.decode(content);
+    } catch {
+      text = undefined;
+    }
+    if (text === undefined) snapshot.binaryFiles[path] = content.toString('base64');
+    else snapshot.files[path] = text;
+    if (((await lstat(full)).mode & 0o111) !== 0) snapshot.executables.push(path);
   }
-  return sortKeys(files);
+  return snapshot;
 }
 
 function sortKeys<T>(record: Record<string, T>): Record<string, T> {

@@ -1,105 +1,25 @@
 /**
  * Unified-diff helpers for dataset authoring: the files a patch touches, its
- * hunks, and the "partial" control (the patch without its last hunk).
- *
- * Patches are handled as text so git's headers (`diff --git`, `index`, modes,
- * `new file`) survive untouched; jsdiff's `parsePatch` checks that a patch
- * parses and counts its hunks.
+ * hunks, and the "partial" control (the patch without its last hunk). The
+ * sections come from berth's one diff parser (src/util/patch-files.ts), as
+ * text, so git's headers (`diff --git`, `index`, modes, `new file`) survive
+ * untouched; jsdiff's `parsePatch` checks that a patch parses and counts its hunks.
  */
-import { parsePatch } from 'diff';
+import { type DiffSection, parseDiff, sectionText } from '../util/patch-files.ts';
+
+export { countHunks } from '../util/patch-files.ts';
 
 /** One file section of a unified diff: its header lines and its hunks, as text. */
-export interface PatchFileSection {
-  /** Path before the change (`a/` stripped), or undefined for a new file. */
-  oldPath?: string;
-  /** Path after the change (`b/` stripped), or undefined for a deleted file. */
-  newPath?: string;
-  /** Header text up to the first hunk (`diff --git`, `index`, `---`, `+++`). */
-  header: string;
-  /** Each hunk's text, starting with its `@@` line. */
-  hunks: string[];
-}
+export type PatchFileSection = DiffSection;
 
-const stripPrefix = (path: string): string | undefined => {
-  const clean = path.trim().replace(/\t.*$/, '');
-  if (clean === '/dev/null') return undefined;
-  return clean.replace(/^[ab]\//, '');
-};
-
-/**
- * Splits a unified diff into file sections and hunks. Lines before the first
- * file header (a commit message, for example) are dropped. Hunk bodies are
- * delimited by the line counts in their `@@ -a,b +c,d @@` header, so content
- * lines that look like headers (`--- x` removed from a file) stay content.
- */
+/** Splits a unified diff into file sections and hunks (src/util/patch-files.ts). */
 export function splitPatch(patch: string): PatchFileSection[] {
-  const lines = patch.split(/(?<=\n)/);
-  const sections: PatchFileSection[] = [];
-  let current: PatchFileSection | undefined;
-  let oldLeft = 0;
-  let newLeft = 0;
-  for (let index = 0; index < lines.length; index += 1) {
-    const line = lines[index] as string;
-    if (current && (oldLeft > 0 || newLeft > 0)) {
-      const hunk = current.hunks.length - 1;
-      current.hunks[hunk] += line;
-      if (line.startsWith('\\')) continue;
-      if (line.startsWith('-')) oldLeft -= 1;
-      else if (line.startsWith('+')) newLeft -= 1;
-      else {
-        oldLeft -= 1;
-        newLeft -= 1;
-      }
-      continue;
-    }
-    if (current && current.hunks.length > 0 && line.startsWith('\\')) {
-      current.hunks[current.hunks.length - 1] += line;
-      continue;
-    }
-    const header = /^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@/.exec(line);
-    if (current && header) {
-      oldLeft = header[1] === undefined ? 1 : Number(header[1]);
-      newLeft = header[2] === undefined ? 1 : Number(header[2]);
-      current.hunks.push(line);
-      continue;
-    }
-    const gitHeader = line.startsWith('diff --git ');
-    const plainHeader = line.startsWith('--- ') && lines[index + 1]?.startsWith('+++ ');
-    if (gitHeader || (plainHeader && (current === undefined || current.hunks.length > 0))) {
-      current = { header: '', hunks: [] };
-      sections.push(current);
-    }
-    if (current === undefined) continue;
-    if (current.hunks.length > 0) {
-      // Trailing text after a file's last hunk (e.g. a signature): keep it with that hunk.
-      current.hunks[current.hunks.length - 1] += line;
-      continue;
-    }
-    current.header += line;
-    if (line.startsWith('--- ')) current.oldPath = stripPrefix(line.slice(4));
-    else if (line.startsWith('+++ ')) current.newPath = stripPrefix(line.slice(4));
-    else if (gitHeader) {
-      const match = /^diff --git a\/(.*?) b\/(.*?)\s*$/.exec(line);
-      if (match) {
-        current.oldPath = match[1];
-        current.newPath = match[2];
-      }
-    } else if (line.startsWith('new file mode')) current.oldPath = undefined;
-    else if (line.startsWith('deleted file mode')) current.newPath = undefined;
-    else if (line.startsWith('rename from ')) current.oldPath = line.slice(12).trim();
-    else if (line.startsWith('rename to ')) current.newPath = line.slice(10).trim();
-  }
-  return sections;
+  return parseDiff(patch);
 }
 
 /** Joins sections back into a patch. */
 export function joinPatch(sections: PatchFileSection[]): string {
-  return sections.map((section) => section.header + section.hunks.join('')).join('');
-}
-
-/** Number of hunks in a patch, as jsdiff's `parsePatch` counts them. Throws on a malformed patch. */
-export function countHunks(patch: string): number {
-  return parsePatch(patch).reduce((sum, file) => sum + file.hunks.length, 0);
+  return sections.map(sectionText).join('');
 }
 
 /**

@@ -24,6 +24,7 @@ import { OracleAgent } from '../agents/oracle.ts';
 import { createProviders } from '../environments/registry.ts';
 import { InputError } from '../errors.ts';
 import { rowToTask } from '../tasks/swebench/load.ts';
+import type { RepositorySnapshot } from '../tasks/task.ts';
 import { runTrialWith } from '../trials/trial.ts';
 import { createVerifiers } from '../verifiers/registry.ts';
 import { findMirror } from './build.ts';
@@ -115,8 +116,10 @@ export async function validateRow(
   });
   // The loader first: a row `berth run` refuses gets the very message `berth run` prints.
   let hasCommand = false;
+  let snapshot: RepositorySnapshot | undefined;
   try {
     const task = rowToTask(rawRowOf(at));
+    if (task.environment.kind === 'local') snapshot = task.environment.snapshot;
     // The row's own test command, or SWE-bench's for its repo and version.
     hasCommand = task.verifier.kind === 'swebench' && task.verifier.testCommand.trim() !== '';
   } catch (error) {
@@ -172,7 +175,7 @@ export async function validateRow(
 
   let base: BaseSource | undefined;
   let why = '';
-  if (files) base = { kind: 'files', files };
+  if (snapshot) base = { kind: 'files', snapshot };
   else if (options.reposDir) {
     try {
       base = {

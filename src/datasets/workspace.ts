@@ -20,6 +20,8 @@ import {
 import { chunksOf } from '../parsers/common.ts';
 import { DETECT_HEAD_BYTES, detectParser, getParser, listParsers } from '../parsers/registry.ts';
 import type { ParseResult, TestStatus } from '../parsers/types.ts';
+import { killProcessGroup } from '../sandbox/process.ts';
+import type { RepositorySnapshot } from '../tasks/task.ts';
 
 const GIT_ENV = { ...BASE_COMMIT_ENV, GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0' };
 
@@ -36,7 +38,7 @@ export async function git(cwd: string, args: string[]): Promise<string> {
 
 /** Where the base comes from: files (a DockerLess snapshot) or a git repository at a commit. */
 export type BaseSource =
-  | { kind: 'files'; files: Record<string, string> }
+  | { kind: 'files'; snapshot: RepositorySnapshot }
   | { kind: 'git'; repoDir: string; commit: string };
 
 export class Workspace {
@@ -57,7 +59,7 @@ export class Workspace {
     const dir = join(root, 'repo');
     try {
       await mkdir(dir);
-      if (base.kind === 'files') await writeSnapshot(dir, { files: base.files });
+      if (base.kind === 'files') await writeSnapshot(dir, base.snapshot);
       else await checkoutFromMirror(base.repoDir, base.commit, dir);
       const head = await commitBase(dir);
       return new Workspace(dir, base.kind === 'files' ? head : base.commit, head);
@@ -93,9 +95,9 @@ export class Workspace {
     return diff;
   }
 
-  /** Writes files over the working tree. */
-  async overlay(files: Record<string, string>): Promise<void> {
-    await writeSnapshot(this.dir, { files });
+  /** Writes files (and links, executable bits) over the working tree. */
+  async overlay(snapshot: RepositorySnapshot): Promise<void> {
+    await writeSnapshot(this.dir, snapshot);
   }
 
   /**
@@ -119,13 +121,7 @@ export class Workspace {
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
-      if (child.pid) {
-        try {
-          process.kill(-child.pid, 'SIGKILL');
-        } catch {
-          // already gone
-        }
-      }
+      killProcessGroup(child.pid);
     }, timeoutSec * 1000);
     const result = await child;
     clearTimeout(timer);

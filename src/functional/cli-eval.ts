@@ -2,10 +2,12 @@
 import { realpathSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { UsageError } from '../errors.ts';
+import { defaultJobName } from '../jobs/names.ts';
 import { MAX_SLOTS } from '../sandbox/identity.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
 import { MAX_TIMER_SEC } from '../util/with-timeout.ts';
-import { agentSamples, evaluate } from './evaluate.ts';
+import { runEvalJob } from './eval-job.ts';
+import { agentSamples } from './evaluate.ts';
 import { readProblems, resultsPath } from './formats.ts';
 import { parseKs } from './pass-at-k.ts';
 import type { SandboxOptions } from './types.ts';
@@ -25,6 +27,9 @@ export interface EvalCommandOptions {
   image: string;
   reference?: boolean;
   json?: boolean;
+  /** Folder of job folders (the job's events.jsonl, config.json, result.json). */
+  jobsDir?: string;
+  jobName?: string;
 }
 
 function positive(name: string, text: string, integer: boolean): number {
@@ -119,7 +124,22 @@ export async function runEvalCommand(options: EvalCommandOptions): Promise<void>
   const tty = process.stderr.isTTY && !process.env.CI;
   let lastDraw = 0;
   try {
-    const summary = await evaluate({
+    const jobName = options.jobName ?? `eval-${defaultJobName()}`;
+    if (!/^[A-Za-z0-9._-]+$/.test(jobName) || jobName === '.' || jobName === '..')
+      throw new UsageError(
+        `--job-name may hold only letters, digits, '.', '_' and '-'; got ${JSON.stringify(jobName)}`,
+      );
+    const summary = await runEvalJob({
+      jobsDir: options.jobsDir ?? 'jobs',
+      jobName,
+      config: {
+        agent: options.agent ?? null,
+        pass_at: options.passAt ?? null,
+        timeout_sec: timeoutSec,
+        workers,
+        sandbox: options.env === 'docker' ? 'docker' : options.sandbox,
+        reference: options.reference === true,
+      },
       problemsFile: options.problems,
       samplesFile: samplesFile as string,
       problems,
@@ -157,6 +177,7 @@ export async function runEvalCommand(options: EvalCommandOptions): Promise<void>
       .join(', ');
     if (failures) lines.push(`failures: ${failures}`);
     lines.push(`results:  ${summary.results_file}`);
+    lines.push(`job:      ${summary.job_dir}`);
     for (const [k, value] of Object.entries(summary.pass_at_k))
       lines.push(`${k}: ${(value * 100).toFixed(2)}%`);
     // As `berth run --json`: the JSON document alone on stdout, the human lines on stderr.

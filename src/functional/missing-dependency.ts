@@ -16,7 +16,7 @@ export interface ProblemText {
   test: string;
 }
 
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 interface Rule {
   /** Module names the toolchain's output says it cannot find. */
@@ -26,13 +26,12 @@ interface Rule {
 }
 
 const allMatches = (re: RegExp, output: string) => [...output.matchAll(re)].map((m) => m[1] as string);
-const quoted = (text: string, name: string) => new RegExp(`['"\`]${escape(name)}['"\`]`).test(text);
 
 /** JavaScript / TypeScript: `require('x')`, `import ... from 'x'`, `import 'x'`, `import('x')`. */
 const JS: Rule = {
   find: (o) => allMatches(/Cannot find module '([^']+)'/g, o),
   imports: (t, n) =>
-    new RegExp(`(?:require\\s*\\(\\s*|from\\s+|import\\s*\\(?\\s*)['"\`]${escape(n)}['"\`]`).test(t),
+    new RegExp(`(?:require\\s*\\(\\s*|from\\s+|import\\s*\\(?\\s*)['"\`]${escapeRegExp(n)}['"\`]`).test(t),
 };
 
 const RULES: Record<string, Rule> = {
@@ -43,9 +42,9 @@ const RULES: Record<string, Rule> = {
     find: (o) => allMatches(/No module named '([\w.]+)'/g, o).map((n) => n.split('.')[0] as string),
     imports: (t, n) =>
       new RegExp(
-        `(?:^|[;:\\s])(?:from\\s+${escape(n)}(?:\\.[\\w.]+)?\\s+import\\b|import\\s+(?:[\\w.]+(?:\\s+as\\s+\\w+)?\\s*,\\s*)*${escape(n)}(?:[.\\s,;]|$))`,
+        `(?:^|[;:\\s])(?:from\\s+${escapeRegExp(n)}(?:\\.[\\w.]+)?\\s+import\\b|import\\s+(?:[\\w.]+(?:\\s+as\\s+\\w+)?\\s*,\\s*)*${escapeRegExp(n)}(?:[.\\s,;]|$))`,
         'm',
-      ).test(t) || new RegExp(`__import__\\(\\s*['"]${escape(n)}['"]`).test(t),
+      ).test(t) || new RegExp(`__import__\\(\\s*['"]${escapeRegExp(n)}['"]`).test(t),
   },
   go: {
     find: (o) => [
@@ -53,38 +52,39 @@ const RULES: Record<string, Rule> = {
       ...allMatches(/no required module provides package (\S+?)[:;\s]/g, o),
       ...allMatches(/package (\S+) is not in (?:GOROOT|std)/g, o),
     ],
-    imports: (t, n) => new RegExp(`"${escape(n)}"`).test(t),
+    imports: (t, n) => new RegExp(`"${escapeRegExp(n)}"`).test(t),
   },
   ruby: {
     find: (o) => allMatches(/cannot load such file -- (\S+)/g, o),
-    imports: (t, n) => new RegExp(`require(?:_relative)?\\s*\\(?\\s*['"]${escape(n)}['"]`).test(t),
+    imports: (t, n) => new RegExp(`require(?:_relative)?\\s*\\(?\\s*['"]${escapeRegExp(n)}['"]`).test(t),
   },
   php: {
     find: (o) => allMatches(/Failed opening required '([^']+)'/g, o),
-    imports: (t, n) => new RegExp(`(?:require|include)(?:_once)?\\s*\\(?\\s*['"]${escape(n)}['"]`).test(t),
+    imports: (t, n) =>
+      new RegExp(`(?:require|include)(?:_once)?\\s*\\(?\\s*['"]${escapeRegExp(n)}['"]`).test(t),
   },
   perl: {
     find: (o) => allMatches(/Can't locate (\S+)\.pm in @INC/g, o).map((n) => n.replaceAll('/', '::')),
-    imports: (t, n) => new RegExp(`\\b(?:use|require)\\s+${escape(n)}\\b`).test(t),
+    imports: (t, n) => new RegExp(`\\b(?:use|require)\\s+${escapeRegExp(n)}\\b`).test(t),
   },
   cpp: {
     find: (o) => allMatches(/fatal error: ([^:\s]+): No such file or directory/g, o),
-    imports: (t, n) => new RegExp(`#\\s*include\\s*[<"]${escape(n)}[>"]`).test(t),
+    imports: (t, n) => new RegExp(`#\\s*include\\s*[<"]${escapeRegExp(n)}[>"]`).test(t),
   },
   swift: {
     find: (o) => allMatches(/no such module '([^']+)'/g, o),
-    imports: (t, n) => new RegExp(`\\bimport\\s+${escape(n)}\\b`).test(t),
+    imports: (t, n) => new RegExp(`\\bimport\\s+${escapeRegExp(n)}\\b`).test(t),
   },
   scala: {
     find: (o) => [
       ...allMatches(/object (\w+) is not a member of package ([\w.]+)/g, o),
       ...allMatches(/not found: object (\w+)/g, o),
     ],
-    imports: (t, n) => new RegExp(`\\bimport\\s+[\\w.]*\\b${escape(n)}\\b`).test(t),
+    imports: (t, n) => new RegExp(`\\bimport\\s+[\\w.]*\\b${escapeRegExp(n)}\\b`).test(t),
   },
   java: {
     find: (o) => allMatches(/error: package ([\w.]+) does not exist/g, o),
-    imports: (t, n) => new RegExp(`\\bimport\\s+(?:static\\s+)?${escape(n)}\\.`).test(t),
+    imports: (t, n) => new RegExp(`\\bimport\\s+(?:static\\s+)?${escapeRegExp(n)}\\.`).test(t),
   },
   kotlin: {
     // `error: unresolved reference: foo` (K1) or `unresolved reference 'foo'.` (K2), on an import
@@ -93,7 +93,7 @@ const RULES: Record<string, Rule> = {
       [...o.matchAll(/unresolved reference:? '?(\w+)'?\.?[^\n]*\n([^\n]*)/gi)]
         .filter((m) => /\bimport\s/.test(m[2] as string))
         .map((m) => m[1] as string),
-    imports: (t, n) => new RegExp(`^\\s*import\\s+(?:[\\w.]+\\.)?${escape(n)}\\b`, 'm').test(t),
+    imports: (t, n) => new RegExp(`^\\s*import\\s+(?:[\\w.]+\\.)?${escapeRegExp(n)}\\b`, 'm').test(t),
   },
 };
 

@@ -44,6 +44,7 @@ import {
   makeTrialSpec,
   type TrialLimits,
   type TrialSpec,
+  trialTimeouts,
 } from '../trials/spec.ts';
 import { writeJsonAtomic } from '../util/atomic-write.ts';
 import type { Verifier } from '../verifiers/verifier.ts';
@@ -394,15 +395,7 @@ export function trialSpecOf(trial: PlannedTrial, options: JobOptions, jobId: str
     agent: agentSpecOf(trial, options),
     ...(options.environment ? { environment: options.environment } : {}),
     ...(options.limits ? { limits: options.limits } : {}),
-    timeouts: {
-      multiplier: options.timeoutMultiplier ?? 1,
-      ...(options.phaseMultipliers?.agent !== undefined
-        ? { agentMultiplier: options.phaseMultipliers.agent }
-        : {}),
-      ...(options.phaseMultipliers?.verifier !== undefined
-        ? { verifierMultiplier: options.phaseMultipliers.verifier }
-        : {}),
-    },
+    timeouts: trialTimeouts(options.timeoutMultiplier, options.phaseMultipliers),
     verification: {
       ...(options.verifyEmptyPatch ? { verifyEmptyPatch: true } : {}),
       ...(options.rules ? { rules: options.rules } : {}),

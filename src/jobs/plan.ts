@@ -2,6 +2,8 @@
  * Planning a job: which tasks (after -i/-x globs and the -l limit) and how many
  * attempts (-k) each, in a stable order, with a stable trial name per attempt.
  */
+
+import picomatch from 'picomatch';
 import type { Agent } from '../agents/agent.ts';
 import type { ModelTarget } from '../models/providers.ts';
 import type { Task } from '../tasks/task.ts';
@@ -30,25 +32,16 @@ export interface PlanOptions {
   attempts?: number;
 }
 
-/** Compiles a glob (`*` any run of characters, `?` one, `[...]` a class) to an anchored RegExp. */
-export function globToRegExp(glob: string): RegExp {
-  let out = '';
-  for (let i = 0; i < glob.length; i++) {
-    const c = glob[i] as string;
-    if (c === '*') out += '.*';
-    else if (c === '?') out += '.';
-    else if (c === '[') {
-      const end = glob.indexOf(']', i + 2);
-      if (end === -1) out += '\\[';
-      else {
-        let body = glob.slice(i + 1, end);
-        if (body.startsWith('!')) body = `^${body.slice(1)}`;
-        out += `[${body.replace(/\\/g, '\\\\')}]`;
-        i = end;
-      }
-    } else out += c.replace(/[.+^${}()|\\/]/g, '\\$&');
-  }
-  return new RegExp(`^${out}$`);
+/**
+ * The matcher of a task-name glob, as Harbor's `-i`/`-x` read them (Python's `fnmatch`): `*` any
+ * run of characters (`/` included), `?` one character, `[...]` a class, `[!...]` a negated one;
+ * no braces or extglobs. Compiled by picomatch.
+ */
+export function globMatcher(glob: string): (name: string) => boolean {
+  // fnmatch's negated class `[!...]` is picomatch's `[^...]` (picomatch reads a leading `!` inside
+  // a class literally).
+  const pattern = glob.replace(/\[!/g, '[^');
+  return picomatch(pattern, { bash: true, dot: true, nobrace: true, noextglob: true, nonegate: true });
 }
 
 /** A file-system-safe trial folder name. */
@@ -59,12 +52,12 @@ export function trialNameFor(taskName: string, attempt: number): string {
 
 /** Plans tasks x attempts. Order: tasks in dataset order, attempts 1..k for each. */
 export function planTrials(tasks: Task[], options: PlanOptions = {}): PlannedTrial[] {
-  const include = (options.include ?? []).map(globToRegExp);
-  const exclude = (options.exclude ?? []).map(globToRegExp);
+  const include = (options.include ?? []).map(globMatcher);
+  const exclude = (options.exclude ?? []).map(globMatcher);
   let selected = tasks.filter(
     (task) =>
-      (include.length === 0 || include.some((re) => re.test(task.name))) &&
-      !exclude.some((re) => re.test(task.name)),
+      (include.length === 0 || include.some((matches) => matches(task.name))) &&
+      !exclude.some((matches) => matches(task.name)),
   );
   if (options.limit !== undefined) selected = selected.slice(0, options.limit);
   const attempts = options.attempts ?? 1;

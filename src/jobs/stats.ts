@@ -3,19 +3,10 @@
  * started/finished, `stats` with Harbor's `evals` from harbor-stats.ts, berth's counts by
  * status) and the summary a finished job returns.
  */
-import type { TrialResult, TrialStatus } from '../trials/result.ts';
+import { TRIAL_STATUSES, type TrialResult } from '../trials/result.ts';
 import { VERSION } from '../version.ts';
 import { harborJobStats } from './harbor-stats.ts';
 import type { PlannedTrial } from './plan.ts';
-
-const STATUSES: readonly TrialStatus[] = [
-  'resolved',
-  'unresolved',
-  'error',
-  'empty_patch',
-  'patch_failed',
-  'cancelled',
-];
 
 /** Tokens and cost summed over a job's trials (their `agent_result`). */
 export interface ModelUsageTotals {
@@ -87,7 +78,7 @@ export function jobResultBody(progress: JobProgress): Record<string, unknown> {
       n_pending_trials: plan.length - results.size - running.size,
       n_cancelled_trials: count((r) => r.berth.status === 'cancelled'),
       n_resolved_trials: count((r) => r.berth.resolved),
-      by_status: Object.fromEntries(STATUSES.map((s) => [s, count((r) => r.berth.status === s)])),
+      by_status: Object.fromEntries(TRIAL_STATUSES.map((s) => [s, count((r) => r.berth.status === s)])),
       evals: harbor.evals,
       ...(usage ?? {}),
     },

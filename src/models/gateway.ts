@@ -154,10 +154,15 @@ export function modelCallEvent(record: ModelCallRecord, provider: string): Trial
   } as TrialEventInput;
 }
 
+/** A trial's key for the gateway: random, never a real key. */
+function newToken(): string {
+  return `berth-${randomBytes(24).toString('hex')}`;
+}
+
 /** One trial's access to the gateway. */
 export class GatewaySession {
-  /** The key the trial's agent uses (never a real key). */
-  readonly token = `berth-${randomBytes(24).toString('hex')}`;
+  private current = newToken();
+  private suspended = false;
   calls = 0;
   usage: TokenUsage = { ...ZERO_USAGE };
   private cost = 0;
@@ -173,6 +178,33 @@ export class GatewaySession {
 
   get model(): ModelTarget {
     return this.options.model;
+  }
+
+  /**
+   * The key the trial's agent uses now (never a real key). A session that was suspended and
+   * resumed has a new one: the old key stays refused.
+   */
+  get token(): string {
+    return this.current;
+  }
+
+  /**
+   * Stops the current token working: calls with it are refused as an unknown token. The trial
+   * engine suspends the session when each agent phase ends, so nothing that runs after the agent
+   * (a verifier, a step's set-up) can call a model with a token the agent left behind.
+   */
+  suspend(): void {
+    if (this.suspended || this.closed) return;
+    this.suspended = true;
+    this.gateway.forget(this);
+  }
+
+  /** Issues a new token for the next agent phase (a multi-step trial's next step); no-op unless suspended. */
+  resume(): void {
+    if (!this.suspended || this.closed) return;
+    this.current = newToken();
+    this.suspended = false;
+    this.gateway.admit(this);
   }
 
   /** The gateway's folder on the host (Unix socket `gateway.sock`, relay programs), if it has one. */
@@ -527,6 +559,11 @@ export class ModelGateway {
     const session = new GatewaySession(this, options);
     this.sessions.set(session.token, session);
     return session;
+  }
+
+  /** @internal */
+  admit(session: GatewaySession): void {
+    this.sessions.set(session.token, session);
   }
 
   /** @internal */

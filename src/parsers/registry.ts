@@ -22,6 +22,45 @@ function normalise(name: string): string {
   return name.trim().toLowerCase().replace(/_/g, '-');
 }
 
+/**
+ * Parser names other tools write in `log_parser`, mapped to berth's registry names
+ * (SWE-rebench's `install_config.log_parser`, harbor-format §8.3).
+ */
+const FOREIGN_NAMES: Record<string, string> = {
+  parse_log_pytest: 'pytest',
+  parse_log_pytest_v2: 'pytest',
+  parse_log_pytest_options: 'pytest',
+  parse_log_go_test: 'go-test',
+  parse_log_gotest: 'go-test',
+  parse_log_tap: 'tap',
+  parse_log_node_test: 'tap',
+  parse_log_jest: 'jest',
+  parse_log_mocha: 'mocha',
+  parse_log_junit: 'junit',
+  parse_log_cargo: 'cargo',
+  parse_log_phpunit: 'phpunit',
+  parse_log_rspec: 'rspec',
+};
+
+/**
+ * The parser named `name`: a registry name or alias (case-insensitive, `_` and `-` equal), or a
+ * parser name another tool writes (SWE-rebench's `parse_log_pytest`...). The one look-up every
+ * caller uses; `list` replaces the registry (tests, other graders).
+ */
+export function findParser(name: string, list: readonly Parser[] = parsers): Parser | undefined {
+  const wanted = normalise(FOREIGN_NAMES[name.trim()] ?? name);
+  return list.find(
+    (parser) =>
+      normalise(parser.name) === wanted ||
+      (parser.aliases ?? []).some((alias) => normalise(alias) === wanted),
+  );
+}
+
+/** Names of every parser of `list` (default: the registry), for messages. */
+export function parserNames(list: readonly Parser[] = parsers): string[] {
+  return list.map((p) => p.name);
+}
+
 /** Every registered parser, in registration order. */
 export function listParsers(): readonly Parser[] {
   return parsers;
@@ -32,11 +71,8 @@ export function listParsers(): readonly Parser[] {
  * `_` and `-` equal). Throws `UsageError` naming every known format when none matches.
  */
 export function getParser(name: string): Parser {
-  const wanted = normalise(name);
-  for (const parser of parsers) {
-    if (normalise(parser.name) === wanted) return parser;
-    if (parser.aliases?.some((alias) => normalise(alias) === wanted)) return parser;
-  }
+  const found = findParser(name);
+  if (found) return found;
   throw new UsageError(`unknown report format "${name}"; known formats: ${knownFormats()}`);
 }
 
@@ -47,13 +83,16 @@ function knownFormats(): string {
 
 /**
  * The parser whose `detect` scores `head` (the first 64 KiB of the input, as
- * text) highest, or `undefined` when no parser scores at least 0.3. Ties go to
- * the parser registered first.
+ * text) highest, or `undefined` when no parser scores at least 0.3 (`minScore`: more
+ * than that score). Ties go to the parser registered first. `list` replaces the registry.
  */
-export function detectParser(head: string): Parser | undefined {
+export function detectParser(
+  head: string,
+  options: { list?: readonly Parser[]; minScore?: number } = {},
+): Parser | undefined {
   let best: Parser | undefined;
-  let bestScore = DETECT_MIN_SCORE - Number.EPSILON;
-  for (const parser of parsers) {
+  let bestScore = options.minScore === undefined ? DETECT_MIN_SCORE - Number.EPSILON : options.minScore;
+  for (const parser of options.list ?? parsers) {
     let score = 0;
     try {
       score = parser.detect(head);

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import type { JobSummary } from '../jobs/job.ts';
 import type { TrialResult } from '../trials/result.ts';
+import { TRIAL_STATUSES } from '../trials/result.ts';
 import { VERSION } from '../version.ts';
 import type { RunScope } from './reporter.ts';
 import { type SwebenchReport, swebenchReportSchema } from './swebench-report.ts';
@@ -12,14 +13,7 @@ import { summaryCounts, testsRan } from './text.ts';
 
 const count = z.object({ passed: z.number().int().min(0), total: z.number().int().min(0) });
 
-export const trialStatusSchema = z.enum([
-  'resolved',
-  'unresolved',
-  'error',
-  'empty_patch',
-  'patch_failed',
-  'cancelled',
-]);
+export const trialStatusSchema = z.enum(TRIAL_STATUSES);
 
 export const runReportTrialSchema = z.object({
   instance_id: z.string().describe('SWE-bench instance_id (the task name)'),

@@ -16,6 +16,7 @@ import {
   wantsOutputTail,
 } from '../results/trial-record.ts';
 import type { TrialResult } from '../trials/result.ts';
+import { plainTable } from './plain-table.ts';
 import type { Reporter, RunScope } from './reporter.ts';
 
 export type { RunScope } from './reporter.ts';
@@ -184,7 +185,6 @@ export function renderTable(results: TrialResult[], attempts = 1): string {
     'note',
   ];
   const rows = [
-    header,
     ...results.map((r) => {
       const ran = testsRan(r);
       const graded = rewardGraded(r);
@@ -204,16 +204,7 @@ export function renderTable(results: TrialResult[], attempts = 1): string {
       ];
     }),
   ];
-  const last = header.length - 1;
-  const widths = header.map((_, i) => Math.max(...rows.map((row) => (row[i] as string).length)));
-  return rows
-    .map((row) =>
-      row
-        .map((cell, i) => (i < last ? cell.padEnd(widths[i] as number) : cell))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
+  return plainTable(header, rows);
 }
 
 /**

@@ -6,6 +6,7 @@
 import { stat } from 'node:fs/promises';
 import type { InputIssue } from '../errors.ts';
 import { harborLoader } from './harbor/loader.ts';
+import { inDocker, inLocal } from './swebench/instance-image.ts';
 import { loadSwebench } from './swebench/load.ts';
 import type { Task } from './task.ts';
 
@@ -29,6 +30,12 @@ export interface TaskLoader {
    * @throws InputError when nothing valid is left.
    */
   loadValid?(path: string): Promise<{ tasks: Task[]; skipped: SkippedTask[] }>;
+  /**
+   * The task as run in an environment of `kind` (`berth run --env`): e.g. a SWE-bench row in
+   * the harness's instance image, or a multilingual task in a local folder. Absent: the
+   * format runs where its tasks say.
+   */
+  place?(task: Task, kind: 'local' | 'docker'): Task;
 }
 
 export const swebenchLoader: TaskLoader = {
@@ -42,6 +49,7 @@ export const swebenchLoader: TaskLoader = {
     }
   },
   load: loadSwebench,
+  place: (task, kind) => (kind === 'docker' ? inDocker(task) : inLocal(task)),
 };
 
 const loaders: TaskLoader[] = [harborLoader];
@@ -49,6 +57,12 @@ const loaders: TaskLoader[] = [harborLoader];
 /** Adds a loader; it is asked before the ones registered earlier and before SWE-bench. */
 export function registerTaskLoader(loader: TaskLoader): void {
   loaders.unshift(loader);
+}
+
+/** The tasks as run in environments of `kind` (`--env`), each by its format's loader. */
+export function placeTasks(tasks: readonly Task[], kind: 'local' | 'docker'): Task[] {
+  const byFormat = new Map([...loaders, swebenchLoader].map((l) => [l.format, l]));
+  return tasks.map((task) => byFormat.get(task.format)?.place?.(task, kind) ?? task);
 }
 
 /**

@@ -31,6 +31,11 @@ export type EnvironmentSpec =
       kind: 'local';
       /** Files of the repository at the base commit, when the row carries them. */
       snapshot?: RepositorySnapshot;
+      /**
+       * A host folder holding the repository's files at the base commit, copied as they are
+       * (links kept as links, never followed): the multilingual demo's `environment/repo/`.
+       */
+      folder?: string;
       /** `owner/name`, used to find a git mirror under `--repos` when there is no snapshot. */
       repo?: string;
       baseCommit?: string;

@@ -592,6 +592,8 @@ class TrialRun {
       () => this.currentPhase,
     );
     let agentResult: AgentResult | undefined;
+    // The model token lives for the agent phase only: a new one for each step's agent.
+    this.models?.session.resume();
     try {
       agentResult = await this.phase(
         'agent',
@@ -626,6 +628,8 @@ class TrialRun {
       target.exception_info = this.record(exceptionInfo(error, prefix));
       agentResult = error instanceof AgentTimeoutError ? error.partialResult : undefined;
     } finally {
+      // No verifier, step set-up or later step can call a model with this phase's token.
+      this.models?.session.suspend();
       this.track('agent_execution', timing, plan.multiStep);
       // The agent's log folder, copied out as data before anything else happens to its
       // environment (src/trials/staging.ts: no link followed, what was left out recorded).

@@ -15,7 +15,7 @@
  */
 import { z } from 'zod';
 import type { JobSummary } from '../jobs/job.ts';
-import type { TrialResult } from './result.ts';
+import { TRIAL_STATUSES, type TrialResult } from './result.ts';
 
 /**
  * Version of the event schema. Adding an event type or an optional field keeps it; renaming or
@@ -61,7 +61,7 @@ const counts = z.object({ passed: z.number().int(), total: z.number().int() }).n
 const exception = z
   .object({ type: z.string().describe("Harbor's exception name where one exists"), message: z.string() })
   .nullable();
-const status = z.enum(['resolved', 'unresolved', 'error', 'empty_patch', 'patch_failed', 'cancelled']);
+const status = z.enum(TRIAL_STATUSES);
 
 export const jobStartEvent = z.object({
   type: z.literal('job-start'),

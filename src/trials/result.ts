@@ -31,7 +31,15 @@ export interface ExceptionInfo {
  * - `patch_failed`: the agent's patch applies no way;
  * - `cancelled`: stopped by Ctrl-C (re-run on resume).
  */
-export type TrialStatus = 'resolved' | 'unresolved' | 'error' | 'empty_patch' | 'patch_failed' | 'cancelled';
+export const TRIAL_STATUSES = [
+  'resolved',
+  'unresolved',
+  'error',
+  'empty_patch',
+  'patch_failed',
+  'cancelled',
+] as const;
+export type TrialStatus = (typeof TRIAL_STATUSES)[number];
 
 export interface TrialResult {
   id: string;

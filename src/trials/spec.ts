@@ -177,10 +177,15 @@ export function canonicalJson(value: unknown): string {
 }
 
 const positive = z.number().positive();
+/** A job or trial name is a folder name: never a path, never `.` or `..`. */
+const folderName = z
+  .string()
+  .regex(/^[A-Za-z0-9._-]+$/, 'only letters, digits, `.`, `_` and `-` (a folder name)')
+  .refine((name) => name !== '.' && name !== '..', 'not `.` or `..`');
 const specSchema = z.object({
   specVersion: z.literal(TRIAL_SPEC_VERSION),
-  job: z.object({ id: z.string().min(1), name: z.string().min(1), source: z.string() }),
-  trial: z.object({ name: z.string().min(1), attempt: z.number().int().min(1) }),
+  job: z.object({ id: z.string().min(1), name: folderName, source: z.string() }),
+  trial: z.object({ name: folderName, attempt: z.number().int().min(1) }),
   task: z.object({
     name: z.string().min(1),
     format: z.string().min(1),
@@ -281,6 +286,18 @@ export interface TrialSpecParts {
   verification?: VerificationOptions;
   allowEnvSecrets?: boolean;
   config?: Record<string, unknown>;
+}
+
+/** A spec's timeouts from Harbor's multipliers: every phase's, and the agent's / verifier's own. */
+export function trialTimeouts(
+  multiplier: number | undefined,
+  phase: { agent?: number; verifier?: number } | undefined,
+): TrialTimeouts {
+  return {
+    multiplier: multiplier ?? 1,
+    ...(phase?.agent !== undefined ? { agentMultiplier: phase.agent } : {}),
+    ...(phase?.verifier !== undefined ? { verifierMultiplier: phase.verifier } : {}),
+  };
 }
 
 /** The spec of one trial, its task inline. */

@@ -11,7 +11,7 @@ import type { Verifier } from '../verifiers/verifier.ts';
 import { runTrial } from './engine.ts';
 import type { Emit } from './events.ts';
 import type { ExtendedTrialResult } from './record.ts';
-import { makeTrialSpec } from './spec.ts';
+import { makeTrialSpec, trialTimeouts } from './spec.ts';
 
 export interface TrialOptions {
   task: Task;
@@ -46,15 +46,7 @@ export async function runTrialWith(options: TrialOptions, emit?: Emit): Promise<
     attempt: options.attempt,
     task: options.task,
     agent: { name: options.agent.info.name, options: {} },
-    timeouts: {
-      multiplier: options.timeoutMultiplier ?? 1,
-      ...(options.phaseMultipliers?.agent !== undefined
-        ? { agentMultiplier: options.phaseMultipliers.agent }
-        : {}),
-      ...(options.phaseMultipliers?.verifier !== undefined
-        ? { verifierMultiplier: options.phaseMultipliers.verifier }
-        : {}),
-    },
+    timeouts: trialTimeouts(options.timeoutMultiplier, options.phaseMultipliers),
     verification: options.verifyEmptyPatch ? { verifyEmptyPatch: true } : {},
   });
   return runTrial(spec, emit, {

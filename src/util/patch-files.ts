@@ -1,9 +1,21 @@
 /**
- * Reads the list of files a unified diff touches (git's extended headers and
- * plain `---`/`+++` pairs), without applying it. Used to discard an agent's
- * changes to the files a test patch touches, to derive SWE-bench test
- * directives, and to undo a partly applied patch.
+ * berth's one diff parser: a unified diff (git's extended headers, or plain `---`/`+++` pairs)
+ * split into its file sections, each with its paths, whether it creates or deletes the file,
+ * its header text and its hunks as text, without applying anything. Every caller uses it:
+ * discarding an agent's changes to the files a test patch touches, SWE-bench's test
+ * directives, undoing a partly applied patch, the tamper checks, the multilingual demo's
+ * code/test separation, dataset authoring's controls.
+ *
+ * Why not jsdiff's `parsePatch` for this: a patch from an agent is hostile and may be
+ * malformed on purpose, and a file it touches must still be listed (fail-closed), where
+ * `parsePatch` throws. So this reader never throws: `diff --git` always starts a section
+ * (a valid hunk line never begins with it, so no hunk can hide one), hunk bodies are delimited
+ * by their `@@` counts (a removed line that looks like `--- x` stays content), and the text of
+ * the sections joined is the input minus what stands before the first section. jsdiff's
+ * `parsePatch` checks and counts hunks where a patch must be well formed (`countHunks`,
+ * dataset authoring).
  */
+import { parsePatch } from 'diff';
 
 /** One file a diff touches. Paths are repository-relative, without `a/` and `b/`. */
 export interface PatchFile {
@@ -15,6 +27,14 @@ export interface PatchFile {
   created: boolean;
   /** True when the diff deletes the file (`+++ /dev/null` or `deleted file mode`). */
   deleted: boolean;
+}
+
+/** One file section of a diff: its paths and its text. */
+export interface DiffSection extends PatchFile {
+  /** Header text up to the first hunk (`diff --git`, `index`, modes, `---`, `+++`, binary data). */
+  header: string;
+  /** Each hunk's text, starting with its `@@` line (trailing text after the last hunk included). */
+  hunks: string[];
 }
 
 /** Unquotes a git-quoted path (`"a/sp\303\251cial"`): C escapes and octal bytes. */
@@ -42,75 +62,141 @@ export function unquoteGitPath(raw: string): string {
   return Buffer.from(bytes).toString('utf8');
 }
 
-function stripPrefix(path: string): string | undefined {
-  const clean = unquoteGitPath(path.split('\t')[0]?.trimEnd() ?? '');
+/** A `---`/`+++` path: tab-suffixed timestamp dropped, unquoted, `a/`/`b/` removed; undefined for /dev/null. */
+function headerPath(path: string): string | undefined {
+  const clean = unquoteGitPath(path.split('\t')[0]?.replace(/\r$/, '').trimEnd() ?? '');
   if (clean === '/dev/null') return undefined;
-  return clean.replace(/^[ab]\//, '');
+  return clean.replace(/^[abciwo]\//, '');
 }
 
-function splitGitHeader(rest: string): [string, string] | undefined {
-  // `a/x b/x`, possibly quoted; when unquoted with spaces, the two halves are equal for non-renames.
-  const quoted = rest.match(/^("(?:[^"\\]|\\.)*"|\S+) ("(?:[^"\\]|\\.)*"|\S+)$/);
-  if (quoted) return [quoted[1] as string, quoted[2] as string];
-  const middle = rest.indexOf(' b/');
-  if (middle > 0) return [rest.slice(0, middle), rest.slice(middle + 1)];
+/** Removes git's `a/`-style prefix (also the mnemonic `c/`, `i/`, `w/`, `o/`). */
+function stripPrefix(path: string): string {
+  return path.replace(/^[abciwo]\//, '');
+}
+
+/** The two paths of `diff --git A B`, either possibly C-quoted; with spaces and no quotes, the halves are equal. */
+function gitHeaderPaths(rest: string): [string, string] | undefined {
+  const text = rest.replace(/\r$/, '');
+  const quoted = /^("(?:[^"\\]|\\.)*"|\S+) ("(?:[^"\\]|\\.)*"|\S+)$/.exec(text);
+  if (quoted)
+    return [
+      stripPrefix(unquoteGitPath(quoted[1] as string)),
+      stripPrefix(unquoteGitPath(quoted[2] as string)),
+    ];
+  // `a/P b/P` with spaces in P: both halves have the same length when the path did not change.
+  const half = (text.length - 1) / 2;
+  if (Number.isInteger(half) && text.slice(2, half) === text.slice(half + 3)) {
+    const path = text.slice(2, half);
+    return [path, path];
+  }
+  const middle = text.indexOf(' b/');
+  if (middle > 0) return [stripPrefix(text.slice(0, middle)), stripPrefix(text.slice(middle + 1))];
   return undefined;
 }
 
-/** Lists the files a unified diff touches, in order. Never throws; unknown lines are ignored. */
-export function patchFiles(patch: string): PatchFile[] {
-  const files: PatchFile[] = [];
-  const lines = patch.split(/\r?\n/);
-  let current: PatchFile | undefined;
-  let inGitBlock = false;
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i] as string;
-    if (line.startsWith('diff --git ')) {
-      const halves = splitGitHeader(line.slice('diff --git '.length));
-      current = {
-        oldPath: halves ? stripPrefix(halves[0]) : undefined,
-        newPath: halves ? stripPrefix(halves[1]) : undefined,
-        created: false,
-        deleted: false,
-      };
-      files.push(current);
-      inGitBlock = true;
-      continue;
-    }
-    if (current && inGitBlock) {
-      if (line.startsWith('new file mode')) current.created = true;
-      else if (line.startsWith('deleted file mode')) current.deleted = true;
-      else if (line.startsWith('rename from ')) current.oldPath = unquoteGitPath(line.slice(12));
-      else if (line.startsWith('rename to ')) current.newPath = unquoteGitPath(line.slice(10));
-      else if (line.startsWith('copy from ')) current.oldPath = unquoteGitPath(line.slice(10));
-      else if (line.startsWith('copy to ')) current.newPath = unquoteGitPath(line.slice(8));
-    }
-    if (line.startsWith('--- ') && (lines[i + 1] ?? '').startsWith('+++ ')) {
-      const oldPath = stripPrefix(line.slice(4));
-      const newPath = stripPrefix((lines[i + 1] as string).slice(4));
-      if (current && inGitBlock) {
-        current.oldPath = oldPath ?? (current.created ? undefined : current.oldPath);
-        current.newPath = newPath ?? (current.deleted ? undefined : current.newPath);
-        if (oldPath === undefined) current.created = true;
-        if (newPath === undefined) current.deleted = true;
-        inGitBlock = false;
-      } else {
-        current = { oldPath, newPath, created: oldPath === undefined, deleted: newPath === undefined };
-        files.push(current);
-      }
-      i++;
-      continue;
-    }
-    if (line.startsWith('@@')) inGitBlock = false;
-  }
-  for (const file of files) {
-    if (file.created) file.oldPath = undefined;
-    if (file.deleted) file.newPath = undefined;
-  }
-  return files;
+/** Reads the extended header line `line` of a git section into `section`. */
+function readGitHeaderLine(section: DiffSection, line: string): void {
+  const text = line.replace(/\r?\n$/, '');
+  if (text.startsWith('new file mode')) section.created = true;
+  else if (text.startsWith('deleted file mode')) section.deleted = true;
+  else if (text.startsWith('rename from ')) section.oldPath = unquoteGitPath(text.slice(12));
+  else if (text.startsWith('rename to ')) section.newPath = unquoteGitPath(text.slice(10));
+  else if (text.startsWith('copy from ')) section.oldPath = unquoteGitPath(text.slice(10));
+  else if (text.startsWith('copy to ')) section.newPath = unquoteGitPath(text.slice(8));
 }
 
-/** Every path a diff touches (old and new names), deduplicated. */
+/**
+ * Splits a diff into its file sections, in order. Never throws; lines before the first file
+ * header (a commit message) are dropped, unknown lines are kept in the text of their section.
+ */
+export function parseDiff(diff: string): DiffSection[] {
+  const lines = diff.split(/(?<=\n)/);
+  const sections: DiffSection[] = [];
+  let current: DiffSection | undefined;
+  let git = false;
+  let oldLeft = 0;
+  let newLeft = 0;
+  const open = (isGit: boolean): DiffSection => {
+    current = { header: '', hunks: [], created: false, deleted: false };
+    sections.push(current);
+    git = isGit;
+    oldLeft = 0;
+    newLeft = 0;
+    return current;
+  };
+  for (let index = 0; index < lines.length; index++) {
+    const line = lines[index] as string;
+    if (line.startsWith('diff --git ')) {
+      const section = open(true);
+      section.header = line;
+      const paths = gitHeaderPaths(line.slice('diff --git '.length).replace(/\n$/, ''));
+      if (paths) [section.oldPath, section.newPath] = paths;
+      continue;
+    }
+    if (current && (oldLeft > 0 || newLeft > 0)) {
+      current.hunks[current.hunks.length - 1] += line;
+      if (line.startsWith('\\')) continue;
+      if (line.startsWith('-')) oldLeft--;
+      else if (line.startsWith('+')) newLeft--;
+      else {
+        oldLeft--;
+        newLeft--;
+      }
+      continue;
+    }
+    const hunk = /^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@/.exec(line);
+    if (current && hunk) {
+      oldLeft = hunk[1] === undefined ? 1 : Number(hunk[1]);
+      newLeft = hunk[2] === undefined ? 1 : Number(hunk[2]);
+      current.hunks.push(line);
+      continue;
+    }
+    const next = lines[index + 1];
+    if (line.startsWith('--- ') && next?.startsWith('+++ ')) {
+      // The file header of a plain diff, or the `---`/`+++` pair of a git section.
+      const section = current && git && current.hunks.length === 0 ? current : open(false);
+      section.header += line + next;
+      const oldPath = headerPath(line.slice(4).replace(/\n$/, ''));
+      const newPath = headerPath(next.slice(4).replace(/\n$/, ''));
+      section.oldPath = oldPath ?? (section.created ? undefined : section.oldPath);
+      section.newPath = newPath ?? (section.deleted ? undefined : section.newPath);
+      if (oldPath === undefined) section.created = true;
+      if (newPath === undefined) section.deleted = true;
+      index++;
+      continue;
+    }
+    if (!current) continue;
+    if (current.hunks.length > 0) {
+      // Text after a file's last hunk (a signature, `\ No newline`): it stays with that hunk.
+      current.hunks[current.hunks.length - 1] += line;
+      continue;
+    }
+    current.header += line;
+    if (git) readGitHeaderLine(current, line);
+  }
+  for (const section of sections) {
+    if (section.created) section.oldPath = undefined;
+    if (section.deleted) section.newPath = undefined;
+  }
+  return sections;
+}
+
+/** The text of sections joined back into a diff. */
+export function sectionText(section: DiffSection): string {
+  return section.header + section.hunks.join('');
+}
+
+/** Lists the files a unified diff touches, in order. Never throws. */
+export function patchFiles(patch: string): PatchFile[] {
+  return parseDiff(patch).map(({ oldPath, newPath, created, deleted }) => ({
+    ...(oldPath !== undefined ? { oldPath } : {}),
+    ...(newPath !== undefined ? { newPath } : {}),
+    created,
+    deleted,
+  }));
+}
+
+/** Every path a diff touches (old and new names), deduplicated, in order. */
 export function touchedPaths(patch: string): string[] {
   const paths = new Set<string>();
   for (const file of patchFiles(patch)) {
@@ -118,4 +204,9 @@ export function touchedPaths(patch: string): string[] {
     if (file.newPath) paths.add(file.newPath);
   }
   return [...paths];
+}
+
+/** Number of hunks in a patch, as jsdiff's `parsePatch` counts them. Throws on a malformed patch. */
+export function countHunks(patch: string): number {
+  return parsePatch(patch).reduce((sum, file) => sum + file.hunks.length, 0);
 }

@@ -27,6 +27,7 @@ import {
 } from '../grading/swebench.ts';
 import { harnessReading } from '../grading/swebench-harness.ts';
 import { chunksOf } from '../parsers/common.ts';
+import { DETECT_HEAD_BYTES, detectParser, findParser, parserNames } from '../parsers/registry.ts';
 import type { ParseResult, Parser } from '../parsers/types.ts';
 import { checkSnapshotPath } from '../tasks/swebench/load.ts';
 import type { Task } from '../tasks/task.ts';
@@ -34,7 +35,6 @@ import { roundSec, verdictsForFile } from '../trials/file-format.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic-write.ts';
 import { patchFiles } from '../util/patch-files.ts';
 import { shellQuote, unlinkLeadingSymlinks } from '../util/shell.ts';
-import { detectParser, findParser, parserNames } from './parser-lookup.ts';
 import { TamperingCheck } from './tampering/judge.ts';
 import type { TamperRecord } from './tampering/types.ts';
 import type { TestCounts, Verifier, VerifierResult, VerifyContext } from './verifier.ts';
@@ -305,7 +305,10 @@ export class SwebenchVerifier implements Verifier {
           `unknown parser ${JSON.stringify(spec.parser)}; known: ${parserNames(this.options.parsers).join(', ') || 'none'}`,
         );
     } else {
-      parser = detectParser(slice, this.options.parsers);
+      parser = detectParser(
+        slice.slice(0, DETECT_HEAD_BYTES),
+        this.options.parsers ? { list: this.options.parsers, minScore: 0 } : {},
+      );
       if (!parser) warnings.push('no parser recognises the test output');
     }
     let parse: ParseResult | undefined;

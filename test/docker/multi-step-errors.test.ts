@@ -3,11 +3,12 @@
  * a step that errors under `mean` is an error of the trial, visible at the top level, and the
  * note counts only the steps whose agent ran; each step keeps its own timestamps.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DockerEnvironmentProvider } from '../../src/environments/docker/provider.ts';
 import { loadHarborTask } from '../../src/tasks/harbor/loader.ts';
+import { parseEventLine } from '../../src/trials/events.ts';
 import type { ExtendedTrialResult } from '../../src/trials/record.ts';
 import { runTrialWith } from '../../src/trials/trial.ts';
 import { HarborVerifier } from '../../src/verifiers/harbor.ts';
@@ -97,6 +98,25 @@ describe.skipIf(skipDocker)('multi-step errors (issue 12)', () => {
     expect(Date.parse(t1?.finished_at ?? '')).toBeLessThanOrEqual(Date.parse(t2?.started_at ?? ''));
     expect(one?.verifier?.finished_at).not.toBe(two?.verifier?.finished_at);
     expect(r.agent_execution).toEqual({ started_at: t1?.started_at, finished_at: t2?.finished_at });
+    // The trial's event log names each step's phases.
+    const events = readFileSync(join(new URL(r.trial_uri).pathname, 'events.jsonl'), 'utf8')
+      .split('\n')
+      .flatMap((line) => parseEventLine(line) ?? []);
+    const phases = events.flatMap((e) =>
+      e.type === 'phase-start' ? [`${e.phase}${e.step ? `:${e.step}` : ''}`] : [],
+    );
+    expect(phases).toEqual([
+      'environment',
+      'agent:one',
+      'artifacts:one',
+      'verifier:one',
+      'agent:two',
+      'artifacts:two',
+      'verifier:two',
+    ]);
+    expect(
+      events.filter((e) => e.type === 'verdict').map((e) => (e.type === 'verdict' ? e.step : '')),
+    ).toEqual(['one', 'two']);
     expect(r.verifier).toEqual({
       started_at: one?.verifier?.started_at,
       finished_at: two?.verifier?.finished_at,

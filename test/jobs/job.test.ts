@@ -6,7 +6,7 @@ import type { Agent } from '../../src/agents/agent.ts';
 import { OracleAgent } from '../../src/agents/oracle.ts';
 import { LocalEnvironmentProvider } from '../../src/environments/local/local.ts';
 import { runJob } from '../../src/jobs/job.ts';
-import { globToRegExp, planTrials } from '../../src/jobs/plan.ts';
+import { globMatcher, planTrials } from '../../src/jobs/plan.ts';
 import type { Task } from '../../src/tasks/task.ts';
 import type { TrialResult } from '../../src/trials/result.ts';
 import { SwebenchVerifier } from '../../src/verifiers/swebench.ts';
@@ -44,9 +44,14 @@ describe('planTrials', () => {
   });
 
   it('compiles globs with ?, classes and literal dots', () => {
-    expect(globToRegExp('a?c.[0-9]').test('abc.5')).toBe(true);
-    expect(globToRegExp('a?c.[0-9]').test('abcx5')).toBe(false);
-    expect(globToRegExp('[!a]*').test('bcd')).toBe(true);
+    expect(globMatcher('a?c.[0-9]')('abc.5')).toBe(true);
+    expect(globMatcher('a?c.[0-9]')('abcx5')).toBe(false);
+    expect(globMatcher('[!a]*')('bcd')).toBe(true);
+    expect(globMatcher('[!a]*')('abc')).toBe(false);
+    // As fnmatch: `*` crosses `/`, braces are literal, a leading `!` is a character.
+    expect(globMatcher('django*')('django/django-1')).toBe(true);
+    expect(globMatcher('a{b,c}')('ab')).toBe(false);
+    expect(globMatcher('!x')('!x')).toBe(true);
   });
 
   it('gives trials safe, unique folder names', () => {

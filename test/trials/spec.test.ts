@@ -88,6 +88,15 @@ describe('TrialSpec', () => {
       expect((error as InputError).message).toContain('trial.attempt');
     }
     expect(() => parseTrialSpec('{', file)).toThrow(/not valid JSON/);
+    // A trial or job name is a folder name: a spec cannot steer where the trial writes.
+    for (const name of ['../../etc', '..', 'a/b', '']) {
+      expect(() => parseTrialSpec(JSON.stringify({ ...spec, trial: { name, attempt: 1 } }), file)).toThrow(
+        /trial\.name/,
+      );
+      expect(() => parseTrialSpec(JSON.stringify({ ...spec, job: { ...spec.job, name } }), file)).toThrow(
+        /job\.name/,
+      );
+    }
     expect(() => parseTrialSpec(JSON.stringify({ ...spec, specVersion: 99 }), file)).toThrow(/specVersion/);
   });
 

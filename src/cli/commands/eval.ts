@@ -57,6 +57,12 @@ export const registerEval: RegisterCommand = (program) => {
       'Kotlin/Java: compile and run each sample on its own as mxeval does (slow; for checking)',
     )
     .option('--json', 'write one JSON summary to stdout (the human lines go to stderr)')
+    .option(
+      '--jobs-dir <dir>',
+      "folder of job folders (the evaluation's events.jsonl, config.json, result.json)",
+      'jobs',
+    )
+    .option('--job-name <name>', 'job folder name (default: eval- and the date and time)')
     .action(async (options) => {
       const { runEvalCommand } = await import('../../functional/cli-eval.ts');
       if (!options.samples && !options.agent)

@@ -18,13 +18,17 @@ export const registerMultilingual: RegisterCommand = (program: Command) => {
   group
     .command('run')
     .description(
-      'Run a multilingual dataset locally and grade it with its config.json (parser + test lists).',
+      'Run a multilingual dataset (as berth run does) and grade it with its config.json (parser + test lists).',
     )
     .requiredOption('-p, --path <dir>', 'dataset folder holding sample_task.json and sample_tasks/')
     .option('-a, --agent <name>', 'oracle | nop | predictions', 'oracle')
     .option('--predictions <file>', 'SWE-bench predictions (instance_id, model_patch), JSON or JSONL')
     .option('-i, --include <id...>', 'only these instance ids')
-    .option('--env <kind>', 'local (temporary folder) | docker (the task Dockerfile)', 'local')
+    .option(
+      '--env <kind>',
+      "local (berth's sandboxed local environment) | docker (the task Dockerfile)",
+      'local',
+    )
     .option('--jobs-dir <dir>', 'where job folders are written', 'jobs')
     .option('--job-name <name>', 'job folder name (default: a timestamp)')
     .option('--json', 'print the job result as one JSON document')
@@ -45,6 +49,7 @@ export const registerMultilingual: RegisterCommand = (program: Command) => {
         if (!['local', 'docker'].includes(options.env))
           throw new UsageError(`unknown --env ${options.env}: use local or docker`);
         const { runMultilingualJob } = await import('../../tasks/multilingual/run.ts');
+        const { defaultJobName } = await import('../../jobs/names.ts');
         const { formatCategoryReport } = await import('../../reporters/by-category.ts');
         const started = performance.now();
         const result = await runMultilingualJob({
@@ -54,7 +59,7 @@ export const registerMultilingual: RegisterCommand = (program: Command) => {
           include: options.include,
           environment: options.env as 'local' | 'docker',
           jobsDir: options.jobsDir,
-          jobName: options.jobName ?? new Date().toISOString().replace(/[:.]/g, '-'),
+          jobName: options.jobName ?? defaultJobName(),
           onTrial: options.json
             ? undefined
             : (row) => {
@@ -81,7 +86,7 @@ export const registerMultilingual: RegisterCommand = (program: Command) => {
         process.stdout.write(`\n${formatCategoryReport(result.trials, ['task_type', 'language'])}`);
         const seconds = ((performance.now() - started) / 1000).toFixed(1);
         process.stdout.write(
-          `resolved ${result.resolved}/${result.total} (${((100 * result.resolved) / Math.max(1, result.total)).toFixed(1)}%) in ${seconds}s; ${result.isolated ? 'tests ran without network (docker)' : 'not network-isolated (local environment)'}\n`,
+          `resolved ${result.resolved}/${result.total} (${((100 * result.resolved) / Math.max(1, result.total)).toFixed(1)}%) in ${seconds}s; ${result.isolated ? `tests ran without network (${result.environment})` : 'not network-isolated (no sandbox here)'}\nresults: ${result.job_dir}\n`,
         );
       },
     );

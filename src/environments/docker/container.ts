@@ -25,6 +25,7 @@ import type { NetworkPolicy } from '../../tasks/task.ts';
 import { type CopyLimits, type CopyReport, extractTarBeneath } from '../../util/safe-fs.ts';
 import { shellQuote } from '../../util/shell.ts';
 import type { Environment, ExecOptions, ExecResult, ToolInstallRecord } from '../environment.ts';
+import type { Sidecars } from './compose.ts';
 import type { EgressGateway } from './egress/gateway.ts';
 import { ContainerNetworkSwitch } from './egress/network-switch.ts';
 import { LABELS } from './labels.ts';
@@ -56,6 +57,12 @@ export interface ContainerOptions {
   pidsLimit?: number;
   network: NetworkPolicy;
   env?: Record<string, string>;
+  /**
+   * The trial's sidecar services (compose.ts): the container joins their private network as
+   * `main` before it starts, keeps it through every network switch, and stopping the
+   * environment removes them.
+   */
+  sidecars?: Sidecars;
   /** Devices for the container (GPUs: accelerators.ts). */
   deviceRequests?: Docker.DeviceRequest[];
   mounts?: Mount[];
@@ -171,6 +178,8 @@ export class DockerContainerEnvironment implements Environment {
   toolInstall?: ToolInstallRecord;
   /** Where the model gateway's folder is mounted, when the trial asked for it. */
   modelGatewayDir?: string;
+  /** The task's sidecar services, removed with the container. */
+  private sidecars: Sidecars | undefined;
 
   private constructor(
     private readonly docker: Docker,
@@ -289,16 +298,23 @@ export class DockerContainerEnvironment implements Environment {
     live.add(environment);
     installExitHook();
     try {
+      if (options.sidecars) {
+        environment.sidecars = options.sidecars;
+        await docker
+          .getNetwork(options.sidecars.network)
+          .connect({ Container: container.id, EndpointConfig: { Aliases: ['main'] } });
+      }
       if (options.egress) {
         // The egress gateway switches networks (public, allowlist, no-network) before start.
         environment.egress = options.egress;
         environment.networkSwitch = new ContainerNetworkSwitch(docker, container.id, {
           publicNetworks: ['bridge'],
           gateway: options.egress,
+          ...(options.sidecars ? { keep: [options.sidecars.network] } : {}),
         });
         await environment.networkSwitch.apply(options.network);
       } else if (options.network.mode === 'no-network') {
-        // `no-network`: leave the default bridge before start; loopback only.
+        // `no-network`: leave the default bridge before start; loopback (and the task's own services) only.
         await docker.getNetwork('bridge').disconnect({ Container: container.id, Force: true });
       }
       if (options.network.mode === 'allowlist' && !options.egress) {
@@ -593,7 +609,8 @@ export class DockerContainerEnvironment implements Environment {
     const inspected = await this.container.inspect();
     const attached = Object.keys(inspected.NetworkSettings.Networks ?? {});
     if (policy.mode === 'no-network') {
-      for (const name of attached) await this.disconnectNetwork(name);
+      // The task's own services network stays: it has no route out.
+      for (const name of attached) if (name !== this.sidecars?.network) await this.disconnectNetwork(name);
     } else if (!attached.includes('bridge')) {
       await this.connectNetwork('bridge');
     }
@@ -670,6 +687,7 @@ export class DockerContainerEnvironment implements Environment {
       live.delete(this);
       this.eventStream?.destroy();
       await this.egress?.stop();
+      await this.sidecars?.stop();
     }
   }
 }

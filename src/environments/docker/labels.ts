@@ -8,6 +8,8 @@ export const LABELS = {
   trial: 'dev.berth.trial',
   /** The task name (containers). */
   task: 'dev.berth.task',
+  /** The compose service a sidecar container runs. */
+  service: 'dev.berth.service',
   /** Content hash of a built image's context. */
   contextHash: 'dev.berth.context-hash',
 } as const;

@@ -4,11 +4,10 @@
  * `/logs/verifier` and `/logs/artifacts` are folders of the container, copied out as
  * data after each phase: no host folder is ever mounted where untrusted code writes.
  */
-import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { basename, dirname, join, resolve } from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import { basename, join } from 'node:path';
 import { InputError } from '../../errors.ts';
 import { type LimitRequest, resolveLimits, taskResources } from '../../sandbox/limits.ts';
 import type { EnvironmentSpec, Task } from '../../tasks/task.ts';
@@ -26,6 +25,7 @@ import {
   UnsupportedEnvironmentError,
 } from './accelerators.ts';
 import { connectDocker } from './client.ts';
+import { readComposeProject, Sidecars } from './compose.ts';
 import { DockerContainerEnvironment } from './container.ts';
 import { type BaseImage, ImageMap, orderBases, readBasesManifest } from './dockerfile.ts';
 import { EgressGateway, proxyPolicyFor } from './egress/gateway.ts';
@@ -75,25 +75,8 @@ export interface ComposeMain {
  * @throws InputError naming the file when it does not parse or has no `main` service
  */
 export function readComposeMain(file: string): ComposeMain {
-  let doc: unknown;
-  try {
-    doc = parseYaml(readFileSync(file, 'utf8'));
-  } catch (error) {
-    const line = (error as { linePos?: Array<{ line: number }> }).linePos?.[0]?.line;
-    throw new InputError({ file, line }, `invalid YAML: ${(error as Error).message.split('\n')[0]}`);
-  }
-  const main = (doc as { services?: Record<string, unknown> } | null)?.services?.main as
-    | { image?: unknown; build?: unknown }
-    | undefined;
-  if (!main) throw new InputError({ file, field: 'services.main' }, 'the compose file has no `main` service');
-  const dir = dirname(file);
-  let build: ComposeMain['build'];
-  if (typeof main.build === 'string') build = { context: resolve(dir, main.build), dockerfile: 'Dockerfile' };
-  else if (main.build && typeof main.build === 'object') {
-    const b = main.build as { context?: string; dockerfile?: string };
-    build = { context: resolve(dir, b.context ?? '.'), dockerfile: b.dockerfile ?? 'Dockerfile' };
-  }
-  return { image: typeof main.image === 'string' ? main.image : undefined, build };
+  const { main } = readComposeProject(file);
+  return { image: main.image, build: main.build };
 }
 
 /** What a task's image comes from, in Harbor's order of preference. */
@@ -256,6 +239,8 @@ export class DockerEnvironmentProvider implements EnvironmentProvider {
       }
     }
     // No host folder is mounted where untrusted code writes: only the model gateway's socket folder, read-only.
+    // docker-compose sidecars (a `main` service plus others): started before the main container.
+    const sidecars = await this.startSidecars(task, spec, context, buildLog);
     const mounts: { host: string; container: string; readOnly: boolean }[] = [];
     if (context.modelGatewayDir)
       mounts.push({ host: context.modelGatewayDir, container: MODEL_GATEWAY_MOUNT, readOnly: true });
@@ -278,6 +263,7 @@ export class DockerEnvironmentProvider implements EnvironmentProvider {
         // [environment] env in every command; the egress proxy's variables over it.
         env: { ...(context.env ?? {}), ...(egress?.proxyEnv() ?? {}) },
         deviceRequests: gpuDeviceRequests(spec, accelerators),
+        ...(sidecars ? { sidecars } : {}),
         image,
         jobId,
         trialName: basename(trialDir),
@@ -299,8 +285,50 @@ export class DockerEnvironmentProvider implements EnvironmentProvider {
       return environment;
     } catch (error) {
       await egress?.stop();
+      await sidecars?.stop();
       throw error;
     }
+  }
+
+  /**
+   * The task's compose services other than `main`, started on the trial's private network
+   * (compose.ts); undefined when the task has none. Their output goes to `<trial>/services/`.
+   */
+  private async startSidecars(
+    task: Task,
+    spec: DockerSpec,
+    context: EnvironmentStartContext,
+    buildLog: string,
+  ): Promise<Sidecars | undefined> {
+    if (!spec.composeFile) return undefined;
+    const project = readComposeProject(spec.composeFile, context.env ?? {});
+    if (project.sidecars.length === 0) return undefined;
+    const { docker } = await connectDocker();
+    const servicesDir = join(context.trialDir, 'services');
+    const bases = basesOf(spec);
+    for (const warning of project.warnings)
+      appendFileSync(buildLog, `${task.name}: docker-compose.yaml: ${warning}\n`);
+    return Sidecars.start(
+      project,
+      {
+        docker,
+        images: await this.imageService(context.jobId),
+        jobId: context.jobId,
+        trialName: basename(context.trialDir),
+        imageStem: spec.imageName ?? task.name,
+        publicNetwork: spec.network.mode === 'public',
+        ...(bases ? { bases } : {}),
+        ...(spec.buildTimeoutSec !== undefined
+          ? { buildTimeoutSec: spec.buildTimeoutSec * (this.options.buildTimeoutMultiplier ?? 1) }
+          : {}),
+        onLog: (line) => appendFileSync(buildLog, `${line}\n`),
+        ...(context.signal ? { signal: context.signal } : {}),
+      },
+      (service, text) => {
+        mkdirSync(servicesDir, { recursive: true });
+        writeFileSync(join(servicesDir, `${service.replace(/[^A-Za-z0-9._-]/g, '_')}.log`), text);
+      },
+    );
   }
 }
 

@@ -16,9 +16,9 @@
  * them. Files cross the boundary only through `upload` and `download`, which never follow
  * a link planted below the root (src/util/safe-fs.ts).
  */
-import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, cp, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { isAbsolute, join, relative, resolve } from 'node:path';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { execa } from 'execa';
 import { InputError } from '../../errors.ts';
 import { capFolder, releaseFolder } from '../../sandbox/capped-folder.ts';
@@ -332,6 +332,14 @@ export class LocalEnvironmentProvider implements EnvironmentProvider {
         await mkdir(join(root, dir), { recursive: true });
       if (spec.snapshot) {
         await writeSnapshot(workdir, spec.snapshot);
+      } else if (spec.folder) {
+        // The folder's own .git (hooks, config) never comes along: berth commits the base itself.
+        const source = spec.folder;
+        await cp(source, workdir, {
+          recursive: true,
+          verbatimSymlinks: true,
+          filter: (path) => relative(source, path).split(sep)[0] !== '.git',
+        });
       } else {
         const where = {
           file: context.task.origin.file,

@@ -7,6 +7,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import { type EngineAccelerators, engineRefusal } from '../../environments/docker/accelerators.ts';
+import { readComposeProject } from '../../environments/docker/compose.ts';
 import {
   type BaseImage,
   type ImageMap,
@@ -52,6 +53,8 @@ export interface TaskCheck {
   reasons: string[];
   /** Harbor features the task uses (multi-step, allowlist network, ...). */
   features: string[];
+  /** docker-compose services started beside `main` (sidecars). */
+  services?: string[];
   /** task.toml warnings (deprecated forms, unknown keys with their line); they do not stop a run. */
   warnings?: string[];
 }
@@ -283,6 +286,7 @@ export async function checkTask(
   };
 
   let imageLabel: string;
+  const services: string[] = [];
   try {
     const plan = planImage(spec, task.origin.file);
     if (plan.kind === 'image') {
@@ -297,6 +301,16 @@ export async function checkTask(
       for (const ref of imagesOfDockerfile(readFileSync(file, 'utf8'))) await need(ref.image);
       network.push(...scanDockerfile(file, plan.contextDir, root, 'build'));
     }
+    // docker-compose sidecars: their images too (started beside main, compose.ts).
+    if (spec.composeFile)
+      for (const service of readComposeProject(spec.composeFile, spec.env ?? {}).sidecars) {
+        services.push(service.name);
+        if (service.build) {
+          const file = join(service.build.context, service.build.dockerfile);
+          for (const ref of imagesOfDockerfile(readFileSync(file, 'utf8'))) await need(ref.image);
+          network.push(...scanDockerfile(file, service.build.context, root, 'build'));
+        } else if (service.image) await need(service.image);
+      }
   } catch (error) {
     imageLabel = 'none';
     missing = true;
@@ -313,6 +327,18 @@ export async function checkTask(
     network.push(...scanScript(join(task.verifier.testsDir, 'test.sh'), root, 'verifier'));
   if (task.solution.kind === 'script')
     network.push(...scanScript(join(task.solution.dir, 'solve.sh'), root, 'oracle'));
+  // A script that talks to the task's own services (`http://<service>:...`) reaches its
+  // private network, not the internet: its HTTP requests from code are not network steps.
+  if (services.length > 0) {
+    const talksToServices = (where: string): boolean => {
+      const text = readFileSync(join(root, where.replace(/:\d+$/, '')), 'utf8');
+      return services.some((name) => text.includes(`://${name}:`) || text.includes(`://${name}/`));
+    };
+    for (let i = network.length - 1; i >= 0; i--) {
+      const step = network[i] as NetworkStep;
+      if (step.reaches === 'an HTTP request from code' && talksToServices(step.where)) network.splice(i, 1);
+    }
+  }
 
   if (imageExists === undefined) reasons.push('no Docker engine answers');
   if (missing)
@@ -363,6 +389,7 @@ export async function checkTask(
     canRun,
     reasons,
     features,
+    ...(services.length ? { services } : {}),
     warnings: (task.metadata.harbor as { warnings?: string[] } | undefined)?.warnings ?? [],
   };
 }
@@ -373,6 +400,7 @@ export function formatCheck(c: TaskCheck): string {
     `${c.task}: ${c.canRun === 'yes' ? 'can run here' : c.canRun === 'needs-network' ? 'can run here only with the network' : 'cannot run here'}`,
   ];
   lines.push(`  image: ${c.image}`);
+  if (c.services?.length) lines.push(`  services beside main: ${c.services.join(', ')}`);
   for (const n of c.needs) lines.push(`  needs ${n.image}: ${n.status}${n.detail ? ` (${n.detail})` : ''}`);
   lines.push(`  network: agent ${c.phases.agent}, verifier ${c.phases.verifier}`);
   if (c.features.length) lines.push(`  features: ${c.features.join(', ')}`);

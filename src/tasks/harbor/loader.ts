@@ -13,22 +13,11 @@ import { InputError } from '../../errors.ts';
 import { escapingSymlinks, readInputText } from '../../util/input-files.ts';
 import type { SkippedTask } from '../registry.ts';
 import type { Task, TaskSource } from '../task.ts';
+import { stripCanary } from './canary.ts';
 import { type HarborTaskConfig, parseTaskToml } from './config.ts';
 import { harborPlan } from './steps.ts';
 
-const CANARY_LINE = /^(<!--.*canary.*-->|#.*canary.*)$/i;
-
-/**
- * Removes leading canary comment lines (and the blank lines after them) from
- * an instruction, as Harbor's `strip_canary` does.
- */
-export function stripCanary(text: string): string {
-  const lines = text.split('\n');
-  let i = 0;
-  while (i < lines.length && CANARY_LINE.test((lines[i] ?? '').trim())) i++;
-  while (i < lines.length && (lines[i] ?? '').trim() === '') i++;
-  return lines.slice(i).join('\n');
-}
+export { stripCanary } from './canary.ts';
 
 /** True when `dir` looks like a Harbor task (task.toml and environment/ exist), as `Task.is_valid_dir` checks first. */
 export function looksLikeHarborTask(dir: string): boolean {

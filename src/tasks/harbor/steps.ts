@@ -20,7 +20,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { InputError, type InputIssue } from '../../errors.ts';
 import type { NetworkPolicy, Task } from '../task.ts';
-import { stripCanary } from './loader.ts';
+import { stripCanary } from './canary.ts';
 import { tomlKeyLines } from './toml-lines.ts';
 
 /** `[environment.healthcheck]` (Harbor's HealthcheckConfig). Units: seconds. */

@@ -17,17 +17,55 @@
  * repository), `fix/` (files the gold change writes) and `tests/` (files the
  * test change writes), each overlaid on the base.
  */
-import { cp, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { execa } from 'execa';
 import { z } from 'zod';
+import { LocalEnvironmentProvider } from '../../environments/local/local.ts';
 import { InputError } from '../../errors.ts';
 import { chunksOf } from '../../parsers/common.ts';
+import { findParser } from '../../parsers/registry.ts';
 import type { TestStatus } from '../../parsers/types.ts';
 import { shellQuote } from '../../util/shell.ts';
 import type { SampleTask, TaskConfig } from './format.ts';
-import { findLogParser } from './grade.ts';
-import { BASE_COMMIT_ENV, BASE_COMMIT_SCRIPT, TempDirEnvironment } from './local-workspace.ts';
 import { TEST_PATH_ERE } from './split.ts';
+
+/**
+ * Identity and date of the base commit. With them, the same files give the same
+ * commit id on every machine (and in the task's Dockerfile, which uses the same values).
+ */
+export const BASE_COMMIT_ENV: Record<string, string> = {
+  GIT_AUTHOR_NAME: 'berth',
+  GIT_AUTHOR_EMAIL: 'berth@example.invalid',
+  GIT_AUTHOR_DATE: '2026-01-01T00:00:00Z',
+  GIT_COMMITTER_NAME: 'berth',
+  GIT_COMMITTER_EMAIL: 'berth@example.invalid',
+  GIT_COMMITTER_DATE: '2026-01-01T00:00:00Z',
+};
+
+/** The shell command that turns a folder into a one-commit repository (also used in the Dockerfiles). */
+export const BASE_COMMIT_SCRIPT =
+  'git init -q && git config core.autocrlf false && git add -A && git commit -q --no-gpg-sign -m base && git rev-parse HEAD';
+
+/**
+ * The `base_commit` of a task: the sha the task's Dockerfile makes of its repository folder
+ * (a copy committed with BASE_COMMIT_ENV; git only, no code of the repository runs).
+ */
+export async function baseCommitOf(repoDir: string): Promise<string> {
+  const scratch = await mkdtemp(join(tmpdir(), 'berth-ml-base-'));
+  try {
+    const copy = join(scratch, 'repo');
+    await cp(repoDir, copy, { recursive: true, verbatimSymlinks: true });
+    const result = await execa('bash', ['-c', BASE_COMMIT_SCRIPT], {
+      cwd: copy,
+      env: { ...BASE_COMMIT_ENV, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' },
+    });
+    return result.stdout.trim().split('\n').pop() as string;
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+}
 
 const sourceSchema = z.object({
   owner: z.string(),
@@ -59,16 +97,34 @@ export async function buildTask(sourceDir: string, datasetDir: string): Promise<
     );
   }
   const source = parsedSource.data;
-  const parser = findLogParser(source.log_parser);
+  const parser = findParser(source.log_parser);
   if (!parser)
     throw new InputError({ file, field: 'log_parser' }, `no parser named ${source.log_parser} is registered`);
 
-  const { env, baseCommit } = await TempDirEnvironment.fromRepo(join(sourceDir, 'base'));
+  const baseCommit = await baseCommitOf(join(sourceDir, 'base'));
+  // The tests run in berth's local environment: its sandbox, its own commit of the same files.
+  const env = await new LocalEnvironmentProvider().start({
+    task: {
+      name: source.repo,
+      format: 'multilingual',
+      origin: { file },
+      instruction: '',
+      environment: { kind: 'local', folder: join(sourceDir, 'base') },
+      solution: { kind: 'none' },
+      verifier: { kind: 'harbor', testsDir: '', timeoutSec: 600 },
+      metadata: {},
+    },
+    jobId: 'multilingual-build',
+    trialDir: join(tmpdir(), 'berth-ml-build'),
+  });
+  const base = env.baseCommit;
   try {
     const diffOf = async (overlay: string) => {
-      await cp(join(sourceDir, overlay), env.workdir, { recursive: true });
-      const diff = await env.exec(`git add -A && git diff --cached --binary --no-renames ${baseCommit}`);
-      await env.exec('git reset -q --hard && git clean -fdq');
+      await env.upload(join(sourceDir, overlay), env.workdir);
+      const diff = await env.exec(`git add -A && git diff --cached --binary --no-renames ${base}`, {
+        trusted: true,
+      });
+      await env.exec('git reset -q --hard && git clean -fdq', { trusted: true });
       return diff.output;
     };
     const testPatch = await diffOf('tests');
@@ -79,9 +135,7 @@ export async function buildTask(sourceDir: string, datasetDir: string): Promise<
       return Object.fromEntries(parsed.tests.map((test) => [test.id, test.status]));
     };
     const apply = async (patch: string) => {
-      const path = join(env.root, 'p.diff');
-      await writeFile(path, patch);
-      const result = await env.exec(`git apply ${shellQuote(path)}`);
+      const result = await env.exec('git apply -', { input: patch, trusted: true });
       if (result.exitCode !== 0) throw new Error(`patch does not apply: ${result.output}`);
     };
     await apply(testPatch);

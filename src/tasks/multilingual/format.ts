@@ -95,23 +95,3 @@ export const taskConfigSchema = z.preprocess(
   }),
 );
 export type TaskConfig = z.infer<typeof taskConfigSchema>;
-
-/**
- * Parser names other tools write in `log_parser`, mapped to berth's registry names
- * (SWE-rebench's `install_config.log_parser`, harbor-format §8.3).
- */
-export const LOG_PARSER_ALIASES: Record<string, string> = {
-  parse_log_pytest: 'pytest',
-  parse_log_pytest_v2: 'pytest',
-  parse_log_pytest_options: 'pytest',
-  parse_log_go_test: 'go-test',
-  parse_log_gotest: 'go-test',
-  parse_log_tap: 'tap',
-  parse_log_node_test: 'tap',
-  parse_log_jest: 'jest',
-  parse_log_mocha: 'mocha',
-  parse_log_junit: 'junit',
-  parse_log_cargo: 'cargo',
-  parse_log_phpunit: 'phpunit',
-  parse_log_rspec: 'rspec',
-};

@@ -6,15 +6,7 @@
  * so does a skipped one (the seed requires every listed test to pass).
  */
 import type { NotPassedReason, TestVerdict } from '../../grading/types.ts';
-import { parsers } from '../../parsers/index.ts';
-import type { ParseResult, Parser, TestStatus } from '../../parsers/types.ts';
-import { LOG_PARSER_ALIASES } from './format.ts';
-
-/** The parser registered under `name` (or one of its aliases, or a SWE-rebench name), if any. */
-export function findLogParser(name: string): Parser | undefined {
-  const wanted = LOG_PARSER_ALIASES[name] ?? name;
-  return parsers.find((parser) => parser.name === wanted || parser.aliases?.includes(wanted));
-}
+import type { ParseResult, TestStatus } from '../../parsers/types.ts';
 
 export interface MultilingualGrade {
   /** 1 when every f2p and p2p test passed, else 0. */

@@ -119,7 +119,7 @@ async function loadTask(root: string, entry: SampleTask): Promise<MultilingualTa
     },
     agentTimeoutSec: numberAt(toml, 'agent', 'timeout_sec'),
     source: { repository: repo_url },
-    metadata: { task_type, language, repo_url, problem_statement, ut_results, ...rest },
+    metadata: { task_type, language, repo_url, problem_statement, ut_results, ...rest, task_dir: dir },
     dir,
     entry,
     config,

@@ -9,10 +9,11 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { InputError } from '../../errors.ts';
+import { findParser as findLogParser } from '../../parsers/registry.ts';
 import { formatCategoryReport, groupByCategory } from '../../reporters/by-category.ts';
 import { readCategoryRows } from '../../reporters/read-rows.ts';
 import { buildTask } from './author.ts';
-import { findLogParser, gradeMultilingual } from './grade.ts';
+import { gradeMultilingual } from './grade.ts';
 import { loadMultilingualDataset } from './loader.ts';
 import { runMultilingualJob } from './run.ts';
 

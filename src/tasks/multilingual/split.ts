@@ -23,6 +23,8 @@
  * when either side is a test file.
  */
 
+import { parseDiff, sectionText } from '../../util/patch-files.ts';
+
 const TEST_DIRS = new Set([
   'test',
   'tests',
@@ -84,111 +86,16 @@ export interface DiffSplit {
 }
 
 /**
- * Splits the files of a git diff (as `git diff` writes it, any options) into sections.
- * Text before the first `diff --git` line (a commit message, for instance) is dropped.
+ * Splits the files of a git diff (as `git diff` writes it, any options) into sections, with
+ * berth's one diff parser (src/util/patch-files.ts). Text before the first `diff --git` line
+ * (a commit message, for instance) is dropped.
  */
 export function parseDiffFiles(diff: string): DiffFile[] {
-  const files: DiffFile[] = [];
-  const lines = diff.split(/(?<=\n)/);
-  let current: { header: string; lines: string[] } | undefined;
-  const flush = () => {
-    if (!current) return;
-    const text = current.lines.join('');
-    const paths = pathsOf(current.header, current.lines);
-    files.push({ ...paths, text });
-  };
-  for (const line of lines) {
-    if (line.startsWith('diff --git ')) {
-      flush();
-      current = { header: line.replace(/\r?\n$/, ''), lines: [line] };
-    } else if (current) {
-      current.lines.push(line);
-    }
-  }
-  flush();
-  return files;
-}
-
-function pathsOf(header: string, lines: string[]): { oldPath: string; newPath: string } {
-  let oldPath: string | undefined;
-  let newPath: string | undefined;
-  for (const line of lines.slice(1)) {
-    const text = line.replace(/\r?\n$/, '');
-    if (text.startsWith('@@')) break;
-    if (text.startsWith('rename from ')) oldPath = unquote(text.slice(12));
-    else if (text.startsWith('rename to ')) newPath = unquote(text.slice(10));
-    else if (text.startsWith('copy from ')) oldPath = unquote(text.slice(10));
-    else if (text.startsWith('copy to ')) newPath = unquote(text.slice(8));
-    else if (text.startsWith('--- ') && text !== '--- /dev/null')
-      oldPath ??= stripPrefix(unquote(text.slice(4)));
-    else if (text.startsWith('+++ ') && text !== '+++ /dev/null')
-      newPath ??= stripPrefix(unquote(text.slice(4)));
-  }
-  if (oldPath === undefined || newPath === undefined) {
-    const fromHeader = headerPaths(header.slice('diff --git '.length));
-    oldPath ??= fromHeader[0];
-    newPath ??= fromHeader[1];
-  }
-  return { oldPath: oldPath ?? newPath ?? '', newPath: newPath ?? oldPath ?? '' };
-}
-
-/** `a/X b/Y` (either side possibly C-quoted). Without quotes and renames, both sides are equal. */
-function headerPaths(rest: string): [string, string] {
-  if (rest.startsWith('"')) {
-    const end = closingQuote(rest, 0);
-    const first = unquote(rest.slice(0, end + 1));
-    const second = rest.slice(end + 2);
-    return [stripPrefix(first), stripPrefix(unquote(second))];
-  }
-  if (rest.endsWith('"')) {
-    const start = rest.lastIndexOf(' "');
-    return [stripPrefix(rest.slice(0, start)), stripPrefix(unquote(rest.slice(start + 1)))];
-  }
-  // `a/P b/P`: both halves have the same length when the path did not change.
-  const half = (rest.length - 1) / 2;
-  if (Number.isInteger(half) && rest.slice(2, half) === rest.slice(half + 3)) {
-    const path = rest.slice(2, half);
-    return [path, path];
-  }
-  const at = rest.indexOf(' b/');
-  return [stripPrefix(rest.slice(0, at)), stripPrefix(rest.slice(at + 1))];
-}
-
-function closingQuote(text: string, open: number): number {
-  for (let i = open + 1; i < text.length; i++) {
-    if (text[i] === '\\') i++;
-    else if (text[i] === '"') return i;
-  }
-  return text.length - 1;
-}
-
-function stripPrefix(path: string): string {
-  return /^[abciwo]\//.test(path) ? path.slice(2) : path;
-}
-
-/** Undoes git's C-style quoting of paths with special characters (octal escapes are UTF-8 bytes). */
-function unquote(text: string): string {
-  const value = text.replace(/\t.*$/, '');
-  if (!value.startsWith('"') || !value.endsWith('"')) return value;
-  const bytes: number[] = [];
-  const body = value.slice(1, -1);
-  const simple: Record<string, number> = { n: 10, t: 9, r: 13, '"': 34, '\\': 92, a: 7, b: 8, f: 12, v: 11 };
-  for (let i = 0; i < body.length; i++) {
-    const ch = body[i] as string;
-    if (ch === '\\') {
-      const next = body[i + 1] as string;
-      if (/[0-7]/.test(next)) {
-        bytes.push(Number.parseInt(body.slice(i + 1, i + 4), 8));
-        i += 3;
-      } else {
-        bytes.push(simple[next] ?? next.charCodeAt(0));
-        i += 1;
-      }
-    } else {
-      for (const byte of Buffer.from(ch, 'utf8')) bytes.push(byte);
-    }
-  }
-  return Buffer.from(bytes).toString('utf8');
+  return parseDiff(diff).map((section) => ({
+    oldPath: section.oldPath ?? section.newPath ?? '',
+    newPath: section.newPath ?? section.oldPath ?? '',
+    text: sectionText(section),
+  }));
 }
 
 /**

@@ -24,23 +24,50 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Environment } from '../../environments/environment.ts';
 import { chunksOf } from '../../parsers/common.ts';
+import { findParser } from '../../parsers/registry.ts';
 import { writeFileAtomic } from '../../util/atomic-write.ts';
 import { shellQuote } from '../../util/shell.ts';
 import type { Verifier, VerifierResult, VerifyContext } from '../../verifiers/verifier.ts';
 import type { VerifierSpec } from '../task.ts';
-import { findLogParser, gradeMultilingual } from './grade.ts';
+import { gradeMultilingual } from './grade.ts';
 import { diffPaths, splitDiff } from './split.ts';
 
 type MultilingualSpec = Extract<VerifierSpec, { kind: 'multilingual' }>;
 
 export class MultilingualVerifier implements Verifier {
   readonly kind = 'multilingual' as const;
+  /** The agent's work is the diff against the commit it started from. */
+  readonly needsBaseCommit = true;
 
+  /**
+   * The base is the commit the environment made of the task's repository (a local folder:
+   * berth's own commit of the same files), else HEAD before the agent ran, which must be the
+   * `base_commit` of sample_task.json (the task's Dockerfile reproduces it).
+   */
   async verify(context: VerifyContext): Promise<VerifierResult> {
     const spec = context.task.verifier;
     if (spec.kind !== 'multilingual') throw new Error(`MultilingualVerifier got a ${spec.kind} task`);
     const dir = join(context.trialDir, 'verifier');
-    return runMultilingualVerification(context.environment, spec, dir, context.timeoutSec ?? spec.timeoutSec);
+    const base = context.baseCommit ?? spec.baseCommit;
+    if (context.environment.baseCommit === undefined && base !== spec.baseCommit) {
+      const result: VerifierResult = {
+        rewards: { reward: 0 },
+        exception: {
+          type: 'BaseCommitMismatchError',
+          message: `the repository is at ${base}, sample_task.json says ${spec.baseCommit}`,
+        },
+      };
+      await mkdir(dir, { recursive: true });
+      await writeFileAtomic(join(dir, 'report.json'), `${JSON.stringify(result, null, 2)}\n`);
+      return result;
+    }
+    return runMultilingualVerification(
+      context.environment,
+      spec,
+      dir,
+      context.timeoutSec ?? spec.timeoutSec,
+      base,
+    );
   }
 }
 
@@ -50,6 +77,7 @@ export async function runMultilingualVerification(
   spec: MultilingualSpec,
   dir: string,
   timeoutSec: number,
+  base = spec.baseCommit,
 ): Promise<VerifierResult> {
   const fail = async (type: string, message: string, details: Record<string, unknown> = {}) => {
     const result: VerifierResult = { rewards: { reward: 0 }, exception: { type, message }, details };
@@ -57,7 +85,6 @@ export async function runMultilingualVerification(
     return result;
   };
   await mkdir(dir, { recursive: true });
-  const base = spec.baseCommit;
 
   // 1. The agent's work as one diff (untracked files included).
   const diffRun = await env.exec(
@@ -125,7 +152,7 @@ export async function runMultilingualVerification(
   const truncated = run.truncated || run.timedOut || !endMatch;
 
   // 5. Parse and grade.
-  const parser = findLogParser(spec.parser);
+  const parser = findParser(spec.parser);
   if (!parser)
     return fail('UnknownLogParserError', `no parser named ${spec.parser} is registered`, splitDetails(split));
   const parsed = await parser.parse(chunksOf(log), { sourceName: logFile });

@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { findParser, parserNames } from '../../verifiers/parser-lookup.ts';
+import { findParser, parserNames } from '../../parsers/registry.ts';
 import type { Task } from '../task.ts';
 
 /** One reason a task cannot run, with the row field it concerns. */

@@ -14,7 +14,7 @@
  * (`--namespace swebench`, `__` written `_1776_` in the remote name).
  */
 import { InputError } from '../../errors.ts';
-import { findParser } from '../../verifiers/parser-lookup.ts';
+import { findParser } from '../../parsers/registry.ts';
 
 /** Test commands of the harness (`TEST_*` in constants/python.py; `TEST_PYTEST` as finally assigned). */
 const PYTEST = 'pytest -rA';

@@ -47,6 +47,8 @@ export interface NetworkSwitchOptions {
   publicNetworks: string[];
   /** The trial's gateway; required before an allowlist phase. */
   gateway?: EgressGateway;
+  /** Networks kept in every mode (the task's own sidecar network, which has no route out). */
+  keep?: string[];
 }
 
 export class ContainerNetworkSwitch {
@@ -72,11 +74,12 @@ export class ContainerNetworkSwitch {
     const { gateway } = this.options;
     const attached = await this.attachedNetworks();
     const internal = gateway?.internalNetworkName;
+    const kept = new Set(this.options.keep ?? []);
     if (policy.mode === 'no-network') {
-      for (const name of attached) await this.disconnect(name);
+      for (const name of attached) if (!kept.has(name)) await this.disconnect(name);
     } else if (policy.mode === 'allowlist') {
       if (!gateway) throw new Error('an allowlist phase needs an egress gateway (EgressGateway.start)');
-      for (const name of attached) if (name !== internal) await this.disconnect(name);
+      for (const name of attached) if (name !== internal && !kept.has(name)) await this.disconnect(name);
       await gateway.setPolicy(proxyPolicyFor(policy));
       if (internal && !attached.includes(internal)) await this.connect(internal);
     } else {
