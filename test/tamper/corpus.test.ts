@@ -136,10 +136,10 @@ for (const target of TARGETS) {
       const left = run.berthPids.flatMap((pid) => leftoversOf(pid));
       if (target === 'docker') {
         const { docker } = await connectDocker();
-        const names = new Set(run.taskNames);
+        const jobs = new Set(run.jobNames);
         for (const c of await docker.listContainers({ all: true, filters: { label: [LABELS.managed] } }))
-          if (names.has(c.Labels[LABELS.task] ?? ''))
-            left.push(`container ${c.Id} (${c.Labels[LABELS.task]})`);
+          if (jobs.has(c.Labels[LABELS.job] ?? ''))
+            left.push(`container ${c.Id} (${c.Labels[LABELS.trial]})`);
       }
       expect(left).toEqual([]);
       const host = JSON.stringify({ before, after });

@@ -314,8 +314,8 @@ export interface CorpusRun {
   trials: Map<string, TrialOutcome>;
   /** Process ids of the `berth run` processes (their cgroups, mounts and probe folders carry them). */
   berthPids: number[];
-  /** Task names of every trial planned (Docker containers carry them as a label). */
-  taskNames: string[];
+  /** Names of the jobs run (unique to this run; Docker containers carry them as a label). */
+  jobNames: string[];
   /** Job folders read, and what each held (for the message when a trial's result is missing). */
   listings: string[];
   /** stdout/stderr of each berth run, for failure messages. */
@@ -353,14 +353,13 @@ export async function runTarget(
   const deckhandRows: object[] = [];
   const deckhandScripts = new Map<string, string[]>();
   const berthPids: number[] = [];
-  const taskNames: string[] = [];
+  const jobNames: string[] = [];
   // Agent set-up commands by task name: one `--agent-setup` per job dispatches on BERTH_TASK_NAME.
   const setups = new Map<string, string>();
   for (const { id, case: c } of mine) {
     if (c.input.kind !== 'swebench') continue;
     rowsUsed.add(c.input.row);
     const row = derivedRow(c.input.row, derivedId(c.input.row, id), target, options.images);
-    taskNames.push(row.instance_id);
     if (c.input.command !== undefined) {
       commandRows.push({ ...row, problem_statement: c.input.command });
       if (c.input.setup !== undefined) setups.set(row.instance_id, c.input.setup);
@@ -379,7 +378,6 @@ export async function runTarget(
   }
   for (const r of rowsUsed) {
     const row = derivedRow(r, derivedId(r, 'gold-control'), target, options.images);
-    taskNames.push(row.instance_id);
     predictionRows.push(row);
     predictions.push({
       instance_id: row.instance_id,
@@ -402,7 +400,10 @@ export async function runTarget(
     '--config',
     config,
   ];
-  const run = async (name: string, args: string[], env: Record<string, string> = {}) => {
+  const run = async (kind: string, args: string[], env: Record<string, string> = {}) => {
+    // Named after this process too: another corpus run at the same time has its own jobs.
+    const name = `${kind}-p${process.pid}`;
+    jobNames.push(name);
     const child = execa('node', [BIN, 'run', ...args, ...common, '--job-name', name], {
       reject: false,
       env: { CI: '1', ...env },
@@ -465,7 +466,6 @@ export async function runTarget(
   const harborCommand = join(work, `${target}-harbor-command`);
   for (const { id, case: c } of mine) {
     if (c.input.kind !== 'harbor') continue;
-    taskNames.push(id);
     if (c.input.setup !== undefined) setups.set(id, c.input.setup);
     const into = join(c.input.solve !== undefined ? harborSolve : harborCommand, id);
     cpSync(join(TASKS, c.input.task), into, { recursive: true });
@@ -490,7 +490,7 @@ export async function runTarget(
       ),
       ...imageMap,
     ]);
-  return { trials, logs, listings, berthPids, taskNames };
+  return { trials, logs, listings, berthPids, jobNames };
 }
 
 /** The scripted model's next step for deckhand: the case's next command, then `finish`. */
