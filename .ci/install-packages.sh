@@ -19,6 +19,8 @@ perl -MData::Compare -e 1 2>/dev/null || need+=(libdata-compare-perl)
 command -v javac >/dev/null || need+=(default-jdk-headless)
 # The HTML report and viewer tests drive Debian's Chromium with playwright-core.
 command -v chromium >/dev/null || need+=(chromium)
+# The queue tests (berth worker, berth run --queue) start their own redis-server on a free port.
+command -v redis-server >/dev/null || need+=(redis-server)
 if [ ${#need[@]} -gt 0 ]; then
   apt-get update -qq
   apt-get install -y -qq "${need[@]}"

@@ -21,6 +21,8 @@ import type { PrefixMode } from '../grading/match.ts';
 import { gradeTransitions, parseMsbExpected } from '../grading/multi-swe-bench.ts';
 import { countCategories, type GradeReport } from '../grading/report.ts';
 import { gradeSwebench, junkIdReason, type SwebenchRules } from '../grading/swebench.ts';
+import { harnessReading } from '../grading/swebench-harness.ts';
+import { readReportText } from '../parsers/gzip.ts';
 import { type RawRow, readInputText, readRowFile } from '../tasks/swebench/read-rows.ts';
 import { decodeTestList, TestListError } from '../tasks/swebench/test-list.ts';
 import { describeFsError } from '../util/input-files.ts';
@@ -160,13 +162,22 @@ export async function gradeFiles(options: GradeFilesOptions): Promise<GradeOutpu
     const row = picked.value as Record<string, unknown>;
     const failToPass = idList(row.FAIL_TO_PASS, options.expected, 'FAIL_TO_PASS', picked.line);
     const passToPass = idList(row.PASS_TO_PASS, options.expected, 'PASS_TO_PASS', picked.line);
-    const parsed = await parseFiles(reports, { format: options.format });
     // `--rules swebench` given: the harness's verdict exactly; a row graded without it: berth's rules.
     const swebenchRules: SwebenchRules = options.rules === 'swebench' ? 'swebench' : 'default';
+    // Under the harness's rules every log is read as the harness reads it (`harnessReading`).
+    const texts = new Map<string, string>();
+    const textOf = async (file: string) =>
+      texts.get(file) ?? texts.set(file, await readReportText(file)).get(file)!;
+    const parsed = await parseFiles(reports, {
+      format: options.format,
+      ...(swebenchRules === 'swebench'
+        ? { keepElements: true, reading: async (r, file) => harnessReading(r, await textOf(file)) }
+        : {}),
+    });
     // The harness reads junk gold ids (`[100%]`) off the log's lines: only then is the text needed.
     const needsLog =
       swebenchRules === 'swebench' && [...failToPass, ...passToPass].some((id) => junkIdReason(id));
-    const log = needsLog ? (await Promise.all(reports.map((r) => readInputText(r)))).join('\n') : '';
+    const log = needsLog ? (await Promise.all(reports.map(textOf))).join('\n') : '';
     const grade = gradeSwebench({
       failToPass,
       passToPass,

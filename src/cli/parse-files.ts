@@ -6,13 +6,19 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { addCount, TestCollector } from '../parsers/common.ts';
 import { parseReport } from '../parsers/registry.ts';
-import type { TestStatus } from '../parsers/types.ts';
+import type { ParseResult, TestStatus } from '../parsers/types.ts';
 import type { ParseOutput } from './output-schemas.ts';
 
 export interface ParseFilesOptions {
   /** Parser name or alias; detected per file when absent. */
   format?: string;
+  /** Keep every occurrence of a test (`ParseResult.elements`), for `reading`. */
   keepElements?: boolean;
+  /**
+   * Reads each file's parse another way before it is merged (`berth grade --rules swebench`:
+   * the SWE-bench harness's reading of the same log).
+   */
+  reading?: (result: ParseResult, file: string) => Promise<ParseResult>;
   /**
    * Merge the tests of all files into one run (default true: the files are parts of one
    * test run, as `berth grade` reads them). When false, each file's tests are kept, tagged
@@ -53,9 +59,13 @@ export async function parseFiles(files: string[], options: ParseFilesOptions = {
       warnings.push(`${file} is empty`);
       continue;
     }
-    let result: Awaited<ReturnType<typeof parseReport>>;
+    let result: ParseResult;
     try {
-      result = await parseReport({ path: file }, { format: options.format, sourceName: file });
+      result = await parseReport(
+        { path: file },
+        { format: options.format, sourceName: file, keepElements: options.keepElements },
+      );
+      if (options.reading) result = await options.reading(result, file);
     } catch (error) {
       if (!options.onFileError) throw error;
       options.onFileError(file, error);

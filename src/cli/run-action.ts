@@ -224,6 +224,7 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
     ...(options.keepEnvironments ? { keep: true } : {}),
     imageMap: Object.fromEntries(dockerCli.imageMap.entries()),
     ...(options.rebuild ? { rebuild: true } : {}),
+    ...(options.imagesDir ? { imagesDir: resolve(options.imagesDir) } : {}),
   };
   const limits: TrialLimits = limitRequestFrom(options, dockerCli.pidsLimit);
   if (options.predictions && options.agent !== 'predictions') {
@@ -266,11 +267,14 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
       `berth: warning: ... and ${taskWarnings.length - 10} more (berth check -p lists them)\n`,
     );
   // Models (-m): resolved and their keys checked before anything starts.
-  if (options.model?.length && ['oracle', 'nop', 'predictions'].includes(options.agent))
-    throw new UsageError(
-      `-m/--model: agent \`${options.agent}\` calls no model (-m is for deckhand, the installed agents and -a command)`,
+  // Harbor's own command lines pass --model with the oracle (the multilingual demo's README):
+  // it is ignored there, and here, with a warning.
+  const noModel = ['oracle', 'nop', 'predictions'].includes(options.agent);
+  if (options.model?.length && noModel)
+    process.stderr.write(
+      `berth: warning: -m/--model is ignored: agent \`${options.agent}\` calls no model (-m is for deckhand, the installed agents and -a command)\n`,
     );
-  const models = resolveRunModels(options, options.agent);
+  const models = resolveRunModels(noModel ? { ...options, model: undefined } : options, options.agent);
   const agentsPerModel = models
     ? await Promise.all(
         models.targets.map(async (target) => ({
@@ -437,6 +441,10 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
   if (!machine && process.stdout.isTTY && !process.env.CI)
     process.stderr.write(`berth: running ${plan.length} trial(s), ${concurrency} at a time...\n`);
   const jobLabel = jobName;
+  const submitter = options.queue ? await openQueue(options) : undefined;
+  const queueLabel = options.queue
+    ? (await import('../queue/connection.ts')).redactedUrl(options.queue)
+    : undefined;
   const gateway = models ? await startRunGateway(models) : undefined;
   const summary = await runJob({
     jobsDir: resolve(options.jobsDir),
@@ -451,7 +459,9 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
     limits,
     ...(options.rules ? { rules: options.rules } : {}),
     ...(options.allowEnvSecrets ? { allowEnvSecrets: true } : {}),
-    concurrency,
+    // On a queue every trial is in flight at once; the workers decide how many run.
+    concurrency: submitter ? plan.length : concurrency,
+    ...(submitter ? { runner: submitter.runner } : {}),
     timeoutMultiplier: multiplier,
     phaseMultipliers: {
       ...(phase.agent !== undefined ? { agent: phase.agent } : {}),
@@ -470,6 +480,7 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
       repos: options.repos ? resolve(options.repos) : null,
       env: options.env ?? null,
       rules: options.rules ?? 'default',
+      ...(queueLabel ? { queue: queueLabel } : {}),
       ...(skipped.length > 0
         ? {
             skipped_tasks: skipped.map((s) => ({
@@ -503,7 +514,10 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
       if (event.type === 'job-start') void reporter.onJobStart(event);
     },
     ...(gateway ? { models: { gateway, ...(models?.limits ? { limits: models.limits } : {}) } } : {}),
-  }).finally(() => gateway?.stop());
+  }).finally(async () => {
+    await gateway?.stop();
+    await submitter?.close();
+  });
   // SWE-bench datasets: the harness's final report, in the job folder and in --json.
   const swebench = plan.some((p) => p.task.verifier.kind === 'swebench')
     ? buildSwebenchReport(
@@ -534,6 +548,24 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
     return 2;
   }
   return 0;
+}
+
+/**
+ * The queue of `--queue`, checked before the job starts.
+ * @throws UsageError for a bad URL, an unreachable queue, or an option workers cannot honour.
+ */
+async function openQueue(options: RunCommandOptions) {
+  if (options.model?.length)
+    throw new UsageError(
+      '-m/--model with --queue: not supported yet (a trial on a worker calls models through a gateway on that worker; docs/scale-out.md)',
+    );
+  const { QueueSubmitter } = await import('../queue/submitter.ts');
+  const { maxBlobBytes } = await import('../queue/blobs.ts');
+  return QueueSubmitter.open({
+    address: { url: options.queue as string, ...(options.queueCa ? { caFile: options.queueCa } : {}) },
+    datasetPath: options.path,
+    maxBlobBytes: maxBlobBytes(options.maxBlobMb),
+  });
 }
 
 /**

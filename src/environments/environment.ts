@@ -126,6 +126,16 @@ export interface ToolInstallRecord {
   error?: string;
 }
 
+/** An environment's entry in its install cache (see `Environment.installCache`). */
+export interface InstallCache {
+  /** The environment started from the entry: the install already ran there. */
+  readonly hit: boolean;
+  /** The entry's key (sha256 of snapshot, install command, platform). */
+  readonly key: string;
+  /** Saves the environment's repository as the entry (no-op on a hit); never throws (a failure is a warning). */
+  save(): Promise<void>;
+}
+
 /**
  * A started environment. The first five members every environment has; the rest are
  * declared capabilities: optional members an environment has when it can do that thing.
@@ -202,6 +212,14 @@ export interface Environment {
    * that way (the local environment kills each command's process group when it ends).
    */
   strayProcessKillScript?(): string;
+  /**
+   * Capability "install cache": the environment keeps its repository after the dataset's
+   * install once per snapshot, install command and platform (local: install-cache.ts). When
+   * `hit`, it started from that state and the engine skips the install; else the engine calls
+   * `save()` after a successful install, before any agent code runs. Absent: the install runs
+   * in every environment.
+   */
+  readonly installCache?: InstallCache;
   /**
    * Capability "installed tool": what the environment did at start with the tool its start
    * context asked for (an installed agent). Absent: no tool was asked, or the environment

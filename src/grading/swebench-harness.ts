@@ -6,7 +6,8 @@
  *   pytest parser takes no result from captured output or after pytest's final line;
  * - other logs: berth's parse, except that a test id seen several times takes the status of its
  *   last line (the harness's parsers fill a dict), where berth keeps the worst status
- *   (ERROR > FAILED > PASSED > SKIPPED).
+ *   (ERROR > FAILED > PASSED > SKIPPED); Django/unittest logs lose the outcomes glued to a
+ *   test's output (`... partial outputok`), which `parse_log_django` does not read.
  *
  * A test printed FAILED by the runner and PASSED by a line written after it passes for the harness.
  */
@@ -24,11 +25,16 @@ export function harnessReading(parse: ParseResult, log: string): ParseResult {
     return { ...parse, tests, elements: tests };
   }
   if (!parse.elements) return parse;
+  // parse_log_django reads an outcome only at the end of a ` ... ` line (` ... ok`): one that a
+  // test's output ran into (`... partial outputok`, berth's `glued`) is not read.
+  const elements =
+    parse.format === 'django' ? parse.elements.filter((e) => e.glued !== true) : parse.elements;
   const last = new Map<string, TestCase>();
-  for (const element of parse.elements) last.set(element.id, element);
-  const tests = parse.tests.map((t) => {
+  for (const element of elements) last.set(element.id, element);
+  const tests = parse.tests.flatMap((t) => {
     const l = last.get(t.id);
-    return l && l.status !== t.status ? { ...t, status: l.status } : t;
+    if (!l) return elements === parse.elements ? [t] : [];
+    return l.status !== t.status ? [{ ...t, status: l.status }] : [t];
   });
   return { ...parse, tests };
 }

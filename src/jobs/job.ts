@@ -62,6 +62,21 @@ import {
 } from './state.ts';
 import { jobResultBody, type ModelUsageTotals, modelUsageTotals } from './stats.ts';
 
+/**
+ * Where a planned trial runs when not here: given its spec, it runs it elsewhere (a queue of
+ * workers, src/queue/submitter.ts), hands every event of the trial to `emit` as it happens,
+ * writes the trial's folder at `trialDir` and returns its result; undefined when the trial was
+ * never started (cancelled while queued). It throws only for what a local run would record as a
+ * crashed trial.
+ */
+export type TrialRunner = (run: {
+  spec: TrialSpec;
+  trial: PlannedTrial;
+  trialDir: string;
+  emit: Emit;
+  signal?: AbortSignal;
+}) => Promise<TrialResult | undefined>;
+
 export interface JobOptions {
   jobsDir: string;
   jobName: string;
@@ -117,6 +132,8 @@ export interface JobOptions {
    * trial names its model). Once the gateway's job budget is spent no further trial starts.
    */
   models?: { gateway: ModelGateway; limits?: ModelTrialLimits };
+  /** Runs each trial elsewhere (`berth run --queue`); default here, with the trial engine. */
+  runner?: TrialRunner;
 }
 
 export interface JobSummary {
@@ -274,8 +291,11 @@ async function runTrials(
         if (stored) await rm(trialDir, { recursive: true, force: true });
         progress.running.add(index);
         options.onTrialStart?.(trial);
-        result = await runPlannedTrial(trial, trialDir, options, progress.id, emit);
+        const ran = await runPlannedTrial(trial, trialDir, options, progress.id, emit);
         progress.running.delete(index);
+        // Never started (cancelled while waiting on a queue): as a trial the job did not reach.
+        if (!ran) return;
+        result = ran;
       }
       progress.results.set(index, result);
       if (!kept) await ledger.record(trial.trialName);
@@ -412,9 +432,18 @@ async function runPlannedTrial(
   options: JobOptions,
   jobId: string,
   emit: Emit,
-): Promise<TrialResult> {
+): Promise<TrialResult | undefined> {
   try {
-    return await runTrial(trialSpecOf(trial, options, jobId), emit, {
+    const spec = trialSpecOf(trial, options, jobId);
+    if (options.runner)
+      return await options.runner({
+        spec,
+        trial,
+        trialDir,
+        emit,
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
+    return await runTrial(spec, emit, {
       trialDir,
       task: trial.task,
       runtime: {

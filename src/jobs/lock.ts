@@ -51,7 +51,13 @@ export async function lockHolder(text: string): Promise<number | undefined> {
  * @returns a function that releases the lock.
  * @throws UsageError when another running process holds the lock.
  */
-export async function lockJobDir(jobDir: string, jobName: string): Promise<() => Promise<void>> {
+export async function lockJobDir(
+  jobDir: string,
+  jobName: string,
+  /** The refusal when a running process holds the lock (default: the job is being run). */
+  busy: (pid: number) => string = (pid) =>
+    `job ${jobName} is being run by another berth process (pid ${pid}); wait for it, or use another --job-name`,
+): Promise<() => Promise<void>> {
   await mkdir(jobDir, { recursive: true });
   const lock = join(jobDir, '.berth.lock');
   const ownStart = await processStartTime(process.pid);
@@ -70,9 +76,7 @@ export async function lockJobDir(jobDir: string, jobName: string): Promise<() =>
     if (text === undefined) continue; // released meanwhile
     const pid = await lockHolder(text);
     if (pid !== undefined && pid !== process.pid) {
-      throw new UsageError(
-        `job ${jobName} is being run by another berth process (pid ${pid}); wait for it, or use another --job-name`,
-      );
+      throw new UsageError(busy(pid));
     }
     // An empty lock may be one being written right now: give its writer a moment.
     if (text.trim() === '' && tries === 0) {

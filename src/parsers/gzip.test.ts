@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InputError } from '../errors.ts';
-import { maybeGunzip } from './gzip.ts';
+import { maybeGunzip, readReportText } from './gzip.ts';
 import { parseReport } from './registry.ts';
 
 const fixtures = join(import.meta.dirname, '../../test/fixtures');
@@ -76,6 +76,19 @@ describe('parseReport on gzip-compressed files', () => {
       expect(error.exitCode).toBe(2);
       expect(error.message).toMatch(/corrupt\.log\.gz: .*not valid gzip data/);
     }
+  });
+});
+
+describe('readReportText', () => {
+  it('gives the text of a plain or gzipped log; more than the cap is an InputError naming the file', async () => {
+    const plainPath = join(fixtures, 'parsers/pytest_faillogs.log');
+    const text = readFileSync(plainPath, 'utf8');
+    const file = await gzipped('whole.log.gz', readFileSync(plainPath));
+    expect(await readReportText(file)).toBe(text);
+    expect(await readReportText(plainPath)).toBe(text);
+    const error = await readReportText(file, 1024).catch((e) => e);
+    expect(error).toBeInstanceOf(InputError);
+    expect(error.message).toMatch(/whole\.log\.gz: .*more than .* MiB/);
   });
 });
 

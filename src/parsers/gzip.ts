@@ -4,6 +4,7 @@
  * bytes `1f 8b`, RFC 1952 §2.3.1, not by the extension) is decompressed as it
  * is read, chunk by chunk, so memory stays bounded whatever its size.
  */
+import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { InputError } from '../errors.ts';
@@ -99,4 +100,28 @@ export async function* maybeGunzip(
     input.destroy();
     gunzip.destroy();
   }
+}
+
+/** The most `readReportText` reads: 256 MiB (bytes), half of what a JavaScript string can hold. */
+export const MAX_REPORT_TEXT_BYTES = 256 * 1024 * 1024;
+
+/**
+ * The whole text of a report file (UTF-8), decompressed when it is gzip: for readers that need
+ * the log's lines as they stand, not a parse (`berth grade --rules swebench`).
+ * @param maxBytes the most it reads (decompressed bytes), default `MAX_REPORT_TEXT_BYTES`.
+ * @throws InputError naming `file` when its compressed data is corrupt or it holds more.
+ */
+export async function readReportText(file: string, maxBytes = MAX_REPORT_TEXT_BYTES): Promise<string> {
+  const parts: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of maybeGunzip(createReadStream(file), file)) {
+    size += chunk.length;
+    if (size > maxBytes)
+      throw new InputError(
+        { file },
+        `holds more than ${maxBytes / (1024 * 1024)} MiB of text, too much to read whole (the SWE-bench harness's reading needs the whole log)`,
+      );
+    parts.push(Buffer.from(chunk));
+  }
+  return Buffer.concat(parts).toString('utf8');
 }

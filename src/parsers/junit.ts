@@ -284,6 +284,302 @@ class Decoder {
 }
 
 /**
+ * What `parseJUnit` gathers while saxes reads a report: the open `<testcase>`, the suites
+ * around it, the declared totals, and one merged record per test id (see the module comment).
+ */
+class JUnitCollector {
+  readonly warnings: string[] = [];
+  readonly elements: JUnitElement[] | undefined;
+  /** Number of `<testcase>` elements read. */
+  elementCount = 0;
+  /** True once the root element was seen. */
+  rootSeen = false;
+  private readonly byId = new Map<string, Entry>();
+  private duplicates = 0;
+  private unnamed = 0;
+  // Suite stack: index of each open <testsuite> element and its name.
+  private readonly suiteStack: { index: number; name?: string }[] = [];
+  private suiteCounter = 0;
+  private readonly declared: DeclaredTotals = { tests: 0, passed: 0, failed: 0, error: 0, skipped: 0 };
+  private declaredAny = false;
+  private depth = 0;
+  /** The open testcase, if any. */
+  private current: OpenTestcase | undefined;
+  /** Text of the first failure/error/skipped without a message. */
+  private captureText: string | undefined;
+  private captureDepth = -1;
+
+  constructor(
+    private readonly file: string,
+    keepElements: boolean,
+    /** The line the parser is at (1-based), for messages. */
+    private readonly line: () => number,
+  ) {
+    this.elements = keepElements ? [] : undefined;
+  }
+
+  warn(message: string): void {
+    if (this.warnings.length < 100) this.warnings.push(message);
+  }
+
+  openTag(tag: SaxesTagPlain): void {
+    this.depth++;
+    const name = tag.name;
+    const attrs = tag.attributes as Record<string, string>;
+    if (!this.rootSeen) {
+      this.rootSeen = true;
+      if (name !== 'testsuites' && name !== 'testsuite') {
+        throw new InputError(
+          { file: this.file, line: this.line() },
+          `not a JUnit XML report: the root element is <${name}>, expected <testsuites> or <testsuite>`,
+        );
+      }
+    }
+    if (name === 'testsuite') {
+      const topLevel = this.suiteStack.length === 0;
+      this.suiteStack.push({ index: ++this.suiteCounter, name: attrs.name });
+      if (topLevel) this.addDeclared(attrs);
+      return;
+    }
+    if (name === 'testcase') {
+      if (this.current === undefined) this.openTestcase(attrs); // a testcase inside one: ignored
+      return;
+    }
+    if (this.current !== undefined && this.depth === this.current.depth + 1) this.resultChild(name, attrs);
+  }
+
+  text(text: string): void {
+    const captured = this.captureText;
+    if (captured !== undefined && captured.length < MESSAGE_TEXT_CAP) {
+      this.captureText = captured + text.slice(0, MESSAGE_TEXT_CAP - captured.length);
+    }
+  }
+
+  closeTag(tag: SaxesTagPlain): void {
+    const current = this.current;
+    if (this.captureDepth === this.depth && current !== undefined) {
+      const text = (this.captureText ?? '').trim().split('\n', 1)[0]?.trim();
+      if (text) current.message = text;
+      this.captureText = undefined;
+      this.captureDepth = -1;
+    }
+    if (tag.name === 'testsuite') this.suiteStack.pop();
+    else if (tag.name === 'testcase' && current !== undefined && current.depth === this.depth)
+      this.finishTestcase(current);
+    this.depth--;
+  }
+
+  /** The parse result, once the whole report was read. */
+  result(invalidUtf8: boolean): JUnitParseResult {
+    if (invalidUtf8) this.warn('the input is not valid UTF-8; invalid bytes were replaced with U+FFFD');
+    if (this.unnamed > 0)
+      this.warn(`${this.unnamed} testcase(s) without a name were given ids "(unnamed testcase #N)"`);
+    const tests: TestCase[] = [];
+    let retried = 0;
+    for (const entry of this.byId.values()) {
+      const group = closeGroup(entry);
+      if (group.flaky && group.attempts !== undefined) retried++;
+      tests.push(better(entry.merged, group));
+    }
+    if (retried > 0)
+      this.warn(`${retried} test(s) failed and then passed on a retry: counted as PASSED (flaky)`);
+    const flakyReruns = tests.filter((t) => t.flaky && t.attempts === undefined).length;
+    if (flakyReruns > 0)
+      this.warn(`${flakyReruns} test(s) passed on a surefire rerun: counted as PASSED (flaky)`);
+    if (this.duplicates > 0)
+      this.warn(
+        `${this.duplicates} duplicate testcase(s) merged (ERROR > FAILED > PASSED > SKIPPED, retries pass)`,
+      );
+    if (this.elementCount === 0 && this.declaredAny && this.declared.tests > 0) {
+      this.warn(`the suites declare ${this.declared.tests} test(s) but hold no <testcase> element`);
+    }
+    return {
+      format: 'junit',
+      tests,
+      ...(this.elements ? { elements: this.elements } : {}),
+      counts: countStatuses(tests),
+      warnings: this.warnings,
+      truncated: false,
+      ...(this.declaredAny ? { declared: this.declared } : {}),
+      elementCount: this.elementCount,
+    };
+  }
+
+  private openTestcase(attrs: Record<string, string>): void {
+    this.elementCount++;
+    const suite = this.suiteStack[this.suiteStack.length - 1];
+    this.current = {
+      depth: this.depth,
+      classname: attrs.classname,
+      name: attrs.name,
+      suite: suite?.name,
+      ...(attrs.file !== undefined ? { file: attrs.file } : {}),
+      ...(attrs.time !== undefined && Number.isFinite(Number(attrs.time))
+        ? { durationSec: Number(attrs.time) }
+        : {}),
+      hasSkipped: false,
+      hasFailure: false,
+      hasError: false,
+      reruns: 0,
+      flakyRuns: 0,
+    };
+  }
+
+  /** A result element directly inside the open testcase. */
+  private resultChild(name: string, attrs: Record<string, string>): void {
+    const current = this.current;
+    if (current === undefined) return;
+    switch (name) {
+      case 'failure':
+        current.hasFailure = true;
+        this.noteMessage(current, attrs, 'failure');
+        break;
+      case 'error':
+        current.hasError = true;
+        this.noteMessage(current, attrs, 'error');
+        break;
+      case 'skipped':
+      case 'incomplete':
+        current.hasSkipped = true;
+        if (attrs.type === 'pytest.xfail') current.xfail = true;
+        this.noteMessage(current, attrs, 'skipped');
+        break;
+      case 'rerunFailure':
+      case 'rerunError':
+        current.reruns++;
+        break;
+      case 'flakyFailure':
+      case 'flakyError':
+        current.reruns++;
+        current.flakyRuns++;
+        break;
+    }
+  }
+
+  /** The message of the most severe result element: its `message` attribute, else its text. */
+  private noteMessage(current: OpenTestcase, attrs: Record<string, string>, kind: string): void {
+    const order = { error: 3, failure: 2, skipped: 1 } as Record<string, number>;
+    const previous = current.messageFrom ? (order[current.messageFrom] ?? 0) : 0;
+    if ((order[kind] ?? 0) < previous) return;
+    current.messageFrom = kind;
+    const message = (attrs.message ?? '').trim().split('\n', 1)[0]?.trim();
+    if (message) {
+      current.message = message;
+      this.captureDepth = -1;
+      this.captureText = undefined;
+    } else {
+      delete current.message;
+      this.captureText = '';
+      this.captureDepth = this.depth;
+    }
+  }
+
+  private addDeclared(attrs: Record<string, string>): void {
+    const num = (key: string) => {
+      const value = attrs[key];
+      if (value === undefined) return 0;
+      const n = Number(value);
+      return Number.isFinite(n) ? n : 0;
+    };
+    if (attrs.tests === undefined && attrs.failures === undefined && attrs.errors === undefined) return;
+    this.declaredAny = true;
+    const tests = num('tests');
+    const failed = num('failures');
+    const error = num('errors');
+    const skipped = num('skipped') + num('disabled');
+    const declared = this.declared;
+    declared.tests += tests;
+    declared.failed += failed;
+    declared.error += error;
+    declared.skipped += skipped;
+    declared.passed += tests - failed - error - skipped;
+  }
+
+  private finishTestcase(c: OpenTestcase): void {
+    this.current = undefined;
+    const ordinal = this.elementCount;
+    if ((c.name ?? '').trim() === '') this.unnamed++;
+    const id = detach(junitTestId(c.classname, c.name, ordinal));
+    const status = elementStatus(c);
+    const flaky = status === 'PASSED' && c.flakyRuns > 0;
+    const message = c.message !== undefined && status !== 'PASSED' ? c.message : undefined;
+    if (this.elements) this.elements.push(elementOf(c, id, status, flaky, message));
+    // The merged map keeps one small record per id; a repeated occurrence that changes
+    // nothing allocates nothing (a record replaced later would be old-space garbage).
+    const makeSlim = (): TestCase => {
+      const slim: TestCase = { id, status };
+      if (c.durationSec !== undefined) slim.durationSec = c.durationSec;
+      if (message !== undefined) slim.message = detach(message);
+      if (c.file !== undefined) slim.file = detach(c.file);
+      if (flaky) slim.flaky = true;
+      if (c.reruns > 0) slim.reruns = c.reruns;
+      if (c.xfail) slim.xfail = true;
+      return slim;
+    };
+    const plain = !flaky && c.reruns === 0 && !c.xfail;
+    const suite = this.suiteStack[this.suiteStack.length - 1]?.index ?? 0;
+    const entry = this.byId.get(id);
+    if (entry === undefined) {
+      const slim = makeSlim();
+      this.byId.set(id, {
+        suite,
+        count: 1,
+        worst: slim,
+        lastStatus: status,
+        ...(status === 'PASSED' ? { lastPass: slim } : {}),
+        failedBeforeLast: true,
+      });
+      return;
+    }
+    this.duplicates++;
+    if (entry.suite !== suite) {
+      const merged = better(entry.merged, closeGroup(entry));
+      entry.merged = merged;
+      const slim = plain && merged.status === status ? merged : makeSlim();
+      entry.suite = suite;
+      entry.count = 1;
+      entry.worst = slim;
+      entry.lastStatus = status;
+      entry.lastPass = status === 'PASSED' ? slim : undefined;
+      entry.failedBeforeLast = true;
+      return;
+    }
+    entry.failedBeforeLast &&= entry.lastStatus === 'FAILED' || entry.lastStatus === 'ERROR';
+    entry.count++;
+    if (STATUS_PRECEDENCE[status] > STATUS_PRECEDENCE[entry.worst.status]) entry.worst = makeSlim();
+    entry.lastStatus = status;
+    entry.lastPass = status === 'PASSED' && entry.failedBeforeLast ? makeSlim() : undefined;
+  }
+}
+
+/** One testcase element as written (`keepElements`), sharing no memory with the input. */
+function elementOf(
+  c: OpenTestcase,
+  id: string,
+  status: TestStatus,
+  flaky: boolean,
+  message: string | undefined,
+): JUnitElement {
+  const kd = (v: string | undefined) => (v === undefined ? undefined : detach(v));
+  return {
+    id,
+    status,
+    ...(c.durationSec !== undefined ? { durationSec: c.durationSec } : {}),
+    ...(message !== undefined ? { message: detach(message) } : {}),
+    ...(c.classname !== undefined ? { classname: kd(c.classname) } : {}),
+    ...(c.name !== undefined ? { name: kd(c.name) } : {}),
+    ...(c.suite !== undefined ? { suite: kd(c.suite) } : {}),
+    ...(c.file !== undefined ? { file: kd(c.file) } : {}),
+    hasSkipped: c.hasSkipped,
+    hasFailure: c.hasFailure,
+    hasError: c.hasError,
+    ...(c.reruns > 0 ? { reruns: c.reruns } : {}),
+    ...(flaky ? { flaky: true } : {}),
+    ...(c.xfail ? { xfail: true } : {}),
+  };
+}
+
+/**
  * Parses a JUnit XML report from chunks.
  * @throws InputError naming the source (and line) when the input is empty, not
  *   well-formed XML, or not JUnit (root other than `<testsuites>`/`<testsuite>`).
@@ -293,30 +589,6 @@ export async function parseJUnit(
   options: ParseOptions = {},
 ): Promise<JUnitParseResult> {
   const file = options.sourceName ?? '<input>';
-  const keep = options.keepElements === true;
-  const warnings: string[] = [];
-  const warn = (message: string) => {
-    if (warnings.length < 100) warnings.push(message);
-  };
-  const byId = new Map<string, Entry>();
-  const elements: JUnitElement[] | undefined = keep ? [] : undefined;
-  let duplicates = 0;
-  let unnamed = 0;
-  let elementCount = 0;
-
-  // Suite stack: index of each open <testsuite> element and its name.
-  const suiteStack: { index: number; name?: string }[] = [];
-  let suiteCounter = 0;
-  const declared: DeclaredTotals = { tests: 0, passed: 0, failed: 0, error: 0, skipped: 0 };
-  let declaredAny = false;
-
-  let rootSeen = false;
-  let depth = 0;
-  // The open testcase, if any.
-  let current: OpenTestcase | undefined;
-  let captureText: string | undefined; // text of the first failure/error/skipped without a message
-  let captureDepth = -1;
-
   // saxes's own line tracking costs about a third of its speed; lines are counted here
   // only when a message needs one: newlines before the current chunk, plus those in it
   // up to the parser's position.
@@ -336,216 +608,19 @@ export async function parseJUnit(
     chunkStart += text.length;
     for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) linesBefore++;
   };
+  const collector = new JUnitCollector(file, options.keepElements === true, currentLine);
   parser.on('error', (err) => {
     const message = err.message;
     if (/disallowed character|invalid character entity/i.test(message)) {
-      warn(`line ${currentLine()}: ${message} (kept going)`);
+      collector.warn(`line ${currentLine()}: ${message} (kept going)`);
       return;
     }
     throw new InputError({ file, line: currentLine() }, `not well-formed XML: ${message}`);
   });
-  parser.on('opentag', (tag: SaxesTagPlain) => {
-    depth++;
-    const name = tag.name;
-    const attrs = tag.attributes as Record<string, string>;
-    if (!rootSeen) {
-      rootSeen = true;
-      if (name !== 'testsuites' && name !== 'testsuite') {
-        throw new InputError(
-          { file, line: currentLine() },
-          `not a JUnit XML report: the root element is <${name}>, expected <testsuites> or <testsuite>`,
-        );
-      }
-    }
-    if (name === 'testsuite') {
-      const topLevel = suiteStack.length === 0;
-      suiteStack.push({ index: ++suiteCounter, name: attrs.name });
-      if (topLevel) addDeclared(attrs);
-      return;
-    }
-    if (name === 'testcase') {
-      if (current !== undefined) return; // a testcase inside a testcase: ignore its opening
-      elementCount++;
-      const suite = suiteStack[suiteStack.length - 1];
-      current = {
-        depth,
-        classname: attrs.classname,
-        name: attrs.name,
-        suite: suite?.name,
-        ...(attrs.file !== undefined ? { file: attrs.file } : {}),
-        ...(attrs.time !== undefined && Number.isFinite(Number(attrs.time))
-          ? { durationSec: Number(attrs.time) }
-          : {}),
-        hasSkipped: false,
-        hasFailure: false,
-        hasError: false,
-        reruns: 0,
-        flakyRuns: 0,
-      };
-      return;
-    }
-    if (current === undefined || depth !== current.depth + 1) return;
-    switch (name) {
-      case 'failure':
-        current.hasFailure = true;
-        noteMessage(attrs, 'failure');
-        break;
-      case 'error':
-        current.hasError = true;
-        noteMessage(attrs, 'error');
-        break;
-      case 'skipped':
-      case 'incomplete':
-        current.hasSkipped = true;
-        if (attrs.type === 'pytest.xfail') current.xfail = true;
-        noteMessage(attrs, 'skipped');
-        break;
-      case 'rerunFailure':
-      case 'rerunError':
-        current.reruns++;
-        break;
-      case 'flakyFailure':
-      case 'flakyError':
-        current.reruns++;
-        current.flakyRuns++;
-        break;
-    }
-  });
-  parser.on('text', onText);
-  parser.on('cdata', onText);
-  parser.on('closetag', (tag: SaxesTagPlain) => {
-    if (captureDepth === depth && current !== undefined) {
-      const text = (captureText ?? '').trim().split('\n', 1)[0]?.trim();
-      if (text) current.message = text;
-      captureText = undefined;
-      captureDepth = -1;
-    }
-    if (tag.name === 'testsuite') suiteStack.pop();
-    else if (tag.name === 'testcase' && current !== undefined && current.depth === depth) finishTestcase();
-    depth--;
-  });
-
-  function noteMessage(attrs: Record<string, string>, kind: string) {
-    if (current === undefined) return;
-    const order = { error: 3, failure: 2, skipped: 1 } as Record<string, number>;
-    const previous = current.messageFrom ? (order[current.messageFrom] ?? 0) : 0;
-    if ((order[kind] ?? 0) < previous) return;
-    current.messageFrom = kind;
-    const message = (attrs.message ?? '').trim().split('\n', 1)[0]?.trim();
-    if (message) {
-      current.message = message;
-      captureDepth = -1;
-      captureText = undefined;
-    } else {
-      delete current.message;
-      captureText = '';
-      captureDepth = depth;
-    }
-  }
-
-  function onText(text: string) {
-    if (captureText !== undefined && captureText.length < MESSAGE_TEXT_CAP) {
-      captureText += text.slice(0, MESSAGE_TEXT_CAP - captureText.length);
-    }
-  }
-
-  function addDeclared(attrs: Record<string, string>) {
-    const num = (key: string) => {
-      const value = attrs[key];
-      if (value === undefined) return 0;
-      const n = Number(value);
-      return Number.isFinite(n) ? n : 0;
-    };
-    if (attrs.tests === undefined && attrs.failures === undefined && attrs.errors === undefined) return;
-    declaredAny = true;
-    const tests = num('tests');
-    const failed = num('failures');
-    const error = num('errors');
-    const skipped = num('skipped') + num('disabled');
-    declared.tests += tests;
-    declared.failed += failed;
-    declared.error += error;
-    declared.skipped += skipped;
-    declared.passed += tests - failed - error - skipped;
-  }
-
-  function finishTestcase() {
-    const c = current;
-    current = undefined;
-    if (c === undefined) return;
-    const ordinal = elementCount;
-    if ((c.name ?? '').trim() === '') {
-      unnamed++;
-    }
-    const id = detach(junitTestId(c.classname, c.name, ordinal));
-    const status = elementStatus(c);
-    const flaky = status === 'PASSED' && c.flakyRuns > 0;
-    const message = c.message !== undefined && status !== 'PASSED' ? c.message : undefined;
-    if (elements) {
-      const kd = (v: string | undefined) => (v === undefined ? undefined : detach(v));
-      elements.push({
-        id,
-        status,
-        ...(c.durationSec !== undefined ? { durationSec: c.durationSec } : {}),
-        ...(message !== undefined ? { message: detach(message) } : {}),
-        ...(c.classname !== undefined ? { classname: kd(c.classname) } : {}),
-        ...(c.name !== undefined ? { name: kd(c.name) } : {}),
-        ...(c.suite !== undefined ? { suite: kd(c.suite) } : {}),
-        ...(c.file !== undefined ? { file: kd(c.file) } : {}),
-        hasSkipped: c.hasSkipped,
-        hasFailure: c.hasFailure,
-        hasError: c.hasError,
-        ...(c.reruns > 0 ? { reruns: c.reruns } : {}),
-        ...(flaky ? { flaky: true } : {}),
-        ...(c.xfail ? { xfail: true } : {}),
-      });
-    }
-    // The merged map keeps one small record per id; a repeated occurrence that changes
-    // nothing allocates nothing (a record replaced later would be old-space garbage).
-    const makeSlim = (): TestCase => {
-      const slim: TestCase = { id, status };
-      if (c.durationSec !== undefined) slim.durationSec = c.durationSec;
-      if (message !== undefined) slim.message = detach(message);
-      if (c.file !== undefined) slim.file = detach(c.file);
-      if (flaky) slim.flaky = true;
-      if (c.reruns > 0) slim.reruns = c.reruns;
-      if (c.xfail) slim.xfail = true;
-      return slim;
-    };
-    const plain = !flaky && c.reruns === 0 && !c.xfail;
-    const suite = suiteStack[suiteStack.length - 1]?.index ?? 0;
-    const entry = byId.get(id);
-    if (entry === undefined) {
-      const slim = makeSlim();
-      byId.set(id, {
-        suite,
-        count: 1,
-        worst: slim,
-        lastStatus: status,
-        ...(status === 'PASSED' ? { lastPass: slim } : {}),
-        failedBeforeLast: true,
-      });
-      return;
-    }
-    duplicates++;
-    if (entry.suite !== suite) {
-      const merged = better(entry.merged, closeGroup(entry));
-      entry.merged = merged;
-      const slim = plain && merged.status === status ? merged : makeSlim();
-      entry.suite = suite;
-      entry.count = 1;
-      entry.worst = slim;
-      entry.lastStatus = status;
-      entry.lastPass = status === 'PASSED' ? slim : undefined;
-      entry.failedBeforeLast = true;
-      return;
-    }
-    entry.failedBeforeLast &&= entry.lastStatus === 'FAILED' || entry.lastStatus === 'ERROR';
-    entry.count++;
-    if (STATUS_PRECEDENCE[status] > STATUS_PRECEDENCE[entry.worst.status]) entry.worst = makeSlim();
-    entry.lastStatus = status;
-    entry.lastPass = status === 'PASSED' && entry.failedBeforeLast ? makeSlim() : undefined;
-  }
+  parser.on('opentag', (tag) => collector.openTag(tag));
+  parser.on('text', (text) => collector.text(text));
+  parser.on('cdata', (text) => collector.text(text));
+  parser.on('closetag', (tag) => collector.closeTag(tag));
 
   const decoder = new Decoder();
   const filter = new CapturedOutputFilter();
@@ -563,7 +638,7 @@ export async function parseJUnit(
     }
     const tail = filter.push(decoder.decode(new Uint8Array(0), false)) + filter.flush();
     if (tail) feed(tail);
-    if (!sawBytes || !rootSeen) {
+    if (!sawBytes || !collector.rootSeen) {
       if (!sawBytes) throw new InputError({ file }, 'the file is empty, not a JUnit XML report');
       parser.close();
       throw new InputError({ file }, 'no XML element found, not a JUnit XML report');
@@ -575,34 +650,7 @@ export async function parseJUnit(
       cause: error,
     });
   }
-
-  if (decoder.invalid) warn('the input is not valid UTF-8; invalid bytes were replaced with U+FFFD');
-  if (unnamed > 0) warn(`${unnamed} testcase(s) without a name were given ids "(unnamed testcase #N)"`);
-  const tests: TestCase[] = [];
-  let retried = 0;
-  for (const entry of byId.values()) {
-    const group = closeGroup(entry);
-    if (group.flaky && group.attempts !== undefined) retried++;
-    tests.push(better(entry.merged, group));
-  }
-  if (retried > 0) warn(`${retried} test(s) failed and then passed on a retry: counted as PASSED (flaky)`);
-  const flakyReruns = tests.filter((t) => t.flaky && t.attempts === undefined).length;
-  if (flakyReruns > 0) warn(`${flakyReruns} test(s) passed on a surefire rerun: counted as PASSED (flaky)`);
-  if (duplicates > 0)
-    warn(`${duplicates} duplicate testcase(s) merged (ERROR > FAILED > PASSED > SKIPPED, retries pass)`);
-  if (elementCount === 0 && declaredAny && declared.tests > 0) {
-    warn(`the suites declare ${declared.tests} test(s) but hold no <testcase> element`);
-  }
-  return {
-    format: 'junit',
-    tests,
-    ...(elements ? { elements } : {}),
-    counts: countStatuses(tests),
-    warnings,
-    truncated: false,
-    ...(declaredAny ? { declared } : {}),
-    elementCount,
-  };
+  return collector.result(decoder.invalid);
 }
 
 /**

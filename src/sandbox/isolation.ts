@@ -169,11 +169,16 @@ export function hostViewPrefix(method: IsolationMethod, spec: HostViewSpec): Iso
     prefix.push('--perms', '1777', '--size', String(tmpfsBytes), '--tmpfs', '/tmp');
     const home = homeMounts(spec, tmpfsBytes);
     prefix.push(...home);
-    if (spec.writable) prefix.push('--bind', spec.writable, spec.writable);
     // bwrap would make the missing folders above a bind inside a tmpfs with mode 0700 (root's):
-    // make them 0755 first, so the sandbox uid can walk down to the bound folder.
+    // make them 0755 first, so the sandbox uid can walk down to the bound folder (the writable
+    // folder too: a trial root deeper than /tmp/<name>, e.g. a worker's <root>/tmp/).
     const homeDir = (spec.env ?? process.env).HOME;
     const tmpfsRoots = ['/tmp', ...(home.length > 0 && homeDir ? [homeDir] : [])];
+    if (spec.writable) {
+      for (const dir of ancestorsInside(spec.writable, tmpfsRoots))
+        prefix.push('--perms', '0755', '--dir', dir);
+      prefix.push('--bind', spec.writable, spec.writable);
+    }
     for (const bind of spec.binds ?? []) {
       for (const dir of ancestorsInside(bind.path, tmpfsRoots)) prefix.push('--perms', '0755', '--dir', dir);
       prefix.push(bind.writable ? '--bind' : '--ro-bind', bind.path, bind.path);

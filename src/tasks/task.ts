@@ -70,6 +70,12 @@ export type EnvironmentSpec =
        * `${VAR}` / `${VAR:-default}` are resolved from the host when the trial starts.
        */
       env?: Record<string, string>;
+      /**
+       * A `docker save` archive holding the image the task builds on (the multilingual demo's
+       * `tar_path`, resolved in `--images-dir`, default `<datasetDir>/sample_images`): loaded
+       * when that image is missing (src/environments/docker/image-archives.ts).
+       */
+      imageArchive?: { tarPath: string; datasetDir: string };
       network: NetworkPolicy;
       [key: string]: unknown;
     };

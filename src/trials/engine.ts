@@ -370,7 +370,11 @@ class TrialRun {
     });
     this.environment = environment;
     const install = 'install' in task.environment ? task.environment.install : undefined;
-    if (typeof install === 'string' && install.trim() !== '') {
+    if (typeof install === 'string' && install.trim() !== '' && environment.installCache?.hit) {
+      // Install once (issue 18): the environment started from the state after this install.
+      if (first)
+        this.result.berth.install = { exit_code: 0, timed_out: false, duration_sec: 0, cached: true };
+    } else if (typeof install === 'string' && install.trim() !== '') {
       const run = await environment.exec(install, {
         network: { mode: 'public' },
         setup: true,
@@ -395,6 +399,8 @@ class TrialRun {
           `install command ${run.timedOut ? 'timed out' : `exited ${run.exitCode}`}: ${run.output.trim().split('\n').slice(-3).join(' | ')}`,
         );
       }
+      // Before any agent code: the state after the install becomes the cache entry.
+      await environment.installCache?.save();
     }
     if (first) {
       this.result.berth.isolated = environment.isolated;

@@ -83,7 +83,13 @@ export interface BerthTrialFacts {
     model_calls?: string;
   };
   patch_apply: { applied: boolean; method: string | null } | null;
-  install: { exit_code: number | null; timed_out: boolean; duration_sec: number } | null;
+  install: {
+    exit_code: number | null;
+    timed_out: boolean;
+    duration_sec: number;
+    /** The environment started from the install cache: the install ran once, in an earlier trial. */
+    cached?: boolean;
+  } | null;
   /** Whether untrusted commands ran without network, and how. */
   isolated: boolean;
   isolation_method: string | null;

@@ -37,6 +37,7 @@ export function providersFor(
     imageMap: new ImageMap(e.imageMap ?? {}),
     ...(e.rebuild ? { rebuild: true } : {}),
     ...(e.egressImage !== undefined ? { egressImage: e.egressImage } : {}),
+    ...(e.imagesDir !== undefined ? { imagesDir: e.imagesDir } : {}),
     ...(spec.limits.processes !== undefined ? { pidsLimit: spec.limits.processes } : {}),
     limits: spec.limits,
     concurrency: spec.concurrency ?? 1,

@@ -75,6 +75,8 @@ export interface EnvironmentOptions {
   rebuild?: boolean;
   /** Image of the egress proxy for allowlist phases (Docker); default the base image. */
   egressImage?: string;
+  /** Folder of tasks' image archives (`--images-dir`; the multilingual demo's `tar_path`); default `<dataset>/sample_images`. */
+  imagesDir?: string;
 }
 
 /**
@@ -204,6 +206,7 @@ const specSchema = z.object({
     imageMap: z.record(z.string(), z.string()).optional(),
     rebuild: z.boolean().optional(),
     egressImage: z.string().optional(),
+    imagesDir: z.string().optional(),
   }),
   limits: z.looseObject({
     processes: positive.optional(),

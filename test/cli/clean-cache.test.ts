@@ -28,25 +28,40 @@ describe('berth clean and the caches', () => {
     await writeFile(join(agent, 'berth-agent.json'), '{}');
     await mkdir(join(cache, 'models', 'ab'), { recursive: true });
     await writeFile(join(cache, 'models', 'ab', 'x.json'), '{}');
+    await mkdir(join(cache, 'installs', 'abc', 'repo', 'node_modules'), { recursive: true });
+    await writeFile(join(cache, 'installs', 'abc', 'repo', 'node_modules', 'big'), Buffer.alloc(3 << 20));
+    // A copy of the start-up build, so that removing it does not touch the one the suite runs.
+    const build = join(cache, 'berth-build');
+    await mkdir(join(build, 'k'), { recursive: true });
+    await writeFile(join(build, 'k', 'x.js'), '');
     await mkdir(join(cache, 'other'));
     await writeFile(join(cache, 'other', 'keep.txt'), 'not berth-made');
     if (await dockerAvailable()) {
       const plain = berth(['clean', '--job', 'berth-clean-cache-test-no-such-job'], {
         BERTH_CACHE_DIR: cache,
+        BERTH_BUILD_DIR: build,
+        BERTH_NO_BUILD: '1',
       });
       expect(plain.code).toBe(0);
+      expect(plain.stdout).toMatch(
+        /berth's caches: [\d.]+ MiB \(agents [\d.]+ MiB, models [\d.]+ MiB, .*installs 3\.0 MiB/,
+      );
       expect(existsSync(join(agent, 'berth-agent.json'))).toBe(true);
       expect(existsSync(join(cache, 'models', 'ab', 'x.json'))).toBe(true);
     } else ctx.annotate('no Docker engine: plain `berth clean` not run');
     // Without an engine (so the machine's agent layers stay for the other tests), --cache still clears the host.
     const cleared = berth(['clean', '--cache'], {
       BERTH_CACHE_DIR: cache,
+      BERTH_BUILD_DIR: build,
+      BERTH_NO_BUILD: '1',
       DOCKER_HOST: `unix://${join(cache, 'no-engine.sock')}`,
     });
     expect(cleared.code, cleared.stderr).toBe(0);
     expect(cleared.stdout).toContain(`removed berth's caches under ${cache}`);
     expect(existsSync(join(cache, 'agents'))).toBe(false);
     expect(existsSync(join(cache, 'models'))).toBe(false);
+    expect(existsSync(join(cache, 'installs'))).toBe(false);
+    expect(existsSync(build)).toBe(false);
     expect(existsSync(join(cache, 'other', 'keep.txt'))).toBe(true);
   });
 });

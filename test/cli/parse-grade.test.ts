@@ -228,6 +228,9 @@ describe('berth grade', () => {
       [
         'tests/t.py::test_a PASSED',
         'PASSED [100%]',
+        // The `-rA` summary: the only line the harness's parser reads test_a from.
+        '=========================== short test summary info ============================',
+        'PASSED tests/t.py::test_a',
         '==================== 1 passed in 0.05s =====================',
         '',
       ].join('\n'),
@@ -253,6 +256,40 @@ describe('berth grade', () => {
       categories: { PASS_TO_PASS: { expected: 1, passed: 1 } },
     });
     expect(harness.droppedExpected).toBeUndefined();
+  });
+
+  it('--rules swebench reads a log as the harness does: XFAIL [NOTRUN] passes, captured lines count, glued outcomes do not', () => {
+    const generated = path.join(root, 'test/fixtures/parsers/generated');
+    const grade = (rules: string[], row: object, log: string) => {
+      const file = path.join(work, `harness-${rules.length}-${path.basename(log)}.json`);
+      writeFileSync(file, JSON.stringify(row));
+      const r = berth('grade', '--json', ...rules, '--expected', file, '--report', path.join(generated, log));
+      return gradeOutputSchema.parse(JSON.parse(r.stdout));
+    };
+    // pytest: the F2P test never ran (xfail(run=False)); the P2P "test" is a line a test printed.
+    const pytest = {
+      FAIL_TO_PASS: ['tests/test_calc.py::test_never_runs'],
+      PASS_TO_PASS: ['tests/inner.py::test_phantom_two'],
+    };
+    expect(grade([], pytest, 'pytest-ra-vv-classic.txt').verdicts.map((v) => v.reason)).toEqual([
+      'skipped',
+      'missing',
+    ]);
+    // The harness's parse_log_pytest: `XFAIL <id>` is a pass, and so is `PASSED <id>` from captured output.
+    expect(grade(['--rules', 'swebench'], pytest, 'pytest-ra-vv-classic.txt')).toMatchObject({
+      resolved: true,
+      categories: { FAIL_TO_PASS: { passed: 1 }, PASS_TO_PASS: { passed: 1 } },
+    });
+    // unittest: an outcome glued to the test's output (`... partial output no newlineok`).
+    const glued = {
+      FAIL_TO_PASS: ['test_plain (__main__.GluedTests.test_plain)'],
+      PASS_TO_PASS: ['test_prints_no_newline (__main__.GluedTests.test_prints_no_newline)'],
+    };
+    expect(grade([], glued, 'unittest-glued.txt').resolved).toBe(true);
+    // parse_log_django reads only ` ... ok` at a line's end: the glued test is missing.
+    const harness = grade(['--rules', 'swebench'], glued, 'unittest-glued.txt');
+    expect(harness.resolved).toBe(false);
+    expect(harness.verdicts.map((v) => v.reason ?? 'passed')).toEqual(['passed', 'missing']);
   });
 
   it('Kotlin rules on a build folder: resolved, and reward 0 when no report exists', () => {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -150,7 +151,8 @@ describe('runTrial on a shell task', () => {
   it('runs the install step with the network and logs it; a failing install is an error', async () => {
     const task = await shellTask();
     if (task.environment.kind !== 'local') throw new Error('local');
-    task.environment.install = 'echo installing; tail -n +3 /proc/net/dev | wc -l > .interfaces';
+    // A new install each run (a comment with a nonce), so the install cache never skips it.
+    task.environment.install = `echo installing; tail -n +3 /proc/net/dev | wc -l > .interfaces # ${randomUUID()}`;
     const ok = await trial(task, new OracleAgent());
     expect(ok.berth.status).toBe('resolved');
     expect(ok.berth.install?.exit_code).toBe(0);

@@ -16,6 +16,9 @@ export function harborTaskDirs(path: string): string[] {
   if (!statSync(dir, { throwIfNoEntry: false })?.isDirectory())
     throw new InputError({ file: path }, 'not a folder');
   if (existsSync(join(dir, 'task.toml'))) return [dir];
+  // The multilingual demo's layout: <dataset>/sample_task.json + sample_tasks/<id>/.
+  if (existsSync(join(dir, 'sample_task.json')) && existsSync(join(dir, 'sample_tasks')))
+    return harborTaskDirs(join(dir, 'sample_tasks'));
   const dirs = readdirSync(dir, { withFileTypes: true })
     .filter((e) => e.isDirectory() && !e.name.startsWith('.'))
     .map((e) => join(dir, e.name))
@@ -58,65 +61,87 @@ export const registerCheck: RegisterCommand = (program: Command) => {
       [] as string[],
     )
     .option('--config <file>', 'config file with [docker.image_map]')
+    .option(
+      '--images-dir <dir>',
+      "folder of the tasks' image archives (tar_path); default sample_images/ beside the tasks",
+    )
     .option('--json', 'one JSON document on stdout')
-    .action(async (opts: { path: string; imageMap: string[]; config?: string; json?: boolean }) => {
-      const { loadHarborTask } = await import('../../tasks/harbor/loader.ts');
-      const { checkTask, formatCheck } = await import('../../tasks/harbor/check.ts');
-      const { dockerOptionsFrom } = await import('../../environments/docker/options.ts');
-      const { connectDocker } = await import('../../environments/docker/client.ts');
-      const { imageMap } = dockerOptionsFrom(opts.imageMap, opts.config);
-      // Each task is loaded on its own: a task that does not load is reported, not fatal.
-      const loaded: Array<{ dir: string; task?: Task; error?: unknown }> = harborTaskDirs(opts.path).map(
-        (dir) => {
-          try {
-            return { dir, task: loadHarborTask(dir) };
-          } catch (error) {
-            if (!BerthError.isInstance(error)) throw error;
-            return { dir, error };
-          }
-        },
-      );
-      let exists: ((image: string) => Promise<boolean>) | undefined;
-      let engine: import('../../environments/docker/accelerators.ts').EngineAccelerators | undefined;
-      try {
-        const { docker } = await connectDocker();
-        const { engineAccelerators } = await import('../../environments/docker/accelerators.ts');
-        engine = await engineAccelerators(docker);
-        const cache = new Map<string, Promise<boolean>>();
-        exists = (image) => {
-          let p = cache.get(image);
-          if (!p) {
-            p = docker
-              .getImage(image)
-              .inspect()
-              .then(() => true)
-              .catch(() => false);
-            cache.set(image, p);
-          }
-          return p;
+    .action(
+      async (opts: {
+        path: string;
+        imageMap: string[];
+        config?: string;
+        imagesDir?: string;
+        json?: boolean;
+      }) => {
+        const { loadHarborTask } = await import('../../tasks/harbor/loader.ts');
+        const { checkTask, formatCheck } = await import('../../tasks/harbor/check.ts');
+        const { dockerOptionsFrom } = await import('../../environments/docker/options.ts');
+        const { connectDocker } = await import('../../environments/docker/client.ts');
+        const { imageMap } = dockerOptionsFrom(opts.imageMap, opts.config);
+        // Each task is loaded on its own: a task that does not load is reported, not fatal.
+        const loaded: Array<{ dir: string; task?: Task; error?: unknown }> = harborTaskDirs(opts.path).map(
+          (dir) => {
+            try {
+              return { dir, task: loadHarborTask(dir) };
+            } catch (error) {
+              if (!BerthError.isInstance(error)) throw error;
+              return { dir, error };
+            }
+          },
+        );
+        let exists: ((image: string) => Promise<boolean>) | undefined;
+        let engine: import('../../environments/docker/accelerators.ts').EngineAccelerators | undefined;
+        try {
+          const { docker } = await connectDocker();
+          const { engineAccelerators } = await import('../../environments/docker/accelerators.ts');
+          engine = await engineAccelerators(docker);
+          const cache = new Map<string, Promise<boolean>>();
+          exists = (image) => {
+            let p = cache.get(image);
+            if (!p) {
+              p = docker
+                .getImage(image)
+                .inspect()
+                .then(() => true)
+                .catch(() => false);
+              cache.set(image, p);
+            }
+            return p;
+          };
+        } catch {
+          exists = undefined;
+        }
+        const checks = [];
+        for (const { dir, task, error } of loaded)
+          checks.push(
+            task
+              ? await checkTask(
+                  task,
+                  imageMap,
+                  exists,
+                  engine,
+                  opts.imagesDir ? { imagesDir: resolve(opts.imagesDir) } : {},
+                )
+              : unloadableCheck(dir, error),
+          );
+        const summary = {
+          total: checks.length,
+          yes: checks.filter((c) => c.canRun === 'yes').length,
+          needs_network: checks.filter((c) => c.canRun === 'needs-network').length,
+          no: checks.filter((c) => c.canRun === 'no').length,
         };
-      } catch {
-        exists = undefined;
-      }
-      const checks = [];
-      for (const { dir, task, error } of loaded)
-        checks.push(task ? await checkTask(task, imageMap, exists, engine) : unloadableCheck(dir, error));
-      const summary = {
-        total: checks.length,
-        yes: checks.filter((c) => c.canRun === 'yes').length,
-        needs_network: checks.filter((c) => c.canRun === 'needs-network').length,
-        no: checks.filter((c) => c.canRun === 'no').length,
-      };
-      // A task that does not load is bad input: exit 2 once every task is reported.
-      const unloadable = loaded.filter((l) => l.error !== undefined);
-      if (unloadable.length > 0) process.exitCode = 2;
-      if (opts.json) {
-        process.stdout.write(`${JSON.stringify({ summary, tasks: checks }, null, 2)}\n`);
-        return;
-      }
-      for (const c of checks) process.stdout.write(`${formatCheck(c)}\n\n`);
-      process.stdout.write(
-        `${summary.total} task(s): ${summary.yes} can run here offline, ${summary.needs_network} need the network, ${summary.no} cannot run here${unloadable.length ? ` (${unloadable.length} do not load)` : ''}\n`,
-      );
-    });
+        // A task that does not load is bad input: exit 2 once every task is reported.
+        const unloadable = loaded.filter((l) => l.error !== undefined);
+        if (unloadable.length > 0) process.exitCode = 2;
+        if (opts.json) {
+          process.stdout.write(`${JSON.stringify({ summary, tasks: checks }, null, 2)}\n`);
+          return;
+        }
+        for (const c of checks) process.stdout.write(`${formatCheck(c)}\n\n`);
+        process.stdout.write(
+          `${summary.total} task(s): ${summary.yes} can run here offline, ${summary.needs_network} need the network, ${summary.no} cannot run here${unloadable.length ? ` (${unloadable.length} do not load)` : ''}\n`,
+        );
+      },
+    );
 };

@@ -1,8 +1,23 @@
 import type { Command } from 'commander';
 import type { RegisterCommand } from './index.ts';
 
-/** berth's caches under the cache root (`$BERTH_CACHE_DIR`, default `~/.cache/berth`) that `--cache` removes. */
-const CACHE_FOLDERS = ['agents', 'models', 'jvm-helper'] as const;
+/**
+ * berth's caches under the cache root (`$BERTH_CACHE_DIR`, default `~/.cache/berth`) that `--cache`
+ * removes: installed agents, model responses, the JVM helper, the install cache (snapshots
+ * materialised and installed once, with their warm Go build caches).
+ */
+const CACHE_FOLDERS = ['agents', 'models', 'jvm-helper', 'installs'] as const;
+
+/** Bytes under `path` (as `du -sb`: apparent sizes, links not followed); 0 when absent. */
+async function folderBytes(path: string): Promise<number> {
+  const { existsSync } = await import('node:fs');
+  if (!existsSync(path)) return 0;
+  const { execa } = await import('execa');
+  const du = await execa('du', ['-sb', '--', path], { reject: false });
+  return Number(du.stdout.split('\t')[0]) || 0;
+}
+
+const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 
 /**
  * `berth clean`: removes containers and networks berth left behind (after a crash), optionally
@@ -19,7 +34,7 @@ export const registerClean: RegisterCommand = (program: Command) => {
     .option('--images', "also remove berth's cached task images (berth-cache/*)")
     .option(
       '--cache',
-      "also remove berth's caches: installed agents (folders and berth-agent/* image layers), model responses, the JVM helper",
+      "also remove berth's caches: installed agents (folders and berth-agent/* image layers), model responses, the JVM helper, installs, the start-up build",
     )
     .action(async (opts: { job?: string; images?: boolean; cache?: boolean }) => {
       const { connectDocker, dockerAvailable } = await import('../../environments/docker/client.ts');
@@ -33,13 +48,27 @@ export const registerClean: RegisterCommand = (program: Command) => {
           `removed ${removed.containers} container(s), ${removed.networks} network(s), ${removed.images + layers} image(s)\n`,
         );
       }
+      const { rm } = await import('node:fs/promises');
+      const { join } = await import('node:path');
+      const { cacheRoot } = await import('../../util/cache.ts');
+      const { packagePath } = await import('../../util/package-root.ts');
+      const root = cacheRoot();
+      // The compiled sources bin/berth.js runs (rebuilt on the next start when removed).
+      const build = process.env.BERTH_BUILD_DIR || packagePath('node_modules', '.cache', 'berth-build');
+      const sizes: [string, number][] = [];
+      for (const name of CACHE_FOLDERS) sizes.push([name, await folderBytes(join(root, name))]);
+      sizes.push(['start-up build', await folderBytes(build)]);
+      const total = sizes.reduce((sum, [, bytes]) => sum + bytes, 0);
+      const list = sizes.map(([name, bytes]) => `${name} ${mib(bytes)}`).join(', ');
       if (opts.cache) {
-        const { rm } = await import('node:fs/promises');
-        const { join } = await import('node:path');
-        const { cacheRoot } = await import('../../util/cache.ts');
-        const root = cacheRoot();
         for (const name of CACHE_FOLDERS) await rm(join(root, name), { recursive: true, force: true });
-        process.stdout.write(`removed berth's caches under ${root} (${CACHE_FOLDERS.join(', ')})\n`);
+        // Last: every module this command needs is loaded by now.
+        await rm(build, { recursive: true, force: true });
+        process.stdout.write(`removed berth's caches under ${root} and ${build}: ${mib(total)} (${list})\n`);
+      } else {
+        process.stdout.write(
+          `berth's caches: ${mib(total)} (${list}) under ${root} and ${build}; \`berth clean --cache\` removes them\n`,
+        );
       }
     });
 };

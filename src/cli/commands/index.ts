@@ -19,6 +19,7 @@ import { registerReport } from './report.ts';
 import { registerRun } from './run.ts';
 import { registerTrial } from './trial.ts';
 import { registerView } from './view.ts';
+import { registerWorker } from './worker.ts';
 
 export type RegisterCommand = (program: Command) => void;
 
@@ -36,6 +37,7 @@ export const commands: RegisterCommand[] = [
   registerMultilingual,
   registerReport,
   registerView,
+  registerWorker,
   registerCompare,
   registerLeaderboard,
   registerTrial,

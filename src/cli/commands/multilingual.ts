@@ -29,6 +29,10 @@ export const registerMultilingual: RegisterCommand = (program: Command) => {
       "local (berth's sandboxed local environment) | docker (the task Dockerfile)",
       'local',
     )
+    .option(
+      '--images-dir <dir>',
+      "docker: folder of the tasks' image archives (tar_path); default sample_images/ in the dataset",
+    )
     .option('--jobs-dir <dir>', 'where job folders are written', 'jobs')
     .option('--job-name <name>', 'job folder name (default: a timestamp)')
     .option('--json', 'print the job result as one JSON document')
@@ -39,6 +43,7 @@ export const registerMultilingual: RegisterCommand = (program: Command) => {
         predictions?: string;
         include?: string[];
         env: string;
+        imagesDir?: string;
         jobsDir: string;
         jobName?: string;
         json?: boolean;
@@ -58,6 +63,7 @@ export const registerMultilingual: RegisterCommand = (program: Command) => {
           predictionsFile: options.predictions,
           include: options.include,
           environment: options.env as 'local' | 'docker',
+          ...(options.imagesDir ? { imagesDir: options.imagesDir } : {}),
           jobsDir: options.jobsDir,
           jobName: options.jobName ?? defaultJobName(),
           onTrial: options.json

@@ -43,6 +43,7 @@ export interface RunCommandOptions extends ModelFlags {
   imageMap?: string[];
   config?: string;
   rebuild?: boolean;
+  imagesDir?: string;
   allowEnvSecrets?: boolean;
   /** SWE-bench rows: `local` or `docker` (the harness's instance image); default: as each row says. */
   env?: 'local' | 'docker';
@@ -52,6 +53,12 @@ export interface RunCommandOptions extends ModelFlags {
   overrideCpus?: string;
   overrideMemoryMb?: string;
   overrideStorageMb?: string;
+  /** Run the trials on workers through this Redis (`redis://` / `rediss://`; docs/scale-out.md). */
+  queue?: string;
+  /** CA certificate (PEM) of a `rediss://` queue. */
+  queueCa?: string;
+  /** Cap of one blob on the queue, in MiB. */
+  maxBlobMb?: string;
 }
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -163,6 +170,10 @@ export const registerRun: RegisterCommand = (program: Command) => {
       "size of every trial's writable folders (and largest file) in MiB, replacing the task's storage_mb (default 10240)",
     )
     .option('--rebuild', 'Docker: rebuild images even when cached')
+    .option(
+      '--images-dir <dir>',
+      "Docker: folder of the tasks' image archives (the multilingual demo's tar_path), loaded when an image is missing (default: sample_images/ beside the tasks)",
+    )
     .addOption(
       new Option(
         '--env <kind>',
@@ -178,6 +189,18 @@ export const registerRun: RegisterCommand = (program: Command) => {
     .option(
       '--allow-env-secrets',
       'Harbor: let [verifier] env / [solution] env templates copy secret-looking host variables (*KEY*, *TOKEN*, ...)',
+    )
+    .option(
+      '--queue <url>',
+      'run the trials on berth workers through this Redis: redis://[user:password@]host:port or rediss:// (docs/scale-out.md)',
+    )
+    .option(
+      '--queue-ca <file>',
+      'CA certificate (PEM) of a rediss:// queue whose certificate Node does not trust',
+    )
+    .option(
+      '--max-blob-mb <mb>',
+      'with --queue: largest blob (a task folder packed) in MiB (default 64, at most 512)',
     )
     .addOption(
       new Option('--keep-environments', 'keep the temporary repository folders (debugging)').hideHelp(),

@@ -21,6 +21,7 @@ import {
   readBasesManifest,
   rewriteDockerfile,
 } from './dockerfile.ts';
+import { ImageArchiveError, loadArchiveFor, missingImageHint } from './image-archives.ts';
 import { LABELS } from './labels.ts';
 
 /** A build that failed or passed its timeout (Harbor's `SandboxBuildFailedError` / `EnvironmentStartTimeoutError`). */
@@ -50,6 +51,12 @@ export interface BuildRequest {
   signal?: AbortSignal;
   /** Dataset base images available to build on demand. */
   bases?: BaseImage[];
+  /**
+   * The task's image archive (the multilingual demo's `tar_path`): loaded when an image the
+   * task needs is missing and the archive holds it (image-archives.ts). `file` is undefined
+   * when none of `candidates` exists.
+   */
+  archive?: { tarPath: string; file?: string; candidates: string[] };
 }
 
 export interface ImageServiceOptions {
@@ -115,7 +122,7 @@ export class ImageService {
    */
   async provide(
     image: string,
-    request: Pick<BuildRequest, 'bases' | 'onLog' | 'signal' | 'timeoutSec'>,
+    request: Pick<BuildRequest, 'bases' | 'onLog' | 'signal' | 'timeoutSec' | 'archive'>,
   ): Promise<string> {
     const mapped = this.imageMap.explicit(image);
     if (mapped) return mapped;
@@ -123,9 +130,27 @@ export class ImageService {
     if (base && this.options.rebuild) return this.buildBase(base, request);
     if (await this.exists(image)) return image;
     if (base) return this.buildBase(base, request);
+    let archiveNote = '';
+    if (request.archive?.file) {
+      const file = request.archive.file;
+      const key = `archive:${file}\0${normalizeImage(image)}`;
+      let p = this.inflight.get(key);
+      if (!p) {
+        p = loadArchiveFor(this.docker, file, image, (i) => this.exists(i), request.onLog).then(() => image);
+        this.inflight.set(key, p);
+        p.catch(() => this.inflight.delete(key));
+      }
+      try {
+        return await p;
+      } catch (error) {
+        if (!(error instanceof ImageArchiveError)) throw error;
+        archiveNote = `; the task's archive was not loaded: ${error.message}`;
+      }
+    } else if (request.archive)
+      archiveNote = `; the task's tar_path ${request.archive.tarPath} is in none of ${request.archive.candidates.join(', ')} (put it there or pass --images-dir DIR)`;
     if (this.imageMap.fallback) return this.imageMap.fallback;
     throw new ImageBuildError(
-      `image ${image} is not available locally and berth does not pull images; build it, or map it onto a local image with --image-map ${image}=<local image>`,
+      `image ${image} is not available locally and berth does not pull images${archiveNote}; ${missingImageHint(image)}`,
       '',
     );
   }

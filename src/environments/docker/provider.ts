@@ -30,6 +30,7 @@ import { DockerContainerEnvironment } from './container.ts';
 import { type BaseImage, ImageMap, orderBases, readBasesManifest } from './dockerfile.ts';
 import { EgressGateway, proxyPolicyFor } from './egress/gateway.ts';
 import { needsEgressGateway, networkForPhase } from './egress/network-switch.ts';
+import { archiveCandidates, findArchive } from './image-archives.ts';
 import { ImageService } from './images.ts';
 import { LABELS } from './labels.ts';
 
@@ -61,6 +62,8 @@ export interface DockerProviderOptions {
   buildTimeoutMultiplier?: number;
   /** Image (with python3) of the egress proxy for allowlist phases; default the base image. */
   egressImage?: string;
+  /** Where tasks' image archives (`tar_path`) are looked for first (`--images-dir`; default `<dataset>/sample_images`). */
+  imagesDir?: string;
 }
 
 /** What a compose file's `main` service asks for. */
@@ -144,8 +147,21 @@ export class DockerEnvironmentProvider implements EnvironmentProvider {
       spec.buildTimeoutSec !== undefined
         ? spec.buildTimeoutSec * (this.options.buildTimeoutMultiplier ?? 1)
         : undefined;
+    const archive = spec.imageArchive
+      ? {
+          tarPath: spec.imageArchive.tarPath,
+          file: findArchive(spec.imageArchive, this.options.imagesDir),
+          candidates: archiveCandidates(spec.imageArchive, this.options.imagesDir),
+        }
+      : undefined;
     if (plan.kind === 'image')
-      return images.provide(plan.image, { bases, onLog: context.onLog, signal: context.signal, timeoutSec });
+      return images.provide(plan.image, {
+        bases,
+        onLog: context.onLog,
+        signal: context.signal,
+        timeoutSec,
+        ...(archive ? { archive } : {}),
+      });
     if (plan.kind === 'inline') {
       const dir = await mkdtemp(join(tmpdir(), 'berth-inline-'));
       try {
@@ -171,6 +187,7 @@ export class DockerEnvironmentProvider implements EnvironmentProvider {
       bases,
       onLog: context.onLog,
       signal: context.signal,
+      ...(archive ? { archive } : {}),
     });
   }
 
@@ -349,5 +366,6 @@ export function dockerProviderOptions(options: Record<string, unknown>): DockerP
       ? { buildTimeoutMultiplier: options.buildTimeoutMultiplier }
       : {}),
     ...(typeof options.egressImage === 'string' ? { egressImage: options.egressImage } : {}),
+    ...(typeof options.imagesDir === 'string' ? { imagesDir: options.imagesDir } : {}),
   };
 }

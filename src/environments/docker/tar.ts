@@ -74,12 +74,18 @@ const readable = (mode: number, searchable: boolean): number =>
 /**
  * Tars `hostPath` (a folder's contents, or one file) under the name `name`
  * (`tests` gives `tests/`, `tests/test.sh`...). Returns the archive.
+ * @param options.mtime every entry's modification time (seconds since the epoch) instead of
+ *   the file's: equal content then gives equal bytes (the queue's content-addressed blobs).
  */
-export async function tarPath(hostPath: string, name: string): Promise<Buffer> {
+export async function tarPath(
+  hostPath: string,
+  name: string,
+  options: { mtime?: number } = {},
+): Promise<Buffer> {
   const parts: Buffer[] = [];
   const add = async (path: string, archiveName: string): Promise<void> => {
     const s = await lstat(path);
-    const mtime = s.mtimeMs / 1000;
+    const mtime = options.mtime ?? s.mtimeMs / 1000;
     if (s.isSymbolicLink()) {
       entry(parts, archiveName, { mode: 0o777, size: 0, type: '2', linkname: await readlink(path), mtime });
     } else if (s.isDirectory()) {

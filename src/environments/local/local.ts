@@ -16,6 +16,7 @@
  * them. Files cross the boundary only through `upload` and `download`, which never follow
  * a link planted below the root (src/util/safe-fs.ts).
  */
+import { existsSync } from 'node:fs';
 import { chmod, cp, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
@@ -49,10 +50,18 @@ import type {
   EnvironmentStartContext,
   ExecOptions,
   ExecResult,
+  InstallCache,
   ToolInstall,
   ToolInstallRecord,
 } from '../environment.ts';
 import { failedInstall } from '../tool-install.ts';
+import {
+  copyEntryInto,
+  installCacheEnabled,
+  installCacheKey,
+  readEntry,
+  saveEntry,
+} from './install-cache.ts';
 import { checkoutFromMirror, commitBase, writeSnapshot } from './materialise.ts';
 import { runProcess } from './process.ts';
 
@@ -84,6 +93,11 @@ export interface LocalProviderOptions {
   limits?: LimitRequest;
   /** Trials run at once (`-n`): the process limit keeps the host's pids within budget for all of them. */
   concurrency?: number;
+  /**
+   * Start from the install cache (src/environments/local/install-cache.ts): default on,
+   * `BERTH_INSTALL_CACHE=0` turns it off.
+   */
+  installCache?: boolean;
 }
 
 /** The limits of one local environment, what enforces them, and what its commands ran into. */
@@ -135,6 +149,8 @@ export class LocalEnvironment implements Environment {
   private stopped = false;
   /** The installed agent: a prepared host folder, bound read-only into the sandbox by the commands that use it. */
   toolInstall?: ToolInstallRecord;
+  /** The install cache's entry of this environment's snapshot and install (see `cacheOn`). */
+  installCache?: InstallCache;
   /** Aborted by stop(): every running command's process group is killed. */
   private readonly stopping = new AbortController();
 
@@ -197,7 +213,8 @@ export class LocalEnvironment implements Environment {
     const argv = ['bash', '-c', command];
     let prefix: string[] = [];
     let spawnAs: SandboxIdentity;
-    const extra: Record<string, string> = {};
+    // Go's build cache: the trial's own copy of the warm one (install-cache.ts), never the host's.
+    const extra: Record<string, string> = { GOCACHE: join(this.root, 'cache', 'go-build') };
     const limits = this.limits.limits;
     if (this.isolationMethod && !options.setup) {
       for (const bind of options.binds ?? []) if (bind.writable) await this.handOver(bind.path);
@@ -242,6 +259,32 @@ export class LocalEnvironment implements Environment {
     return result;
   }
 
+  /**
+   * Makes `installCache` for the entry `key`: `hit` when this environment started from it; else
+   * its `save()` warms a Go repository's build cache (compiling the tests, running none) and keeps
+   * the repository as it is now as the entry. Called before any agent code ran in it.
+   */
+  cacheOn(key: string, hit: boolean, install: string): void {
+    this.installCache = {
+      hit,
+      key,
+      save: async () => {
+        if (hit || this.stopped) return;
+        try {
+          const goCache = join(this.root, 'cache', 'go-build');
+          if (existsSync(join(this.workdir, 'go.mod')))
+            await this.exec(`go test -count=1 -run '^$' -exec /bin/true ./... >/dev/null 2>&1 || true`, {
+              timeoutSec: 600,
+            });
+          await saveEntry(key, this.workdir, goCache, { baseCommit: this.baseCommit, install });
+        } catch (error) {
+          // A cache that cannot be written never fails a trial.
+          process.emitWarning(`berth: install cache not saved: ${(error as Error).message}`);
+        }
+      },
+    };
+  }
+
   /** Gives the trial's uid the files under `path` (symlinks themselves, never their targets). */
   private async handOver(path: string): Promise<void> {
     const identity = this.sandbox?.identity;
@@ -270,7 +313,7 @@ export class LocalEnvironment implements Environment {
 }
 
 /** The root's folders sandboxed commands write (all else in the root is berth's). */
-const SANDBOX_DIRS = ['repo', 'logs', 'tmp'] as const;
+const SANDBOX_DIRS = ['repo', 'logs', 'tmp', 'cache'] as const;
 
 /** `chown -R` (which never follows symlinks) of `path` to `identity`. */
 async function handOver(path: string, identity: { uid: number; gid: number }): Promise<void> {
@@ -328,9 +371,13 @@ export class LocalEnvironmentProvider implements EnvironmentProvider {
       // The root stays berth's (mkdtemp made it 0700): the trial's uid may pass through it, not list or change it.
       await chmod(root, 0o711);
       await mkdir(workdir);
-      for (const dir of ['logs/agent', 'logs/verifier', 'logs/artifacts', 'tmp'])
+      for (const dir of ['logs/agent', 'logs/verifier', 'logs/artifacts', 'tmp', 'cache'])
         await mkdir(join(root, dir), { recursive: true });
-      if (spec.snapshot) {
+      const key = (this.options.installCache ?? installCacheEnabled()) ? installCacheKey(spec) : undefined;
+      const entry = key ? await readEntry(key) : undefined;
+      if (key && entry) {
+        await copyEntryInto(key, entry, workdir, join(root, 'cache', 'go-build'));
+      } else if (spec.snapshot) {
         await writeSnapshot(workdir, spec.snapshot);
       } else if (spec.folder) {
         // The folder's own .git (hooks, config) never comes along: berth commits the base itself.
@@ -357,7 +404,7 @@ export class LocalEnvironmentProvider implements EnvironmentProvider {
           );
         await checkoutFromMirror(mirror, spec.baseCommit, workdir);
       }
-      const baseSha = await commitBase(workdir);
+      const baseSha = entry ? entry.baseCommit : await commitBase(workdir);
       const wanted = this.options.isolation ?? 'auto';
       const method =
         wanted === 'off'
@@ -384,6 +431,12 @@ export class LocalEnvironmentProvider implements EnvironmentProvider {
         capped,
       );
       if (toolInstall) environment.toolInstall = toolInstall;
+      if (key) {
+        const install = spec.install?.trim() ?? '';
+        environment.cacheOn(key, entry !== undefined, install);
+        // Nothing to install: the materialised repository is the entry (the engine saves after an install).
+        if (!entry && install === '') await environment.installCache?.save();
+      }
       return environment;
     } catch (error) {
       if (capped) await releaseFolder(root);

@@ -17,6 +17,12 @@ import {
   orderBases,
   readBasesManifest,
 } from '../../environments/docker/dockerfile.ts';
+import {
+  archiveCandidates,
+  archiveTags,
+  findArchive,
+  missingImageHint,
+} from '../../environments/docker/image-archives.ts';
 import { type DockerSpec, planImage } from '../../environments/docker/provider.ts';
 import type { Task } from '../task.ts';
 
@@ -37,7 +43,7 @@ export interface NetworkStep {
 export interface ImageNeed {
   image: string;
   /** How it is made available. */
-  status: 'local' | 'mapped' | 'dataset base' | 'missing';
+  status: 'local' | 'mapped' | 'dataset base' | 'archive' | 'missing';
   detail?: string;
 }
 
@@ -241,6 +247,10 @@ export async function checkTask(
   imageMap: ImageMap,
   imageExists: ((image: string) => Promise<boolean>) | undefined,
   engine: EngineAccelerators = { gpuRuntime: false, gpuNames: [] },
+  options: {
+    /** Where the tasks' image archives (`tar_path`) are looked for (`--images-dir`). */
+    imagesDir?: string;
+  } = {},
 ): Promise<TaskCheck> {
   const spec = task.environment as DockerSpec;
   const taskDir = (task.metadata.harbor as { task_dir?: string } | undefined)?.task_dir ?? task.origin.file;
@@ -273,6 +283,19 @@ export async function checkTask(
       for (const ref of imagesOfDockerfile(readFileSync(file, 'utf8'))) await need(ref.image);
       return;
     }
+    // The multilingual demo's tar_path: loaded when the trial starts (image-archives.ts).
+    let archiveNote = '';
+    if (spec.imageArchive) {
+      const file = findArchive(spec.imageArchive, options.imagesDir);
+      const tags = file ? await archiveTags(file).catch(() => [] as string[]) : [];
+      if (file && tags.includes(key)) {
+        needs.push({ image, status: 'archive', detail: `loaded from ${file} when a trial starts` });
+        return;
+      }
+      archiveNote = file
+        ? `; its tar_path ${file} does not hold it (it holds ${tags.join(', ') || 'no tagged image'})`
+        : `; its tar_path ${spec.imageArchive.tarPath} is in none of ${archiveCandidates(spec.imageArchive, options.imagesDir).join(', ')} (put it there or pass --images-dir DIR)`;
+    }
     if (imageMap.fallback) {
       needs.push({ image, status: 'mapped', detail: `--image-map *=${imageMap.fallback}` });
       return;
@@ -281,7 +304,9 @@ export async function checkTask(
     needs.push({
       image,
       status: 'missing',
-      detail: imageExists ? 'not on this engine and berth does not pull' : 'no Docker engine answers',
+      detail: imageExists
+        ? `not on this engine and berth does not pull${archiveNote}; ${missingImageHint(image)}`
+        : 'no Docker engine answers',
     });
   };
 

@@ -11,6 +11,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { InputError } from '../../errors.ts';
 import { escapingSymlinks, readInputText } from '../../util/input-files.ts';
+import { sampleTaskArchive } from '../multilingual/loader.ts';
 import type { SkippedTask } from '../registry.ts';
 import type { Task, TaskSource } from '../task.ts';
 import { stripCanary } from './canary.ts';
@@ -128,6 +129,7 @@ export function loadHarborTask(taskDir: string): Task {
     );
   }
   const basesDir = findBasesDir(dir);
+  const archive = sampleTaskArchive(dir);
   const name = basename(dir);
   const task: Task = {
     name,
@@ -153,6 +155,8 @@ export function loadHarborTask(taskDir: string): Task {
       network: config.network,
       basesDir,
       imageName: `hb__${name.toLowerCase().replace(/[^a-z0-9_.-]/g, '-')}`,
+      // A task of the multilingual demo run on its own: its sample_task.json `tar_path`.
+      ...(archive ? { imageArchive: archive } : {}),
     },
     solution: existsSync(join(solutionDir, `solve.${script}`))
       ? { kind: 'script', dir: solutionDir, env: config.solutionEnv }

@@ -11,9 +11,9 @@
  * snapshot the bundled examples carry lives in `environment/repo/` (the seed's
  * tasks carry it in a Docker image instead).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import type { z } from 'zod';
 import { InputError } from '../../errors.ts';
@@ -34,6 +34,32 @@ export interface MultilingualTask extends Task {
 /** True when `path` is a multilingual dataset root (it holds `sample_task.json`). */
 export function isMultilingualDataset(path: string): boolean {
   return existsSync(join(path, 'sample_task.json'));
+}
+
+/**
+ * The image archive of a task folder run on its own (`berth run -p <root>/sample_tasks/<id>`, as
+ * the demo's README runs Harbor): its `tar_path` in `<root>/sample_task.json`, or undefined when
+ * the folder is not in such a dataset or has none. Lenient: a `sample_task.json` it cannot
+ * read gives undefined (the Harbor task still runs; the dataset's own loader reports it).
+ */
+export function sampleTaskArchive(taskDir: string): { tarPath: string; datasetDir: string } | undefined {
+  const dir = resolve(taskDir);
+  if (basename(dirname(dir)) !== 'sample_tasks') return undefined;
+  const datasetDir = dirname(dirname(dir));
+  const file = join(datasetDir, 'sample_task.json');
+  if (!existsSync(file)) return undefined;
+  try {
+    const list = JSON.parse(readFileSync(file, 'utf8')) as unknown;
+    if (!Array.isArray(list)) return undefined;
+    const entry = list.find(
+      (e) => e && typeof e === 'object' && (e as { instance_id?: unknown }).instance_id === basename(dir),
+    ) as { tar_path?: unknown } | undefined;
+    return typeof entry?.tar_path === 'string' && entry.tar_path
+      ? { tarPath: entry.tar_path, datasetDir }
+      : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Reads every task of the dataset at `root`; bad input throws `InputError` naming file and field. */
@@ -100,6 +126,7 @@ async function loadTask(root: string, entry: SampleTask): Promise<MultilingualTa
       dockerfileDir: join(dir, 'environment'),
       workdir: '/testbed',
       network: { mode: 'public' },
+      ...(entry.tar_path ? { imageArchive: { tarPath: entry.tar_path, datasetDir: root } } : {}),
     },
     // The gold patch when the task ships one (any environment can apply it), else solve.sh.
     solution: existsSync(join(dir, 'solution', 'fix.patch'))

@@ -41,6 +41,8 @@ export interface MultilingualRunOptions {
    * examples/multilingual/image/build-image.sh), tests run without network.
    */
   environment?: 'local' | 'docker';
+  /** Docker: folder of the tasks' image archives (`tar_path`); default `<dataset>/sample_images`. */
+  imagesDir?: string;
   onTrial?: (row: MultilingualRow) => void;
   signal?: AbortSignal;
 }
@@ -99,7 +101,13 @@ export async function runMultilingualJob(options: MultilingualRunOptions): Promi
   const where = options.environment ?? 'local';
   let tasks = placeTasks(await loadMultilingualDataset(options.dataset), where);
   if (options.include?.length) tasks = tasks.filter((task) => options.include?.includes(task.name));
-  if (where === 'docker') await checkDockerImages(tasks.map((t) => String(t.metadata.task_dir)));
+  // A task with a tar_path gets its image from its archive (image-archives.ts), not the toolchain image.
+  if (where === 'docker')
+    await checkDockerImages(
+      tasks
+        .filter((t) => !(t.environment.kind === 'docker' && t.environment.imageArchive))
+        .map((t) => String(t.metadata.task_dir)),
+    );
   const agentOptions: AgentOptions =
     options.agent === 'predictions'
       ? {
@@ -108,7 +116,7 @@ export async function runMultilingualJob(options: MultilingualRunOptions): Promi
         }
       : {};
   const agent = await createAgent(options.agent, agentOptions);
-  const environment = {};
+  const environment = options.imagesDir ? { imagesDir: resolve(options.imagesDir) } : {};
   const summary = await runJob({
     jobsDir: resolve(options.jobsDir),
     jobName: options.jobName,
