@@ -15,6 +15,9 @@
  *
  *   npx tsx bench/real-rows.ts --mirrors /work/.mirror [--rounds 5] [--only tomli] [--scratch DIR]
  *
+ * berth's caches live in `<scratch>/berth-cache` (BERTH_CACHE_DIR), emptied at the start, so the
+ * first trial of each row pays its install. `BERTH_INSTALL_CACHE=0` measures without the cache.
+ *
  * `--mirrors` holds the projects' git mirrors (as the fetch tool brings them: `owner+name/repo`,
  * or `owner__name`); the rows are built once into the scratch folder (default
  * node_modules/.cache/berth-bench-rows, never committed) and rebuilt when rows.json changes.
@@ -47,6 +50,9 @@ const { values } = parseArgs({
 const root = resolve(import.meta.dirname, '..');
 const scratch = resolve(values.scratch ?? join(root, 'node_modules', '.cache', 'berth-bench-rows'));
 const rounds = Number(values.rounds);
+// berth's caches for this run only, empty at the start: the first trial of each row pays the install.
+process.env.BERTH_CACHE_DIR = join(scratch, 'berth-cache');
+await rm(process.env.BERTH_CACHE_DIR, { recursive: true, force: true });
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);

@@ -5,12 +5,13 @@ import { ScriptOracleAgent } from './script-oracle.ts';
 
 /**
  * The oracle: submits the task's gold patch (SolutionSpec kind `patch`), as
- * SWE-bench's `--predictions_path gold` does (`model_name_or_path: "gold"`).
+ * SWE-bench's `--predictions_path gold` does. It names no model (Harbor's oracle has no
+ * `model_info`), so its trials are Harbor's `oracle__<dataset>` eval.
  * A task solved by a script (Harbor's solution/solve.sh) is run by the script
  * oracle, so `-a oracle` works for both kinds.
  */
 export class OracleAgent implements Agent {
-  readonly info = { name: 'oracle', version: VERSION, modelName: 'gold' };
+  readonly info = { name: 'oracle', version: VERSION };
 
   plannedPatch(task: Task): string | undefined {
     return task.solution.kind === 'patch' ? task.solution.patch : undefined;
@@ -24,6 +25,6 @@ export class OracleAgent implements Agent {
         `the oracle agent has no gold patch for ${context.task.name} (solution kind ${solution.kind})`,
       );
     }
-    return { patch: solution.patch, modelName: 'gold' };
+    return { patch: solution.patch };
   }
 }

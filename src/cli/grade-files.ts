@@ -143,6 +143,7 @@ export async function gradeFiles(options: GradeFilesOptions): Promise<GradeOutpu
   const rows = isKotlin ? [] : await readExpectedRows(options.expected);
   const rules = options.rules ?? (isKotlin ? 'kotlin' : guessRules(options.expected, rows[0]?.value));
   let report: GradeReport;
+  let swebenchRules: SwebenchRules | undefined;
   let reports = options.reports;
   if (rules === 'kotlin') {
     reports = await expandReports(options.reports);
@@ -163,7 +164,7 @@ export async function gradeFiles(options: GradeFilesOptions): Promise<GradeOutpu
     const failToPass = idList(row.FAIL_TO_PASS, options.expected, 'FAIL_TO_PASS', picked.line);
     const passToPass = idList(row.PASS_TO_PASS, options.expected, 'PASS_TO_PASS', picked.line);
     // `--rules swebench` given: the harness's verdict exactly; a row graded without it: berth's rules.
-    const swebenchRules: SwebenchRules = options.rules === 'swebench' ? 'swebench' : 'default';
+    swebenchRules = options.rules === 'swebench' ? 'swebench' : 'default';
     // Under the harness's rules every log is read as the harness reads it (`harnessReading`).
     const texts = new Map<string, string>();
     const textOf = async (file: string) =>
@@ -212,7 +213,7 @@ export async function gradeFiles(options: GradeFilesOptions): Promise<GradeOutpu
       warnings,
     };
   }
-  return { ...report, rules, reports } as GradeOutput;
+  return { ...report, rules, ...(swebenchRules ? { swebenchRules } : {}), reports } as GradeOutput;
 }
 
 /** The human-readable verdict with the reason for every test that does not count as passed. */
@@ -221,7 +222,13 @@ export function renderGradeText(output: GradeOutput, options: { limit?: number }
   const lines: string[] = [];
   const verdict = output.resolved ? 'RESOLVED' : 'NOT RESOLVED';
   const why = output.error ?? output.invalidReason;
-  lines.push(`${verdict} (reward ${output.reward}, ${output.rules} rules)${why ? `: ${why}` : ''}`);
+  const which =
+    output.swebenchRules === undefined
+      ? ''
+      : output.swebenchRules === 'swebench'
+        ? ", the harness's verdict"
+        : ", berth's default";
+  lines.push(`${verdict} (reward ${output.reward}, ${output.rules} rules${which})${why ? `: ${why}` : ''}`);
   lines.push(
     Object.entries(output.categories)
       .map(([name, c]) => `${name} ${c.passed}/${c.expected}`)

@@ -90,6 +90,12 @@ const reason = z.enum(['missing', 'failed', 'error', 'skipped', 'truncated-log',
 export const gradeOutputSchema = z
   .object({
     rules: z.enum(['swebench', 'multi-swe-bench', 'kotlin']),
+    swebenchRules: z
+      .enum(['default', 'swebench'])
+      .optional()
+      .describe(
+        "SWE-bench rows: `default`, berth's rules (stricter where the harness is wrong), or `swebench` (`--rules swebench`), the harness's verdict.",
+      ),
     resolved: z.boolean(),
     reward: z.number().describe('1 when resolved, else 0.'),
     valid: z.boolean().describe('The run passed the rule set validity checks.'),

@@ -200,6 +200,17 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
   };
   await testPause();
   stopIfInterrupted();
+  // Harbor's registries (-d/-t): the dataset becomes a folder of fetched tasks (offline).
+  if (options.dataset || options.task || options.registryPath || options.registryUrl) {
+    if (options.path) throw new UsageError('-p and -d/-t are alternatives: give one');
+    const { registryDatasetPath } = await import('../tasks/harbor/registry-dataset.ts');
+    options.path = (await registryDatasetPath(options, (line) =>
+      process.stderr.write(`berth: ${line}\n`),
+    )) as string;
+  } else if (!options.path)
+    throw new UsageError(
+      "berth run needs a dataset: -p PATH, or -d NAME@VERSION with --registry-path FILE (Harbor's registry)",
+    );
   const attempts = positiveInt('-k/--attempts', options.attempts, 1) as number;
   const concurrency = positiveInt('-n/--concurrency', options.concurrency, 1) as number;
   const limit = positiveInt('-l/--limit', options.limit);
@@ -462,11 +473,20 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
     // On a queue every trial is in flight at once; the workers decide how many run.
     concurrency: submitter ? plan.length : concurrency,
     ...(submitter ? { runner: submitter.runner } : {}),
+    attempts,
+    selection: {
+      path: resolve(options.path),
+      ...(options.include ? { include: options.include } : {}),
+      ...(options.exclude ? { exclude: options.exclude } : {}),
+      ...(limit !== undefined ? { limit } : {}),
+    },
     timeoutMultiplier: multiplier,
     phaseMultipliers: {
       ...(phase.agent !== undefined ? { agent: phase.agent } : {}),
       ...(phase.verifier !== undefined ? { verifier: phase.verifier } : {}),
+      ...(phase.build !== undefined ? { environmentBuild: phase.build } : {}),
     },
+    ...(agentTimeout !== undefined ? { agentTimeoutSec: agentTimeout } : {}),
     config: {
       dataset: resolve(options.path),
       agent_name: options.agent,

@@ -3,8 +3,9 @@
  * `AgentDatasetStats`), computed from a job's trial results so the job's
  * `result.json` carries the `stats.evals` block Harbor's tools read:
  *
- * - one eval per `<agent>__<model>__<dataset>` (or `<agent>__<dataset>` without a model;
- *   `/` in a component becomes `-`, the dataset is the trial's `source`, else `adhoc`);
+ * - one eval per `<agent>__<model>__<dataset>` (or `<agent>__<dataset>` without a model),
+ *   as `JobStats.format_agent_evals_key` writes it: the model is `model_info.name` (for
+ *   `-m openai/gpt-5`, `gpt-5`), the dataset the trial's `source`, else `adhoc`;
  * - `n_trials`: trials with rewards; `n_errors`: trials with an `exception_info`;
  * - `metrics`: `[{mean}]`, Harbor's default metric: the mean reward over every trial of the
  *   eval, a missing reward counting as 0 (errored trials included);
@@ -39,14 +40,12 @@ export interface HarborJobStats {
   evals: Record<string, HarborEvalStats>;
 }
 
-const sanitize = (value: string) => value.replace(/\//g, '-');
-
 /** Harbor's evals key: `<agent>__<model>__<dataset>`, or `<agent>__<dataset>` without a model. */
 export function evalsKey(result: Pick<TrialResult, 'agent_info' | 'source'>): string {
-  const agent = sanitize(result.agent_info.name);
+  const agent = result.agent_info.name;
   const model = result.agent_info.model_info?.name;
-  const dataset = sanitize(result.source || 'adhoc');
-  return model ? `${agent}__${sanitize(model)}__${dataset}` : `${agent}__${dataset}`;
+  const dataset = result.source || 'adhoc';
+  return model ? `${agent}__${model}__${dataset}` : `${agent}__${dataset}`;
 }
 
 /** Harbor's pass@k ks: {2, 4, 8, ...} ∪ {5, 10, 15, ...}, at most `fewest`, ascending. */

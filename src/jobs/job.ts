@@ -1,7 +1,10 @@
 /**
  * Runs a job: the planned trials with bounded concurrency (p-queue), into
- * `jobs/<job>/` laid out as Harbor lays it out (config.json, result.json, one
- * folder per trial with its result.json). Every write is atomic. Re-running a
+ * `jobs/<job>/` laid out as Harbor lays it out and valid for Harbor's models
+ * (config.json, result.json, job.log, one folder per trial with its config.json,
+ * result.json, trial.log and exception.txt; job-files.ts, src/trials/file-format.ts).
+ * A trial that ends with an exception the retry policy names runs again (Harbor's
+ * `-r/--max-retries`). Every write is atomic. Re-running a
  * job name resumes: a finished trial is kept only when its instance, attempt,
  * the sha256 of the patch the agent will submit (when known in advance), the
  * agent and berth's version all match; the rest run again. Aborting the signal
@@ -14,7 +17,6 @@
 import { randomUUID } from 'node:crypto';
 import { readFile, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import PQueue from 'p-queue';
 import type { Agent } from '../agents/agent.ts';
 import type { EnvironmentProvider } from '../environments/environment.ts';
@@ -30,25 +32,36 @@ import {
   trialEndEventOf,
 } from '../trials/events.ts';
 import {
-  agentInfoForFile,
+  isUuid,
   roundSec,
-  upgradeConfigFile,
+  trialConfigForFile,
   upgradeTrialResult,
   writeRewardFile,
 } from '../trials/file-format.ts';
-import { initialTrialResult } from '../trials/record.ts';
+import { initialTrialResult, writeTrialResult } from '../trials/record.ts';
 import type { TrialResult } from '../trials/result.ts';
 import {
   type AgentSpec,
+  type ArtifactRequest,
   type EnvironmentOptions,
   makeTrialSpec,
   type TrialLimits,
   type TrialSpec,
-  trialTimeouts,
+  type VerificationOptions,
 } from '../trials/spec.ts';
 import { writeJsonAtomic } from '../util/atomic-write.ts';
 import type { Verifier } from '../verifiers/verifier.ts';
 import { VERSION } from '../version.ts';
+import {
+  berthJobState,
+  DEFAULT_RETRY,
+  type JobSelection,
+  jobConfigForFile,
+  type RetryPolicy,
+  retryWaitSec,
+  shouldRetry,
+} from './job-files.ts';
+import { noteJobFolder } from './job-folder-log.ts';
 import { lockJobDir } from './lock.ts';
 import type { PlannedTrial } from './plan.ts';
 import { checkResumeScope, resumeMismatch } from './resume.ts';
@@ -100,12 +113,30 @@ export interface JobOptions {
   /** Trials run at once (default 1). */
   concurrency?: number;
   timeoutMultiplier?: number;
-  /** Per-phase timeout multipliers (agent, verifier), replacing `timeoutMultiplier` for their phase. */
-  phaseMultipliers?: { agent?: number; verifier?: number };
+  /**
+   * Per-phase timeout multipliers (Harbor's `--agent-`, `--verifier-`, `--agent-setup-`,
+   * `--environment-build-timeout-multiplier`), each replacing `timeoutMultiplier` for its phase.
+   */
+  phaseMultipliers?: { agent?: number; verifier?: number; agentSetup?: number; environmentBuild?: number };
+  /** Replaces every task's agent timeout, in seconds before multipliers (`--agent-timeout`). */
+  agentTimeoutSec?: number;
   verifyEmptyPatch?: boolean;
   /** Grading rules (`--rules`), recorded in each trial's spec; the verifiers were made with them. */
   rules?: string;
-  /** Recorded in config.json (the command line's options). */
+  /** `--disable-verification` and `--ve` values, in each trial's spec. */
+  verification?: Pick<VerificationOptions, 'disable' | 'env'>;
+  /** Paths collected from every trial's environment after the agent (`--artifact`). */
+  artifacts?: ArtifactRequest[];
+  /** Trials run again after an exception (`-r/--max-retries`...); default Harbor's: none. */
+  retry?: RetryPolicy;
+  /** What `-p` and the filters were, recorded as Harbor's `datasets` / `tasks` in config.json. */
+  selection?: JobSelection;
+  /** Attempts per task (`-k`), recorded as `n_attempts`; default the plan's largest attempt. */
+  attempts?: number;
+  /** Harbor's `--debug` / `-q`, recorded in config.json (the reporters act on them). */
+  debug?: boolean;
+  quiet?: boolean;
+  /** berth's own settings (the command line's options), recorded in config.json under `berth.options`. */
   config?: Record<string, unknown>;
   /**
    * What defines the job's trials (dataset, agent, predictions file, attempts, filters), by
@@ -165,6 +196,7 @@ export interface JobSummary {
 export async function runJob(options: JobOptions): Promise<JobSummary> {
   const jobDir = resolve(options.jobsDir, options.jobName);
   const release = await lockJobDir(jobDir, options.jobName);
+  noteJobFolder(jobDir);
   try {
     return await runLockedJob(options, jobDir);
   } finally {
@@ -179,9 +211,7 @@ async function runLockedJob(options: JobOptions, jobDir: string): Promise<JobSum
   const startedAt = new Date().toISOString();
   const started = performance.now();
   // Every state file is read (and a damaged one refused) before anything is written.
-  const previous = (await readJobJson(join(jobDir, 'config.json'), options.jobName)) as
-    | Parameters<typeof checkResumeScope>[0]
-    | undefined;
+  const previous = berthJobState(await readJobJson(join(jobDir, 'config.json'), options.jobName));
   // Every trial result, with the sha256 of its bytes (the lock keeps them as they are until used).
   const storedResults: Stored[] = await Promise.all(
     options.plan.map(async (trial) => {
@@ -198,8 +228,12 @@ async function runLockedJob(options: JobOptions, jobDir: string): Promise<JobSum
         trialNames: options.plan.map((p) => p.trialName),
       })
     : { filters: options.filters, trialNames: options.plan.map((p) => p.trialName) };
-  await writeJobConfig(options, jobDir, scope);
-  const log = await EventLog.open(join(jobDir, 'events.jsonl'));
+  await writeJobConfig(options, scope);
+  const log = await EventLog.open(join(jobDir, 'events.jsonl'), {
+    text: join(jobDir, 'job.log'),
+    textFilter: (event) =>
+      JOB_LOG_EVENTS.has(event.type) || (event.type === 'phase-end' && !!event.exception),
+  });
   try {
     return await runTrials(
       options,
@@ -234,7 +268,9 @@ async function runTrials(
     results: new Map<number, TrialResult>(),
     running: new Set<number>(),
     overBudget: 0,
+    retries: 0,
   };
+  const retry = options.retry ?? DEFAULT_RETRY;
   // Job result writes are serialised so the last one written is the latest state.
   let writing: Promise<void> = Promise.resolve();
   const writeJobResult = () => {
@@ -275,7 +311,7 @@ async function runTrials(
       if (signal?.aborted) return;
       const trialDir = join(jobDir, trial.trialName);
       const stored = storedResults[index];
-      const kept = await keptResult(stored, trial, trialDir, options, ledger, notice);
+      const kept = await keptResult(stored, trial, trialDir, options, progress.id, ledger, notice);
       let result: TrialResult;
       if (kept) {
         result = kept;
@@ -291,7 +327,21 @@ async function runTrials(
         if (stored) await rm(trialDir, { recursive: true, force: true });
         progress.running.add(index);
         options.onTrialStart?.(trial);
-        const ran = await runPlannedTrial(trial, trialDir, options, progress.id, emit);
+        let ran = await runPlannedTrial(trial, trialDir, options, progress.id, emit);
+        // Harbor's retries: the trial's folder is removed and it runs again, after a back-off.
+        for (let n = 0; ran && n < retry.max_retries; n++) {
+          const type = ran.exception_info?.exception_type;
+          if (signal?.aborted || !shouldRetry(retry, type)) break;
+          const waitSec = retryWaitSec(retry, n);
+          notice(
+            `${trial.trialName}: ${type}; running it again in ${waitSec} s (retry ${n + 1} of ${retry.max_retries})`,
+          );
+          if (!(await sleepUnlessAborted(waitSec, signal))) break;
+          await rm(trialDir, { recursive: true, force: true });
+          progress.retries++;
+          await writeJobResult();
+          ran = await runPlannedTrial(trial, trialDir, options, progress.id, emit);
+        }
         progress.running.delete(index);
         // Never started (cancelled while waiting on a queue): as a trial the job did not reach.
         if (!ran) return;
@@ -332,23 +382,78 @@ async function runTrials(
   return summary;
 }
 
-/** The job's config.json: what it runs, and its identity, filters and trials for resume. */
+/** Events `job.log` holds (the trial's own events are in its `trial.log`), and phases that failed. */
+const JOB_LOG_EVENTS: ReadonlySet<string> = new Set([
+  'job-start',
+  'job-end',
+  'trial-start',
+  'trial-end',
+  'notice',
+]);
+
+/** The agents of a job as data: one per `-m` model, or the job's agent. */
+function agentSpecsOf(options: JobOptions): AgentSpec[] {
+  const seen = new Map<string, AgentSpec>();
+  for (const trial of options.plan) {
+    const spec = agentSpecOf(trial, options);
+    seen.set(JSON.stringify(spec), spec);
+  }
+  return seen.size > 0 ? [...seen.values()] : [agentSpecOf(undefined, options)];
+}
+
+/** The job's config.json (Harbor's JobConfig): what it runs, and under `berth` what resume checks. */
 async function writeJobConfig(
   options: JobOptions,
-  jobDir: string,
   scope: { filters: Record<string, unknown> | undefined; trialNames: string[] },
 ): Promise<void> {
-  await writeJsonAtomic(join(jobDir, 'config.json'), {
-    job_name: options.jobName,
-    source: options.source,
-    agent: agentInfoForFile(options.agent.info),
-    n_trials: options.plan.length,
-    n_concurrent_trials: options.concurrency ?? 1,
-    timeout_multiplier: options.timeoutMultiplier ?? 1,
-    berth_version: VERSION,
-    ...options.config,
-    ...(options.identity ? { berth_identity: options.identity, berth_trials: scope.trialNames } : {}),
-    ...(options.identity && scope.filters ? { berth_filters: scope.filters } : {}),
+  const tasks = [...new Map(options.plan.map((p) => [p.task.name, p.task])).values()];
+  await writeJsonAtomic(
+    join(resolve(options.jobsDir, options.jobName), 'config.json'),
+    jobConfigForFile({
+      jobName: options.jobName,
+      jobsDir: resolve(options.jobsDir),
+      source: options.source,
+      ...(options.selection ? { selection: options.selection } : {}),
+      tasks,
+      nTrials: options.plan.length,
+      attempts: options.attempts ?? Math.max(1, ...options.plan.map((p) => p.attempt)),
+      concurrency: options.concurrency ?? 1,
+      timeouts: timeoutsOf(options),
+      debug: options.debug === true,
+      quiet: options.quiet === true,
+      retry: options.retry ?? DEFAULT_RETRY,
+      agents: agentSpecsOf(options),
+      environment: options.environment ?? {},
+      limits: options.limits ?? {},
+      verification: verificationOf(options),
+      ...(options.artifacts ? { artifacts: options.artifacts } : {}),
+      ...(options.config ? { options: options.config } : {}),
+      ...(options.identity
+        ? {
+            resume: {
+              identity: options.identity,
+              trials: scope.trialNames,
+              ...(scope.filters ? { filters: scope.filters } : {}),
+            },
+          }
+        : {}),
+    }),
+  );
+}
+
+/** Waits `seconds` unless `signal` aborts first; false when it did. */
+function sleepUnlessAborted(seconds: number, signal: AbortSignal | undefined): Promise<boolean> {
+  if (signal?.aborted) return Promise.resolve(false);
+  return new Promise((done) => {
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      done(true);
+    }, seconds * 1000);
+    const onAbort = () => {
+      clearTimeout(timer);
+      done(false);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
 
@@ -357,10 +462,7 @@ async function jobIdOf(jobDir: string): Promise<string> {
   const jobId = await readFile(join(jobDir, 'result.json'), 'utf8')
     .then((text) => (JSON.parse(text) as { id?: unknown }).id)
     .catch(() => undefined);
-  return typeof jobId === 'string' &&
-    /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(jobId)
-    ? jobId
-    : randomUUID();
+  return isUuid(jobId) ? jobId : randomUUID();
 }
 
 /**
@@ -375,6 +477,7 @@ async function keptResult(
   trial: PlannedTrial,
   trialDir: string,
   options: JobOptions,
+  jobId: string,
   ledger: ResultLedger,
   notice: (message: string) => void,
 ): Promise<TrialResult | undefined> {
@@ -390,19 +493,46 @@ async function keptResult(
     );
     return undefined;
   }
-  if (upgradeTrialResult(previous))
-    await writeJsonAtomic(join(trialDir, 'result.json'), previous).catch(() => {});
+  // An earlier berth's trial gains Harbor's fields (task_id, config) and its config.json is
+  // rewritten as Harbor's TrialConfig; a failed rewrite leaves the old files, which still resume.
+  const config = trialConfigForFile(trialSpecOf(trial, options, jobId), trial.task, trialDir);
+  if (upgradeTrialResult(previous, config)) await writeTrialResult(trialDir, previous).catch(() => {});
   await ledger.record(trial.trialName);
   const verifier = options.verifiers.find((v) => v.kind === trial.task.verifier.kind);
   if (verifier?.rewardFileByEngine) await writeRewardFile(trialDir, previous).catch(() => false);
-  await upgradeConfigFile(join(trialDir, 'config.json')).catch(() => false);
+  await writeJsonAtomic(join(trialDir, 'config.json'), previous.config).catch(() => {});
   return previous;
 }
 
 /** The agent of a planned trial as data: the job's agent spec, with the trial's model (`-m`). */
-function agentSpecOf(trial: PlannedTrial, options: JobOptions): AgentSpec {
+function agentSpecOf(trial: PlannedTrial | undefined, options: JobOptions): AgentSpec {
   const spec = options.agentSpec ?? { name: options.agent.info.name, options: {} };
-  return trial.model ? { name: spec.name, options: { ...spec.options, model: trial.model.id } } : spec;
+  return trial?.model ? { name: spec.name, options: { ...spec.options, model: trial.model.id } } : spec;
+}
+
+/** The job's timeouts as every trial's spec carries them. */
+function timeoutsOf(options: JobOptions): TrialSpec['timeouts'] {
+  const phase = options.phaseMultipliers ?? {};
+  return {
+    multiplier: options.timeoutMultiplier ?? 1,
+    ...(phase.agent !== undefined ? { agentMultiplier: phase.agent } : {}),
+    ...(phase.verifier !== undefined ? { verifierMultiplier: phase.verifier } : {}),
+    ...(phase.agentSetup !== undefined ? { agentSetupMultiplier: phase.agentSetup } : {}),
+    ...(phase.environmentBuild !== undefined ? { environmentBuildMultiplier: phase.environmentBuild } : {}),
+    ...(options.agentTimeoutSec !== undefined ? { agentTimeoutSec: options.agentTimeoutSec } : {}),
+  };
+}
+
+/** How every trial of the job is verified. */
+function verificationOf(options: JobOptions): VerificationOptions {
+  return {
+    ...(options.verifyEmptyPatch ? { verifyEmptyPatch: true } : {}),
+    ...(options.rules ? { rules: options.rules } : {}),
+    ...(options.verification?.disable ? { disable: true } : {}),
+    ...(options.verification?.env && Object.keys(options.verification.env).length > 0
+      ? { env: options.verification.env }
+      : {}),
+  };
 }
 
 /** The spec of a planned trial of the job. */
@@ -415,11 +545,9 @@ export function trialSpecOf(trial: PlannedTrial, options: JobOptions, jobId: str
     agent: agentSpecOf(trial, options),
     ...(options.environment ? { environment: options.environment } : {}),
     ...(options.limits ? { limits: options.limits } : {}),
-    timeouts: trialTimeouts(options.timeoutMultiplier, options.phaseMultipliers),
-    verification: {
-      ...(options.verifyEmptyPatch ? { verifyEmptyPatch: true } : {}),
-      ...(options.rules ? { rules: options.rules } : {}),
-    },
+    timeouts: timeoutsOf(options),
+    verification: verificationOf(options),
+    ...(options.artifacts?.length ? { artifacts: options.artifacts } : {}),
     ...(options.allowEnvSecrets ? { allowEnvSecrets: true } : {}),
     ...(options.config ? { config: options.config } : {}),
   });
@@ -465,21 +593,24 @@ async function runPlannedTrial(
   } catch (error) {
     // runTrial records everything that happens inside a trial; this only catches
     // failures to write its folder, which must not stop the job either.
-    const result = crashedTrialResult(trial, options, error);
+    const result = crashedTrialResult(trial, options, jobId, error);
     emit(trialEndEventOf(result, options.jobName));
     return result;
   }
 }
 
-function crashedTrialResult(trial: PlannedTrial, options: JobOptions, error: unknown): TrialResult {
+function crashedTrialResult(
+  trial: PlannedTrial,
+  options: JobOptions,
+  jobId: string,
+  error: unknown,
+): TrialResult {
   const e = error instanceof Error ? error : new Error(String(error));
   const result = initialTrialResult({
+    spec: trialSpecOf(trial, options, jobId),
     task: trial.task,
-    trialName: trial.trialName,
-    trialUri: pathToFileURL(join(resolve(options.jobsDir, options.jobName), trial.trialName)).href,
-    source: options.source,
-    attempt: trial.attempt,
-    agent: options.agent.info,
+    trialDir: join(resolve(options.jobsDir, options.jobName), trial.trialName),
+    agent: (trial.agent ?? options.agent).info,
   });
   result.finished_at = result.started_at;
   result.exception_info = {

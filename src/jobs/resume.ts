@@ -8,6 +8,7 @@ import { taskChecksum } from '../tasks/checksum.ts';
 import { patchSha256 } from '../trials/record.ts';
 import type { TrialResult } from '../trials/result.ts';
 import { VERSION } from '../version.ts';
+import type { BerthJobState } from './job-files.ts';
 import type { PlannedTrial } from './plan.ts';
 
 /** Why an existing trial result cannot be kept, or undefined when it can. */
@@ -58,13 +59,7 @@ export function identityMismatch(
  * @throws UsageError when the identity differs, or other filters pick trials the job lacks.
  */
 export function checkResumeScope(
-  previous:
-    | {
-        berth_identity?: Record<string, unknown>;
-        berth_filters?: Record<string, unknown>;
-        berth_trials?: unknown;
-      }
-    | undefined,
+  previous: BerthJobState | undefined,
   run: {
     jobName: string;
     jobDir: string;
@@ -78,16 +73,14 @@ export function checkResumeScope(
       `job ${run.jobName} exists with a different configuration: ${differences.join('; ')} ` +
         `(this run vs the job's); use another --job-name or remove the folder ${run.jobDir}`,
     );
-  const differences = identityMismatch(previous?.berth_identity, run.identity);
+  const differences = identityMismatch(previous?.identity, run.identity);
   if (differences.length > 0) throw refuse(differences);
   const filterDifferences =
-    previous?.berth_identity && run.filters
-      ? identityMismatch(previous.berth_filters ?? {}, run.filters)
-      : [];
+    previous?.identity && run.filters ? identityMismatch(previous.filters ?? {}, run.filters) : [];
   if (filterDifferences.length === 0) return { filters: run.filters, trialNames: run.trialNames };
-  const known = Array.isArray(previous?.berth_trials) ? new Set(previous.berth_trials) : new Set();
+  const known = Array.isArray(previous?.trials) ? new Set(previous.trials) : new Set();
   const extra = run.trialNames.filter((name) => !known.has(name));
   if (extra.length > 0)
     throw refuse([...filterDifferences, `${extra.length} trial(s) not in the job, e.g. ${extra[0]}`]);
-  return { filters: previous?.berth_filters, trialNames: previous?.berth_trials as string[] };
+  return { filters: previous?.filters, trialNames: previous?.trials as string[] };
 }

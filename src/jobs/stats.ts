@@ -1,7 +1,8 @@
 /**
  * The job's statistics: the body of `jobs/<job>/result.json` (Harbor's `JobResult`: id,
- * started/finished, `stats` with Harbor's `evals` from harbor-stats.ts, berth's counts by
- * status) and the summary a finished job returns.
+ * started/updated/finished, `stats` with Harbor's counts and `evals` from harbor-stats.ts;
+ * berth's counts by status and its trial list under `berth`) and the summary a finished job
+ * returns.
  */
 import { TRIAL_STATUSES, type TrialResult } from '../trials/result.ts';
 import { VERSION } from '../version.ts';
@@ -51,9 +52,16 @@ export interface JobProgress {
   running: ReadonlySet<number>;
   /** Trials not started because the job's model budget was spent. */
   overBudget: number;
+  /** Trials run again after an exception (Harbor's `n_retries`). */
+  retries?: number;
 }
 
-/** The body of the job's `result.json` at this moment. */
+/**
+ * The body of the job's `result.json` at this moment. Harbor's counts as Harbor counts them
+ * (`JobStats.increment`): every trial with a result is completed, one with an exception errored
+ * (a cancelled one too: its exception is `CancelledError`), tokens and cost summed over the
+ * trials that report them.
+ */
 export function jobResultBody(progress: JobProgress): Record<string, unknown> {
   const { plan, results, running } = progress;
   const inOrder = plan.map((_, i) => results.get(i)).filter((r): r is TrialResult => r !== undefined);
@@ -63,41 +71,46 @@ export function jobResultBody(progress: JobProgress): Record<string, unknown> {
   const count = (keep: (r: TrialResult) => boolean) => snapshot.filter(keep).length;
   return {
     id: progress.id,
-    job_name: progress.jobName,
-    berth_version: VERSION,
     started_at: progress.startedAt,
     updated_at: new Date().toISOString(),
     finished_at: progress.finishedAt,
     n_total_trials: plan.length,
     stats: {
-      n_trials: harbor.n_trials,
-      n_errors: harbor.n_errors,
-      n_completed_trials: count((r) => r.berth.status !== 'cancelled'),
-      n_errored_trials: count((r) => r.exception_info !== null && r.berth.status !== 'cancelled'),
+      n_completed_trials: results.size,
+      n_errored_trials: count((r) => r.exception_info !== null),
       n_running_trials: running.size,
-      n_pending_trials: plan.length - results.size - running.size,
+      n_pending_trials: Math.max(plan.length - results.size - running.size, 0),
       n_cancelled_trials: count((r) => r.berth.status === 'cancelled'),
+      n_retries: progress.retries ?? 0,
+      evals: harbor.evals,
+      n_input_tokens: usage?.n_input_tokens ?? null,
+      n_cache_tokens: usage?.n_cache_tokens ?? null,
+      n_output_tokens: usage?.n_output_tokens ?? null,
+      cost_usd: usage?.cost_usd ?? null,
+    },
+    berth: {
+      version: VERSION,
+      job_name: progress.jobName,
       n_resolved_trials: count((r) => r.berth.resolved),
       by_status: Object.fromEntries(TRIAL_STATUSES.map((s) => [s, count((r) => r.berth.status === s)])),
-      evals: harbor.evals,
-      ...(usage ?? {}),
+      ...(usage ? { n_trials_cost_unknown: usage.n_trials_cost_unknown } : {}),
+      ...(progress.overBudget > 0
+        ? { model_budget_exhausted: true, n_not_started_over_budget: progress.overBudget }
+        : {}),
+      trials: plan.flatMap((p, i) => {
+        const r = results.get(i);
+        return r
+          ? [
+              {
+                trial_name: p.trialName,
+                task_name: p.task.name,
+                attempt: p.attempt,
+                status: r.berth.status,
+                reward: r.verifier_result?.rewards?.reward ?? 0,
+              },
+            ]
+          : [];
+      }),
     },
-    ...(progress.overBudget > 0
-      ? { model_budget_exhausted: true, n_not_started_over_budget: progress.overBudget }
-      : {}),
-    trials: plan.flatMap((p, i) => {
-      const r = results.get(i);
-      return r
-        ? [
-            {
-              trial_name: p.trialName,
-              task_name: p.task.name,
-              attempt: p.attempt,
-              status: r.berth.status,
-              reward: r.verifier_result?.rewards?.reward ?? 0,
-            },
-          ]
-        : [];
-    }),
   };
 }

@@ -60,14 +60,18 @@ export async function readCategoryRows(jobDir: string, keys: readonly string[]):
     if (error.code === 'ENOENT') return undefined;
     if (error.code === 'ENOTDIR') throw notAJob('it is a file');
     throw error;
-  })) as { trials?: Array<Record<string, unknown>> } | undefined;
-  // `berth multilingual run` keeps each trial's categories in the job's rows; `berth run` does not.
+  })) as
+    | { trials?: Array<Record<string, unknown>>; berth?: { trials?: Array<Record<string, unknown>> } }
+    | undefined;
+  // `berth multilingual run` keeps each trial's categories in the job's rows (under `berth`, at
+  // the top level before); `berth run` does not.
+  const jobRows = job?.berth?.trials ?? job?.trials;
   if (
-    Array.isArray(job?.trials) &&
-    job.trials.length > 0 &&
-    job.trials.every((trial) => typeof trial === 'object' && trial !== null && 'categories' in trial)
+    Array.isArray(jobRows) &&
+    jobRows.length > 0 &&
+    jobRows.every((trial) => typeof trial === 'object' && trial !== null && 'categories' in trial)
   ) {
-    return job.trials.map((trial) => ({
+    return jobRows.map((trial) => ({
       categories: pick(trial, keys),
       reward: typeof trial.reward === 'number' ? trial.reward : undefined,
     }));

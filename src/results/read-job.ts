@@ -12,7 +12,13 @@ import { lockHolder } from '../jobs/lock.ts';
 import { parseEventLine } from '../trials/events.ts';
 import type { JobRecord, TrialRecord } from './model.ts';
 import { readHeadTail, readInside, readJsonInside, readTailSync, statInside } from './safe-read.ts';
-import { blankTrialRecord, lastLine, trialRecordFromResult, wantsOutputTail } from './trial-record.ts';
+import {
+  blankTrialRecord,
+  lastLine,
+  trialRecordFromResult,
+  verdictsInReport,
+  wantsOutputTail,
+} from './trial-record.ts';
 
 type Json = Record<string, unknown>;
 const isObject = (value: unknown): value is Json =>
@@ -87,18 +93,26 @@ async function lockHeld(dir: string): Promise<boolean> {
   return lock !== undefined && (await lockHolder(lock.text)) !== undefined;
 }
 
-/** A trial folder without a result: running while the job runs, else cut off. */
+/**
+ * A trial folder without a result: running while the job runs, else cut off. Its config.json is
+ * Harbor's TrialConfig with berth's part under `berth` (an earlier berth wrote `task_name`,
+ * `attempt`, `source` and `agent.model_name` at the top level; Harbor, `task.path`).
+ */
 function unfinishedTrial(name: string, config: Json, running: boolean, phase: string | null): TrialRecord {
   const agent = isObject(config.agent) ? config.agent : {};
+  const berth = isObject(config.berth) ? config.berth : config;
+  const task = isObject(config.task) ? config.task : {};
+  const taskName =
+    str(berth.task_name) ?? (str(task.path) ? basename(str(task.path) as string) : null) ?? name;
   return {
-    ...blankTrialRecord(name, str(config.task_name) ?? name, running ? 'running' : 'cancelled'),
-    attempt: typeof config.attempt === 'number' ? config.attempt : 1,
+    ...blankTrialRecord(name, taskName, running ? 'running' : 'cancelled'),
+    attempt: typeof berth.attempt === 'number' ? berth.attempt : 1,
     why: running
       ? `running${phase ? ` (${phase.replace('_', ' ')})` : ''}`
       : 'no result: the job stopped while this trial ran',
     agent: str(agent.name) ?? 'unknown',
     model: str(agent.model_name),
-    dataset: str(config.source),
+    dataset: str(config.source) ?? str(task.source),
     current_phase: phase,
   };
 }
@@ -146,10 +160,13 @@ export async function readJob(dir: string): Promise<JobRecord> {
   // A job runs while its lock is held; a crashed job leaves neither a finish time nor a live lock.
   const running = finishedAt === null && held;
 
-  // Job-level rows: the multilingual run's categories, berth's attempts.
+  // Job-level rows: the multilingual run's categories, berth's attempts (under `berth` since
+  // berth's job files are Harbor's models, at the top level before).
+  const jobBerth = isObject(jobResult?.berth) ? jobResult.berth : jobResult;
+  const configBerth = isObject(config?.berth) ? config.berth : config;
   const rows = new Map<string, Json>();
-  if (Array.isArray(jobResult?.trials))
-    for (const row of jobResult.trials)
+  if (Array.isArray(jobBerth?.trials))
+    for (const row of jobBerth.trials)
       if (isObject(row)) {
         const key = str(row.trial_name) ?? str(row.instance_id);
         if (key) rows.set(key, row);
@@ -161,7 +178,7 @@ export async function readJob(dir: string): Promise<JobRecord> {
       const name = entry.name;
       const result = await readJsonInside(root, `${name}/result.json`, MAX_STATE_BYTES);
       if (isObject(result)) {
-        const needsReport = !isObject(result.berth);
+        const needsReport = verdictsInReport(result);
         const report = needsReport
           ? await readJsonInside(root, `${name}/verifier/report.json`, MAX_STATE_BYTES)
           : undefined;
@@ -188,9 +205,8 @@ export async function readJob(dir: string): Promise<JobRecord> {
     throw notAJob('no result.json, config.json or trial folder with a result');
 
   // Planned trials not started yet (berth records the plan in config.json).
-  const planned = Array.isArray(config?.berth_trials)
-    ? config.berth_trials.filter((n) => typeof n === 'string')
-    : [];
+  const plannedNames = configBerth?.trials ?? config?.berth_trials;
+  const planned = Array.isArray(plannedNames) ? plannedNames.filter((n) => typeof n === 'string') : [];
   const seen = new Set(trials.map((trial) => trial.name));
   if (running)
     for (const name of planned as string[])
@@ -203,15 +219,21 @@ export async function readJob(dir: string): Promise<JobRecord> {
   );
 
   const writer = jobResult?.stats
-    ? isObject(jobResult) && 'berth_version' in jobResult
+    ? isObject(jobResult) && ('berth_version' in jobResult || isObject(jobResult.berth))
       ? 'berth'
       : 'harbor'
-    : jobResult && 'by_task_type' in jobResult
+    : jobResult && ('by_task_type' in jobResult || (isObject(jobBerth) && 'by_task_type' in jobBerth))
       ? 'berth-multilingual'
       : trials.length > 0
         ? 'harbor'
         : 'unknown';
-  const configAgent = isObject(config?.agent) ? config.agent : {};
+  // Harbor's JobConfig names its agents in `agents[]` (an earlier berth: `agent`).
+  const configAgents = Array.isArray(config?.agents) ? config.agents.filter(isObject) : [];
+  const configAgent = isObject(config?.agent)
+    ? config.agent
+    : configAgents.length === 1
+      ? (configAgents[0] as Json)
+      : {};
   const first = trials.find((trial) => trial.outcome !== 'pending');
   const agents = [...new Set(trials.filter((t) => t.agent !== 'unknown').map((t) => t.agent))];
   const models = [...new Set(trials.map((t) => t.model).filter((m): m is string => m !== null))];
@@ -220,7 +242,10 @@ export async function readJob(dir: string): Promise<JobRecord> {
     name: basename(root),
     dir: root,
     writer,
-    dataset: str(config?.source) ?? (datasets.length === 1 ? (datasets[0] as string) : null),
+    dataset:
+      str(configBerth?.source) ??
+      str(config?.source) ??
+      (datasets.length === 1 ? (datasets[0] as string) : null),
     agent:
       str(configAgent.name) ??
       str(jobResult?.agent) ??

@@ -7,7 +7,7 @@ import { lstat, readdir } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import type { TrialDetails, TrialFile } from './model.ts';
 import { isInsidePath, readHeadTail, readInside, readJsonInside, statInside } from './safe-read.ts';
-import { testsOf } from './trial-record.ts';
+import { testsOf, verdictsInReport } from './trial-record.ts';
 
 type Json = Record<string, unknown>;
 const isObject = (value: unknown): value is Json =>
@@ -158,19 +158,22 @@ function instructionFromTrajectory(trajectory: unknown): string | null {
 }
 
 /**
- * The instruction from the task the trial names in its config.json (`task_origin`): a Harbor
- * task's instruction.md, or the `problem_statement` of the row on the given line of a JSONL file.
+ * The instruction from the task the trial names in its config.json (`berth.task_origin`, an
+ * earlier berth's `task_origin`): a Harbor task's instruction.md, or the `problem_statement` of
+ * the row on the given line of a JSONL file.
  */
 async function instructionFromOrigin(config: unknown): Promise<string | null> {
-  if (!isObject(config) || !isObject(config.task_origin)) return null;
-  const file = str(config.task_origin.file);
+  if (!isObject(config)) return null;
+  const origin = isObject(config.berth) ? config.berth.task_origin : config.task_origin;
+  if (!isObject(origin)) return null;
+  const file = str(origin.file);
   if (!file) return null;
   const path = isAbsolute(file) ? file : resolve(file);
   if (basename(path) === 'task.toml') {
     const read = await readInside(dirname(path), 'instruction.md', 1024 * 1024);
     return read?.text ?? null;
   }
-  const line = config.task_origin.line;
+  const line = origin.line;
   if (typeof line !== 'number') return null;
   const read = await readInside(dirname(path), basename(path), 256 * 1024 * 1024);
   if (!read || read.truncated) return null;
@@ -248,7 +251,7 @@ export async function readTrialDetails(
       ? await readJsonInside(root, 'config.json', 1024 * 1024, LISTED)
       : undefined;
     instruction = await instructionFromOrigin(config);
-    if (instruction !== null) instructionSource = 'the task (config.json task_origin)';
+    if (instruction !== null) instructionSource = 'the task (config.json berth.task_origin)';
   }
 
   // Patch, tests, rewards.
@@ -259,7 +262,7 @@ export async function readTrialDetails(
     patch = await fileOf(root, path as string, limits.patchHead, limits.patchTail);
     if (patch) break;
   }
-  const report = isObject(berth.verifier_details)
+  const report = !verdictsInReport(raw)
     ? undefined
     : has('verifier/report.json')
       ? await readJsonInside(root, 'verifier/report.json', 16 * 1024 * 1024, LISTED)

@@ -136,6 +136,17 @@ export function testsOf(result: Json, report?: unknown): TestVerdict[] {
 }
 
 /**
+ * Whether a trial's per-test verdicts are in its `verifier/report.json`: the multilingual
+ * verifier's (berth's own details hold no test list for them), and a trial without berth's
+ * `verifier_details` (an earlier berth's multilingual run).
+ */
+export function verdictsInReport(result: Json): boolean {
+  const berth = isObject(result.berth) ? result.berth : {};
+  const config = isObject(result.config) && isObject(result.config.berth) ? result.config.berth : {};
+  return !isObject(berth.verifier_details) || config.task_format === 'multilingual';
+}
+
+/**
  * Whether the trial's tests ran, so its FAIL_TO_PASS / PASS_TO_PASS counts mean something.
  * False for `empty_patch` (SWE-bench runs no tests for an empty patch), `patch_failed`,
  * `cancelled`, and an `error` raised before the verifier started (e.g. the environment's

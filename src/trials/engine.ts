@@ -78,7 +78,9 @@ export async function runTrial(
 ): Promise<ExtendedTrialResult> {
   const task = options.task ?? (await loadTaskRef(spec.task));
   const runtime = options.runtime ?? (await runtimeFor(spec));
-  const log = await EventLog.open(join(options.trialDir, 'events.jsonl'));
+  const log = await EventLog.open(join(options.trialDir, 'events.jsonl'), {
+    text: join(options.trialDir, 'trial.log'),
+  });
   try {
     const run = new TrialRun(
       spec,
@@ -221,16 +223,7 @@ class TrialRun {
   async run(): Promise<ExtendedTrialResult> {
     const started = performance.now();
     const { spec, task } = this;
-    this.result = await beginTrialRecord({
-      task,
-      trialName: spec.trial.name,
-      trialDir: this.trialDir,
-      attempt: spec.trial.attempt,
-      jobName: spec.job.name,
-      source: spec.job.source,
-      agent: this.agent.info,
-      timeoutMultiplier: this.multiplier,
-    });
+    this.result = await beginTrialRecord({ spec, task, trialDir: this.trialDir, agent: this.agent.info });
     this.models = TrialModelUse.open(this.options.models, {
       trialName: spec.trial.name,
       trialDir: this.trialDir,
@@ -315,7 +308,7 @@ class TrialRun {
         environmentSetup.finished_at = now();
       }
     }
-    if (this.agent.setup) await this.agentSetup();
+    await this.agentSetup();
 
     const outcomes: StepOutcome[] = [];
     for (const [index, step] of plan.steps.entries()) {
@@ -430,12 +423,19 @@ class TrialRun {
     await environment?.stop();
   }
 
-  /** Harbor's installed-agent set-up: once per trial, before the first step (`agent_setup`). */
+  /**
+   * Harbor's agent set-up: once per trial, before the first step, timed as `agent_setup` for
+   * every agent (Harbor records it always; an agent without a set-up does nothing in it).
+   */
   private async agentSetup(): Promise<void> {
     const setup = this.agent.setup;
-    if (!setup) return;
     const timing: TimingInfo = { started_at: '', finished_at: '' };
     this.result.agent_setup = timing;
+    if (!setup) {
+      timing.started_at = now();
+      timing.finished_at = timing.started_at;
+      return;
+    }
     const live = this.liveEnvironment();
     const environment = withCommandEvents(live, this.emitEvent, () => this.currentPhase);
     try {

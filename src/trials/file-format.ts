@@ -1,15 +1,225 @@
 /**
- * How berth writes a trial's records to disk: snake_case field names (Harbor's where
- * Harbor has one), durations in seconds rounded to milliseconds, and Harbor's
- * `verifier/reward.txt` for verifiers that do not write one themselves (SWE-bench).
- * Also upgrades a trial result written by an earlier berth (camelCase `agent_result`,
- * unrounded durations, no reward file) when a job is resumed.
+ * How berth writes a trial's records to disk, so Harbor's own models read them
+ * (`harbor.models.trial.config.TrialConfig`, `harbor.models.trial.result.TrialResult`;
+ * JSON Schemas in test/fixtures/harbor-schemas/): Harbor's field names and values, berth's
+ * own facts under a `berth` key, snake_case, durations in seconds rounded to milliseconds,
+ * and Harbor's `verifier/reward.txt` for verifiers that do not write one themselves
+ * (SWE-bench). Also upgrades a trial written by an earlier berth (no `task_id` / `config`,
+ * camelCase `agent_result`, unrounded durations, no reward file) when a job is resumed.
  */
-import { access, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import type { AgentInfo, AgentResult } from '../agents/agent.ts';
-import { writeFileAtomic, writeJsonAtomic } from '../util/atomic-write.ts';
+import { access } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { AgentResult } from '../agents/agent.ts';
+import { isSecretName } from '../agents/command.ts';
+import type { Task } from '../tasks/task.ts';
+import { writeFileAtomic } from '../util/atomic-write.ts';
+import { VERSION } from '../version.ts';
 import type { TrialResult } from './result.ts';
+import type { AgentSpec, EnvironmentOptions, TrialLimits, TrialSpec, TrialTimeouts } from './spec.ts';
+
+const MiB = 1024 * 1024;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Whether a string is a UUID (Harbor's `JobResult.id`, `TrialConfig.job_id` are). */
+export function isUuid(value: unknown): value is string {
+  return typeof value === 'string' && UUID.test(value);
+}
+
+/** Harbor's `AgentConfig` (an entry of the job's `agents`, a trial's `agent`). */
+export interface HarborAgentConfig {
+  name: string;
+  import_path: null;
+  model_name: string | null;
+  skills: string[];
+  override_timeout_sec: number | null;
+  override_setup_timeout_sec: number | null;
+  max_timeout_sec: null;
+  extra_allowed_hosts: string[];
+  kwargs: Record<string, unknown>;
+  /** Values of secret-looking names (`*KEY*`, `*TOKEN*`...) are written as `***`. */
+  env: Record<string, string>;
+  mcp_servers: unknown[];
+}
+
+/** Harbor's `EnvironmentConfig`. */
+export interface HarborEnvironmentConfig {
+  /** `docker`, or null with `import_path` naming berth's local sandbox for trials without Docker. */
+  type: 'docker' | null;
+  import_path: string | null;
+  force_build: boolean;
+  delete: boolean;
+  cpu_enforcement_policy: 'auto';
+  memory_enforcement_policy: 'auto';
+  override_cpus: number | null;
+  override_memory_mb: number | null;
+  override_storage_mb: number | null;
+  override_gpus: null;
+  override_tpu: null;
+  mounts: null;
+  extra_docker_compose: string[];
+  env: Record<string, string>;
+  kwargs: Record<string, unknown>;
+  extra_allowed_hosts: string[];
+}
+
+/** Harbor's `VerifierConfig`. */
+export interface HarborVerifierConfig {
+  override_timeout_sec: null;
+  max_timeout_sec: null;
+  env: Record<string, string>;
+  disable: boolean;
+}
+
+/** Harbor's `ArtifactConfig`, or a plain path. */
+export type HarborArtifact = string | { source: string; destination?: string | null; exclude?: string[] };
+
+/** What `import_path` says for trials in berth's local sandbox (Harbor has no such environment type). */
+export const LOCAL_ENVIRONMENT_IMPORT_PATH = 'berth:local-sandbox';
+
+/** Environment variables as a config file records them: secret-looking values as `***`. */
+export function envForFile(env: Record<string, string> | undefined): Record<string, string> {
+  return Object.fromEntries(Object.entries(env ?? {}).map(([k, v]) => [k, isSecretName(k) ? '***' : v]));
+}
+
+/** Harbor's `AgentConfig` of an agent spec (its registry name, `-m`, `--ak`, `--ae`, timeouts). */
+export function agentConfigForFile(agent: AgentSpec, timeouts?: Partial<TrialTimeouts>): HarborAgentConfig {
+  const o = agent.options;
+  return {
+    name: agent.name,
+    import_path: null,
+    model_name: typeof o.model === 'string' ? o.model : null,
+    skills: [],
+    override_timeout_sec: timeouts?.agentTimeoutSec ?? null,
+    override_setup_timeout_sec: typeof o.agentSetupTimeoutSec === 'number' ? o.agentSetupTimeoutSec : null,
+    max_timeout_sec: null,
+    extra_allowed_hosts: [],
+    kwargs: { ...(o.agentKwargs ?? {}) },
+    env: envForFile(o.agentEnv),
+    mcp_servers: [],
+  };
+}
+
+/** A whole number Harbor's int field takes, else null (berth keeps the exact value under `berth`). */
+const wholeOrNull = (value: number | undefined) =>
+  value !== undefined && Number.isInteger(value) ? value : null;
+
+/**
+ * Harbor's `EnvironmentConfig` of a run: Docker when every trial runs in Docker, else berth's
+ * local sandbox; `--force-build`, `--delete`, and the `--override-*` limits in Harbor's units.
+ */
+export function environmentConfigForFile(
+  environment: EnvironmentOptions,
+  limits: TrialLimits,
+  docker: boolean,
+): HarborEnvironmentConfig {
+  const mb = (bytes: number | undefined) =>
+    bytes === undefined ? undefined : Math.round((bytes / MiB) * 1000) / 1000;
+  return {
+    type: docker ? 'docker' : null,
+    import_path: docker ? null : LOCAL_ENVIRONMENT_IMPORT_PATH,
+    force_build: environment.rebuild === true,
+    delete: environment.keep !== true,
+    cpu_enforcement_policy: 'auto',
+    memory_enforcement_policy: 'auto',
+    override_cpus: wholeOrNull(limits.cpus),
+    override_memory_mb: wholeOrNull(mb(limits.memoryBytes)),
+    override_storage_mb: wholeOrNull(mb(limits.writableBytes)),
+    override_gpus: null,
+    override_tpu: null,
+    mounts: null,
+    extra_docker_compose: [],
+    env: {},
+    kwargs: {},
+    extra_allowed_hosts: [],
+  };
+}
+
+/** Harbor's `VerifierConfig`: `--ve` values (secrets as `***`) and `--disable-verification`. */
+export function verifierConfigForFile(verification: TrialSpec['verification']): HarborVerifierConfig {
+  return {
+    override_timeout_sec: null,
+    max_timeout_sec: null,
+    env: envForFile(verification.env),
+    disable: verification.disable === true,
+  };
+}
+
+/** Harbor's `TaskConfig`/`LocalTaskId` path of a task: its folder, or the row file it is a line of. */
+export function taskPathOf(task: Pick<Task, 'format' | 'origin'>): string {
+  const file = task.origin.file;
+  return task.origin.line === undefined && /(^|\/)task\.toml$/.test(file) ? dirname(file) : file;
+}
+
+/** Harbor's `TrialConfig` of a trial, as its `config.json` and its result's `config` hold it. */
+export interface HarborTrialConfig {
+  task: { path: string; source: string | null };
+  trial_name: string;
+  trials_dir: string;
+  timeout_multiplier: number;
+  agent_timeout_multiplier: number | null;
+  verifier_timeout_multiplier: number | null;
+  agent_setup_timeout_multiplier: number | null;
+  environment_build_timeout_multiplier: number | null;
+  agent: HarborAgentConfig;
+  environment: HarborEnvironmentConfig;
+  verifier: HarborVerifierConfig;
+  artifacts: HarborArtifact[];
+  extra_instruction_paths: string[];
+  /** The job's UUID; null for a trial run outside a job with an id that is not one. */
+  job_id: string | null;
+  berth: {
+    version: string;
+    task_name: string;
+    attempt: number;
+    /** The job's name (its folder). */
+    job_name: string;
+    /** The job's id when it is not a UUID (a trial run outside a job). */
+    job_id?: string;
+    /** Where the task was read from: a file and, for row files, the 1-based line. */
+    task_origin: Task['origin'];
+    /** The task's format (`swebench`, `harbor`, `multilingual`...). */
+    task_format: string;
+    /** The exact `--override-*` requests where Harbor's whole numbers cannot hold them. */
+    limits?: TrialLimits;
+    rules?: string;
+  };
+}
+
+/** The Harbor `TrialConfig` of a trial from its spec (what it runs) and its folder. */
+export function trialConfigForFile(spec: TrialSpec, task: Task, trialDir: string): HarborTrialConfig {
+  const t = spec.timeouts;
+  const exact =
+    (spec.limits.cpus !== undefined && !Number.isInteger(spec.limits.cpus)) ||
+    (spec.limits.memoryBytes !== undefined && spec.limits.memoryBytes % MiB !== 0) ||
+    (spec.limits.writableBytes !== undefined && spec.limits.writableBytes % MiB !== 0);
+  return {
+    task: { path: taskPathOf(task), source: spec.job.source || null },
+    trial_name: spec.trial.name,
+    trials_dir: dirname(trialDir),
+    timeout_multiplier: t.multiplier,
+    agent_timeout_multiplier: t.agentMultiplier ?? null,
+    verifier_timeout_multiplier: t.verifierMultiplier ?? null,
+    agent_setup_timeout_multiplier: t.agentSetupMultiplier ?? null,
+    environment_build_timeout_multiplier: t.environmentBuildMultiplier ?? null,
+    agent: agentConfigForFile(spec.agent, t),
+    environment: environmentConfigForFile(spec.environment, spec.limits, task.environment.kind === 'docker'),
+    verifier: verifierConfigForFile(spec.verification),
+    artifacts: spec.artifacts ?? [],
+    extra_instruction_paths: [],
+    job_id: isUuid(spec.job.id) ? spec.job.id : null,
+    berth: {
+      version: VERSION,
+      task_name: task.name,
+      attempt: spec.trial.attempt,
+      job_name: spec.job.name,
+      ...(isUuid(spec.job.id) ? {} : { job_id: spec.job.id }),
+      task_origin: task.origin,
+      task_format: task.format,
+      ...(exact ? { limits: spec.limits } : {}),
+      ...(spec.verification.rules ? { rules: spec.verification.rules } : {}),
+    },
+  };
+}
 
 /** Seconds rounded to milliseconds (3 decimals), as every duration berth writes. */
 export function roundSec(seconds: number): number {
@@ -19,15 +229,6 @@ export function roundSec(seconds: number): number {
 /** `modelName` → `model_name`. */
 export function snakeCase(key: string): string {
   return key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-}
-
-/** An agent's identity as config.json records it: Harbor's AgentConfig names (`model_name`). */
-export function agentInfoForFile(info: AgentInfo): {
-  name: string;
-  version: string;
-  model_name: string | null;
-} {
-  return { name: info.name, version: info.version, model_name: info.modelName ?? null };
 }
 
 /**
@@ -86,12 +287,35 @@ function roundDurations(value: unknown): boolean {
 
 /**
  * Brings a trial result written by an earlier berth to the current file format, in place:
- * `agent_result` keys in snake_case, durations rounded to milliseconds, `matchedBy` /
- * `matchedId` of the verdicts as `matched_by` / `matched_id`.
+ * Harbor's `task_id` and `config` (the trial's `config`, as the resumed job records it),
+ * `agent_setup` timed as an instant before the agent when the earlier berth left it null (every
+ * agent's set-up runs; it did nothing then), `agent_info.model_info` null for the oracle's and
+ * nop's SWE-bench labels (`gold`, `nop`), `agent_result` keys in snake_case, durations rounded
+ * to milliseconds, `matchedBy` / `matchedId` of the verdicts as `matched_by` / `matched_id`.
  * @returns whether anything changed (the caller rewrites the file then).
  */
-export function upgradeTrialResult(result: TrialResult): boolean {
+export function upgradeTrialResult(result: TrialResult, config?: HarborTrialConfig): boolean {
   let changed = false;
+  const record = result as unknown as Record<string, unknown>;
+  if (config && (!record.config || typeof record.config !== 'object' || !record.task_id)) {
+    result.config = config;
+    result.task_id = { path: config.task.path };
+    changed = true;
+  }
+  if (result.agent_setup === null && result.agent_execution?.started_at) {
+    const at = result.agent_execution.started_at;
+    result.agent_setup = { started_at: at, finished_at: at };
+    changed = true;
+  }
+  const info = result.agent_info;
+  if (
+    info?.model_info &&
+    ((info.name === 'oracle' && info.model_info.name === 'gold') ||
+      (info.name === 'nop' && info.model_info.name === 'nop'))
+  ) {
+    info.model_info = null;
+    changed = true;
+  }
   if (result.agent_result && typeof result.agent_result === 'object') {
     const upgraded = snakeKeys(result.agent_result);
     if (Object.keys(upgraded).join() !== Object.keys(result.agent_result).join()) {
@@ -118,24 +342,4 @@ export function upgradeTrialResult(result: TrialResult): boolean {
 /** Verdicts as berth writes them: `matchedBy` / `matchedId` as `matched_by` / `matched_id`. */
 export function verdictsForFile<T extends object>(verdicts: readonly T[]): Record<string, unknown>[] {
   return verdicts.map(snakeKeys);
-}
-
-/**
- * Brings a `config.json` (a job's or a trial's) written by an earlier berth to the current
- * format: `agent` as `{name, version, model_name}`. Leaves a missing or unreadable file alone.
- * @returns whether the file was rewritten.
- */
-export async function upgradeConfigFile(file: string): Promise<boolean> {
-  const config = await readFile(file, 'utf8')
-    .then((text) => JSON.parse(text) as Record<string, unknown>)
-    .catch(() => undefined);
-  const agent = config?.agent as Record<string, unknown> | undefined;
-  if (!config || !agent || typeof agent !== 'object' || 'model_name' in agent) return false;
-  config.agent = {
-    name: agent.name,
-    version: agent.version,
-    model_name: typeof agent.modelName === 'string' ? agent.modelName : null,
-  };
-  await writeJsonAtomic(file, config);
-  return true;
 }

@@ -1,9 +1,9 @@
 /**
- * The trial's records on disk: `config.json` (what the trial runs), `result.json` (Harbor's
- * TrialResult with berth's facts under `berth`) and, for multi-step tasks, each step's
- * `steps/<name>/result.json`. The engine fills a `TrialResult` as it runs; this module is the
- * one place that decides what those files hold (issue 17 makes them valid for Harbor's
- * models here, without touching the engine).
+ * The trial's records on disk: `config.json` (Harbor's TrialConfig: what the trial runs),
+ * `result.json` (Harbor's TrialResult with berth's facts under `berth`), `exception.txt` when it
+ * recorded an exception and, for multi-step tasks, each step's `steps/<name>/result.json`. The
+ * engine fills a `TrialResult` as it runs; this module and file-format.ts decide what those
+ * files hold (Harbor's models read them: test/helpers/harbor-job-check.ts).
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
@@ -16,8 +16,9 @@ import type { Task } from '../tasks/task.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic-write.ts';
 import { VERSION } from '../version.ts';
 import { now } from './errors.ts';
-import { agentInfoForFile } from './file-format.ts';
+import { trialConfigForFile } from './file-format.ts';
 import type { ExceptionInfo, TimingInfo, TrialResult } from './result.ts';
+import type { TrialSpec } from './spec.ts';
 
 /** Harbor's StepResult, with berth's details of the step. */
 export interface StepResult {
@@ -40,25 +41,23 @@ export type ExtendedTrialResult = TrialResult & { step_results?: StepResult[] };
  * engine both start from it.
  */
 export function initialTrialResult(fields: {
+  spec: TrialSpec;
   task: Task;
-  trialName: string;
-  trialUri: string;
-  source: string;
-  attempt: number;
+  trialDir: string;
   agent: AgentInfo;
 }): TrialResult {
+  const { spec, task, trialDir } = fields;
+  const config = trialConfigForFile(spec, task, trialDir);
   return {
     id: randomUUID(),
-    task_name: fields.task.name,
-    trial_name: fields.trialName,
-    trial_uri: fields.trialUri,
-    source: fields.source,
-    task_checksum: taskChecksum(fields.task),
-    agent_info: {
-      name: fields.agent.name,
-      version: fields.agent.version,
-      model_info: fields.agent.modelName ? { name: fields.agent.modelName } : null,
-    },
+    task_name: task.name,
+    trial_name: spec.trial.name,
+    trial_uri: pathToFileURL(trialDir).href,
+    task_id: { path: config.task.path },
+    source: spec.job.source,
+    task_checksum: taskChecksum(task),
+    config,
+    agent_info: agentInfoOf(fields.agent, spec),
     agent_result: null,
     verifier_result: null,
     exception_info: null,
@@ -70,8 +69,8 @@ export function initialTrialResult(fields: {
     verifier: null,
     berth: {
       version: VERSION,
-      instance_id: fields.task.name,
-      attempt: fields.attempt,
+      instance_id: task.name,
+      attempt: spec.trial.attempt,
       status: 'error',
       resolved: false,
       patch_sha256: null,
@@ -85,41 +84,48 @@ export function initialTrialResult(fields: {
       note: '',
       verifier_details: null,
       duration_sec: 0,
-      task_source: fields.task.source ?? null,
-      categories: taskCategories(fields.task),
+      task_source: task.source ?? null,
+      categories: taskCategories(task),
     },
   };
 }
 
 /**
- * Creates the trial folder, writes its `config.json` and returns the trial's result record
- * before any phase has run.
+ * Harbor's `AgentInfo`: the agent's name and version, and `model_info` for the model the trial
+ * names: `-m PROVIDER/NAME` split on its first `/` as Harbor's `BaseAgent` splits it, else the
+ * model an agent reports of itself (a predictions file's `model_name_or_path`); null for agents
+ * that call no model (oracle, nop).
+ */
+export function agentInfoOf(agent: AgentInfo, spec?: Pick<TrialSpec, 'agent'>): TrialResult['agent_info'] {
+  const given = spec?.agent.options.model;
+  const slash = typeof given === 'string' ? given.indexOf('/') : -1;
+  const model_info =
+    typeof given === 'string'
+      ? slash > 0
+        ? { name: given.slice(slash + 1), provider: given.slice(0, slash) }
+        : { name: given }
+      : agent.modelName
+        ? { name: agent.modelName }
+        : null;
+  return { name: agent.name, version: agent.version, model_info };
+}
+
+/**
+ * Creates the trial folder, writes its `config.json` (Harbor's TrialConfig) and returns the
+ * trial's result record before any phase has run.
  */
 export async function beginTrialRecord(fields: {
+  spec: TrialSpec;
   task: Task;
-  trialName: string;
   trialDir: string;
-  attempt: number;
-  jobName: string;
-  source: string;
   agent: AgentInfo;
-  timeoutMultiplier: number;
 }): Promise<ExtendedTrialResult> {
   await mkdir(fields.trialDir, { recursive: true });
-  await writeJsonAtomic(join(fields.trialDir, 'config.json'), {
-    task_name: fields.task.name,
-    trial_name: fields.trialName,
-    attempt: fields.attempt,
-    job_id: fields.jobName,
-    source: fields.source,
-    task_origin: fields.task.origin,
-    agent: agentInfoForFile(fields.agent),
-    timeout_multiplier: fields.timeoutMultiplier,
-    berth_version: VERSION,
-  });
+  const result = initialTrialResult(fields);
+  await writeJsonAtomic(join(fields.trialDir, 'config.json'), result.config);
   // What the agent is told, for the report's trial page (written before any untrusted code runs).
   await writeFileAtomic(join(fields.trialDir, 'instruction.md'), fields.task.instruction);
-  return initialTrialResult({ ...fields, trialUri: pathToFileURL(fields.trialDir).href });
+  return result;
 }
 
 /** sha256 hex of a patch (the resume key). */
@@ -144,7 +150,23 @@ export async function writeStepResult(trialDir: string, step: StepResult): Promi
   await writeJsonAtomic(join(trialDir, 'steps', step.step_name, 'result.json'), step);
 }
 
-/** Writes the trial's `result.json`. */
+/**
+ * Writes the trial's `result.json` and, when it recorded an exception, Harbor's
+ * `exception.txt` (the first exception's traceback, then every later one's).
+ */
 export async function writeTrialResult(trialDir: string, result: TrialResult): Promise<void> {
+  const all = result.berth.exceptions ?? (result.exception_info ? [result.exception_info] : []);
+  if (all.length > 0)
+    await writeFileAtomic(
+      join(trialDir, 'exception.txt'),
+      `${all.map((e) => `${e.exception_type}: ${e.exception_message}\n${tracebackOf(e)}`).join('\n')}\n`,
+    );
   await writeJsonAtomic(join(trialDir, 'result.json'), result);
+}
+
+/** The traceback of an exception without the message line it starts with, when it repeats it. */
+function tracebackOf(e: ExceptionInfo): string {
+  const tb = e.exception_traceback;
+  const first = `${e.exception_type}: ${e.exception_message}`;
+  return tb.startsWith(first) ? tb.slice(first.length).replace(/^\n/, '') : tb;
 }

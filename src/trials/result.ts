@@ -8,6 +8,7 @@ import type { SwebenchRules } from '../grading/swebench.ts';
 import type { TaskCategories } from '../results/categories.ts';
 import type { LimitsRecord } from '../sandbox/limits.ts';
 import type { TamperRecord } from '../verifiers/tampering/types.ts';
+import type { HarborTrialConfig } from './file-format.ts';
 
 /** Start and end of one phase, ISO 8601 UTC. */
 export interface TimingInfo {
@@ -48,8 +49,15 @@ export interface TrialResult {
   trial_uri: string;
   /** Dataset name (the folder or file name given with -p). */
   source: string;
+  /**
+   * Harbor's task id: `{path}` of the task's folder, or of the row file for a SWE-bench row
+   * (the row is `config.berth.task_origin`).
+   */
+  task_id: { path: string };
   /** sha256 of the task as loaded (environment, verifier, solution): a changed task is re-run on resume. */
   task_checksum: string;
+  /** The trial's configuration (Harbor's TrialConfig), as in its `config.json`. */
+  config: HarborTrialConfig;
   agent_info: { name: string; version: string; model_info: { name: string; provider?: string } | null };
   agent_result: Record<string, unknown> | null;
   verifier_result: { rewards: Record<string, number> | null } | null;

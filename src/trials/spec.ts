@@ -112,7 +112,23 @@ export interface VerificationOptions {
    * harness's verdict exactly (findings still recorded).
    */
   rules?: string;
+  /**
+   * Skip the verifier (Harbor's `--disable-verification`): the trial records no reward and no
+   * verdict (status `unverified`).
+   */
+  disable?: boolean;
+  /**
+   * Variables for the verifier (Harbor's `--ve/--verifier-env K=V`), over the task's `[verifier]`
+   * env and its steps' (Harbor's merge order).
+   */
+  env?: Record<string, string>;
 }
+
+/**
+ * A path collected from the environment after the agent (Harbor's job-level `--artifact` /
+ * `artifacts`), beside the task's own: a path, or `{source, destination, exclude}`.
+ */
+export type ArtifactRequest = string | { source: string; destination?: string | null; exclude?: string[] };
 
 /** One trial, as data. */
 export interface TrialSpec {
@@ -138,6 +154,8 @@ export interface TrialSpec {
   limits: TrialLimits;
   timeouts: TrialTimeouts;
   verification: VerificationOptions;
+  /** Artifacts the job collects from every trial (`--artifact`), after the task's own. */
+  artifacts?: ArtifactRequest[];
   /**
    * Consent to `${SECRET}`-like templates in a Harbor task's `[verifier] env` / `[solution] env`
    * (`--allow-env-secrets`); the values are read where the trial runs.
@@ -224,7 +242,24 @@ const specSchema = z.object({
     environmentBuildMultiplier: positive.optional(),
     agentTimeoutSec: positive.optional(),
   }),
-  verification: z.looseObject({ verifyEmptyPatch: z.boolean().optional(), rules: z.string().optional() }),
+  verification: z.looseObject({
+    verifyEmptyPatch: z.boolean().optional(),
+    rules: z.string().optional(),
+    disable: z.boolean().optional(),
+    env: z.record(z.string(), z.string()).optional(),
+  }),
+  artifacts: z
+    .array(
+      z.union([
+        z.string().min(1),
+        z.object({
+          source: z.string().min(1),
+          destination: z.string().nullable().optional(),
+          exclude: z.array(z.string()).optional(),
+        }),
+      ]),
+    )
+    .optional(),
   allowEnvSecrets: z.boolean().optional(),
   config: z.record(z.string(), z.unknown()),
 });
@@ -287,6 +322,7 @@ export interface TrialSpecParts {
   limits?: TrialLimits;
   timeouts?: Partial<TrialTimeouts>;
   verification?: VerificationOptions;
+  artifacts?: ArtifactRequest[];
   allowEnvSecrets?: boolean;
   config?: Record<string, unknown>;
 }
@@ -321,6 +357,7 @@ export function makeTrialSpec(parts: TrialSpecParts): TrialSpec {
     limits: parts.limits ?? {},
     timeouts: { ...parts.timeouts, multiplier: parts.timeouts?.multiplier ?? 1 },
     verification: parts.verification ?? {},
+    ...(parts.artifacts?.length ? { artifacts: parts.artifacts } : {}),
     ...(parts.allowEnvSecrets ? { allowEnvSecrets: true } : {}),
     config: parts.config ?? {},
   };

@@ -65,14 +65,18 @@ describe('berth run -a command', () => {
     // The value reached the agent (its length printed), the job folder holds only the name.
     expect(readFileSync(join(trial, 'agent', 'command', 'stdout.txt'), 'utf8')).toBe('14\n');
     const config = JSON.parse(readFileSync(join(jobs, 'cmd', 'config.json'), 'utf8'));
-    expect(config.agent_env).toEqual([`KIT=${kit}`, 'UPSTREAM_TOKEN=***']);
-    expect(config.model).toBe('acme/gold-1');
+    expect(config.berth.options.agent_env).toEqual([`KIT=${kit}`, 'UPSTREAM_TOKEN=***']);
+    expect(config.berth.options.model).toBe('acme/gold-1');
     expect(allText(join(jobs, 'cmd'))).not.toContain('tok-0123456789');
     const prediction = JSON.parse(readFileSync(join(trial, 'agent', 'prediction.json'), 'utf8'));
     expect(prediction).toMatchObject({ instance_id: 'berth__toposort-1', model_name_or_path: 'acme/gold-1' });
     expect(prediction.model_patch).toContain('diff --git a/src/toposort.js b/src/toposort.js');
     const result = JSON.parse(readFileSync(join(trial, 'result.json'), 'utf8'));
-    expect(result.agent_info).toMatchObject({ name: 'command', model_info: { name: 'acme/gold-1' } });
+    // Harbor's AgentInfo: `-m PROVIDER/NAME` split on its first `/`.
+    expect(result.agent_info).toMatchObject({
+      name: 'command',
+      model_info: { name: 'gold-1', provider: 'acme' },
+    });
 
     // Resuming the job with another command is refused before anything runs.
     const changed = args.map((a) => (a.startsWith('git apply') ? 'true' : a));

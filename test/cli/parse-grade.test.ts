@@ -177,7 +177,7 @@ describe('berth grade', () => {
       '--report',
       path.join(fixtures, 'python-xunit-pytest.xml'),
     );
-    expect(text.stdout).toMatch(/^NOT RESOLVED \(reward 0, swebench rules\)/);
+    expect(text.stdout).toMatch(/^NOT RESOLVED \(reward 0, swebench rules, berth's default\)/);
     expect(text.stdout).toMatch(/PASS_TO_PASS\s+missing\s+tests\.test_lib\.gone/);
     expect(text.stdout).toMatch(/prefix matches used for 1 truncated id/);
     // Every reported id the truncated one stood for, not only the first.
@@ -276,7 +276,9 @@ describe('berth grade', () => {
       'missing',
     ]);
     // The harness's parse_log_pytest: `XFAIL <id>` is a pass, and so is `PASSED <id>` from captured output.
+    expect(grade([], pytest, 'pytest-ra-vv-classic.txt').swebenchRules).toBe('default');
     expect(grade(['--rules', 'swebench'], pytest, 'pytest-ra-vv-classic.txt')).toMatchObject({
+      swebenchRules: 'swebench',
       resolved: true,
       categories: { FAIL_TO_PASS: { passed: 1 }, PASS_TO_PASS: { passed: 1 } },
     });
@@ -290,6 +292,13 @@ describe('berth grade', () => {
     const harness = grade(['--rules', 'swebench'], glued, 'unittest-glued.txt');
     expect(harness.resolved).toBe(false);
     expect(harness.verdicts.map((v) => v.reason ?? 'passed')).toEqual(['passed', 'missing']);
+    // The text says which rules gave the verdict.
+    const row = path.join(work, 'harness-text.json');
+    writeFileSync(row, JSON.stringify(glued));
+    const report = path.join(generated, 'unittest-glued.txt');
+    expect(berth('grade', '--rules', 'swebench', '--expected', row, '--report', report).stdout).toMatch(
+      /^NOT RESOLVED \(reward 0, swebench rules, the harness's verdict\)/,
+    );
   });
 
   it('Kotlin rules on a build folder: resolved, and reward 0 when no report exists', () => {

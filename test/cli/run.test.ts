@@ -363,8 +363,9 @@ describe('berth run: Ctrl-C', () => {
     };
     expect(job.finished_at).not.toBeNull();
     expect(job.n_total_trials).toBe(3);
+    // Harbor's JobStats: every trial with a result is completed, the cancelled one too.
     expect(job.stats).toMatchObject({
-      n_completed_trials: 1,
+      n_completed_trials: 2,
       n_cancelled_trials: 1,
       n_pending_trials: 1,
       n_running_trials: 0,
@@ -561,5 +562,87 @@ describe('a PASS_TO_PASS test pytest -rA reports skipped only by location (issue
       expect.objectContaining({ id: `${file}::test_platform_only`, passed: true, status: 'SKIPPED' }),
     );
     expect(report.parse_warnings.join('\n')).toContain('mapped to their tests from the test files');
+  });
+});
+
+describe('a unittest outcome glued to the test output (issue 12)', () => {
+  it('counts by default; --rules swebench leaves the test missing, as parse_log_django', async () => {
+    const dir = await tmp();
+    const python = spawnSync('python3', ['-c', 'import sys; print(int(sys.version_info >= (3, 11)))'], {
+      encoding: 'utf8',
+    });
+    // Python 3.11 names a test `test_x (module.Class.test_x)`, older ones `test_x (module.Class)`.
+    const id = (name: string) =>
+      python.stdout.trim() === '1'
+        ? `${name} (tests.test_calc.CalcTests.${name})`
+        : `${name} (tests.test_calc.CalcTests)`;
+    const testFile = [
+      'import sys',
+      'import unittest',
+      '',
+      'from calc import add',
+      '',
+      '',
+      'class CalcTests(unittest.TestCase):',
+      '    def test_prints(self):',
+      '        sys.stderr.write("partial output no newline")',
+      '        sys.stderr.flush()',
+      '        self.assertEqual(add(1, 0), 1)',
+      '',
+    ].join('\n');
+    const row = {
+      instance_id: 'berth__glued-1',
+      repo: 'berth-examples/glued',
+      base_commit: '0000000000000000000000000000000000000000',
+      patch:
+        'diff --git a/calc.py b/calc.py\nindex 12ee743..4693ad3 100644\n--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    return a + b\n',
+      test_patch:
+        'diff --git a/tests/test_calc.py b/tests/test_calc.py\nindex 0cd52b0..39c9c8e 100644\n--- a/tests/test_calc.py\n+++ b/tests/test_calc.py\n@@ -9,3 +9,6 @@ class CalcTests(unittest.TestCase):\n         sys.stderr.write("partial output no newline")\n         sys.stderr.flush()\n         self.assertEqual(add(1, 0), 1)\n+\n+    def test_add(self):\n+        self.assertEqual(add(2, 3), 5)\n',
+      problem_statement: 'add subtracts',
+      FAIL_TO_PASS: [id('test_add')],
+      // Its `ok` is glued to what it wrote: `test_prints (...) ... partial output no newlineok`.
+      PASS_TO_PASS: [id('test_prints')],
+      dockerless: {
+        files: {
+          'calc.py': 'def add(a, b):\n    return a - b\n',
+          'tests/__init__.py': '',
+          'tests/test_calc.py': testFile,
+        },
+        test_cmd: 'python3 -m unittest -v {tests}',
+        test_files: ['tests/test_calc.py'],
+      },
+    };
+    const rowsFile = join(dir, 'glued-row.jsonl');
+    await writeFile(rowsFile, `${JSON.stringify(row)}\n`);
+    for (const [rules, expected] of [
+      ['default', 'resolved 1/1'],
+      ['swebench', 'resolved 0/1'],
+    ] as const) {
+      const run = berth([
+        'run',
+        '-p',
+        rowsFile,
+        '--rules',
+        rules,
+        '--jobs-dir',
+        join(dir, rules),
+        '--job-name',
+        'j',
+      ]);
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout + run.stderr).toContain(expected);
+    }
+    const trial = readdirSync(join(dir, 'default', 'j')).find((d) =>
+      d.startsWith('berth__glued-1'),
+    ) as string;
+    const report = JSON.parse(
+      readFileSync(join(dir, 'default', 'j', trial, 'verifier', 'report.json'), 'utf8'),
+    );
+    expect(report.parser).toBe('django');
+    expect(report.verdict_by_rules).toEqual({
+      default: { status: 'resolved', resolved: true },
+      swebench: { status: 'unresolved', resolved: false },
+    });
+    expect(report.tests).toContainEqual(expect.objectContaining({ id: id('test_prints'), passed: true }));
   });
 });

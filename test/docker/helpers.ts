@@ -3,7 +3,7 @@
  * unless BERTH_REQUIRE_DOCKER=1, the local base image, and a minimal run of
  * the trial phases (environment start, agent, verifier, stop).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, vi } from 'vitest';
@@ -48,6 +48,45 @@ afterAll(() => {
 export function tempDir(prefix = 'berth-docker-test-'): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   madeDirs.push(dir);
+  return dir;
+}
+
+/**
+ * A minimal two-step Harbor task (`mean`, steps `one` and `two`, Debian, workdir /app, 60 s
+ * timeouts) in a temporary folder. `files` are written over it by path (mode 0755), e.g.
+ * `steps/two/tests/test.sh` or `steps/two/workdir/setup.sh`; each step's test.sh writes reward 1
+ * unless given.
+ */
+export function twoStepTask(files: Record<string, string>): string {
+  const dir = tempDir('berth-engine-steps-');
+  const write = (path: string, text: string) => {
+    mkdirSync(join(dir, path, '..'), { recursive: true });
+    writeFileSync(join(dir, path), text, { mode: 0o755 });
+  };
+  write(
+    'task.toml',
+    [
+      'schema_version = "1.3"',
+      'multi_step_reward_strategy = "mean"',
+      '[agent]',
+      'timeout_sec = 60.0',
+      '[verifier]',
+      'timeout_sec = 60.0',
+      '[environment]',
+      'workdir = "/app"',
+      '[[steps]]',
+      'name = "one"',
+      '[[steps]]',
+      'name = "two"',
+      '',
+    ].join('\n'),
+  );
+  write('environment/Dockerfile', 'FROM debian:bookworm-slim\nRUN mkdir -p /app\nWORKDIR /app\n');
+  for (const step of ['one', 'two']) {
+    write(`steps/${step}/instruction.md`, `Step ${step}.\n`);
+    write(`steps/${step}/tests/test.sh`, '#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n');
+  }
+  for (const [path, text] of Object.entries(files)) write(path, text);
   return dir;
 }
 

@@ -3,7 +3,7 @@
  * a step that errors under `mean` is an error of the trial, visible at the top level, and the
  * note counts only the steps whose agent ran; each step keeps its own timestamps.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DockerEnvironmentProvider } from '../../src/environments/docker/provider.ts';
@@ -12,40 +12,21 @@ import { parseEventLine } from '../../src/trials/events.ts';
 import type { ExtendedTrialResult } from '../../src/trials/record.ts';
 import { runTrialWith } from '../../src/trials/trial.ts';
 import { HarborVerifier } from '../../src/verifiers/harbor.ts';
-import { fixtureImageMap, JOB_ID, ShellAgent, skipDocker, tempDir } from './helpers.ts';
+import {
+  fixtureImageMap,
+  JOB_ID,
+  ShellAgent,
+  skipDocker,
+  tempDir,
+  twoStepTask as twoStepHarborTask,
+} from './helpers.ts';
 
-/** A two-step task (`mean`): step one's test writes reward 1; `two` is what step two does. */
+/** The two-step task (`mean`) of helpers.ts; `two` is what step two does. */
 function twoStepTask(two: { setup?: string; test: string }): string {
-  const dir = tempDir('berth-engine-steps-');
-  const write = (path: string, text: string) => {
-    mkdirSync(join(dir, path, '..'), { recursive: true });
-    writeFileSync(join(dir, path), text, { mode: 0o755 });
-  };
-  write(
-    'task.toml',
-    [
-      'schema_version = "1.3"',
-      'multi_step_reward_strategy = "mean"',
-      '[agent]',
-      'timeout_sec = 60.0',
-      '[verifier]',
-      'timeout_sec = 60.0',
-      '[environment]',
-      'workdir = "/app"',
-      '[[steps]]',
-      'name = "one"',
-      '[[steps]]',
-      'name = "two"',
-      '',
-    ].join('\n'),
-  );
-  write('environment/Dockerfile', 'FROM debian:bookworm-slim\nRUN mkdir -p /app\nWORKDIR /app\n');
-  write('steps/one/instruction.md', 'Step one.\n');
-  write('steps/one/tests/test.sh', '#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n');
-  write('steps/two/instruction.md', 'Step two.\n');
-  write('steps/two/tests/test.sh', `#!/bin/bash\n${two.test}\n`);
-  if (two.setup) write('steps/two/workdir/setup.sh', `#!/bin/bash\n${two.setup}\n`);
-  return dir;
+  return twoStepHarborTask({
+    'steps/two/tests/test.sh': `#!/bin/bash\n${two.test}\n`,
+    ...(two.setup ? { 'steps/two/workdir/setup.sh': `#!/bin/bash\n${two.setup}\n` } : {}),
+  });
 }
 
 async function trial(taskDir: string): Promise<ExtendedTrialResult> {

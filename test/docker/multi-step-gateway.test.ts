@@ -5,7 +5,7 @@
  * to call the model with it: refused. The next step's agent gets a new token that works.
  * Real Docker engine, the real gateway, the scripted model server upstream.
  */
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Agent, AgentContext, AgentResult } from '../../src/agents/agent.ts';
@@ -18,7 +18,7 @@ import { loadHarborTask } from '../../src/tasks/harbor/loader.ts';
 import { runTrialWith } from '../../src/trials/trial.ts';
 import { HarborVerifier } from '../../src/verifiers/harbor.ts';
 import { type ScriptedModelServer, startScriptedModelServer } from '../helpers/scripted-model-server.ts';
-import { fixtureImageMap, JOB_ID, skipDocker, tempDir } from './helpers.ts';
+import { fixtureImageMap, JOB_ID, skipDocker, tempDir, twoStepTask } from './helpers.ts';
 
 /**
  * test.sh of each step: calls the gateway through its socket (mounted at /run/berth-gateway)
@@ -45,38 +45,6 @@ open("/logs/verifier/gateway-status.txt", "w").write(status + "\\n")
 open("/logs/verifier/reward.txt", "w").write("1" if status == "401" else "0")
 PY
 `;
-
-function twoStepTask(): string {
-  const dir = tempDir('berth-engine-gw-steps-');
-  const write = (path: string, text: string) => {
-    mkdirSync(join(dir, path, '..'), { recursive: true });
-    writeFileSync(join(dir, path), text, { mode: 0o755 });
-  };
-  write(
-    'task.toml',
-    [
-      'schema_version = "1.3"',
-      'multi_step_reward_strategy = "mean"',
-      '[agent]',
-      'timeout_sec = 60.0',
-      '[verifier]',
-      'timeout_sec = 60.0',
-      '[environment]',
-      'workdir = "/app"',
-      '[[steps]]',
-      'name = "one"',
-      '[[steps]]',
-      'name = "two"',
-      '',
-    ].join('\n'),
-  );
-  write('environment/Dockerfile', 'FROM debian:bookworm-slim\nRUN mkdir -p /app\nWORKDIR /app\n');
-  for (const step of ['one', 'two']) {
-    write(`steps/${step}/instruction.md`, `Step ${step}.\n`);
-    write(`steps/${step}/tests/test.sh`, TEST_SH);
-  }
-  return dir;
-}
 
 /** Calls the model with the session's token (as an agent would), then leaves the token in /app/token. */
 class TokenAgent implements Agent {
@@ -117,7 +85,9 @@ describe.skipIf(skipDocker)("a multi-step trial's model token", () => {
     const agent = new TokenAgent();
     const trialDir = join(tempDir('berth-engine-gw-trial-'), 't__1');
     const r = await runTrialWith({
-      task: loadHarborTask(twoStepTask()),
+      task: loadHarborTask(
+        twoStepTask({ 'steps/one/tests/test.sh': TEST_SH, 'steps/two/tests/test.sh': TEST_SH }),
+      ),
       agent,
       attempt: 1,
       trialName: 't__1',

@@ -5,7 +5,7 @@
  * durations in milliseconds, `swebench-report.json`, and resuming a job written before.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -40,11 +40,10 @@ const readJson = <T = Record<string, unknown>>(file: string) => JSON.parse(readF
 
 interface JobFile {
   id: string;
-  job_name: string;
+  berth: { job_name: string };
   stats: {
-    n_trials: number;
-    n_errors: number;
     n_completed_trials: number;
+    n_errored_trials: number;
     evals: Record<
       string,
       {
@@ -98,16 +97,17 @@ describe('job files for Harbor and SWE-bench tools (bundled sample)', () => {
     const jobDir = join(jobs, 'g');
     const job = readJson<JobFile>(join(jobDir, 'result.json'));
     expect(job.id).toMatch(UUID);
-    expect(job.job_name).toBe('g');
+    expect(job.berth.job_name).toBe('g');
     const trials = [
       'berth__csvline-1__1',
       'berth__csvline-1__2',
       'berth__durations-1__1',
       'berth__durations-1__2',
     ];
-    expect(job.stats).toMatchObject({ n_trials: 4, n_errors: 0, n_completed_trials: 4 });
-    expect(Object.keys(job.stats.evals)).toEqual(['oracle__gold__swe-dockerless']);
-    expect(job.stats.evals['oracle__gold__swe-dockerless']).toEqual({
+    expect(job.stats).toMatchObject({ n_completed_trials: 4, n_errored_trials: 0 });
+    // The oracle names no model: Harbor's key is <agent>__<dataset>.
+    expect(Object.keys(job.stats.evals)).toEqual(['oracle__swe-dockerless']);
+    expect(job.stats.evals['oracle__swe-dockerless']).toEqual({
       n_trials: 4,
       n_errors: 0,
       metrics: [{ mean: 1 }],
@@ -120,18 +120,21 @@ describe('job files for Harbor and SWE-bench tools (bundled sample)', () => {
       expect(readFileSync(join(dir, 'verifier', 'reward.txt'), 'utf8')).toBe('1\n');
       const result = readJson(join(dir, 'result.json'));
       const config = readJson(join(dir, 'config.json'));
-      expect(result.agent_result).toEqual({ model_name: 'gold' });
-      expect(config.agent).toMatchObject({ name: 'oracle', model_name: 'gold' });
+      expect(result.agent_result).toEqual({});
+      expect(result.agent_info).toEqual({ name: 'oracle', version: expect.any(String), model_info: null });
+      expect(config.agent).toMatchObject({ name: 'oracle', model_name: null });
+      expect(result.config).toEqual(config);
       const keys = [...keysOf(result), ...keysOf(config)].map((k) => k.split('.').pop() as string);
       expect(keys.filter((k) => /[A-Z]/.test(k) && !/^(FAIL|PASS)_TO_PASS$/.test(k))).toEqual([]);
       const seconds = durations(result);
       expect(seconds.length).toBeGreaterThanOrEqual(2); // berth.duration_sec and the verifier's
       for (const s of seconds) expect(Math.round(s * 1000) / 1000).toBe(s);
     }
-    expect(readJson(join(jobDir, 'config.json')).agent).toEqual({
-      name: 'oracle',
-      version: expect.any(String),
-      model_name: 'gold',
+    expect(readJson(join(jobDir, 'config.json'))).toMatchObject({
+      n_attempts: 2,
+      agents: [{ name: 'oracle', model_name: null }],
+      datasets: [{ path: sample, task_names: null, exclude_task_names: null, n_tasks: 2 }],
+      tasks: [],
     });
     const report = runReportSchema.parse(JSON.parse(run.stdout));
     for (const s of [report.duration_sec, ...report.trials.map((t) => t.duration_sec)])
@@ -197,9 +200,9 @@ describe('job files for Harbor and SWE-bench tools (bundled sample)', () => {
     const error = report.trials[3]?.exception_type as string;
     expect(error).toBe('VerifierOutputParseError'); // an invalid log, as Harbor names it
     const job = readJson<JobFile>(join(dir, 'p', 'result.json'));
-    // Harbor replaces '/' in a key component by '-'.
-    expect(Object.keys(job.stats.evals)).toEqual(['predictions__team-mix__swe-dockerless']);
-    expect(job.stats.evals['predictions__team-mix__swe-dockerless']).toEqual({
+    // Harbor's key as JobStats.format_agent_evals_key writes it: the model name as it is.
+    expect(Object.keys(job.stats.evals)).toEqual(['predictions__team/mix__swe-dockerless']);
+    expect(job.stats.evals['predictions__team/mix__swe-dockerless']).toEqual({
       n_trials: 4,
       n_errors: 1,
       metrics: [{ mean: 0.25 }],
@@ -212,7 +215,7 @@ describe('job files for Harbor and SWE-bench tools (bundled sample)', () => {
       },
       exception_stats: { [error]: ['berth__toposort-1__1'] },
     });
-    expect(job.stats).toMatchObject({ n_trials: 4, n_errors: 1 });
+    expect(job.stats).toMatchObject({ n_completed_trials: 4, n_errored_trials: 1 });
     const reward = (trial: string) => readFileSync(join(dir, 'p', trial, 'verifier', 'reward.txt'), 'utf8');
     expect(reward('berth__csvline-1__1')).toBe('1\n');
     expect(reward('berth__csvline-2__1')).toBe('0\n');
@@ -235,71 +238,6 @@ describe('job files for Harbor and SWE-bench tools (bundled sample)', () => {
       error_ids: ['berth__toposort-1'],
       schema_version: 2,
     });
-  });
-
-  it('a job written before this format resumes: its trials are kept and their files upgraded', async () => {
-    const jobs = await temp.make('berth-harbor-');
-    const args = ['run', '-p', sample, '-l', '2', '--jobs-dir', jobs, '--job-name', 'old'];
-    expect(berth(args).code).toBe(0);
-    const jobDir = join(jobs, 'old');
-    // Rewrite the job as berth wrote it before: camelCase agent fields, unrounded durations,
-    // matchedBy verdicts, no reward.txt, the job name as id, no stats.evals.
-    const trials = readdirSync(jobDir).filter((name) => name.startsWith('berth__'));
-    expect(trials).toHaveLength(2);
-    const ids: Record<string, string> = {};
-    for (const trial of trials) {
-      const dir = join(jobDir, trial);
-      const result = readJson<TrialResult & Record<string, unknown>>(join(dir, 'result.json'));
-      ids[trial] = result.id;
-      result.agent_result = { modelName: 'gold' };
-      result.berth.duration_sec = 1.0949325319999998;
-      const tests = result.berth.verifier_details?.tests as Record<string, unknown>[];
-      for (const t of tests) {
-        t.matchedBy = t.matched_by;
-        delete t.matched_by;
-      }
-      writeFileSync(join(dir, 'result.json'), JSON.stringify(result));
-      const config = readJson(join(dir, 'config.json'));
-      config.agent = {
-        name: 'oracle',
-        version: (config.agent as { version: string }).version,
-        modelName: 'gold',
-      };
-      writeFileSync(join(dir, 'config.json'), JSON.stringify(config));
-      rmSync(join(dir, 'verifier', 'reward.txt'));
-    }
-    const job = readJson<JobFile & { stats: Record<string, unknown> }>(join(jobDir, 'result.json'));
-    job.id = 'old';
-    delete job.stats.evals;
-    delete job.stats.n_trials;
-    delete job.stats.n_errors;
-    writeFileSync(join(jobDir, 'result.json'), JSON.stringify(job));
-    // An older berth kept no record of the results' sha256.
-    rmSync(join(jobDir, 'berth-state.json'));
-
-    const resumed = berth(args);
-    expect(resumed.code, resumed.stderr).toBe(0);
-    expect(resumed.stdout).toMatch(/^resolved 2\/2 .*\(2 kept from a previous run\)$/m);
-    for (const trial of trials) {
-      const dir = join(jobDir, trial);
-      const result = readJson<TrialResult>(join(dir, 'result.json'));
-      expect(result.id).toBe(ids[trial]); // kept, not run again
-      expect(result.agent_result).toEqual({ model_name: 'gold' });
-      expect(result.berth.duration_sec).toBe(1.095);
-      const tests = result.berth.verifier_details?.tests as Record<string, unknown>[];
-      expect(tests.every((t) => t.matched_by === 'exact' && !('matchedBy' in t))).toBe(true);
-      expect(readJson(join(dir, 'config.json')).agent).toMatchObject({ model_name: 'gold' });
-      expect(readFileSync(join(dir, 'verifier', 'reward.txt'), 'utf8')).toBe('1\n');
-    }
-    const upgraded = readJson<JobFile>(join(jobDir, 'result.json'));
-    expect(upgraded.id).toMatch(UUID);
-    expect(upgraded.stats.evals['oracle__gold__swe-dockerless']?.reward_stats).toEqual({
-      reward: { '1': trials.sort() },
-    });
-    expect(existsSync(join(jobDir, 'swebench-report.json'))).toBe(true);
-    // Resumed again, the job keeps its UUID.
-    expect(berth(args).code).toBe(0);
-    expect(readJson<JobFile>(join(jobDir, 'result.json')).id).toBe(upgraded.id);
   });
 });
 

@@ -78,17 +78,26 @@ describe('runJob', () => {
     expect(first.reused).toBe(0);
     const jobDir = join(jobsDir, 'j');
     const config = await readJson<Record<string, unknown>>(join(jobDir, 'config.json'));
-    expect(config).toMatchObject({ job_name: 'j', n_trials: 4, n_concurrent_trials: 2 });
-    const jobResult = await readJson<{ finished_at: string; stats: Record<string, number> }>(
-      join(jobDir, 'result.json'),
-    );
+    expect(config).toMatchObject({
+      job_name: 'j',
+      n_attempts: 2,
+      n_concurrent_trials: 2,
+      agents: [{ name: 'oracle', model_name: null }],
+      berth: { n_trials: 4 },
+    });
+    const jobResult = await readJson<{
+      finished_at: string;
+      stats: Record<string, number>;
+      berth: Record<string, number>;
+    }>(join(jobDir, 'result.json'));
     expect(jobResult.finished_at).toBeTruthy();
     expect(jobResult.stats).toMatchObject({
       n_completed_trials: 4,
-      n_resolved_trials: 4,
+      n_errored_trials: 0,
       n_pending_trials: 0,
       n_running_trials: 0,
     });
+    expect(jobResult.berth).toMatchObject({ n_resolved_trials: 4 });
     const trial = await readJson<TrialResult>(join(jobDir, 'shell__a-1__2', 'result.json'));
     expect(trial).toMatchObject({
       task_name: 'shell__a-1',

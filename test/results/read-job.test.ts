@@ -6,6 +6,7 @@ import { renderJobReport } from '../../src/reporters/html/report.ts';
 import { readJob } from '../../src/results/read-job.ts';
 import { summarize } from '../../src/results/summary.ts';
 import { REPORT_LIMITS, readTrialDetails, VIEWER_LIMITS } from '../../src/results/trial-details.ts';
+import { notHarborJobFolder } from '../helpers/harbor-job-check.ts';
 import { addTrajectory, runMultilingualControls, runPartial, runSample } from '../helpers/jobs.ts';
 import { tempDirs } from '../helpers/temp-dirs.ts';
 
@@ -155,6 +156,7 @@ describe('a hostile trial folder', () => {
     const dir = await temp.make('berth-report-damaged-');
     const copy = runSample(dir, 'copy', ['-a', 'nop', '-l', '2']);
     const job = await readJob(copy);
+    notHarborJobFolder(copy, 'a trial result.json is cut on purpose');
     writeFileSync(join(copy, job.trials[0]?.name as string, 'result.json'), '{"verifier_result":');
     const again = await readJob(copy);
     expect(again.warnings).toEqual([`${job.trials[0]?.name}/result.json could not be read as a JSON object`]);

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { processStartTime } from '../../src/jobs/lock.ts';
 import { fixturesDir } from '../helpers/data.ts';
+import { notHarborJobFolder } from '../helpers/harbor-job-check.ts';
 import { tempDirs } from '../helpers/temp-dirs.ts';
 
 const temp = tempDirs();
@@ -48,6 +49,7 @@ describe('a damaged job folder is refused, never taken for a fresh job', () => {
     expect(first.code, first.stderr).toBe(0);
     const before = trialResults(join(jobs, 'j'));
     expect(Object.keys(before)).toHaveLength(2);
+    notHarborJobFolder(join(jobs, 'j'), 'its config.json is damaged on purpose');
     for (const bad of ['[', '', '"text"', '{"berth_identity": ']) {
       await writeFile(join(jobs, 'j', 'config.json'), bad);
       const run = berth(['run', '-p', mini, '-a', 'nop', '-l', '2', '--jobs-dir', jobs, '--job-name', 'j']);
@@ -77,6 +79,7 @@ describe('a damaged job folder is refused, never taken for a fresh job', () => {
     expect(first.code, first.stderr).toBe(0);
     const before = trialResults(join(jobs, 'j'));
     const [damaged] = Object.keys(before) as [string];
+    notHarborJobFolder(join(jobs, 'j'), 'a trial result.json is damaged on purpose');
     await writeFile(join(jobs, 'j', damaged, 'result.json'), '{"berth":');
     const run = berth(['run', '-p', mini, '-a', 'oracle', '-l', '2', '--jobs-dir', jobs, '--job-name', 'j']);
     expect(run.code, run.stderr).toBe(2);

@@ -4,9 +4,9 @@ import type { RegisterCommand } from './index.ts';
 /**
  * berth's caches under the cache root (`$BERTH_CACHE_DIR`, default `~/.cache/berth`) that `--cache`
  * removes: installed agents, model responses, the JVM helper, the install cache (snapshots
- * materialised and installed once, with their warm Go build caches).
+ * materialised and installed once, with their warm Go build caches), registry tasks fetched with git.
  */
-const CACHE_FOLDERS = ['agents', 'models', 'jvm-helper', 'installs'] as const;
+const CACHE_FOLDERS = ['agents', 'models', 'jvm-helper', 'installs', 'registry'] as const;
 
 /** Bytes under `path` (as `du -sb`: apparent sizes, links not followed); 0 when absent. */
 async function folderBytes(path: string): Promise<number> {
@@ -34,7 +34,7 @@ export const registerClean: RegisterCommand = (program: Command) => {
     .option('--images', "also remove berth's cached task images (berth-cache/*)")
     .option(
       '--cache',
-      "also remove berth's caches: installed agents (folders and berth-agent/* image layers), model responses, the JVM helper, installs, the start-up build",
+      "also remove berth's caches: installed agents (folders and berth-agent/* image layers), model responses, the JVM helper, installs, registry tasks fetched with git, the start-up build",
     )
     .action(async (opts: { job?: string; images?: boolean; cache?: boolean }) => {
       const { connectDocker, dockerAvailable } = await import('../../environments/docker/client.ts');

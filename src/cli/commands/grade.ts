@@ -21,7 +21,7 @@ export const registerGrade: RegisterCommand = (program: Command) => {
     )
     .option(
       '--rules <name>',
-      'swebench | multi-swe-bench | kotlin (guessed from the expectations file when absent)',
+      "swebench | multi-swe-bench | kotlin (guessed from the expectations file when absent; a SWE-bench row graded without --rules gets berth's stricter default rules, --rules swebench the harness's verdict)",
     )
     .option('-f, --format <name>', 'parser for the reports (swebench, multi-swe-bench); detected when absent')
     .option(

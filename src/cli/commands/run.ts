@@ -44,6 +44,11 @@ export interface RunCommandOptions extends ModelFlags {
   config?: string;
   rebuild?: boolean;
   imagesDir?: string;
+  /** Harbor's registries (src/tasks/harbor/registry-dataset.ts). */
+  dataset?: string;
+  task?: string;
+  registryPath?: string;
+  registryUrl?: string;
   allowEnvSecrets?: boolean;
   /** SWE-bench rows: `local` or `docker` (the harness's instance image); default: as each row says. */
   env?: 'local' | 'docker';
@@ -67,10 +72,20 @@ export const registerRun: RegisterCommand = (program: Command) => {
   program
     .command('run')
     .description('Run an agent on a dataset (SWE-bench rows, DockerLess rows, ...) and grade every trial.')
-    .requiredOption(
+    .option(
       '-p, --path <dataset>',
       'SWE-bench file (JSON list, JSON object keyed by id, JSONL), a folder of them, or a Harbor task or dataset folder',
     )
+    .option(
+      '-d, --dataset <name@version>',
+      "a dataset of Harbor's registry file (--registry-path), its tasks fetched with git from local clones or --repos mirrors (offline)",
+    )
+    .option(
+      '-t, --task <org/name[@ref]>',
+      "a task of Harbor's package registry (refused: it is on the network)",
+    )
+    .option('--registry-path <file>', "Harbor's registry.json (a local copy) for -d")
+    .option('--registry-url <url>', 'registry for -d: file:// only (berth does not download registries)')
     .option(
       '-a, --agent <name>',
       "agent: oracle, nop, predictions, command, deckhand (berth's own coding agent; needs -m), claude-code, codex, gemini-cli, opencode, qwen-code",

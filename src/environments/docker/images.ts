@@ -24,12 +24,22 @@ import {
 import { ImageArchiveError, loadArchiveFor, missingImageHint } from './image-archives.ts';
 import { LABELS } from './labels.ts';
 
-/** A build that failed or passed its timeout (Harbor's `SandboxBuildFailedError` / `EnvironmentStartTimeoutError`). */
+/**
+ * An image that could not be made: a build that failed or an image that is missing (named
+ * `SandboxBuildFailedError`, as Harbor's docs name a failed environment build), or a build that
+ * passed its timeout (`EnvironmentStartTimeoutError`, Harbor's error for an environment start
+ * over `build_timeout_sec`). The error's `name` is that name: it is the trial's `exception_type`.
+ */
 export class ImageBuildError extends BerthError {
-  readonly exceptionType: string;
+  readonly exceptionType: 'SandboxBuildFailedError' | 'EnvironmentStartTimeoutError';
   readonly log: string;
-  constructor(message: string, log: string, exceptionType = 'SandboxBuildFailedError') {
+  constructor(
+    message: string,
+    log: string,
+    exceptionType: 'SandboxBuildFailedError' | 'EnvironmentStartTimeoutError' = 'SandboxBuildFailedError',
+  ) {
     super('BERTH_IMAGE_BUILD', message);
+    this.name = exceptionType;
     this.exceptionType = exceptionType;
     this.log = log;
   }

@@ -7,9 +7,9 @@
  * the entry, so no trial can change what the next one starts from.
  *
  * A copy, not hard links: the trial folder is its own size-capped tmpfs (src/sandbox/capped-folder.ts),
- * and neither hard links nor reflinks cross file systems (`cp --reflink=auto` uses a reflink where the
- * trial folder shares a copy-on-write file system with the cache, e.g. with `--keep-environments` on
- * btrfs or XFS). Entries are written by berth (root) before any agent code ran, owned by berth, in a
+ * and neither hard links nor reflinks cross file systems. (An overlay mount costs no copy, but the
+ * trial's uid must own its files, and `chown -R` through an overlay copies every file up: slower
+ * than the copy, measured.) Entries are written by berth (root) before any agent code ran, owned by berth, in a
  * folder only berth can read (0700); the sandbox sees the host read-only.
  *
  * Layout of an entry: `repo/` (the working folder with its `.git`), `go-build/` (GOCACHE, when
@@ -84,15 +84,18 @@ export function installCacheKey(spec: EnvironmentSpec): string | undefined {
   return hash.digest('hex');
 }
 
-/** Copies the contents of `from` into the existing folder `to`: links as links, modes kept, owner not. */
+/**
+ * Copies the contents of `from` into the existing folder `to`: links as links, modes, times and
+ * hard links kept, every file owned by root (berth) in the copy; nothing is followed. A `tar` pipe:
+ * two processes, on a loaded 2-core machine 0.9–2 s for 250 MB in 29,000 files where `cp -R`
+ * took 5–10 s.
+ */
 async function copyTree(from: string, to: string): Promise<void> {
-  await execa('cp', [
-    '-R',
-    '-P',
-    '--preserve=mode,timestamps,links',
-    '--reflink=auto',
-    '--',
-    `${from}/.`,
+  await execa('bash', [
+    '-c',
+    'set -o pipefail; tar -C "$1" --owner=0 --group=0 --numeric-owner -cf - . | tar -C "$2" -xpf -',
+    'bash',
+    from,
     to,
   ]);
 }
