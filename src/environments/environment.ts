@@ -4,6 +4,8 @@
  * (`local`) or a container (`docker`). Paths passed to it are paths inside
  * the environment.
  */
+
+import type { Readable } from 'node:stream';
 import type { LimitName, LimitsRecord } from '../sandbox/limits.ts';
 import type { EnvironmentSpec, NetworkPolicy, Task } from '../tasks/task.ts';
 import type { CopyLimits, CopyReport } from '../util/safe-fs.ts';
@@ -206,12 +208,29 @@ export interface Environment {
    */
   setNetworkPolicy?(policy: NetworkPolicy): Promise<void>;
   /**
-   * Capability "process control": a root shell snippet that kills every process the
-   * environment did not start with (whatever a phase left running in the background) and
-   * prints `killed N`; the verifier puts it in front of its command. Absent: nothing is killed
-   * that way (the local environment kills each command's process group when it ends).
+   * Capability "process control": stops every process started in the environment since it
+   * started, so that none can race the kill (Docker: the container's PID 1 is killed and the
+   * container started again: the kernel kills every process of its pid namespace with its
+   * init, forks and successors included; the file system, networks and limits stay, the
+   * image's entrypoint starts again). Resolves to how many processes ran besides the
+   * environment's own. Absent: the environment's commands leave no process behind them (the
+   * local sandbox gives each command its own pid namespace, killed when the command ends).
    */
-  strayProcessKillScript?(): string;
+  killStrayProcesses?(): Promise<number>;
+  /**
+   * Capability "file-system record": every change of the environment's file system against
+   * its image, as the engine (not the environment's own commands) records it (Docker's
+   * container diff). Absent: no record (the local sandbox keeps the host read-only).
+   */
+  fileSystemChanges?(): Promise<FileSystemChange[]>;
+  /**
+   * Capability "folder transfer": a tar stream of the folder `path` inside the environment
+   * (its last component as the archive's top name), for `extractArchive` of another
+   * environment: a work folder crosses from one container to another without touching the host.
+   */
+  archive?(path: string): Promise<Readable>;
+  /** Extracts a tar stream (from `archive`) into the folder `path` inside the environment. */
+  extractArchive?(path: string, archive: Readable): Promise<void>;
   /**
    * Capability "install cache": the environment keeps its repository after the dataset's
    * install once per snapshot, install command and platform (local: install-cache.ts). When
@@ -261,6 +280,20 @@ export interface EnvironmentStartContext {
 export interface EnvironmentProvider {
   readonly kind: EnvironmentSpec['kind'];
   start(context: EnvironmentStartContext): Promise<Environment>;
+  /**
+   * Capability "reclaim": removes what berth processes that are no longer running left in this
+   * provider's backend (Docker: containers and networks labelled with a dead owner,
+   * src/util/owner.ts), never what a live one holds. Resolves to how many resources went. The
+   * job calls it before its trials (after `kill -9` of a previous run). Absent: nothing to do
+   * beyond the temp folders every run reclaims (src/util/leftovers.ts).
+   */
+  reclaim?(): Promise<number>;
+}
+
+/** One entry of an environment's file-system record: a path (absolute) and what happened to it. */
+export interface FileSystemChange {
+  path: string;
+  kind: 'added' | 'changed' | 'deleted';
 }
 
 /** Harbor's log folders inside an environment (`agent`, `verifier`, `artifacts`). */

@@ -50,6 +50,7 @@ import {
   type VerificationOptions,
 } from '../trials/spec.ts';
 import { writeJsonAtomic } from '../util/atomic-write.ts';
+import { reclaimLeftovers } from '../util/leftovers.ts';
 import type { Verifier } from '../verifiers/verifier.ts';
 import { VERSION } from '../version.ts';
 import {
@@ -198,9 +199,26 @@ export async function runJob(options: JobOptions): Promise<JobSummary> {
   const release = await lockJobDir(jobDir, options.jobName);
   noteJobFolder(jobDir);
   try {
+    await reclaimDeadOwners(options);
     return await runLockedJob(options, jobDir);
   } finally {
     await release();
+  }
+}
+
+/**
+ * Removes what berth processes that were killed left (issue 10 §4): this job's temp folders
+ * and tmpfs mounts (src/util/leftovers.ts) and, for the environment kinds the job uses, what the
+ * providers hold for dead owners (containers, networks, egress proxies). Never a live owner's.
+ * A failure to clean up is not the job's: it is written to stderr and the job goes on.
+ */
+async function reclaimDeadOwners(options: JobOptions): Promise<void> {
+  try {
+    await reclaimLeftovers({ job: options.jobName });
+    const kinds = new Set(options.plan.map((p) => p.task.environment.kind));
+    for (const provider of options.providers) if (kinds.has(provider.kind)) await provider.reclaim?.();
+  } catch (error) {
+    process.stderr.write(`berth: could not remove what an earlier run left: ${(error as Error).message}\n`);
   }
 }
 

@@ -21,14 +21,14 @@
  * not retry.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { appendFile, chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { appendFile, chmod, mkdir, rm, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { APICallError, type LanguageModelV3, type LanguageModelV3Message } from '@ai-sdk/provider';
 import { createParser } from 'eventsource-parser';
 import type { TrialEmit, TrialEventInput } from '../trials/events.ts';
+import { ownedTempDir } from '../util/leftovers.ts';
 import { AnswerAccumulator, answerToParts } from './answer.ts';
 import type { ResponseCache } from './cache.ts';
 import type { Credentials } from './credentials.ts';
@@ -520,7 +520,7 @@ export class ModelGateway {
     if (options.socket !== false) {
       try {
         // A short path: a socket's path may hold about 100 characters.
-        const dir = await mkdtemp(join(tmpdir(), 'berth-gw-'));
+        const dir = await ownedTempDir('berth-gw-');
         gateway.socketDir = dir;
         await writeFile(join(dir, 'relay.cjs'), RELAY_NODE_SOURCE);
         await writeFile(join(dir, 'relay.py'), RELAY_PYTHON_SOURCE);

@@ -42,6 +42,7 @@ import { runtimeFor, type TrialRuntime } from './runtime.ts';
 import { loadTaskRef, type TrialSpec } from './spec.ts';
 import { collectLogFolder, resetLogFolder } from './staging.ts';
 import { mergedTestsDir, moveContents, uploadWorkdir } from './step-files.ts';
+import { fileSystemBefore, tamperingVerdict, verifierEnvironment } from './verifier-environment.ts';
 import { withCommandEvents, withDefaultUser } from './views.ts';
 
 /** Default limit of the dataset's install step, in seconds. */
@@ -120,6 +121,8 @@ class TrialRun {
   /** The trial's session on the job's model gateway, when it calls models. */
   private models: TrialModelUse | undefined;
   private readonly exceptions: ExceptionInfo[] = [];
+  /** `fileSystemBefore` of the agent's environment, taken before the current step's agent. */
+  private fileSystemBefore: Set<string> | undefined;
   /** `[environment] env` resolved (every command of the environment gets it). */
   private environmentEnv: Record<string, string> | undefined;
   private allowSecrets = false;
@@ -230,6 +233,8 @@ class TrialRun {
       agent: this.agent.info,
       emit: this.emitEvent,
     });
+    // Its token works during agent phases only (agentStep resumes it with a new one).
+    this.models?.session.suspend();
     const agentInfo = this.agent.info;
     this.emitEvent({
       type: 'trial-start',
@@ -362,6 +367,20 @@ class TrialRun {
       ...(this.signal ? { signal: this.signal } : {}),
     });
     this.environment = environment;
+    await this.install(environment, logName, first);
+    if (first) {
+      this.result.berth.isolated = environment.isolated;
+      this.result.berth.isolation_method = environment.isolated
+        ? (environment.isolationMethodName ?? environment.kind)
+        : null;
+      if (environment.limits) this.result.berth.limits = environment.limits.record;
+    }
+    this.baseCommit = await this.baseCommitOf(environment);
+  }
+
+  /** Runs the dataset's install step in `environment` (a failure is an EnvironmentSetupError). */
+  private async install(environment: Environment, logName: string, first: boolean): Promise<void> {
+    const { task } = this;
     const install = 'install' in task.environment ? task.environment.install : undefined;
     if (typeof install === 'string' && install.trim() !== '' && environment.installCache?.hit) {
       // Install once (issue 18): the environment started from the state after this install.
@@ -395,14 +414,6 @@ class TrialRun {
       // Before any agent code: the state after the install becomes the cache entry.
       await environment.installCache?.save();
     }
-    if (first) {
-      this.result.berth.isolated = environment.isolated;
-      this.result.berth.isolation_method = environment.isolated
-        ? (environment.isolationMethodName ?? environment.kind)
-        : null;
-      if (environment.limits) this.result.berth.limits = environment.limits.record;
-    }
-    this.baseCommit = await this.baseCommitOf(environment);
   }
 
   /**
@@ -511,7 +522,7 @@ class TrialRun {
       verdict = await this.phase(
         'verifier',
         stepName,
-        () => this.verify(step, agentResult ?? {}, context.verifierEnv, context.isLast),
+        () => this.verify(step, agentResult ?? {}, context.verifierEnv, context.isLast, plan.healthcheck),
         timing,
       );
     } finally {
@@ -597,6 +608,9 @@ class TrialRun {
       this.emitEvent,
       () => this.currentPhase,
     );
+    // The engine's record of the environment's file system before the agent (what it changes
+    // outside its work folder decides where the verifier runs: src/trials/verifier-environment.ts).
+    this.fileSystemBefore = await fileSystemBefore(env);
     let agentResult: AgentResult | undefined;
     // The model token lives for the agent phase only: a new one for each step's agent.
     this.models?.session.resume();
@@ -702,6 +716,7 @@ class TrialRun {
     agentResult: AgentResult,
     env: Record<string, string> | undefined,
     isLast: boolean,
+    healthcheck: TrialPlan['healthcheck'],
   ): Promise<VerifierResult> {
     const verifier = this.verifierOf(step);
     const timeoutSec = step.verifier.timeoutSec * this.verifierMultiplier;
@@ -723,23 +738,72 @@ class TrialRun {
         } as Task;
         return await this.verifySeparately(verifier, task, separate.key, step, agentResult, timeoutSec);
       }
-      const environment = this.liveEnvironment();
-      await applyPhaseNetwork(environment, step.networkTask, 'verifier');
-      // A resource limit hit by the tests is the verifier's error (VerifierOutOfMemoryError, ...).
-      return await withLimitErrors('verifier', environment, () =>
-        verifier.verify({
-          task: { ...step.verifier.task, verifier: verifierSpec },
-          environment: withCommandEvents(environment, this.emitEvent, () => this.currentPhase),
-          agentResult,
-          trialDir: this.trialDir,
-          timeoutSec,
-          ...(this.baseCommit ? { baseCommit: this.baseCommit } : {}),
-          ...(this.signal ? { signal: this.signal } : {}),
-        }),
-      );
+      // An agent that acted in the environment: none of its processes alive, and a change it made
+      // outside its work folder moves the verifier to a fresh environment (src/trials/verifier-environment.ts).
+      const chosen =
+        agentResult.patch === undefined
+          ? await verifierEnvironment(this.liveEnvironment(), {
+              before: this.fileSystemBefore,
+              start: () => this.startVerifierCopy(healthcheck),
+              ...(healthcheck
+                ? {
+                    afterRestart: async (e: Environment) => {
+                      await runHealthcheck(e, healthcheck, this.signal ? { signal: this.signal } : {});
+                    },
+                  }
+                : {}),
+              keepOriginal: !isLast,
+              result: this.result,
+            })
+          : { environment: this.liveEnvironment(), killed: 0 };
+      if ('failClosed' in chosen) return tamperingVerdict(chosen.failClosed);
+      const { environment, fresh, finding } = chosen;
+      try {
+        await applyPhaseNetwork(environment, step.networkTask, 'verifier');
+        // A resource limit hit by the tests is the verifier's error (VerifierOutOfMemoryError, ...).
+        const verdict = await withLimitErrors('verifier', environment, () =>
+          verifier.verify({
+            task: { ...step.verifier.task, verifier: verifierSpec },
+            environment: withCommandEvents(environment, this.emitEvent, () => this.currentPhase),
+            agentResult,
+            trialDir: this.trialDir,
+            timeoutSec,
+            ...(this.baseCommit ? { baseCommit: this.baseCommit } : {}),
+            ...(this.signal ? { signal: this.signal } : {}),
+          }),
+        );
+        if (chosen.killed > 0)
+          verdict.details = { ...(verdict.details ?? {}), killed_agent_processes: chosen.killed };
+        if (finding) verdict.notes = [...(verdict.notes ?? []), `tampering: ${finding.message}`];
+        return verdict;
+      } finally {
+        await fresh?.stop();
+      }
     } finally {
       await merged?.cleanup();
     }
+  }
+
+  /** A fresh environment of the task for the verifier (the agent's own is not replaced), healthchecked. */
+  private async startVerifierCopy(healthcheck: TrialPlan['healthcheck']): Promise<Environment> {
+    const provider = this.runtime.providers.find((p) => p.kind === this.task.environment.kind);
+    if (!provider) throw new Error(`no environment provider for kind ${this.task.environment.kind}`);
+    const environment = await provider.start({
+      task: this.task,
+      jobId: this.spec.job.name,
+      trialDir: this.trialDir,
+      ...(this.environmentEnv ? { env: this.environmentEnv } : {}),
+      ...(this.signal ? { signal: this.signal } : {}),
+    });
+    try {
+      await this.install(environment, 'install-verifier.log', false);
+      if (healthcheck)
+        await runHealthcheck(environment, healthcheck, this.signal ? { signal: this.signal } : {});
+    } catch (error) {
+      await environment.stop().catch(() => {});
+      throw error;
+    }
+    return environment;
   }
 
   /**

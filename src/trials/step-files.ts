@@ -3,10 +3,10 @@
  * tests folders merged for its verifier, its outputs moved to `steps/<name>/`.
  */
 import { existsSync } from 'node:fs';
-import { cp, mkdir, mkdtemp, readdir, rename, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cp, mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Environment } from '../environments/environment.ts';
+import { ownedTempDir } from '../util/leftovers.ts';
 import { shellQuote } from '../util/shell.ts';
 import { StepSetupError } from './errors.ts';
 import type { StepPlan } from './plan.ts';
@@ -34,7 +34,7 @@ export async function moveContents(from: string, to: string): Promise<void> {
 /** Copies several tests folders into one (later ones over earlier ones), as Harbor uploads them in turn to /tests. */
 export async function mergedTestsDir(dirs: string[]): Promise<{ dir: string; cleanup: () => Promise<void> }> {
   if (dirs.length === 1 && dirs[0]) return { dir: dirs[0], cleanup: async () => {} };
-  const dir = await mkdtemp(join(tmpdir(), 'berth-tests-'));
+  const dir = await ownedTempDir('berth-tests-');
   for (const d of dirs) await cp(d, dir, { recursive: true, force: true });
   return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }

@@ -3,8 +3,9 @@
  * the agent and reads the reward it writes, as Harbor's `Verifier` does
  * (`src/harbor/verifier/verifier.py`), fail-closed:
  *
- * 1. processes the agent left running are killed (nothing it started can
- *    write a reward while the tests run);
+ * 1. the engine has stopped every process the agent started and, when the agent
+ *    changed the environment outside its work folder, moved verification to a fresh
+ *    environment (src/trials/verifier-environment.ts);
  * 2. `/logs/verifier` and `/tests` are removed and `/logs/verifier` made again, so a
  *    reward file, a link in their place, a `test.sh` or test files the agent planted
  *    are gone;
@@ -124,11 +125,10 @@ export class HarborVerifier implements Verifier {
     await mkdir(hostDir, { recursive: true });
     const details: Record<string, unknown> = {};
 
-    // 1. Nothing the agent started keeps running; 2. empty /logs/verifier, remove /tests
-    // (whatever the agent planted there). One root command when the environment can do both.
-    const killer = environment.strayProcessKillScript ? `${environment.strayProcessKillScript()}; ` : '';
+    // 1. (the engine stopped every process the agent started: src/trials/verifier-environment.ts)
+    // 2. empty /logs/verifier, remove /tests (whatever the agent planted there).
     const logs = shellQuote(logsPath(environment, 'verifier'));
-    const reset = `${killer}${spec.testsInImage ? '' : 'rm -rf /tests && '}rm -rf ${logs} && mkdir -p ${logs} && chmod 777 ${logs}`;
+    const reset = `${spec.testsInImage ? '' : 'rm -rf /tests && '}rm -rf ${logs} && mkdir -p ${logs} && chmod 777 ${logs}`;
     const testCommand = `bash /tests/test.sh > ${logs}/test-stdout.txt 2>&1`;
     const runOptions = {
       timeoutSec: context.timeoutSec,
@@ -144,7 +144,6 @@ export class HarborVerifier implements Verifier {
         `${reset} || exit 97\ncommand -v tar >/dev/null 2>&1 || { echo ${NO_TAR}; exit 98; }\ntar -x -f - -C / || exit 99\necho ${TESTS_IN}\n${testCommand}`,
         { ...runOptions, input: archive },
       );
-      noteKilled(combined.output, details);
       if (combined.output.includes(TESTS_IN)) run = combined;
       else if (combined.timedOut) run = combined;
       else if (!combined.output.includes(NO_TAR)) {
@@ -160,7 +159,6 @@ export class HarborVerifier implements Verifier {
     }
     if (!run) {
       const r = await environment.exec(reset, { user: 'root', cwd: '/', timeoutSec: 60 });
-      noteKilled(r.output, details);
       if (r.exitCode !== 0) {
         return {
           rewards: { reward: 0 },
@@ -255,11 +253,6 @@ export class HarborVerifier implements Verifier {
 
 const TESTS_IN = 'berth:tests-in';
 const NO_TAR = 'berth:no-tar';
-
-function noteKilled(output: string, details: Record<string, unknown>): void {
-  const killed = /killed (\d+)/.exec(output);
-  if (killed) details.killed_agent_processes = Number(killed[1]);
-}
 
 function oomException(): { type: string; message: string } {
   return {

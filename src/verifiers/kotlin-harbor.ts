@@ -20,7 +20,7 @@
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type Environment, logsPath } from '../environments/environment.ts';
+import { logsPath } from '../environments/environment.ts';
 import {
   collectReports,
   gradeKotlin,
@@ -37,10 +37,6 @@ import type { Verifier, VerifierResult, VerifyContext } from './verifier.ts';
 const FIND_REPORTS =
   "find / \\( -path /proc -o -path /sys -o -path /dev -o -path /logs \\) -prune -o -type f -path '*/build/test-results/*' -name 'TEST*.xml'";
 
-function killerOf(env: Environment): string {
-  return env.strayProcessKillScript ? `${env.strayProcessKillScript()}; ` : '';
-}
-
 /**
  * Runs `inner` (the Harbor verifier) and grades the JUnit reports against `expectedFile`.
  * Never throws for a bad report: reward 0 with the reason in `details.berth_grade.error`.
@@ -51,14 +47,11 @@ export async function verifyKotlinHarbor(
   expectedFile: string,
 ): Promise<VerifierResult> {
   const { environment } = context;
-  const stale = await environment.exec(
-    `${killerOf(environment)}${FIND_REPORTS} -print -exec rm -f {} + | wc -l`,
-    {
-      user: 'root',
-      cwd: '/',
-      timeoutSec: 120,
-    },
-  );
+  const stale = await environment.exec(`${FIND_REPORTS} -print -exec rm -f {} + | wc -l`, {
+    user: 'root',
+    cwd: '/',
+    timeoutSec: 120,
+  });
   const deleted = Number(/(\d+)\s*$/.exec(stale.output.trim())?.[1] ?? 0);
   const verdict = await inner.verify(context);
   const details: Record<string, unknown> = { ...(verdict.details ?? {}), stale_reports_deleted: deleted };

@@ -499,6 +499,37 @@ describe('DockerLess rows whose dockerless.test_files is a plain string (issue 1
   });
 });
 
+/**
+ * Runs one DockerLess row with the oracle under each rule set: resolved under berth's default
+ * rules, not under `--rules swebench`. Returns the default run's verifier/report.json.
+ */
+async function resolvedOnlyByDefault(dir: string, row: Record<string, unknown>) {
+  const rowsFile = join(dir, 'row.jsonl');
+  await writeFile(rowsFile, `${JSON.stringify(row)}\n`);
+  for (const [rules, expected] of [
+    ['default', 'resolved 1/1'],
+    ['swebench', 'resolved 0/1'],
+  ] as const) {
+    const run = berth([
+      'run',
+      '-p',
+      rowsFile,
+      '--rules',
+      rules,
+      '--jobs-dir',
+      join(dir, rules),
+      '--job-name',
+      'j',
+    ]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout + run.stderr).toContain(expected);
+  }
+  const trial = readdirSync(join(dir, 'default', 'j')).find((d) => d.startsWith(String(row.instance_id)));
+  return JSON.parse(
+    readFileSync(join(dir, 'default', 'j', String(trial), 'verifier', 'report.json'), 'utf8'),
+  );
+}
+
 describe('a PASS_TO_PASS test pytest -rA reports skipped only by location (issue 12)', () => {
   it('is mapped to its test from the test file: the gold patch resolves; --rules swebench keeps it missing', async () => {
     const dir = await tmp();
@@ -532,32 +563,7 @@ describe('a PASS_TO_PASS test pytest -rA reports skipped only by location (issue
         },
       },
     };
-    const rowsFile = join(dir, 'skip-row.jsonl');
-    await writeFile(rowsFile, `${JSON.stringify(variant)}\n`);
-    for (const [rules, expected] of [
-      ['default', 'resolved 1/1'],
-      ['swebench', 'resolved 0/1'],
-    ] as const) {
-      const run = berth([
-        'run',
-        '-p',
-        rowsFile,
-        '--rules',
-        rules,
-        '--jobs-dir',
-        join(dir, rules),
-        '--job-name',
-        'j',
-      ]);
-      expect(run.code, run.stderr).toBe(0);
-      expect(run.stdout + run.stderr).toContain(expected);
-    }
-    const trial = readdirSync(join(dir, 'default', 'j')).find((d) =>
-      d.startsWith('berth__durations-1'),
-    ) as string;
-    const report = JSON.parse(
-      readFileSync(join(dir, 'default', 'j', trial, 'verifier', 'report.json'), 'utf8'),
-    );
+    const report = await resolvedOnlyByDefault(dir, variant);
     expect(report.tests).toContainEqual(
       expect.objectContaining({ id: `${file}::test_platform_only`, passed: true, status: 'SKIPPED' }),
     );
@@ -612,32 +618,7 @@ describe('a unittest outcome glued to the test output (issue 12)', () => {
         test_files: ['tests/test_calc.py'],
       },
     };
-    const rowsFile = join(dir, 'glued-row.jsonl');
-    await writeFile(rowsFile, `${JSON.stringify(row)}\n`);
-    for (const [rules, expected] of [
-      ['default', 'resolved 1/1'],
-      ['swebench', 'resolved 0/1'],
-    ] as const) {
-      const run = berth([
-        'run',
-        '-p',
-        rowsFile,
-        '--rules',
-        rules,
-        '--jobs-dir',
-        join(dir, rules),
-        '--job-name',
-        'j',
-      ]);
-      expect(run.code, run.stderr).toBe(0);
-      expect(run.stdout + run.stderr).toContain(expected);
-    }
-    const trial = readdirSync(join(dir, 'default', 'j')).find((d) =>
-      d.startsWith('berth__glued-1'),
-    ) as string;
-    const report = JSON.parse(
-      readFileSync(join(dir, 'default', 'j', trial, 'verifier', 'report.json'), 'utf8'),
-    );
+    const report = await resolvedOnlyByDefault(dir, row);
     expect(report.parser).toBe('django');
     expect(report.verdict_by_rules).toEqual({
       default: { status: 'resolved', resolved: true },

@@ -71,7 +71,7 @@ describe.skipIf(skipDocker)('docker-compose sidecars (real engine)', () => {
   it('oracle: the sidecar starts healthy before main, answers over MCP, and is removed with the trial', async () => {
     const { r, dir } = await trial(new ScriptOracleAgent(), 'sidecar-oracle');
     expect(r.exception_info, JSON.stringify(r.exception_info)).toBeNull();
-    expect(r.verifier_result?.rewards.reward).toBe(1);
+    expect(r.verifier_result?.rewards.reward, JSON.stringify(r.berth.tampering)).toBe(1);
     expect(readFileSync(join(dir, 'services', 'secrets.log'), 'utf8')).toContain('POST /mcp');
     expect(await leftovers('sidecar-oracle')).toBe(0);
   });
@@ -169,7 +169,7 @@ describe.skipIf(skipDocker)('docker-compose sidecars (real engine)', () => {
     };
     expect(r.exception_info, log('command/stderr.txt').slice(-2000)).toBeFalsy();
     expect(secretSeen, log('command/stdout.txt').slice(0, 4000)).toMatch(/^berth-mcp-secret-/);
-    expect(r.verifier_result?.rewards.reward).toBe(1);
+    expect(r.verifier_result?.rewards.reward, JSON.stringify(r.berth.tampering)).toBe(1);
     expect(JSON.parse(log('sessions/.claude.json') || '{}').mcpServers?.secrets).toEqual({
       type: 'http',
       url: 'http://secrets:8000/mcp',

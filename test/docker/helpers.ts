@@ -14,9 +14,16 @@ import {
   DockerEnvironmentProvider,
   type DockerProviderOptions,
 } from '../../src/environments/docker/provider.ts';
+import type { Environment } from '../../src/environments/environment.ts';
 import type { Task } from '../../src/tasks/task.ts';
 import { collectLogFolder } from '../../src/trials/staging.ts';
+import {
+  fileSystemBefore,
+  tamperingVerdict,
+  verifierEnvironment,
+} from '../../src/trials/verifier-environment.ts';
 import { HarborVerifier } from '../../src/verifiers/harbor.ts';
+import type { TamperFinding } from '../../src/verifiers/tampering/types.ts';
 import type { VerifierResult } from '../../src/verifiers/verifier.ts';
 
 // Real-engine tests build images and start containers on a shared 2-core machine: allow them time.
@@ -106,9 +113,14 @@ export interface PhaseRun {
   verdict: VerifierResult;
   agentError?: Error;
   trialDir: string;
+  /** What the agent changed outside the work folder (the verifier ran in a fresh environment). */
+  tampering?: TamperFinding;
 }
 
-/** Runs the phases of one trial the way the trial engine does (start, agent, verify, stop). */
+/**
+ * Runs the phases of one trial the way the trial engine does (start, agent, the agent's logs
+ * copied out, the verifier's environment made safe, verify, stop).
+ */
 export async function runPhases(
   task: Task,
   agent: Agent,
@@ -117,7 +129,9 @@ export async function runPhases(
   const provider = new DockerEnvironmentProvider({ imageMap: fixtureImageMap(), ...options });
   const trialDir = tempDir('berth-trial-');
   const environment = await provider.start({ task, jobId: JOB_ID, trialDir });
+  let fresh: Environment | undefined;
   try {
+    const before = await fileSystemBefore(environment);
     let agentError: Error | undefined;
     try {
       await agent.run({
@@ -130,18 +144,29 @@ export async function runPhases(
     } catch (error) {
       agentError = error as Error;
     }
-    // As the engine does: the agent's log folder is copied out as data after the agent.
+    // As the engine does: the agent's log folder is copied out as data after the agent ...
     await collectLogFolder(environment, 'agent', trialDir);
+    // ... and the verifier gets an environment with no process of the agent (or a fresh one).
+    const chosen = await verifierEnvironment(environment, {
+      before,
+      start: () => provider.start({ task, jobId: JOB_ID, trialDir }),
+      keepOriginal: false,
+    });
+    if ('failClosed' in chosen) return { verdict: tamperingVerdict(chosen.failClosed), agentError, trialDir };
+    fresh = chosen.fresh;
     const timeoutSec = task.verifier.kind === 'harbor' ? task.verifier.timeoutSec : 60;
     const verdict = await new HarborVerifier().verify({
       task,
-      environment,
+      environment: chosen.environment,
       agentResult: {},
       trialDir,
       timeoutSec,
     });
-    return { verdict, agentError, trialDir };
+    if (chosen.killed > 0)
+      verdict.details = { ...(verdict.details ?? {}), killed_agent_processes: chosen.killed };
+    return { verdict, agentError, trialDir, ...(chosen.finding ? { tampering: chosen.finding } : {}) };
   } finally {
+    await fresh?.stop();
     await environment.stop();
   }
 }

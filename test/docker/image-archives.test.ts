@@ -85,7 +85,7 @@ describe.skipIf(skipDocker)('image archives (tar_path)', () => {
     const trial = readFileSync(join(missing, 'jobs', 'm', `${ID}__1`, 'result.json'), 'utf8');
     expect(trial).toContain('berth-examples__csv-kit.tar is in none of');
     expect(trial).toContain(join(missing, 'sample_images', 'berth-examples__csv-kit.tar'));
-    expect(run.stdout).toContain('ImageBuildError');
+    expect(run.stdout).toMatch(/error .* in environment: image \S+ is not available locally/);
     // berth check agrees, and says where the archive is found once it is there.
     const check = (cwd: string) =>
       execa('node', [join(ROOT, 'bin', 'berth.js'), 'check', '-p', '.', '--json'], { cwd, reject: false });
@@ -128,32 +128,63 @@ describe.skipIf(skipDocker)('image archives (tar_path)', () => {
       { cwd: dataset, reject: false, env: { BERTH_CACHE_DIR: join(dataset, 'cache') } },
     );
     const result = JSON.parse(readFileSync(join(dataset, 'jobs', 'oracle', 'result.json'), 'utf8')) as {
-      stats: { n_resolved_trials: number };
+      stats: { evals: Record<string, { metrics: Array<{ mean: number }> }> };
     };
     expect(run.exitCode, `${run.stdout}\n${run.stderr}`).toBe(0);
     expect(run.stderr).toContain('-m/--model is ignored');
-    expect(result.stats.n_resolved_trials, run.stdout).toBe(1);
+    expect(
+      Object.values(result.stats.evals).map((e) => e.metrics[0]?.mean),
+      run.stdout,
+    ).toEqual([1]);
     expect(await imageExists(IMAGE)).toBe(true);
   });
 
-  it('an archive that would replace an image the engine has is refused before anything is loaded', async () => {
+  it('an archive that would plant or replace other images is refused before anything is loaded', async () => {
     const { docker } = await connectDocker();
-    const file = join(dataset, 'hostile.tar');
-    const tar = pack();
-    const manifest = JSON.stringify([
-      { Config: 'x.json', RepoTags: [BASE_IMAGE, 'harbor2-test/other:1'], Layers: [] },
-    ]);
-    tar.entry({ name: 'manifest.json' }, manifest);
-    tar.finalize();
-    await pipeline(tar, createWriteStream(file));
-    expect(await archiveTags(file)).toEqual([BASE_IMAGE, 'harbor2-test/other:1']);
+    const archive = async (name: string, tags: string[]) => {
+      const file = join(dataset, name);
+      const tar = pack();
+      tar.entry(
+        { name: 'manifest.json' },
+        JSON.stringify([{ Config: 'x.json', RepoTags: tags, Layers: [] }]),
+      );
+      tar.finalize();
+      await pipeline(tar, createWriteStream(file));
+      return file;
+    };
     const exists = async (i: string) => imageExists(i);
-    await expect(loadArchiveFor(docker, file, 'harbor2-test/other:1', exists)).rejects.toThrow(
+    // Another repository beside the asked one: berth's base, an agent layer, a common FROM image.
+    const planting = await archive('planting.tar', [
+      'harbor2-test/other:1',
+      BASE_IMAGE,
+      'berth-agent/claude-code:9.9.9-x',
+      'ubuntu:24.04',
+    ]);
+    expect(await archiveTags(planting)).toEqual([
+      'harbor2-test/other:1',
+      BASE_IMAGE,
+      'berth-agent/claude-code:9.9.9-x',
+      'ubuntu:24.04',
+    ]);
+    await expect(loadArchiveFor(docker, planting, 'harbor2-test/other:1', exists)).rejects.toThrow(
       new ImageArchiveError(
-        `${file} would replace ${BASE_IMAGE}, which the engine has already; berth does not load it (docker load -i it yourself if that is what you want)`,
+        `${planting} also holds ${BASE_IMAGE}, berth-agent/claude-code:9.9.9-x, ubuntu:24.04: berth loads an archive only when it holds nothing but harbor2-test/other:1 (docker load -i it yourself if you trust it)`,
       ),
     );
-    await expect(loadArchiveFor(docker, file, 'harbor2-test/third:1', exists)).rejects.toThrow(
+    // A tag of the asked repository the engine has already.
+    await execa('docker', ['tag', BASE_IMAGE, 'harbor2-test/other:present']);
+    try {
+      const replacing = await archive('replacing.tar', [
+        'harbor2-test/other:1',
+        'harbor2-test/other:present',
+      ]);
+      await expect(loadArchiveFor(docker, replacing, 'harbor2-test/other:1', exists)).rejects.toThrow(
+        /would replace harbor2-test\/other:present, which the engine has already/,
+      );
+    } finally {
+      await execa('docker', ['rmi', 'harbor2-test/other:present'], { reject: false });
+    }
+    await expect(loadArchiveFor(docker, planting, 'harbor2-test/third:1', exists)).rejects.toThrow(
       /not harbor2-test\/third:1/,
     );
   });

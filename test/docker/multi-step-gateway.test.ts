@@ -1,17 +1,17 @@
 /**
- * A multi-step trial's model token lives for each step's agent phase only (issue 11): the
- * agent of each step calls the model with it, leaves it in the container, and that step's
- * verifier (test.sh, in the same container, which has the gateway's socket mounted) tries
+ * A multi-step trial's model token lives for each step's agent phase only (issue 11), not in
+ * the agent's set-up either: the agent of each step calls the model with it, leaves it in the
+ * container, and that step's verifier (test.sh, in the same container, which has the gateway's socket mounted) tries
  * to call the model with it: refused. The next step's agent gets a new token that works.
  * Real Docker engine, the real gateway, the scripted model server upstream.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Agent, AgentContext, AgentResult } from '../../src/agents/agent.ts';
+import type { Agent, AgentContext, AgentResult, AgentSetupContext } from '../../src/agents/agent.ts';
 import { DockerEnvironmentProvider } from '../../src/environments/docker/provider.ts';
 import { Credentials } from '../../src/models/credentials.ts';
-import { GATEWAY_SOCKET, ModelGateway } from '../../src/models/gateway.ts';
+import { GATEWAY_SOCKET, type GatewaySession, ModelGateway } from '../../src/models/gateway.ts';
 import { PriceTable } from '../../src/models/pricing.ts';
 import { resolveModel } from '../../src/models/providers.ts';
 import { loadHarborTask } from '../../src/tasks/harbor/loader.ts';
@@ -50,20 +50,28 @@ PY
 class TokenAgent implements Agent {
   readonly info = { name: 'token-agent', version: 'test' };
   readonly calls: { token: string; status: number }[] = [];
+  setupCall: { token: string; status: number } | undefined;
+  async setup(context: AgentSetupContext): Promise<void> {
+    if (context.models) this.setupCall = await callModel(context.models, 'from the set-up');
+  }
   async run(context: AgentContext): Promise<AgentResult> {
-    const session = context.models;
-    if (!session) throw new Error('no model session');
-    const token = session.token;
-    const response = await fetch(`${session.gatewayUrl}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'x', messages: [{ role: 'user', content: 'from the agent' }] }),
-    });
-    await response.text();
-    this.calls.push({ token, status: response.status });
-    await context.environment.exec(`printf %s '${token}' > /app/token`);
+    if (!context.models) throw new Error('no model session');
+    const call = await callModel(context.models, 'from the agent');
+    this.calls.push(call);
+    await context.environment.exec(`printf %s '${call.token}' > /app/token`);
     return {};
   }
+}
+
+async function callModel(session: GatewaySession, text: string): Promise<{ token: string; status: number }> {
+  const token = session.token;
+  const response = await fetch(`${session.gatewayUrl}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'x', messages: [{ role: 'user', content: text }] }),
+  });
+  await response.text();
+  return { token, status: response.status };
 }
 
 describe.skipIf(skipDocker)("a multi-step trial's model token", () => {
@@ -81,7 +89,7 @@ describe.skipIf(skipDocker)("a multi-step trial's model token", () => {
     await upstream?.close();
   });
 
-  it("is refused to each step's verifier; each step's agent gets a new one that works", async () => {
+  it("is refused to each step's verifier and the agent's set-up; each step's agent gets a new one that works", async () => {
     const agent = new TokenAgent();
     const trialDir = join(tempDir('berth-engine-gw-trial-'), 't__1');
     const r = await runTrialWith({
@@ -98,6 +106,8 @@ describe.skipIf(skipDocker)("a multi-step trial's model token", () => {
       verifiers: [new HarborVerifier()],
       models: { gateway, target: resolveModel('openai/gpt-4o', {}, `${upstream.url}/v1`) },
     });
+    // The agent's set-up (before any agent phase) was refused.
+    expect(agent.setupCall?.status).toBe(401);
     // Each step's agent called the model with its own token, and got an answer.
     expect(agent.calls.map((c) => c.status)).toEqual([200, 200]);
     expect(agent.calls[0]?.token).not.toBe(agent.calls[1]?.token);

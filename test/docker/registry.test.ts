@@ -88,10 +88,10 @@ describe.skipIf(skipDocker)('registries (-d, offline)', () => {
     );
     expect(run.exitCode, `${run.stdout}\n${run.stderr}`).toBe(0);
     const result = JSON.parse(readFileSync(join(dir, 'jobs', 'j', 'result.json'), 'utf8')) as {
-      stats: { n_trials: number; n_resolved_trials: number };
+      stats: { evals: Record<string, { n_trials: number; metrics: Array<{ mean: number }> }> };
     };
-    expect(result.stats.n_trials).toBe(2);
-    expect(result.stats.n_resolved_trials).toBe(2);
+    // Two trials with rewards, mean reward 1.
+    expect(Object.values(result.stats.evals).map((e) => [e.n_trials, e.metrics[0]?.mean])).toEqual([[2, 1]]);
     expect(run.stderr).toContain(`fetching calc (tasks/calc at ${pinned.slice(0, 12)})`);
     // berth clean --cache removes the fetched tasks.
     expect(existsSync(join(dir, 'cache', 'registry'))).toBe(true);

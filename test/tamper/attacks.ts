@@ -255,3 +255,19 @@ export function atStartOf(def: string, lines: string[]): (old: string) => string
     return old.replace(`${def}\n`, `${def}\n${lines.map((l) => `    ${l}\n`).join('')}`);
   };
 }
+
+/**
+ * Bash that starts 20 chains of hopping writers and returns at once: each writer writes `1` to
+ * `file`, starts its successor in a new session and exits, so no process of a chain lives longer
+ * than a few milliseconds (a kill that lists processes first misses the successor).
+ */
+export const HOPPING_WRITERS = (file: string): string => `cat > /tmp/.hop.sh <<'HOP'
+#!/bin/bash
+mkdir -p "$(dirname '${file}')" 2>/dev/null; echo 1 > '${file}' 2>/dev/null
+sleep 0.01
+setsid bash /tmp/.hop.sh </dev/null >/dev/null 2>&1 &
+exit 0
+HOP
+for i in $(seq 20); do setsid bash /tmp/.hop.sh </dev/null >/dev/null 2>&1 & done
+sleep 0.3
+`;

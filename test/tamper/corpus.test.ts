@@ -25,9 +25,9 @@ import {
   workDir,
 } from './harness.ts';
 
-// BERTH_TAMPER_CASES=<regexp> runs the matching cases only, while working on cases.
-const only = process.env.BERTH_TAMPER_CASES ? new RegExp(process.env.BERTH_TAMPER_CASES) : undefined;
-const cases = (await loadCases()).filter((c) => !only || only.test(c.id));
+// BERTH_TAMPER_CASES=harbor-,pytest-shadow (id prefixes) runs those cases only, while working on them.
+const only = process.env.BERTH_TAMPER_CASES?.split(',').filter(Boolean);
+const cases = (await loadCases()).filter((c) => !only || only.some((p) => c.id.startsWith(p)));
 const work = workDir();
 // BERTH_TAMPER_KEEP=1 keeps the jobs (their folders are named in failure messages).
 afterAll(() => {

@@ -20,7 +20,9 @@ async function folderBytes(path: string): Promise<number> {
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 
 /**
- * `berth clean`: removes containers and networks berth left behind (after a crash), optionally
+ * `berth clean`: removes what berth processes that are no longer running left behind (after a
+ * crash or `kill -9`): containers and networks (egress proxies included), temp folders and
+ * their tmpfs mounts; never what a running berth process owns (src/util/owner.ts). Optionally
  * its cached task images (`--images`) and its caches (`--cache`: installed agents' prepared
  * folders and image layers, the model response cache, the JVM helper).
  */
@@ -28,19 +30,23 @@ export const registerClean: RegisterCommand = (program: Command) => {
   program
     .command('clean')
     .description(
-      'Remove Docker containers and networks berth started (all jobs, or one with --job), and optionally its cached images and caches',
+      'Remove what berth runs that are no longer running left (containers, networks, temp folders; all jobs, or one with --job), and optionally its cached images and caches',
     )
-    .option('--job <id>', 'only what this job started')
+    .option('--job <id>', 'only what this job left')
     .option('--images', "also remove berth's cached task images (berth-cache/*)")
     .option(
       '--cache',
       "also remove berth's caches: installed agents (folders and berth-agent/* image layers), model responses, the JVM helper, installs, registry tasks fetched with git, the start-up build",
     )
     .action(async (opts: { job?: string; images?: boolean; cache?: boolean }) => {
+      const { reclaimLeftovers } = await import('../../util/leftovers.ts');
+      const folders = await reclaimLeftovers(opts.job ? { job: opts.job } : {});
+      process.stdout.write(
+        `removed ${folders.folders.length} temp folder(s) of berth runs no longer running\n`,
+      );
       const { connectDocker, dockerAvailable } = await import('../../environments/docker/client.ts');
       const { cleanDocker, removeAgentLayers } = await import('../../environments/docker/clean.ts');
-      const withDocker = !opts.cache || (await dockerAvailable());
-      if (withDocker) {
+      if (await dockerAvailable()) {
         const { docker } = await connectDocker();
         const removed = await cleanDocker(docker, opts);
         const layers = opts.cache ? await removeAgentLayers(docker) : 0;

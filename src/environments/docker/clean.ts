@@ -1,5 +1,10 @@
-/** Removal of what berth left in the engine: containers and networks by label, cached images on request. */
+/**
+ * Removal of what berth left in the engine: containers and networks by label (never those of
+ * a berth process still running: label `dev.berth.owner`, src/util/owner.ts), cached images
+ * on request.
+ */
 import type Docker from 'dockerode';
+import { ownerAlive } from '../../util/owner.ts';
 import { LABELS } from './labels.ts';
 import { TOOL_LAYER_REPO } from './tool-layer.ts';
 
@@ -8,15 +13,33 @@ export interface CleanOptions {
   job?: string;
   /** Also remove cached task images (`berth-cache/*`). */
   images?: boolean;
+  /**
+   * Also what carries no owner label (made by a berth from before owners were recorded, so
+   * possibly by a process still running). Default: only when a job is named (`berth clean
+   * --job`); `berth clean` alone and the clean-up at a run's start leave those alone.
+   */
+  unowned?: boolean;
 }
 
-/** Removes berth's containers and networks (and cached images when asked); returns the counts. */
+/** Whether a resource with these labels may go: its owner is dead (or it has none and `unowned`). */
+function removable(labels: Record<string, string> | undefined, unowned: boolean): boolean {
+  const owner = labels?.[LABELS.owner];
+  return owner === undefined ? unowned : !ownerAlive(owner);
+}
+
+/**
+ * Removes berth's containers and networks whose owner is no longer running (and cached images
+ * when asked); returns the counts. A live berth process's containers and networks are spared.
+ */
 export async function cleanDocker(
   docker: Docker,
   options: CleanOptions = {},
 ): Promise<{ containers: number; networks: number; images: number }> {
   const label = options.job ? [`${LABELS.job}=${options.job}`] : [LABELS.managed];
-  const containers = await docker.listContainers({ all: true, filters: { label } });
+  const unowned = options.unowned ?? options.job !== undefined;
+  const containers = (await docker.listContainers({ all: true, filters: { label } })).filter((c) =>
+    removable(c.Labels, unowned),
+  );
   await Promise.all(
     containers.map((c) =>
       docker
@@ -25,7 +48,9 @@ export async function cleanDocker(
         .catch(() => undefined),
     ),
   );
-  const networks = await docker.listNetworks({ filters: { label } });
+  const networks = (await docker.listNetworks({ filters: { label } })).filter((n) =>
+    removable(n.Labels, unowned),
+  );
   let nets = 0;
   for (const n of networks) {
     try {

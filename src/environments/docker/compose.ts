@@ -29,7 +29,7 @@ import { z } from 'zod';
 import { InputError } from '../../errors.ts';
 import type { BaseImage } from './dockerfile.ts';
 import type { ImageService } from './images.ts';
-import { LABELS } from './labels.ts';
+import { LABELS, ownedLabels } from './labels.ts';
 
 /** The bridge option that gives the host no address on a network. */
 export const NO_HOST_ADDRESS = 'com.docker.network.bridge.inhibit_ipv4';
@@ -344,11 +344,7 @@ export class Sidecars {
     logs: (service: string, text: string) => void,
   ): Promise<Sidecars> {
     const { docker } = context;
-    const labels = {
-      [LABELS.managed]: '1',
-      [LABELS.job]: context.jobId,
-      [LABELS.trial]: context.trialName,
-    };
+    const labels = { ...ownedLabels(context.jobId), [LABELS.trial]: context.trialName };
     const suffix = Math.random().toString(36).slice(2, 8);
     const name = `berth-${context.trialName
       .toLowerCase()

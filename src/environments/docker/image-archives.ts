@@ -5,8 +5,10 @@
  * itself when an image the task needs is missing, so the seed's command lines run as written.
  *
  * An archive is data from the dataset, not trusted: before loading, its `manifest.json` is read
- * and the archive is refused when it would replace an image the engine already has (a tar that
- * retags `berth-base:bookworm` or another task's image would change what other trials run).
+ * and the archive is refused when it holds any other repository than the missing image's, or
+ * berth's own names (`berth-*`), or would replace an image the engine already has (a tar that
+ * retags `berth-base:bookworm`, an agent layer or another task's image would change what other
+ * trials run).
  */
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import { basename, isAbsolute, join } from 'node:path';
@@ -124,6 +126,17 @@ export async function loadArchiveFor(
   if (!tags.includes(normalizeImage(image)))
     throw new ImageArchiveError(
       `${file} holds ${tags.length ? tags.join(', ') : 'no tagged image'}, not ${image}`,
+    );
+  // Only the image asked for (any tag of its repository): an archive that also tags another
+  // repository would plant it for later tasks (an `ubuntu:24.04` every later FROM would use), or
+  // berth's own images (`berth-agent/*` installed-agent layers, `berth-cache/*`, the base images).
+  const repository = (tag: string) => tag.slice(0, tag.lastIndexOf(':'));
+  const foreign = tags.filter(
+    (tag) => repository(tag) !== repository(normalizeImage(image)) || /^berth[-/]/.test(tag),
+  );
+  if (foreign.length > 0)
+    throw new ImageArchiveError(
+      `${file} also holds ${foreign.join(', ')}: berth loads an archive only when it holds nothing but ${image} (docker load -i it yourself if you trust it)`,
     );
   const present: string[] = [];
   for (const tag of tags) if (await exists(tag)) present.push(tag);

@@ -6,12 +6,12 @@
  * never pull: air-gapped machines have no registry.
  */
 import { createHash } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type Docker from 'dockerode';
 import { execa } from 'execa';
-import { BerthError, InputError } from '../../errors.ts';
+import { BerthError, InputError, UsageError } from '../../errors.ts';
+import { ownedTempDir } from '../../util/leftovers.ts';
 import {
   type BaseImage,
   ImageMap,
@@ -67,6 +67,8 @@ export interface BuildRequest {
    * when none of `candidates` exists.
    */
   archive?: { tarPath: string; file?: string; candidates: string[] };
+  /** Build even when the cache tag exists, without Docker's layer cache (a forced base build). */
+  force?: boolean;
 }
 
 export interface ImageServiceOptions {
@@ -194,16 +196,53 @@ export class ImageService {
     return p;
   }
 
-  /** Builds every base of a dataset in dependency order; returns the images built or found. */
+  /**
+   * Builds a dataset's bases in dependency order, as the Kotlin Benchmark's
+   * `scripts/build_bases.sh` does: a base that exists is skipped, unless forced.
+   * @param opts.only bases to build (`repo`, `repo:tag` or the image name), with the bases they
+   *   build FROM when those are missing; default every base of the manifest
+   * @param opts.force rebuild the chosen bases even when they exist, without Docker's layer
+   *   cache (Harbor's `--force-build`); the service's `rebuild` option does the same
+   * @returns each base considered, built or found
+   * @throws UsageError when a name in `only` is not a base of the manifest
+   */
   async buildAllBases(
     basesDir: string,
-    opts: { onLog?: (line: string) => void; timeoutSec?: number } = {},
+    opts: { onLog?: (line: string) => void; timeoutSec?: number; only?: string[]; force?: boolean } = {},
   ): Promise<Array<{ image: string; built: boolean }>> {
     const bases = orderBases(readBasesManifest(basesDir));
+    const chosen = opts.only?.length
+      ? new Set(opts.only.flatMap((name) => basesNamed(bases, name)))
+      : new Set(bases);
+    // What a chosen base builds FROM (other bases of the manifest), transitively.
+    const needed = new Set<BaseImage>(chosen);
+    for (const base of [...bases].reverse()) {
+      if (!needed.has(base)) continue;
+      const text = await readFile(join(base.contextDir, base.dockerfile), 'utf8');
+      for (const ref of imagesOfDockerfile(text)) {
+        const dep = bases.find((b) => normalizeImage(b.image) === normalizeImage(ref.image));
+        if (dep) needed.add(dep);
+      }
+    }
     const out: Array<{ image: string; built: boolean }> = [];
     for (const base of bases) {
-      const present = !this.options.rebuild && (await this.exists(base.image));
-      if (!present) await this.buildBase(base, { bases, onLog: opts.onLog, timeoutSec: opts.timeoutSec });
+      if (!needed.has(base)) continue;
+      const forced = (opts.force || this.options.rebuild) && chosen.has(base);
+      const present = !forced && (await this.exists(base.image));
+      if (!present) {
+        opts.onLog?.(`base image ${base.image}: building ${base.repo}/${base.dockerfile}`);
+        await this.build({
+          contextDir: base.contextDir,
+          dockerfile: base.dockerfile,
+          name: `base-${base.repo}-${base.tag}`,
+          tags: [base.image],
+          bases,
+          ...(opts.onLog ? { onLog: opts.onLog } : {}),
+          ...(opts.timeoutSec !== undefined ? { timeoutSec: opts.timeoutSec } : {}),
+          ...(forced ? { force: true } : {}),
+        });
+        opts.onLog?.(`built base image ${base.image}`);
+      }
       out.push({ image: base.image, built: !present });
     }
     return out;
@@ -278,11 +317,11 @@ export class ImageService {
     cacheTag: string,
     hash: string,
   ): Promise<string> {
-    if (!this.options.rebuild && (await this.exists(cacheTag))) {
+    if (!this.options.rebuild && !request.force && (await this.exists(cacheTag))) {
       request.onLog?.(`using cached image ${cacheTag}`);
       return cacheTag;
     }
-    const tmp = await mkdtemp(join(tmpdir(), 'berth-build-'));
+    const tmp = await ownedTempDir('berth-build-');
     const log: string[] = [];
     const onLine = (line: string): void => {
       log.push(line);
@@ -317,6 +356,7 @@ export class ImageService {
           labels,
           rm: true,
           forcerm: true,
+          ...(request.force ? { nocache: true } : {}),
           abortSignal: controller.signal,
         } as Docker.ImageBuildOptions,
       );
@@ -359,4 +399,20 @@ export class ImageService {
       await rm(tmp, { recursive: true, force: true });
     }
   }
+}
+
+/**
+ * The bases `name` means: `repo` (every variant of it), `repo:tag`, or an image name.
+ * @throws UsageError naming the bases there are when none matches
+ */
+export function basesNamed(bases: BaseImage[], name: string): BaseImage[] {
+  const found = bases.filter(
+    (b) =>
+      b.repo === name || `${b.repo}:${b.tag}` === name || normalizeImage(b.image) === normalizeImage(name),
+  );
+  if (found.length === 0)
+    throw new UsageError(
+      `${name} is not a base of the manifest (bases: ${bases.map((b) => `${b.repo}:${b.tag}`).join(', ')})`,
+    );
+  return found;
 }

@@ -79,6 +79,16 @@ export class ContainerLimits implements EnvironmentLimits {
       this.record.notes.push('container cgroup not readable here: fork refusals are not seen');
   }
 
+  /**
+   * After the container was killed and started again (`killStrayProcesses`): its cgroup is a
+   * new one, with counters from zero; what was taken so far is kept as hits already.
+   */
+  async afterRestart(): Promise<void> {
+    this.taken = { pidsRefused: 0, oomKills: 0 };
+    const pid = (await this.container.inspect()).State?.Pid;
+    this.counters = pid ? cgroupCountersOf(pid) : undefined;
+  }
+
   /** The cgroup's counters now (undefined when not readable). */
   snapshot(): CgroupStats | undefined {
     return this.counters?.();

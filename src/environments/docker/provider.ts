@@ -5,8 +5,7 @@
  * data after each phase: no host folder is ever mounted where untrusted code writes.
  */
 import { appendFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { InputError } from '../../errors.ts';
 import { type LimitRequest, resolveLimits, taskResources } from '../../sandbox/limits.ts';
@@ -32,11 +31,13 @@ import { EgressGateway, proxyPolicyFor } from './egress/gateway.ts';
 import { needsEgressGateway, networkForPhase } from './egress/network-switch.ts';
 import { archiveCandidates, findArchive } from './image-archives.ts';
 import { ImageService } from './images.ts';
-import { LABELS } from './labels.ts';
+import { LABELS, ownedLabels } from './labels.ts';
 
 /** Where a container sees the model gateway's folder. */
 export const MODEL_GATEWAY_MOUNT = '/run/berth-gateway';
 
+import { ownedTempDir } from '../../util/leftovers.ts';
+import { cleanDocker } from './clean.ts';
 import { ensureToolLayer } from './tool-layer.ts';
 
 export type DockerSpec = Extract<EnvironmentSpec, { kind: 'docker' }> & {
@@ -124,6 +125,13 @@ export class DockerEnvironmentProvider implements EnvironmentProvider {
 
   constructor(private readonly options: DockerProviderOptions = {}) {}
 
+  /** Capability "reclaim": removes containers and networks of berth processes that are gone (src/environments/docker/clean.ts). */
+  async reclaim(): Promise<number> {
+    const { docker } = await connectDocker();
+    const removed = await cleanDocker(docker, { unowned: false });
+    return removed.containers + removed.networks;
+  }
+
   private imageService(jobId: string): Promise<ImageService> {
     this.images ??= connectDocker().then(
       ({ docker }) =>
@@ -163,7 +171,7 @@ export class DockerEnvironmentProvider implements EnvironmentProvider {
         ...(archive ? { archive } : {}),
       });
     if (plan.kind === 'inline') {
-      const dir = await mkdtemp(join(tmpdir(), 'berth-inline-'));
+      const dir = await ownedTempDir('berth-inline-');
       try {
         await writeFile(join(dir, 'Dockerfile'), plan.text);
         return await images.build({
@@ -266,7 +274,7 @@ export class DockerEnvironmentProvider implements EnvironmentProvider {
     const egress = needsEgressGateway(task)
       ? await EgressGateway.start({
           docker,
-          labels: { [LABELS.managed]: '1', [LABELS.job]: jobId, [LABELS.trial]: basename(trialDir) },
+          labels: { ...ownedLabels(jobId), [LABELS.trial]: basename(trialDir) },
           name: basename(trialDir),
           logFile: join(trialDir, 'egress.log'),
           policy: proxyPolicyFor(networkForPhase(task, 'environment')),

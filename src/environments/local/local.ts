@@ -41,6 +41,7 @@ import {
 } from '../../sandbox/limits.ts';
 import { findMirror } from '../../tasks/swebench/runnable.ts';
 import type { NetworkPolicy } from '../../tasks/task.ts';
+import { ownedTempDir } from '../../util/leftovers.ts';
 import { hostPlatform } from '../../util/platform.ts';
 import { type CopyLimits, type CopyReport, copyInBeneath, copyOutBeneath } from '../../util/safe-fs.ts';
 import type {
@@ -359,7 +360,10 @@ export class LocalEnvironmentProvider implements EnvironmentProvider {
     const parent = this.options.tmpRoot ?? tmpdir();
     await mkdir(parent, { recursive: true });
     const safeJob = context.jobId.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 40);
-    const root = await mkdtemp(join(parent, `berth-${safeJob}-`));
+    // Recorded under this process (src/util/leftovers.ts): a kill -9 leaves it to the next run, not forever.
+    const root = this.options.keep
+      ? await mkdtemp(join(parent, `berth-${safeJob}-`))
+      : await ownedTempDir(`berth-${safeJob}-`, { job: context.jobId, parent });
     const workdir = join(root, 'repo');
     const limits = resolveLimits(taskResources(spec), this.options.limits, this.options.concurrency);
     // The trial folder is a tmpfs of the storage size (as root), kept as a plain folder with --keep.

@@ -7,6 +7,26 @@ import { loadHarborTask } from './loader.ts';
 const FIXTURES = join(import.meta.dirname, '..', '..', '..', 'test', 'fixtures', 'harbor');
 
 describe('berth check (static)', () => {
+  it('lists a compose task’s services, their images, and the compose keys berth does not use', async () => {
+    const { cpSync, mkdtempSync, rmSync, readFileSync, writeFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const dir = mkdtempSync(join(tmpdir(), 'berth-harbor2-check-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const task = join(dir, 'mcp-sidecar');
+    cpSync(join(FIXTURES, '..', 'task-fields', 'mcp-sidecar'), task, { recursive: true });
+    const compose = join(task, 'environment', 'docker-compose.yaml');
+    writeFileSync(compose, `${readFileSync(compose, 'utf8')}    ports:\n      - "8000:8000"\n`);
+    const check = await checkTask(loadHarborTask(task), new ImageMap(), async () => true);
+    expect(check.services).toEqual(['secrets']);
+    expect(check.canRun).toBe('yes');
+    // The oracle's and the tests' HTTP requests reach the task's own service, not the internet.
+    expect(check.network).toEqual([]);
+    expect(check.warnings, JSON.stringify(check.warnings)).toContain(
+      'docker-compose.yaml: line 17: `services.secrets.ports` is not used by berth',
+    );
+    expect(formatCheck(check)).toContain('services beside main: secrets');
+  });
+
   it('knows which commands reach the network', () => {
     expect(networkUse('./gradlew clean test --continue || true')).toMatch(/Gradle/);
     expect(networkUse('./gradlew --offline test')).toBeUndefined();

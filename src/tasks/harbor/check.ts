@@ -312,6 +312,7 @@ export async function checkTask(
 
   let imageLabel: string;
   const services: string[] = [];
+  const composeWarnings: string[] = [];
   try {
     const plan = planImage(spec, task.origin.file);
     if (plan.kind === 'image') {
@@ -327,8 +328,11 @@ export async function checkTask(
       network.push(...scanDockerfile(file, plan.contextDir, root, 'build'));
     }
     // docker-compose sidecars: their images too (started beside main, compose.ts).
-    if (spec.composeFile)
-      for (const service of readComposeProject(spec.composeFile, spec.env ?? {}).sidecars) {
+    if (spec.composeFile) {
+      const project = readComposeProject(spec.composeFile, spec.env ?? {});
+      // What `berth run` writes to build.log about the compose file, said here too.
+      composeWarnings.push(...project.warnings.map((w) => `docker-compose.yaml: ${w}`));
+      for (const service of project.sidecars) {
         services.push(service.name);
         if (service.build) {
           const file = join(service.build.context, service.build.dockerfile);
@@ -336,6 +340,7 @@ export async function checkTask(
           network.push(...scanDockerfile(file, service.build.context, root, 'build'));
         } else if (service.image) await need(service.image);
       }
+    }
   } catch (error) {
     imageLabel = 'none';
     missing = true;
@@ -415,7 +420,10 @@ export async function checkTask(
     reasons,
     features,
     ...(services.length ? { services } : {}),
-    warnings: (task.metadata.harbor as { warnings?: string[] } | undefined)?.warnings ?? [],
+    warnings: [
+      ...((task.metadata.harbor as { warnings?: string[] } | undefined)?.warnings ?? []),
+      ...composeWarnings,
+    ],
   };
 }
 

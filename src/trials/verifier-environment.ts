@@ -1,0 +1,281 @@
+/**
+ * The environment a verifier runs in after an agent that acted in it (issue 10 §2): no
+ * process of the agent alive, and nothing the agent changed outside the work folder able
+ * to decide the verdict.
+ *
+ * 1. Processes. Every process the agent started is gone before the verifier starts:
+ *    `Environment.killStrayProcesses` (Docker: PID 1 killed and the container started
+ *    again; the kernel takes the whole pid namespace with it, so a process that forks a
+ *    successor and exits cannot race the kill). The local sandbox needs nothing: each
+ *    command has its own pid namespace, killed when the command ends
+ *    (test/trials/hopping-writers.test.ts proves both).
+ * 2. The file system outside the work folder. Before the agent phase berth notes the
+ *    engine's own record of what changed in the container against its image
+ *    (`Environment.fileSystemChanges`, Docker's container diff, which no process in the
+ *    container can edit); after it, what is new there outside the work folder, the agent's
+ *    log folders and the scratch places (`SCRATCH`) is what the agent changed: an interpreter
+ *    or tool on PATH, `sitecustomize.py` or a `.pth` in site-packages, `/etc`, `/usr`,
+ *    `/tests`, `/logs/verifier`... Then:
+ *    - the verifier runs in a FRESH environment of the same task that receives only the work
+ *      folder (a tar stream from container to container: nothing touches the host), and the
+ *      trial records reason `tampering` with what was seen (`berth.tampering`, layer
+ *      `environment`; the verdict is the fresh environment's);
+ *    - an environment that cannot copy its work folder into a fresh one fails closed:
+ *      reward 0, status unresolved, reason `tampering`.
+ *    Nothing changed there: the verifier runs in the agent's environment, as Harbor does.
+ *
+ * Known limit: a path the task's own step set-up changed before the agent and the agent
+ * changed again is not seen (the record says "changed", not by whom).
+ */
+import { posix } from 'node:path';
+import type { Environment, FileSystemChange } from '../environments/environment.ts';
+import { shellQuote } from '../util/shell.ts';
+import type { TamperFinding, TamperRecord } from '../verifiers/tampering/types.ts';
+import type { VerifierResult } from '../verifiers/verifier.ts';
+import type { TrialResult } from './result.ts';
+
+/**
+ * Places outside the work folder where a change is not tampering: scratch no verifier loads
+ * code from, and the state folders of the installed agents. `~` is `/root` and every
+ * `/home/<user>`. The agent's own log folders (`<logs>/agent`, `<logs>/artifacts`) and
+ * `/solution` (berth uploads the oracle's solution there) are allowed too; `<logs>/verifier`
+ * and `/tests` are not. Package caches are NOT scratch (`~/.cache`, `/var/cache`): a `test.sh`
+ * that installs its runner (`pip install pytest`, `uv pip install`) could take it from a cache
+ * the agent poisoned.
+ */
+export const SCRATCH: readonly string[] = [
+  '/tmp',
+  '/var/tmp',
+  '/run',
+  '/var/run',
+  '/dev',
+  '/proc',
+  '/sys',
+  '/var/log',
+  '/solution',
+  '~/.npm',
+  '~/.claude',
+  '~/.claude.json',
+  '~/.claude.json.backup',
+  '~/.cache/claude-cli-nodejs',
+  '~/.codex',
+  '~/.gemini',
+  '~/.qwen',
+  '~/.local/share/opencode',
+  '~/.local/state',
+  '~/.bash_history',
+  '~/.python_history',
+  '~/.lesshst',
+  '~/.viminfo',
+  '~/.wget-hsts',
+];
+
+/**
+ * Places that hold what the verifier runs (interpreters, libraries, configuration, the tests,
+ * the verifier's output, start-up files of a home): a change there is the agent's change
+ * outside its work folder even when the task's work folder contains them (a work folder of
+ * `/`), unless the work folder itself lies inside the place (`/usr/src/app`).
+ */
+export const PROTECTED: readonly string[] = [
+  '/usr',
+  '/bin',
+  '/sbin',
+  '/lib',
+  '/lib32',
+  '/lib64',
+  '/libx32',
+  '/etc',
+  '/opt',
+  '/boot',
+  '/var/lib',
+  '/tests',
+  '~/.local',
+  '~/.config',
+  '~/.bashrc',
+  '~/.profile',
+  '~/.bash_profile',
+  '~/.pydistutils.cfg',
+  '~/.npmrc',
+];
+
+/** How many changed paths a finding lists (the rest are counted). */
+const LISTED = 20;
+
+const below = (path: string, root: string) => {
+  const r = root.replace(/\/+$/, '');
+  return path === r || path.startsWith(`${r}/`);
+};
+
+/** The place of `places` (`~/` for `/root` and every `/home/<user>`) that `path` lies in, if any. */
+function placeOf(path: string, places: readonly string[]): string | undefined {
+  const home = /^\/home\/[^/]+/.exec(path)?.[0];
+  for (const place of places) {
+    if (!place.startsWith('~/')) {
+      if (below(path, place)) return place;
+      continue;
+    }
+    const rest = place.slice(1);
+    if (below(path, `/root${rest}`)) return `/root${rest}`;
+    if (home !== undefined && below(path, `${home}${rest}`)) return `${home}${rest}`;
+  }
+  return undefined;
+}
+
+/**
+ * Whether `path` lies in the work folder (outside `PROTECTED` places the work folder is not
+ * inside of), the agent's log folders or a scratch place.
+ */
+export function allowedChange(path: string, workdir: string, logsDir: string): boolean {
+  if (below(path, posix.join(logsDir, 'verifier'))) return false;
+  if (below(path, workdir)) {
+    const place = placeOf(path, PROTECTED);
+    if (place === undefined || below(workdir, place)) return true;
+    return false;
+  }
+  if (below(path, posix.join(logsDir, 'agent')) || below(path, posix.join(logsDir, 'artifacts'))) return true;
+  return placeOf(path, SCRATCH) !== undefined;
+}
+
+const key = (c: FileSystemChange) => `${c.kind} ${c.path}`;
+
+/** The record before the agent phase (undefined: the environment keeps none). */
+export async function fileSystemBefore(environment: Environment): Promise<Set<string> | undefined> {
+  if (!environment.fileSystemChanges) return undefined;
+  return new Set((await environment.fileSystemChanges()).map(key));
+}
+
+/**
+ * What is new in `changes` against `before`, outside the allowed places, without the
+ * folders Docker lists because something below them is listed (the deepest paths say it all).
+ */
+export function changesOutside(
+  changes: readonly FileSystemChange[],
+  before: ReadonlySet<string>,
+  workdir: string,
+  logsDir: string,
+): FileSystemChange[] {
+  const fresh = changes.filter((c) => !before.has(key(c)));
+  const paths = fresh.map((c) => c.path);
+  return fresh.filter(
+    (c) => !allowedChange(c.path, workdir, logsDir) && !paths.some((p) => p !== c.path && below(p, c.path)),
+  );
+}
+
+/** A finding of layer `environment` for what was seen outside the work folder. */
+export function environmentFinding(
+  seen: readonly FileSystemChange[],
+  veto: boolean,
+  action: string,
+): TamperFinding {
+  const listed = seen.slice(0, LISTED).map((c) => `${c.kind} ${c.path}`);
+  const more = seen.length > LISTED ? ` and ${seen.length - LISTED} more` : '';
+  return {
+    kind: 'environment-changed',
+    layer: 'environment',
+    message: `the agent changed the environment outside the work folder (${listed.join(', ')}${more}); ${action}`,
+    veto,
+    paths: seen.slice(0, LISTED).map((c) => c.path),
+  };
+}
+
+/** Adds `finding` to the trial's `berth.tampering` record (made when absent). */
+export function addEnvironmentFinding(result: TrialResult, finding: TamperFinding): void {
+  const record: TamperRecord = result.berth.tampering ?? { vetoed: false, findings: [], notes: [] };
+  record.findings.push(finding);
+  record.vetoed = record.vetoed || finding.veto;
+  result.berth.tampering = record;
+}
+
+/** Where to verify, and what was done to get there. */
+export type VerifierEnvironment =
+  | {
+      environment: Environment;
+      /** A fresh environment made for this verifier: stop it after verifying. */
+      fresh?: Environment;
+      /** Processes of the agent the kill stopped. */
+      killed: number;
+      finding?: TamperFinding;
+    }
+  | { failClosed: TamperFinding };
+
+export interface VerifierEnvironmentOptions {
+  /** `fileSystemBefore` of the agent's environment, taken before the agent phase. */
+  before: ReadonlySet<string> | undefined;
+  /** Starts a fresh environment of the same task (the engine's provider), ready to verify in. */
+  start: () => Promise<Environment>;
+  /** Run after the agent's environment was restarted (the task's healthcheck). */
+  afterRestart?: (environment: Environment) => Promise<void>;
+  /** Whether the agent's environment is used again after this verifier (a step follows); else it is stopped when left. */
+  keepOriginal: boolean;
+  /** The trial's result, where a finding is recorded (`berth.tampering`). */
+  result?: TrialResult;
+}
+
+/**
+ * Makes `environment`, where an agent acted, fit for the verifier, or gives the fresh
+ * environment to verify in instead (see the file's comment).
+ */
+export async function verifierEnvironment(
+  environment: Environment,
+  options: VerifierEnvironmentOptions,
+): Promise<VerifierEnvironment> {
+  let seen: FileSystemChange[] = [];
+  if (options.before && environment.fileSystemChanges) {
+    const logsDir = environment.logsDir ?? '/logs';
+    seen = changesOutside(
+      await environment.fileSystemChanges(),
+      options.before,
+      environment.workdir,
+      logsDir,
+    );
+  }
+  // Nothing of the agent runs any more (and nothing changes the work folder while it is copied).
+  const killed = environment.killStrayProcesses ? await environment.killStrayProcesses() : 0;
+  if (seen.length === 0) {
+    // The image's entrypoint started again with the container: the task's healthcheck waits for it.
+    if (environment.killStrayProcesses) await options.afterRestart?.(environment);
+    return { environment, killed };
+  }
+  const archive = environment.archive?.bind(environment);
+  const workdir = environment.workdir.replace(/\/+$/, '') || '/';
+  if (!archive || workdir === '/') {
+    const why = archive
+      ? "the task's work folder is /, which cannot be carried alone into a fresh one"
+      : 'this environment cannot carry its work folder into a fresh one';
+    const finding = environmentFinding(seen, true, `not verified: ${why} (failed closed)`);
+    if (options.result) addEnvironmentFinding(options.result, finding);
+    return { failClosed: finding };
+  }
+  const fresh = await options.start();
+  try {
+    if (!fresh.extractArchive) throw new Error(`a ${fresh.kind} environment cannot receive a folder`);
+    // Only the work folder as the agent left it: the image's copy goes first.
+    await fresh.exec(`rm -rf ${shellQuote(workdir)} && mkdir -p ${shellQuote(posix.dirname(workdir))}`, {
+      user: 'root',
+      cwd: '/',
+      timeoutSec: 300,
+    });
+    await fresh.extractArchive(posix.dirname(workdir), await archive(workdir));
+  } catch (error) {
+    await fresh.stop().catch(() => {});
+    throw error;
+  }
+  if (!options.keepOriginal) await environment.stop();
+  const finding = environmentFinding(
+    seen,
+    false,
+    'verified in a fresh environment that received only the work folder',
+  );
+  if (options.result) addEnvironmentFinding(options.result, finding);
+  return { environment: fresh, fresh, killed, finding };
+}
+
+/** The verdict of a trial that failed closed on `finding`: reward 0, not resolved, reason tampering. */
+export function tamperingVerdict(finding: TamperFinding): VerifierResult {
+  return {
+    rewards: { reward: 0 },
+    status: 'unresolved',
+    reason: `tampering: ${finding.message}`,
+    details: { tampering_environment: finding.message },
+  };
+}
