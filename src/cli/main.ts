@@ -14,9 +14,15 @@ export async function main(argv: string[]): Promise<number> {
   const program = new Command('berth')
     .description('Evaluate AI coding agents and code models on software-engineering benchmarks.')
     .version(VERSION, '-V, --version')
-    .showHelpAfterError()
+    // A bad flag gets one line (with commander's "did you mean") and this hint, not the whole help.
+    .showHelpAfterError("(add --help for the command's options)")
     .exitOverride();
   for (const register of commands) register(program);
+  // No command at all: the help, as a usage error (exit 2), as Harbor's CLI does.
+  if (argv.length === 0) {
+    program.outputHelp({ error: true });
+    return 2;
+  }
   try {
     await program.parseAsync(argv, { from: 'user' });
     return typeof process.exitCode === 'number' ? process.exitCode : 0;

@@ -12,6 +12,7 @@ import { runJob } from '../jobs/job.ts';
 import { defaultJobName } from '../jobs/names.ts';
 import { planPerModel, planTrials } from '../jobs/plan.ts';
 import { modelEndpointFor } from '../models/access.ts';
+import type { TrialLimits as ModelTrialLimits } from '../models/gateway.ts';
 import { combineReporters, createReporters, ownsStdout } from '../reporters/registry.ts';
 import type { ReporterContext, RunScope } from '../reporters/reporter.ts';
 import { buildSwebenchReport, writeSwebenchReport } from '../reporters/swebench-report.ts';
@@ -22,12 +23,14 @@ import { instanceImageProblem } from '../tasks/swebench/instance-image.ts';
 import { localRunProblems } from '../tasks/swebench/runnable.ts';
 import type { Task } from '../tasks/task.ts';
 import { DEFAULT_INSTALL_TIMEOUT_SEC } from '../trials/engine.ts';
+import { eventText } from '../trials/event-log.ts';
 import { jobEndEventOf, trialEndEventOf, trialStartEventOf } from '../trials/events.ts';
 import { providersFor } from '../trials/runtime.ts';
 import type { EnvironmentOptions, TrialLimits } from '../trials/spec.ts';
 import { MAX_TIMER_SEC } from '../util/with-timeout.ts';
 import { createVerifiers } from '../verifiers/registry.ts';
 import type { RunCommandOptions } from './commands/run.ts';
+import { type HarborRunSettings, harborRunOptions } from './harbor-flags.ts';
 import { type InterruptHandle, installInterruptHandler, testPause } from './interrupt.ts';
 import { resolveRunModels, startRunGateway } from './run-models.ts';
 
@@ -181,10 +184,25 @@ function refuseOverlongTimeouts(
  * @param interrupt the command's signal handling, installed by the caller as early as possible
  *   (src/cli/commands/run.ts); when absent, one is installed here for the call.
  */
-export async function runCommand(options: RunCommandOptions, interrupt?: InterruptHandle): Promise<number> {
+export async function runCommand(
+  options: RunCommandOptions,
+  interrupt?: InterruptHandle,
+  given?: ReadonlySet<string>,
+): Promise<number> {
   const handle = interrupt ?? installInterruptHandler();
   try {
-    return await runInterruptible(options, handle);
+    // Harbor's spellings and its -c job configuration, folded into berth's options.
+    const harbor = await harborRunOptions(
+      options,
+      new Set(
+        given ?? Object.keys(options).filter((k) => options[k as keyof RunCommandOptions] !== undefined),
+      ),
+    );
+    return await runInterruptible(
+      harbor.options as RunCommandOptions & { path: string },
+      harbor.settings,
+      handle,
+    );
   } catch (error) {
     if (!(error instanceof StoppedBeforeStart)) throw error;
     process.stderr.write('berth: stopped before any trial started; no job folder was written\n');
@@ -194,7 +212,11 @@ export async function runCommand(options: RunCommandOptions, interrupt?: Interru
   }
 }
 
-async function runInterruptible(options: RunCommandOptions, interrupt: InterruptHandle): Promise<number> {
+async function runInterruptible(
+  options: RunCommandOptions,
+  harbor: HarborRunSettings,
+  interrupt: InterruptHandle,
+): Promise<number> {
   const stopIfInterrupted = () => {
     if (interrupt.signal.aborted) throw new StoppedBeforeStart();
   };
@@ -226,15 +248,17 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
       '--environment-build-timeout-multiplier',
       options.environmentBuildTimeoutMultiplier,
     ),
+    agentSetup: positiveNumber('--agent-setup-timeout-multiplier', options.agentSetupTimeoutMultiplier),
   };
   const { dockerOptionsFrom } = await import('../environments/docker/options.ts');
-  const dockerCli = dockerOptionsFrom(options.imageMap ?? [], options.config);
+  const dockerCli = dockerOptionsFrom(options.imageMap ?? [], options.settings);
   // What every trial's spec carries of the environments (src/trials/spec.ts), as data.
   const environmentOptions: EnvironmentOptions = {
     ...(options.repos ? { reposDir: resolve(options.repos) } : {}),
-    ...(options.keepEnvironments ? { keep: true } : {}),
+    // Harbor's --no-delete keeps what a trial's environment leaves (berth's local folders).
+    ...(options.keepEnvironments || options.delete === false ? { keep: true } : {}),
     imageMap: Object.fromEntries(dockerCli.imageMap.entries()),
-    ...(options.rebuild ? { rebuild: true } : {}),
+    ...(options.forceBuild ? { rebuild: true } : {}),
     ...(options.imagesDir ? { imagesDir: resolve(options.imagesDir) } : {}),
   };
   const limits: TrialLimits = limitRequestFrom(options, dockerCli.pidsLimit);
@@ -262,7 +286,12 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
     );
   }
   // --env: SWE-bench rows in the harness's instance image, or from a snapshot / --repos mirror.
-  const placed = options.env ? placeTasks(loaded, options.env) : loaded;
+  // (-e is docker or local here: harborRunOptions refused anything else.)
+  const placed = options.env ? placeTasks(loaded, options.env as 'docker' | 'local') : loaded;
+  if (options.delete === false && placed.some((t) => t.environment.kind === 'docker'))
+    process.stderr.write(
+      'berth: --no-delete: Docker containers are still removed after each trial (built images are kept as a cache either way; berth clean --cache removes them)\n',
+    );
   // --agent-timeout replaces the task's agent timeout (Harbor's `override_timeout_sec`).
   const tasks =
     agentTimeout === undefined ? placed : placed.map((t) => ({ ...t, agentTimeoutSec: agentTimeout }));
@@ -285,7 +314,11 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
     process.stderr.write(
       `berth: warning: -m/--model is ignored: agent \`${options.agent}\` calls no model (-m is for deckhand, the installed agents and -a command)\n`,
     );
-  const models = resolveRunModels(noModel ? { ...options, model: undefined } : options, options.agent);
+  const models = resolveRunModels(
+    noModel ? { ...options, model: undefined } : options,
+    options.agent,
+    options.queue !== undefined,
+  );
   const agentsPerModel = models
     ? await Promise.all(
         models.targets.map(async (target) => ({
@@ -372,6 +405,12 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
         : `none of the ${tasks.length} task(s) of ${options.path} is left to run (check -i/-x/-l${agent instanceof PredictionsAgent ? ' and the predictions file' : ''})`;
     throw new UsageError(`no task to run: ${why}`);
   }
+  // --ve reaches a Harbor task's tests/test.sh; other verifiers run no script of the task's.
+  const notHarbor = plan.find((p) => p.task.verifier.kind !== 'harbor');
+  if (Object.keys(harbor.verifierEnv).length > 0 && notHarbor)
+    throw new UsageError(
+      `--ve/--verifier-env: ${notHarbor.task.name} is a ${notHarbor.task.format} task; verifier variables reach Harbor tasks' tests/test.sh only`,
+    );
   refuseOverlongTimeouts(
     plan.map((p) => p.task),
     multiplier,
@@ -443,6 +482,7 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
     agent: agent.info.name,
     total: plan.length,
     scope,
+    ...(options.quiet ? { quiet: true } : {}),
   };
   const reporter = combineReporters(createReporters(reporterNamesGiven, reporterContext));
   const machine = ownsStdout(reporterNamesGiven);
@@ -452,11 +492,12 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
   if (!machine && process.stdout.isTTY && !process.env.CI)
     process.stderr.write(`berth: running ${plan.length} trial(s), ${concurrency} at a time...\n`);
   const jobLabel = jobName;
-  const submitter = options.queue ? await openQueue(options) : undefined;
+  const submitter = options.queue ? await openQueue(options, models?.limits) : undefined;
   const queueLabel = options.queue
     ? (await import('../queue/connection.ts')).redactedUrl(options.queue)
     : undefined;
-  const gateway = models ? await startRunGateway(models) : undefined;
+  // With a queue, each worker calls the models through its own gateway, with its own keys.
+  const gateway = models && !submitter ? await startRunGateway(models) : undefined;
   const summary = await runJob({
     jobsDir: resolve(options.jobsDir),
     jobName,
@@ -485,8 +526,21 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
       ...(phase.agent !== undefined ? { agent: phase.agent } : {}),
       ...(phase.verifier !== undefined ? { verifier: phase.verifier } : {}),
       ...(phase.build !== undefined ? { environmentBuild: phase.build } : {}),
+      ...(phase.agentSetup !== undefined ? { agentSetup: phase.agentSetup } : {}),
     },
     ...(agentTimeout !== undefined ? { agentTimeoutSec: agentTimeout } : {}),
+    retry: harbor.retry,
+    ...(harbor.artifacts.length > 0 ? { artifacts: harbor.artifacts } : {}),
+    ...(options.disableVerification || Object.keys(harbor.verifierEnv).length > 0
+      ? {
+          verification: {
+            ...(options.disableVerification ? { disable: true } : {}),
+            ...(Object.keys(harbor.verifierEnv).length > 0 ? { env: harbor.verifierEnv } : {}),
+          },
+        }
+      : {}),
+    ...(options.debug ? { debug: true } : {}),
+    ...(options.quiet ? { quiet: true } : {}),
     config: {
       dataset: resolve(options.path),
       agent_name: options.agent,
@@ -530,6 +584,8 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
     onTrialEnd: (result, info) => reporter.onTrialEnd(result, trialEndEventOf(result, jobLabel, info.reused)),
     onNotice: (message) => process.stderr.write(`berth: ${message}\n`),
     onEvent: (event) => {
+      // --debug: every event as a log line (the job.log / trial.log form) on standard error.
+      if (options.debug) process.stderr.write(`${eventText(event)}\n`);
       reporter.onEvent(event);
       if (event.type === 'job-start') void reporter.onJobStart(event);
     },
@@ -574,17 +630,18 @@ async function runInterruptible(options: RunCommandOptions, interrupt: Interrupt
  * The queue of `--queue`, checked before the job starts.
  * @throws UsageError for a bad URL, an unreachable queue, or an option workers cannot honour.
  */
-async function openQueue(options: RunCommandOptions) {
-  if (options.model?.length)
+async function openQueue(options: RunCommandOptions, modelLimits: ModelTrialLimits | undefined) {
+  if (options.modelBudget !== undefined || options.modelCache)
     throw new UsageError(
-      '-m/--model with --queue: not supported yet (a trial on a worker calls models through a gateway on that worker; docs/scale-out.md)',
+      `${options.modelBudget !== undefined ? '--model-budget' : '--model-cache'} with --queue: not supported (each worker has its own model gateway; docs/scale-out.md)`,
     );
   const { QueueSubmitter } = await import('../queue/submitter.ts');
   const { maxBlobBytes } = await import('../queue/blobs.ts');
   return QueueSubmitter.open({
     address: { url: options.queue as string, ...(options.queueCa ? { caFile: options.queueCa } : {}) },
-    datasetPath: options.path,
+    datasetPath: options.path as string,
     maxBlobBytes: maxBlobBytes(options.maxBlobMb),
+    ...(modelLimits ? { modelLimits } : {}),
   });
 }
 

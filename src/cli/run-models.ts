@@ -63,7 +63,12 @@ export function withoutCredentials(url: string): string {
  * a name without `/`).
  * @throws UsageError for a bad name, flag or missing key
  */
-export function resolveRunModels(flags: ModelFlags, agent: string): RunModels | undefined {
+export function resolveRunModels(
+  flags: ModelFlags,
+  agent: string,
+  /** The keys are where the trials run (queue workers, docs/scale-out.md), not checked here. */
+  keysElsewhere = false,
+): RunModels | undefined {
   const ids = flags.model ?? [];
   const modelOnly = [
     'modelBaseUrl',
@@ -90,7 +95,7 @@ export function resolveRunModels(flags: ModelFlags, agent: string): RunModels | 
   if (new Set(ids).size !== ids.length) throw new UsageError('-m: the same model is given twice');
   const credentials = Credentials.load(flags.envFile);
   const targets = ids.map((id) => resolveModel(id, credentials.variables(), flags.modelBaseUrl));
-  for (const target of targets) {
+  for (const target of keysElsewhere ? [] : targets) {
     if (target.needsKey && !credentials.keyFor(target))
       throw new UsageError(
         `-m ${target.id}: no key for ${target.provider}; set ${target.keyVar ?? 'its key variable'} or pass --env-file FILE`,

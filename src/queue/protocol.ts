@@ -10,12 +10,20 @@
  * - A submitter stopping its job publishes the BullMQ job id on `CANCEL_CHANNEL`; the worker
  *   running it aborts it (BullMQ's `Worker.cancelJob`) and completes it as `cancelled`.
  */
+import type { TrialLimits as ModelTrialLimits } from '../models/gateway.ts';
+import type { ModelTarget } from '../models/providers.ts';
 import type { TrialSpec } from '../trials/spec.ts';
 import { QUEUE_PREFIX } from './connection.ts';
 
 export interface QueuedTrial {
   /** The spec with every host path written as a blob reference (src/queue/content.ts). */
   spec: TrialSpec;
+  /**
+   * The trial's model (`-m`), as data (provider, name, base URL, the key's variable name: never
+   * a key), and its per-trial limits. The worker calls it through its own model gateway, with
+   * the key from its own environment.
+   */
+  model?: { target: ModelTarget; limits?: ModelTrialLimits };
 }
 
 export interface TrialOutcome {

@@ -15,6 +15,7 @@ import { pathToFileURL } from 'node:url';
 import { Job, Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { TrialRunner } from '../jobs/job.ts';
+import type { TrialLimits as ModelTrialLimits } from '../models/gateway.ts';
 import { taskChecksum } from '../tasks/checksum.ts';
 import { type BerthEvent, EVENTS_SCHEMA_VERSION, eventTime } from '../trials/events.ts';
 import type { TrialResult } from '../trials/result.ts';
@@ -35,6 +36,8 @@ export interface SubmitterOptions {
   datasetPath: string;
   /** Cap of one blob, in bytes. */
   maxBlobBytes?: number;
+  /** Per-trial model limits (`--model-max-calls`...), applied by the workers' gateways. */
+  modelLimits?: ModelTrialLimits;
 }
 
 interface Lane {
@@ -105,7 +108,10 @@ export class QueueSubmitter {
         : emit(event),
     );
     try {
-      const job = await this.submit(queue, key, queued);
+      const model = trial.model
+        ? { target: trial.model, ...(this.options.modelLimits ? { limits: this.options.modelLimits } : {}) }
+        : undefined;
+      const job = await this.submit(queue, key, { spec: queued, ...(model ? { model } : {}) });
       const cancelled = new Promise<'not-started'>((resolve) => {
         if (!signal) return;
         const onAbort = () => void this.cancel(job).then((started) => started || resolve('not-started'));
@@ -138,7 +144,7 @@ export class QueueSubmitter {
    * The trial's BullMQ job: the one already under its key when there is one (queued, running,
    * or finished and usable), else a new one.
    */
-  private async submit(queue: Queue<QueuedTrial, TrialOutcome>, key: string, queued: QueuedTrial['spec']) {
+  private async submit(queue: Queue<QueuedTrial, TrialOutcome>, key: string, data: QueuedTrial) {
     const existing = await Job.fromId<QueuedTrial, TrialOutcome>(queue, key);
     if (existing) {
       const state = await existing.getState();
@@ -149,18 +155,14 @@ export class QueueSubmitter {
       if (!(state === 'completed' && existing.returnvalue?.status === 'cancelled')) return existing;
       await existing.remove();
     }
-    return queue.add(
-      queued.trial.name,
-      { spec: queued },
-      {
-        jobId: key,
-        // A processor error (not a trial's failure: the engine records those) is retried.
-        attempts: 3,
-        backoff: { type: 'exponential', delay: 2000 },
-        removeOnComplete: { age: KEEP_FINISHED_SEC },
-        removeOnFail: { age: KEEP_FINISHED_SEC },
-      },
-    );
+    return queue.add(data.spec.trial.name, data, {
+      jobId: key,
+      // A processor error (not a trial's failure: the engine records those) is retried.
+      attempts: 3,
+      backoff: { type: 'exponential', delay: 2000 },
+      removeOnComplete: { age: KEEP_FINISHED_SEC },
+      removeOnFail: { age: KEEP_FINISHED_SEC },
+    });
   }
 
   /**

@@ -22,11 +22,19 @@ import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type Job, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { createAgent } from '../agents/registry.ts';
 import { tarPath } from '../environments/docker/tar.ts';
+import type { SwebenchRules } from '../grading/swebench.ts';
 import { lockJobDir } from '../jobs/lock.ts';
-import { runTrial } from '../trials/engine.ts';
+import { modelEndpointFor } from '../models/access.ts';
+import { Credentials } from '../models/credentials.ts';
+import { ModelGateway } from '../models/gateway.ts';
+import { PriceTable } from '../models/pricing.ts';
+import { type RunTrialOptions, runTrial } from '../trials/engine.ts';
 import type { BerthEvent } from '../trials/events.ts';
+import { providersFor } from '../trials/runtime.ts';
 import type { TrialSpec } from '../trials/spec.ts';
+import { createVerifiers } from '../verifiers/registry.ts';
 import { BlobCache, BlobStore, BlobTooLargeError, DEFAULT_MAX_BLOB_BYTES } from './blobs.ts';
 import { connectRedis, QUEUE_PREFIX, type QueueAddress, queueName, redisOptions } from './connection.ts';
 import { materializeSpec } from './content.ts';
@@ -56,6 +64,11 @@ export interface WorkerOptions {
    * a worker silent this long has its trial given to another worker. Default 30.
    */
   lockSec?: number;
+  /**
+   * Keys for the trials' models (`--env-file`; default this process's environment): a trial
+   * that calls a model does so through this worker's own model gateway (docs/scale-out.md).
+   */
+  envFile?: string;
   /** Lines for the operator (start, each trial, clean-up). */
   log?: (line: string) => void;
 }
@@ -116,6 +129,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     const store = new BlobStore(redis, options.maxBlobBytes ?? DEFAULT_MAX_BLOB_BYTES);
     const cache = new BlobCache(store, join(root, 'blobs'));
     const running: Record<string, string> = {};
+    const models = new WorkerModels(id, options.envFile);
     const startedAt = new Date().toISOString();
     const beat = async () => {
       const body: WorkerBeat = {
@@ -158,7 +172,13 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       };
       try {
         await rm(trialDir, { recursive: true, force: true });
-        const result = await runTrial(spec, emit, { trialDir, task, ...(signal ? { signal } : {}) });
+        const withModel = job.data.model ? await models.forTrial(spec, job.data.model) : {};
+        const result = await runTrial(spec, emit, {
+          trialDir,
+          task,
+          ...withModel,
+          ...(signal ? { signal } : {}),
+        });
         await sent;
         const tar = await tarPath(trialDir, 'trial', { mtime: 0 });
         let folder: string;
@@ -212,6 +232,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       id,
       async close() {
         clearInterval(heart);
+        await models.stop();
         await Promise.all(workers.map((w) => w.close()));
         await ownRedis.del(heartbeatKey(id)).catch(() => {});
         ownSubscriber.disconnect();
@@ -224,5 +245,56 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     redis?.disconnect();
     await release();
     throw error;
+  }
+}
+
+/**
+ * The worker's model gateway, started with the first trial that calls a model: the keys are
+ * the worker's (its environment or `--env-file`), never on the queue.
+ */
+class WorkerModels {
+  private gateway: Promise<ModelGateway> | undefined;
+  private credentials: Credentials | undefined;
+
+  constructor(
+    private readonly workerId: string,
+    private readonly envFile: string | undefined,
+  ) {}
+
+  /** The runtime and model options of a trial that calls `model`. */
+  async forTrial(
+    spec: TrialSpec,
+    model: NonNullable<QueuedTrial['model']>,
+  ): Promise<Pick<RunTrialOptions, 'runtime' | 'models'>> {
+    this.credentials ??= Credentials.load(this.envFile);
+    const { target } = model;
+    if (target.needsKey && !this.credentials.keyFor(target))
+      throw new UnrecoverableError(
+        `worker ${this.workerId} has no key for ${target.provider}: set ${target.keyVar ?? 'its key variable'} where the worker runs, or start it with --env-file FILE`,
+      );
+    const credentials = this.credentials;
+    this.gateway ??= ModelGateway.start({ credentials, prices: PriceTable.load() });
+    const gateway = await this.gateway;
+    const agent = await createAgent(spec.agent.name, {
+      ...spec.agent.options,
+      model: target.id,
+      modelTarget: target,
+      modelEndpoint: modelEndpointFor,
+    });
+    return {
+      runtime: {
+        agent,
+        providers: providersFor(spec),
+        verifiers: createVerifiers(
+          spec.verification.rules ? { rules: spec.verification.rules as SwebenchRules } : {},
+        ),
+      },
+      models: { gateway, target, ...(model.limits ? { limits: model.limits } : {}) },
+    };
+  }
+
+  async stop(): Promise<void> {
+    const gateway = await this.gateway?.catch(() => undefined);
+    await gateway?.stop();
   }
 }

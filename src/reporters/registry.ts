@@ -25,7 +25,8 @@ const factories = new Map<string, ReporterFactory>([
         write: context.stdout,
         total: context.total,
         scope: context.scope,
-        live: context.stderrIsTTY ? liveRegion(process.stderr) : undefined,
+        live: context.stderrIsTTY && !context.quiet ? liveRegion(process.stderr) : undefined,
+        ...(context.quiet ? { quiet: true } : {}),
       }),
   ],
   [
@@ -37,6 +38,7 @@ const factories = new Map<string, ReporterFactory>([
         write: context.stdout,
         total: context.total,
         scope: context.scope,
+        ...(context.quiet ? { quiet: true } : {}),
       }),
   ],
   [

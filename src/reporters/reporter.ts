@@ -54,6 +54,8 @@ export interface ReporterContext {
   /** Trials planned. */
   total: number;
   scope: RunScope;
+  /** Harbor's `-q/--quiet`: no line per trial and no live progress, the summary only. */
+  quiet?: boolean;
 }
 
 /** The finished job as `onJobEnd` sees it. */

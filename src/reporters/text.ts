@@ -301,6 +301,8 @@ export function textReporter(options: {
   now?: () => number;
   /** Seconds between redraws of the elapsed time; 0 for none (tests). Default 1. */
   tickSec?: number;
+  /** Harbor's `-q`: no line per trial, no live line, no table; the summary lines only. */
+  quiet?: boolean;
 }): Reporter {
   const now = options.now ?? (() => performance.now());
   const started = now();
@@ -327,7 +329,7 @@ export function textReporter(options: {
   return {
     onTrialStart() {
       counts.running++;
-      if (options.mode === 'tty') redraw();
+      if (options.mode === 'tty' && !options.quiet) redraw();
     },
     onTrialEnd(result, event) {
       const reused = event.reused;
@@ -337,12 +339,13 @@ export function textReporter(options: {
       if (result.berth.resolved) counts.resolved++;
       else if (result.berth.status === 'unresolved' || result.berth.status === 'empty_patch') counts.failed++;
       else if (result.berth.status !== 'cancelled') counts.errored++;
+      if (options.quiet) return;
       if (options.mode === 'lines') options.write(`${trialLine(result, options.attempts, reused)}\n`);
       else redraw();
     },
     onJobEnd({ summary }) {
       if (timer) clearInterval(timer);
-      if (options.mode === 'tty') {
+      if (options.mode === 'tty' && !options.quiet) {
         options.live?.clear();
         options.write(`${renderTable(summary.trials, options.attempts)}\n`);
       }

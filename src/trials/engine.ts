@@ -290,14 +290,17 @@ class TrialRun {
     this.allowSecrets = allowSecrets;
     this.environmentEnv = environmentVariables(this.task.environment, allowSecrets);
     const solutionEnv = resolveEnvTemplates(plan.solutionEnv, { section: '[solution] env', allowSecrets });
-    const verifierEnvs = plan.steps.map((s) =>
-      s.verifier.envTemplates
+    // Harbor's `--ve` values (the job's `verifier.env`) go over the task's and its steps'.
+    const jobVerifierEnv = this.spec.verification.env;
+    const verifierEnvs = plan.steps.map((s) => {
+      const own = s.verifier.envTemplates
         ? resolveEnvTemplates(s.verifier.envTemplates.env, {
             section: s.verifier.envTemplates.section,
             allowSecrets,
           })
-        : undefined,
-    );
+        : undefined;
+      return jobVerifierEnv ? { ...(own ?? {}), ...jobVerifierEnv } : own;
+    });
     const environmentSetup: TimingInfo = { started_at: '', finished_at: '' };
     this.result.environment_setup = environmentSetup;
     await this.phase('environment', null, () => this.startEnvironment('install.log', true), environmentSetup);
@@ -332,7 +335,7 @@ class TrialRun {
         if (e) this.notes.push(`${prefix}${e.exception_type}`);
         for (const note of outcome.verdict?.notes ?? []) this.notes.push(`${prefix}${note}`);
         await this.archiveStep(outcome.result, isLast);
-        if (!isLast && this.gate(step, outcome.result)) break;
+        if (!isLast && !this.spec.verification.disable && this.gate(step, outcome.result)) break;
       }
     }
     if (plan.multiStep) this.concludeSteps(plan, outcomes);
@@ -461,7 +464,8 @@ class TrialRun {
               environment,
               attempt: this.spec.trial.attempt,
               logDir: join(this.trialDir, 'agent'),
-              timeoutMultiplier: this.agentMultiplier,
+              // Harbor's `--agent-setup-timeout-multiplier`, else the job's multiplier.
+              timeoutMultiplier: this.spec.timeouts.agentSetupMultiplier ?? this.multiplier,
               emit: this.emitEvent,
               ...(this.models ? { models: this.models.session } : {}),
               ...(this.signal ? { signal: this.signal } : {}),
@@ -507,14 +511,25 @@ class TrialRun {
         }
       }
     }
-    if (step.artifacts) {
-      const artifacts = step.artifacts;
+    // The task's artifacts, then the job's (Harbor's `--artifact`).
+    const jobArtifacts = (this.spec.artifacts ?? []).map((a) =>
+      typeof a === 'string'
+        ? { source: a }
+        : {
+            source: a.source,
+            ...(a.destination ? { destination: a.destination } : {}),
+            ...(a.exclude ? { exclude: a.exclude } : {}),
+          },
+    );
+    if (step.artifacts || jobArtifacts.length > 0) {
+      const artifacts = [...(step.artifacts ?? []), ...jobArtifacts];
       await this.phase('artifacts', stepName, () =>
         collectArtifacts(this.liveEnvironment(), join(this.trialDir, 'artifacts'), artifacts),
       );
     }
-    // Harbor verifies even after a recorded agent error; a failed step set-up skips it.
-    if (!setupOk) return { result: target };
+    // Harbor verifies even after a recorded agent error; a failed step set-up skips it, and so
+    // does `--disable-verification` (no reward recorded).
+    if (!setupOk || this.spec.verification.disable) return { result: target };
     const timing: TimingInfo = { started_at: '', finished_at: '' };
     target.verifier = timing;
     let verdict: VerifierResult;
@@ -886,6 +901,12 @@ class TrialRun {
     const { result } = this;
     const berth = result.berth;
     const verdict = outcome.verdict;
+    if (!verdict && this.spec.verification.disable && !result.exception_info) {
+      // --disable-verification: the agent ran, nothing was verified; not resolved, no reward.
+      berth.status = 'unresolved';
+      berth.note = [...this.notes, 'not verified (--disable-verification)'].join('; ');
+      return;
+    }
     if (!verdict) {
       // The step's set-up failed: no verdict.
       berth.status = 'error';
@@ -926,6 +947,13 @@ class TrialRun {
     );
     const reward = rewards?.reward;
     const berth = result.berth;
+    if (this.spec.verification.disable && !failed) {
+      // --disable-verification: the steps' agents ran, nothing was verified.
+      berth.status = 'unresolved';
+      berth.resolved = false;
+      berth.note = [...this.notes, 'not verified (--disable-verification)'].join('; ');
+      return;
+    }
     berth.status = reward === undefined || failed ? 'error' : reward >= 1 ? 'resolved' : 'unresolved';
     berth.resolved = berth.status === 'resolved';
     berth.note = this.notes.join('; ') || 'ok';

@@ -77,8 +77,17 @@ const oneLine = (text: string, max = 300) => {
 };
 
 /**
+ * Control characters as visible escapes (`\x1b`): an agent's or a model's text in a log line
+ * (or on the terminal, `berth run --debug`) can neither drive the terminal nor start a forged line.
+ */
+const visible = (text: string) =>
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: these are what it escapes
+  text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+
+/**
  * One event as a line of a text log: `<time> <LEVEL> [<trial>] <what happened>`, in the manner
- * of the log lines Harbor's `job.log` and `trial.log` hold.
+ * of the log lines Harbor's `job.log` and `trial.log` hold. Always one line, without control
+ * characters.
  */
 export function eventText(event: BerthEvent): string {
   const trial = 'trial' in event && event.trial ? ` [${event.trial}]` : '';
@@ -130,5 +139,5 @@ export function eventText(event: BerthEvent): string {
       what = oneLine(event.message, 1000);
       break;
   }
-  return `${event.time} ${level}${trial} ${what}`;
+  return visible(`${event.time} ${level}${trial} ${what}`);
 }

@@ -86,11 +86,17 @@ export interface TestWorker {
  * Starts `berth worker` on `url` with root `root`, in a mount namespace where each folder of
  * `hide` is an empty tmpfs.
  */
-export function startTestWorker(url: string, root: string, hide: string[], extra: string[] = []): TestWorker {
+export function startTestWorker(
+  url: string,
+  root: string,
+  hide: string[],
+  extra: string[] = [],
+  env: Record<string, string> = {},
+): TestWorker {
   const mounts = hide.map((dir) => `mount -t tmpfs -o size=1m berth-hidden '${dir}'`).join(' && ');
   const command = `${mounts ? `${mounts} && ` : ''}exec node '${bin}' worker --queue '${url}' --root '${root}' --lock-sec 3 ${extra.join(' ')}`;
   const proc = spawn('unshare', ['-m', 'sh', '-c', command], {
-    env: { ...process.env, CI: '1' },
+    env: { ...process.env, CI: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let text = '';
@@ -119,13 +125,16 @@ export function startTestWorker(url: string, root: string, hide: string[], extra
 }
 
 /** `berth run ...` without waiting. */
-export function startSubmitter(args: string[]): {
+export function startSubmitter(
+  args: string[],
+  env: Record<string, string> = {},
+): {
   proc: ChildProcess;
   output: () => string;
   done: Promise<number | null>;
 } {
   const proc = spawn('node', [bin, 'run', ...args], {
-    env: { ...process.env, CI: '1' },
+    env: { ...process.env, CI: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let text = '';

@@ -39,7 +39,7 @@ async function harborCopy(): Promise<string> {
 }
 
 describe('a path the user gave that cannot be opened is bad input (exit 2), not an internal error', () => {
-  it('run --jobs-dir naming a file, run --config naming no file', async () => {
+  it('run --jobs-dir naming a file, run --settings or -c naming no file', async () => {
     const dir = await temp.make('berth-fs-');
     writeFileSync(join(dir, 'file'), '');
     const jobs = berth(['run', '-p', mini, '-a', 'nop', '-l', '1', '--jobs-dir', join(dir, 'file')]);
@@ -47,9 +47,12 @@ describe('a path the user gave that cannot be opened is bad input (exit 2), not 
     expect(jobs.stderr).toContain(`berth: ${join(dir, 'file')}`);
     expect(jobs.stderr).toContain('is a file, not a folder (ENOTDIR');
     expect(jobs.stderr).not.toContain('internal error');
-    const config = berth(['run', '-p', mini, '-a', 'nop', '-l', '1', '--config', join(dir, 'none.toml')]);
+    const config = berth(['run', '-p', mini, '-a', 'nop', '-l', '1', '--settings', join(dir, 'none.toml')]);
     expect(config.code).toBe(2);
     expect(config.stderr).toContain(`berth: ${join(dir, 'none.toml')}: no such file or folder (ENOENT`);
+    const job = berth(['run', '-c', join(dir, 'none.yaml')]);
+    expect(job.code).toBe(2);
+    expect(job.stderr).toContain(`berth: ${join(dir, 'none.yaml')}: no such file or folder (ENOENT`);
   });
 
   it('berth report on a file, or on a folder that is not a job, says so', async () => {

@@ -397,7 +397,7 @@ export async function runTarget(
     '1024',
     '--override-storage-mb',
     '128',
-    '--config',
+    '--settings',
     config,
   ];
   const run = async (kind: string, args: string[], env: Record<string, string> = {}) => {

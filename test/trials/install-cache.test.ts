@@ -13,7 +13,10 @@ import type { Task } from '../../src/tasks/task.ts';
 import { runTrialWith } from '../../src/trials/trial.ts';
 import { SwebenchVerifier } from '../../src/verifiers/swebench.ts';
 import { statusLinesParser } from '../helpers/status-lines-parser.ts';
+import { tempDirs } from '../helpers/temp-dirs.ts';
 
+const temp = tempDirs();
+afterAll(temp.cleanup);
 let cacheDir = '';
 const saved = process.env.BERTH_CACHE_DIR;
 const started: LocalEnvironment[] = [];
@@ -130,7 +133,7 @@ describe('install once, materialise once (local environment)', () => {
       agent: new OracleAgent(),
       attempt: 1,
       trialName: 't__1',
-      trialDir: join(await mkdtemp(join(tmpdir(), 'berth-speed-trial-')), 'trial'),
+      trialDir: join(await temp.make('berth-speed-trial-'), 'trial'),
       jobId: 'install-cache',
       source: 'inline',
       providers: [provider],

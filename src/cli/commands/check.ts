@@ -92,10 +92,13 @@ export const registerCheck: RegisterCommand = (program: Command) => {
         );
         let exists: ((image: string) => Promise<boolean>) | undefined;
         let engine: import('../../environments/docker/accelerators.ts').EngineAccelerators | undefined;
+        let storageEnforced: boolean | undefined;
         try {
           const { docker } = await connectDocker();
           const { engineAccelerators } = await import('../../environments/docker/accelerators.ts');
           engine = await engineAccelerators(docker);
+          const { storageOptWorth } = await import('../../environments/docker/limits.ts');
+          storageEnforced = storageOptWorth(docker, await docker.info());
           const cache = new Map<string, Promise<boolean>>();
           exists = (image) => {
             let p = cache.get(image);
@@ -116,13 +119,10 @@ export const registerCheck: RegisterCommand = (program: Command) => {
         for (const { dir, task, error } of loaded)
           checks.push(
             task
-              ? await checkTask(
-                  task,
-                  imageMap,
-                  exists,
-                  engine,
-                  opts.imagesDir ? { imagesDir: resolve(opts.imagesDir) } : {},
-                )
+              ? await checkTask(task, imageMap, exists, engine, {
+                  ...(opts.imagesDir ? { imagesDir: resolve(opts.imagesDir) } : {}),
+                  ...(storageEnforced !== undefined ? { storageEnforced } : {}),
+                })
               : unloadableCheck(dir, error),
           );
         const summary = {

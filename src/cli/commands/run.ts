@@ -12,7 +12,8 @@ import type { RegisterCommand } from './index.ts';
 
 /** The options of `berth run`; the model ones (`-m`, limits, prices, cache) are `ModelFlags`. */
 export interface RunCommandOptions extends ModelFlags {
-  path: string;
+  /** `-p`; required unless the `-c` job configuration names a dataset or task. */
+  path?: string;
   agent: string;
   predictions?: string;
   agentCommand?: string;
@@ -50,10 +51,43 @@ export interface RunCommandOptions extends ModelFlags {
   registryPath?: string;
   registryUrl?: string;
   allowEnvSecrets?: boolean;
-  /** SWE-bench rows: `local` or `docker` (the harness's instance image); default: as each row says. */
-  env?: 'local' | 'docker';
+  /**
+   * Harbor's `-e/--env`: `docker` or `local` (SWE-bench rows: the harness's instance image, or
+   * a snapshot / `--repos` mirror); default: as each task says. Harbor's cloud environments are refused.
+   */
+  env?: string;
   /** SWE-bench rows: whose verdict counts (`default`, berth's rules, or `swebench`: the harness's). */
   rules?: 'default' | 'swebench';
+  /** Harbor's spellings of berth's options (`--n-attempts` for `--attempts`...), hidden aliases. */
+  nAttempts?: string;
+  nConcurrent?: string;
+  includeTaskName?: string[];
+  excludeTaskName?: string[];
+  nTasks?: string;
+  /** berth's own settings file (`[docker.image_map]`, `docker.pids_limit`), formerly `--config`. */
+  settings?: string;
+  /** Harbor's `--ve/--verifier-env K=V` (repeatable). */
+  ve?: string[];
+  verifierEnv?: string[];
+  silent?: boolean;
+  enableVerification?: boolean;
+  /** Harbor's `-q/--quiet/--silent`: no line per trial, the summary only. */
+  quiet?: boolean;
+  /** Harbor's `--debug`: every event of the job as a log line on standard error. */
+  debug?: boolean;
+  /** Harbor's `-r/--max-retries`, `--retry-include`, `--retry-exclude` (exception type names). */
+  maxRetries?: string;
+  retryInclude?: string[];
+  retryExclude?: string[];
+  /** Harbor's `--force-build/--no-force-build` (`--rebuild` is berth's older name). */
+  forceBuild?: boolean;
+  /** Harbor's `--delete/--no-delete`. */
+  delete?: boolean;
+  agentSetupTimeoutMultiplier?: string;
+  /** Harbor's `--disable-verification/--enable-verification`. */
+  disableVerification?: boolean;
+  /** Harbor's `--artifact PATH` (repeatable): collected from every trial's environment after the agent. */
+  artifact?: string[];
   /** Harbor's resource overrides, replacing each task's `[environment]` value (docs/security.md). */
   overrideCpus?: string;
   overrideMemoryMb?: string;
@@ -74,7 +108,7 @@ export const registerRun: RegisterCommand = (program: Command) => {
     .description('Run an agent on a dataset (SWE-bench rows, DockerLess rows, ...) and grade every trial.')
     .option(
       '-p, --path <dataset>',
-      'SWE-bench file (JSON list, JSON object keyed by id, JSONL), a folder of them, or a Harbor task or dataset folder',
+      'SWE-bench file (JSON list, JSON object keyed by id, JSONL), a folder of them, or a Harbor task or dataset folder (required unless -c names one)',
     )
     .option(
       '-d, --dataset <name@version>',
@@ -145,16 +179,41 @@ export const registerRun: RegisterCommand = (program: Command) => {
       '--model-cache',
       'answer repeated model requests from the response cache (berth clean --cache removes it)',
     )
-    .option('-k, --attempts <n>', 'attempts per task', '1')
-    .option('-n, --concurrency <n>', 'trials run at once', '1')
-    .option('--jobs-dir <dir>', 'folder of job folders', 'jobs')
+    .option('-k, --attempts <n>', 'attempts per task (Harbor: -k/--n-attempts)', '1')
+    .option('-n, --concurrency <n>', 'trials run at once (Harbor: -n/--n-concurrent; berth default 1)', '1')
+    .option('-o, --jobs-dir <dir>', 'folder of job folders', 'jobs')
     .option(
       '--job-name <name>',
       'job folder name; an existing job of that name is resumed (default: the date and time)',
     )
-    .option('-i, --include <glob>', 'run only tasks whose name matches (repeatable)', collect)
-    .option('-x, --exclude <glob>', 'skip tasks whose name matches (repeatable)', collect)
-    .option('-l, --limit <n>', 'run at most N tasks')
+    .option(
+      '-c, --config <file>',
+      "Harbor's job configuration (JobConfig, YAML or JSON); flags given beside it win",
+    )
+    .option(
+      '-i, --include <glob>',
+      'run only tasks whose name matches (repeatable; Harbor: --include-task-name)',
+      collect,
+    )
+    .option(
+      '-x, --exclude <glob>',
+      'skip tasks whose name matches (repeatable; Harbor: --exclude-task-name)',
+      collect,
+    )
+    .option('-l, --limit <n>', 'run at most N tasks, after -i/-x (Harbor: -l/--n-tasks)')
+    .option('-q, --quiet', 'no line per trial: the summary only (Harbor: -q/--quiet/--silent)')
+    .option('--debug', 'print every event of the job (phases, commands, model calls) as a log line on stderr')
+    .option('-r, --max-retries <n>', 'run a trial again up to N times after an exception (default 0)')
+    .option(
+      '--retry-include <exception>',
+      'retry only these exception types (repeatable; default: every type not excluded)',
+      collect,
+    )
+    .option(
+      '--retry-exclude <exception>',
+      'never retry these exception types (repeatable; default AgentTimeoutError, VerifierTimeoutError, RewardFileNotFoundError, RewardFileEmptyError, VerifierOutputParseError)',
+      collect,
+    )
     .option('--json', 'write one JSON document (docs/run-report.schema.json) to stdout')
     .option(
       '--reporter <name>',
@@ -168,13 +227,33 @@ export const registerRun: RegisterCommand = (program: Command) => {
       'multiply the agent timeout (replaces --timeout-multiplier for it)',
     )
     .option('--verifier-timeout-multiplier <x>', 'multiply the verifier timeout')
+    .option(
+      '--agent-setup-timeout-multiplier <x>',
+      'multiply the agent set-up timeout (installed agents, --agent-setup)',
+    )
     .option('--environment-build-timeout-multiplier <x>', 'multiply the Docker build timeout')
+    .option(
+      '--ve <NAME=VALUE>',
+      "variable for the verifier (repeatable; also --verifier-env), over the task's [verifier] env",
+      collect,
+    )
+    .addOption(new Option('--verifier-env <NAME=VALUE>').hideHelp().argParser(collect))
+    .option('--disable-verification', 'run the agent only: no verifier, no reward')
+    .addOption(new Option('--enable-verification', 'verify every trial (the default)').hideHelp())
+    .option(
+      '--artifact <path>',
+      "a path collected from every trial's environment after the agent, into <trial>/artifacts (repeatable)",
+      collect,
+    )
     .option(
       '--image-map <FROM=TO>',
       'Docker: use a local image instead of FROM (repeatable; FROM may be *)',
       collect,
     )
-    .option('--config <file>', 'config file (TOML or JSON) with [docker.image_map] and docker.pids_limit')
+    .option(
+      '--settings <file>',
+      "berth's settings file (TOML or JSON): [docker.image_map], docker.pids_limit",
+    )
     .option('--override-cpus <n>', "CPU cores of every trial, replacing the task's cpus")
     .option(
       '--override-memory-mb <mb>',
@@ -184,16 +263,23 @@ export const registerRun: RegisterCommand = (program: Command) => {
       '--override-storage-mb <mb>',
       "size of every trial's writable folders (and largest file) in MiB, replacing the task's storage_mb (default 10240)",
     )
-    .option('--rebuild', 'Docker: rebuild images even when cached')
+    .option('--force-build', 'Docker: build images again even when cached (also --rebuild)')
+    .addOption(new Option('--no-force-build', 'use cached images (the default)').hideHelp())
+    .addOption(new Option('--rebuild', 'Docker: rebuild images even when cached').hideHelp())
+    .option(
+      '--no-delete',
+      "keep each trial's environment folder (local); Docker containers are always removed",
+    )
+    .addOption(new Option('--delete', "remove each trial's environment after it (the default)").hideHelp())
     .option(
       '--images-dir <dir>',
       "Docker: folder of the tasks' image archives (the multilingual demo's tar_path), loaded when an image is missing (default: sample_images/ beside the tasks)",
     )
     .addOption(
       new Option(
-        '--env <kind>',
-        "SWE-bench rows: local (a snapshot or --repos mirror) or docker (the row's image, else the harness's instance image); default: docker for rows naming an image, else local",
-      ).choices(['local', 'docker']),
+        '-e, --env <kind>',
+        "docker or local (SWE-bench rows: the row's or the harness's instance image, or a snapshot / --repos mirror); default: as each task says",
+      ),
     )
     .addOption(
       new Option(
@@ -220,13 +306,22 @@ export const registerRun: RegisterCommand = (program: Command) => {
     .addOption(
       new Option('--keep-environments', 'keep the temporary repository folders (debugging)').hideHelp(),
     )
-    .action(async (options: RunCommandOptions) => {
+    // Harbor's long spellings of berth's options.
+    .addOption(new Option('--n-attempts <n>').hideHelp())
+    .addOption(new Option('--n-concurrent <n>').hideHelp())
+    .addOption(new Option('--include-task-name <glob>').hideHelp().argParser(collect))
+    .addOption(new Option('--exclude-task-name <glob>').hideHelp().argParser(collect))
+    .addOption(new Option('--n-tasks <n>').hideHelp())
+    .addOption(new Option('--silent').hideHelp())
+    .action(async (options: RunCommandOptions, command: Command) => {
       // Installed first, before anything slow (loading the action, the dataset, the rows'
       // checks), so a Ctrl-C or SIGTERM at any point stops cleanly (src/cli/interrupt.ts).
       const interrupt = installInterruptHandler();
       try {
         const { runCommand } = await import('../run-action.ts');
-        process.exitCode = await runCommand(options, interrupt);
+        // The options given on the command line win over a -c job configuration's values.
+        const given = new Set(Object.keys(options).filter((k) => command.getOptionValueSource(k) === 'cli'));
+        process.exitCode = await runCommand(options, interrupt, given);
       } finally {
         interrupt.dispose();
       }

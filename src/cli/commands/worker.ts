@@ -15,6 +15,7 @@ interface WorkerCommandOptions {
   root?: string;
   maxBlobMb?: string;
   lockSec: string;
+  envFile?: string;
 }
 
 export const registerWorker: RegisterCommand = (program) => {
@@ -68,6 +69,7 @@ export const registerWorker: RegisterCommand = (program) => {
         envs: options.env ? [options.env] : ['local', 'docker'],
         maxBlobBytes: maxBlobBytes(options.maxBlobMb),
         lockSec,
+        ...(options.envFile ? { envFile: options.envFile } : {}),
         log,
       });
       await new Promise<void>((resolve) => {

@@ -575,7 +575,7 @@ export class DockerContainerEnvironment implements Environment {
    * agent started survives, whatever it does (fork a successor and exit, setsid, ignore
    * signals, inject code into a process berth would keep): nothing can race this kill, as it
    * could race a kill that lists processes first. The writable layer, networks and limits
-   * stay; the image's entrypoint starts again. About 0.3 s on an idle engine.
+   * stay; the image's entrypoint starts again. (Cost: docs/security.md.)
    * @returns how many processes ran besides the keep-alive loop (and the entrypoint's, as at start)
    */
   async killStrayProcesses(): Promise<number> {

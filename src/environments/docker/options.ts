@@ -1,7 +1,7 @@
 /**
  * Docker options from the command line and a config file.
  *
- * Config file (`--config FILE`, TOML or JSON):
+ * berth's settings file (`berth run --settings FILE`; `--config FILE` for `berth check` and `berth bases`), TOML or JSON:
  *
  * ```toml
  * [docker]

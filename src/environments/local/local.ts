@@ -233,27 +233,35 @@ export class LocalEnvironment implements Environment {
       if (this.isolationMethod === 'bwrap') extra.TMPDIR = '/tmp';
       else if (this.sandbox?.identity) extra.TMPDIR = join(this.root, 'tmp');
     }
-    const result = await runProcess(argv, {
-      prefix,
-      limits: {
-        processes: limits.processes,
-        memoryBytes: limits.memoryBytes,
-        ...(limits.cpus !== undefined ? { cpus: limits.cpus } : {}),
-        fileBytes: limits.fileBytes,
-        ...(limits.cpuSec !== undefined ? { cpuSec: limits.cpuSec } : {}),
-      },
-      ...(this.capped ? { cappedFolder: this.root } : {}),
-      cwd: options.cwd ? this.inside(options.cwd) : this.workdir,
-      env: commandEnv({ ...extra, ...options.env }),
-      ...(spawnAs ? { uid: spawnAs.uid, gid: spawnAs.gid } : {}),
-      ...(options.timeoutSec !== undefined ? { timeoutSec: options.timeoutSec } : {}),
-      ...(options.outputFile ? { outputFile: options.outputFile } : {}),
-      ...(options.maxOutputBytes !== undefined || limits.outputBytes !== undefined
-        ? { maxOutputBytes: Math.min(options.maxOutputBytes ?? Infinity, limits.outputBytes ?? Infinity) }
-        : {}),
-      ...(options.input !== undefined ? { input: options.input } : {}),
-      signal: options.signal ? AbortSignal.any([options.signal, this.stopping.signal]) : this.stopping.signal,
-    });
+    const run = () =>
+      runProcess(argv, {
+        prefix,
+        limits: {
+          processes: limits.processes,
+          memoryBytes: limits.memoryBytes,
+          ...(limits.cpus !== undefined ? { cpus: limits.cpus } : {}),
+          fileBytes: limits.fileBytes,
+          ...(limits.cpuSec !== undefined ? { cpuSec: limits.cpuSec } : {}),
+        },
+        ...(this.capped ? { cappedFolder: this.root } : {}),
+        cwd: options.cwd ? this.inside(options.cwd) : this.workdir,
+        env: commandEnv({ ...extra, ...options.env }),
+        ...(spawnAs ? { uid: spawnAs.uid, gid: spawnAs.gid } : {}),
+        ...(options.timeoutSec !== undefined ? { timeoutSec: options.timeoutSec } : {}),
+        ...(options.outputFile ? { outputFile: options.outputFile } : {}),
+        ...(options.maxOutputBytes !== undefined || limits.outputBytes !== undefined
+          ? { maxOutputBytes: Math.min(options.maxOutputBytes ?? Infinity, limits.outputBytes ?? Infinity) }
+          : {}),
+        ...(options.input !== undefined ? { input: options.input } : {}),
+        signal: options.signal
+          ? AbortSignal.any([options.signal, this.stopping.signal])
+          : this.stopping.signal,
+      });
+    let result = await run();
+    // bwrap binds the host's mounts one by one: a mount that goes away meanwhile (a container
+    // of the Docker engine stopping) fails the set-up before the command ran. Run it again.
+    for (let retry = 0; retry < 3 && prefix[0] === 'bwrap' && bwrapSetupFailed(result); retry++)
+      result = await run();
     this.limits.note(result.limitsHit);
     // What a set-up command (berth's user) left in the trial folder goes back to the trial's uid.
     if (options.setup) for (const dir of SANDBOX_DIRS) await this.handOver(join(this.root, dir));
@@ -311,6 +319,11 @@ export class LocalEnvironment implements Environment {
     if (this.capped) await releaseFolder(this.root);
     if (!this.keep) await rm(this.root, { recursive: true, force: true, maxRetries: 3 });
   }
+}
+
+/** Whether bwrap failed while it built the sandbox (a mount that changed meanwhile), before the command ran. */
+function bwrapSetupFailed(result: ExecResult): boolean {
+  return result.exitCode === 1 && /^bwrap: Can't (bind mount|remount|mount)/.test(result.output.trimStart());
 }
 
 /** The root's folders sandboxed commands write (all else in the root is berth's). */

@@ -25,6 +25,13 @@ describe('berth check (static)', () => {
       'docker-compose.yaml: line 17: `services.secrets.ports` is not used by berth',
     );
     expect(formatCheck(check)).toContain('services beside main: secrets');
+    // storage_mb: what this engine does with it, said per task.
+    const onOverlay = await checkTask(loadHarborTask(task), new ImageMap(), async () => true, undefined, {
+      storageEnforced: false,
+    });
+    expect(formatCheck(onOverlay)).toContain(
+      "storage: no storage_mb (berth's default 10240 MiB): measured every 10 s and at each phase's end, not enforced (this engine's storage driver takes no size)",
+    );
   });
 
   it('knows which commands reach the network', () => {

@@ -61,6 +61,8 @@ export interface TaskCheck {
   features: string[];
   /** docker-compose services started beside `main` (sidecars). */
   services?: string[];
+  /** How `storage_mb` (or berth's default) is held to on this engine, when one answers. */
+  storage?: string;
   /** task.toml warnings (deprecated forms, unknown keys with their line); they do not stop a run. */
   warnings?: string[];
 }
@@ -250,6 +252,8 @@ export async function checkTask(
   options: {
     /** Where the tasks' image archives (`tar_path`) are looked for (`--images-dir`). */
     imagesDir?: string;
+    /** Whether the engine's storage driver enforces a container's size (`StorageOpt`). */
+    storageEnforced?: boolean;
   } = {},
 ): Promise<TaskCheck> {
   const spec = task.environment as DockerSpec;
@@ -420,6 +424,15 @@ export async function checkTask(
     reasons,
     features,
     ...(services.length ? { services } : {}),
+    ...(options.storageEnforced !== undefined && task.environment.kind === 'docker'
+      ? {
+          storage: `${spec.storageMb !== undefined ? `storage_mb ${spec.storageMb}` : "no storage_mb (berth's default 10240 MiB)"}: ${
+            options.storageEnforced
+              ? 'enforced by the engine (StorageOpt)'
+              : "measured every 10 s and at each phase's end, not enforced (this engine's storage driver takes no size)"
+          }`,
+        }
+      : {}),
     warnings: [
       ...((task.metadata.harbor as { warnings?: string[] } | undefined)?.warnings ?? []),
       ...composeWarnings,
@@ -434,6 +447,7 @@ export function formatCheck(c: TaskCheck): string {
   ];
   lines.push(`  image: ${c.image}`);
   if (c.services?.length) lines.push(`  services beside main: ${c.services.join(', ')}`);
+  if (c.storage) lines.push(`  storage: ${c.storage}`);
   for (const n of c.needs) lines.push(`  needs ${n.image}: ${n.status}${n.detail ? ` (${n.detail})` : ''}`);
   lines.push(`  network: agent ${c.phases.agent}, verifier ${c.phases.verifier}`);
   if (c.features.length) lines.push(`  features: ${c.features.join(', ')}`);

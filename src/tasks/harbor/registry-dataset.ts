@@ -22,6 +22,7 @@ import {
   existsSync,
   mkdirSync,
   readFileSync,
+  realpathSync,
   renameSync,
   rmSync,
   statSync,
@@ -224,6 +225,19 @@ export async function fetchDataset(
           );
         }
       }
+      // A link in the repository (the folder, or a folder on its way) could point at a host folder.
+
+      let real: string | undefined;
+      try {
+        real = realpathSync(join(checkout, path));
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error; // absent: said below
+      }
+      if (real && real !== join(realpathSync(checkout), path))
+        throw new InputError(
+          { file, field: `tasks[${index}].path` },
+          `${task.name}: ${path} is a symbolic link in the repository (or lies under one); a folder was expected`,
+        );
       if (!statSync(join(checkout, path), { throwIfNoEntry: false })?.isDirectory())
         throw new InputError(
           { file, field: `tasks[${index}].path` },

@@ -1,0 +1,128 @@
+/**
+ * Trials that call models, on queue workers: the model gateway runs on each worker with the
+ * worker's own key (the submitter has none, and no key travels on the queue). berth's own agent,
+ * deckhand, against the scripted model server, on two instances of the bundled sample: one the
+ * script solves, one it does not.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sample } from '../helpers/jobs.ts';
+import {
+  queueUnavailable,
+  startRedis,
+  startSubmitter,
+  startTestWorker,
+  type TestRedis,
+  type TestWorker,
+} from '../helpers/queue.ts';
+import {
+  type ReceivedRequest,
+  type ScriptedModelServer,
+  type ScriptStep,
+  startScriptedModelServer,
+} from '../helpers/scripted-model-server.ts';
+
+const unavailable = queueUnavailable();
+const KEY = 'sk-worker-only-7c21e9';
+const rows = readFileSync(sample, 'utf8')
+  .trim()
+  .split('\n')
+  .map((line) => JSON.parse(line) as Record<string, string>);
+
+function script(request: ReceivedRequest): ScriptStep {
+  const text = JSON.stringify(request.body.messages);
+  const row = rows.find((r) => text.includes(JSON.stringify(r.problem_statement).slice(1, 60)));
+  const turn = (request.body.messages as Array<{ role: string }>).filter((m) => m.role === 'tool').length;
+  const usage = { input: 1000, output: 50 };
+  if (turn > 0)
+    return { reply: { toolCalls: [{ name: 'finish', input: { summary: 'done' } }], usage, cost: 0.001 } };
+  const command =
+    row?.instance_id === 'berth__csvline-1'
+      ? `git apply <<'BERTH_PATCH'\n${row.patch}BERTH_PATCH`
+      : 'echo todo > NOTES.txt';
+  return { reply: { text: 'On it.', toolCalls: [{ name: 'bash', input: { command } }], usage, cost: 0.001 } };
+}
+
+describe('trials that call models, on workers', () => {
+  let dir: string;
+  let redis: TestRedis;
+  let worker: TestWorker;
+  let server: ScriptedModelServer;
+
+  beforeAll(async () => {
+    if (unavailable) return; // every test skips, saying why
+    dir = mkdtempSync(join(tmpdir(), 'scale-models-'));
+    redis = await startRedis(join(dir, 'redis'));
+    server = await startScriptedModelServer(script);
+    worker = startTestWorker(redis.url, join(dir, 'worker'), [], [], { OPENROUTER_API_KEY: KEY });
+    await worker.waitFor(/worker \S+ on trials-local/);
+  });
+
+  afterAll(async () => {
+    await worker?.stop();
+    await server?.close();
+    await redis?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("calls the model through the worker's gateway with the worker's key", async (ctx) => {
+    if (unavailable) ctx.skip(true, unavailable);
+    const jobs = join(dir, 'jobs');
+    // Not spawnSync: the scripted model server answers from this process.
+    const run = startSubmitter(
+      [
+        '-p',
+        sample,
+        '-a',
+        'deckhand',
+        '-m',
+        'openrouter/scripted/model',
+        '--model-base-url',
+        `${server.url}/v1`,
+        '-i',
+        'berth__csvline-1',
+        '-i',
+        'berth__toposort-1',
+        '--jobs-dir',
+        jobs,
+        '--job-name',
+        'models',
+        '--queue',
+        redis.url,
+      ],
+      { OPENROUTER_API_KEY: '' },
+    );
+    const code = await run.done;
+    expect(code, run.output()).toBe(0);
+    const result = (trial: string) =>
+      JSON.parse(readFileSync(join(jobs, 'models', trial, 'result.json'), 'utf8'));
+    expect(result('berth__csvline-1__1').berth.status).toBe('resolved');
+    expect(result('berth__toposort-1__1').berth.resolved).toBe(false);
+    expect(result('berth__csvline-1__1').agent_result.n_input_tokens).toBe(2000);
+    // The upstream saw the worker's key; the queue never held it.
+    expect(server.requests.length).toBeGreaterThanOrEqual(4);
+    for (const request of server.requests)
+      expect(String(request.headers.authorization)).toBe(`Bearer ${KEY}`);
+    const events = readFileSync(join(jobs, 'models', 'events.jsonl'), 'utf8');
+    expect(events.match(/"type":"model-call"/g)?.length).toBe(4);
+    const client = new Redis(redis.url);
+    try {
+      const keys = await client.keys('berth:*');
+      for (const key of keys) {
+        const type = await client.type(key);
+        const text =
+          type === 'string'
+            ? await client.get(key)
+            : type === 'hash'
+              ? JSON.stringify(await client.hgetall(key))
+              : '';
+        expect(text ?? '').not.toContain(KEY);
+      }
+    } finally {
+      client.disconnect();
+    }
+  });
+});
