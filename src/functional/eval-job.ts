@@ -4,10 +4,13 @@
  * verdict comes in, `job-end`; docs/events.md) and a `result.json` with the job's id, times and
  * statistics (pass@k). The samples themselves still run as one fast in-process batch in the
  * sandbox (evaluate.ts): a sample is a trial whose agent already answered, so no environment,
- * agent or verifier phase is started for it.
+ * agent or verifier phase is started for it. config.json and result.json are Harbor's JobConfig and
+ * JobResult (the problems file as the dataset, the samples' agent as the agent; berth's own
+ * settings and the pass@k summary under `berth`), `job.log` holds the events as text.
  */
 import { randomUUID } from 'node:crypto';
 import { join, resolve } from 'node:path';
+import { noteJobFolder } from '../jobs/job-folder-log.ts';
 import { lockJobDir } from '../jobs/lock.ts';
 import { trialNameFor } from '../jobs/plan.ts';
 import { EventLog } from '../trials/event-log.ts';
@@ -30,7 +33,8 @@ export interface EvalJobOptions extends EvaluateOptions {
 export async function runEvalJob(options: EvalJobOptions): Promise<EvaluateSummary & { job_dir: string }> {
   const jobDir = resolve(options.jobsDir, options.jobName);
   const release = await lockJobDir(jobDir, options.jobName);
-  const log = await EventLog.open(join(jobDir, 'events.jsonl'));
+  noteJobFolder(jobDir);
+  const log = await EventLog.open(join(jobDir, 'events.jsonl'), { text: join(jobDir, 'job.log') });
   const job = options.jobName;
   const emit = (event: BerthEvent) => {
     log.write(event);
@@ -42,13 +46,24 @@ export async function runEvalJob(options: EvalJobOptions): Promise<EvaluateSumma
       options.samples ?? (problems ? await readSamples(options.samplesFile, problems) : undefined);
     const id = randomUUID();
     const startedAt = new Date().toISOString();
+    const agent = options.config?.agent;
     await writeJsonAtomic(join(jobDir, 'config.json'), {
       job_name: job,
-      kind: 'eval',
-      problems: resolve(options.problemsFile),
-      samples: resolve(options.samplesFile),
-      berth_version: VERSION,
-      ...options.config,
+      jobs_dir: resolve(options.jobsDir),
+      n_attempts: 1,
+      // The samples' author: `-a oracle|nop`, else the samples file (Harbor's agent by name).
+      agents: [{ name: typeof agent === 'string' ? agent : 'samples', model_name: null }],
+      datasets: [
+        { path: resolve(options.problemsFile), task_names: null, exclude_task_names: null, n_tasks: null },
+      ],
+      tasks: [],
+      berth: {
+        version: VERSION,
+        kind: 'eval',
+        problems: resolve(options.problemsFile),
+        samples: resolve(options.samplesFile),
+        options: options.config ?? {},
+      },
     });
     emit({
       type: 'job-start',
@@ -85,22 +100,34 @@ export async function runEvalJob(options: EvalJobOptions): Promise<EvaluateSumma
         options.onProgress?.(done, total, sample, result);
       },
     });
+    const finishedAt = new Date().toISOString();
     await writeJsonAtomic(join(jobDir, 'result.json'), {
       id,
-      job_name: job,
-      kind: 'eval',
-      berth_version: VERSION,
       started_at: startedAt,
-      finished_at: new Date().toISOString(),
+      updated_at: finishedAt,
+      finished_at: finishedAt,
       n_total_trials: summary.samples,
+      // Harbor's JobStats: every sample is a finished trial (no evals: pass@k is under `berth`).
       stats: {
+        n_completed_trials: summary.samples,
+        n_errored_trials: 0,
+        n_running_trials: 0,
+        n_pending_trials: 0,
+        n_cancelled_trials: 0,
+        n_retries: 0,
+        evals: {},
+      },
+      berth: {
+        version: VERSION,
+        job_name: job,
+        kind: 'eval',
         n_trials: summary.samples,
         n_resolved_trials: summary.passed,
         pass_at_k: summary.pass_at_k,
         failures: summary.failures,
         by_language: summary.by_language,
+        summary,
       },
-      summary,
     });
     emit({
       type: 'job-end',

@@ -34,6 +34,8 @@ import { type RunTrialOptions, runTrial } from '../trials/engine.ts';
 import type { BerthEvent } from '../trials/events.ts';
 import { providersFor } from '../trials/runtime.ts';
 import type { TrialSpec } from '../trials/spec.ts';
+import { reclaimLeftovers } from '../util/leftovers.ts';
+import { defaultOwnerId, setOwnerId } from '../util/owner.ts';
 import { createVerifiers } from '../verifiers/registry.ts';
 import { BlobCache, BlobStore, BlobTooLargeError, DEFAULT_MAX_BLOB_BYTES } from './blobs.ts';
 import { connectRedis, QUEUE_PREFIX, type QueueAddress, queueName, redisOptions } from './connection.ts';
@@ -93,6 +95,23 @@ async function cleanEarlierLife(root: string, log: (line: string) => void): Prom
   }
 }
 
+/** Removes what dead berth processes of this host left: temp folders, and the providers' containers and networks. */
+async function reclaimDeadOwners(envs: string[], log: (line: string) => void): Promise<void> {
+  try {
+    const { folders } = await reclaimLeftovers();
+    const providers = providersFor({ environment: {}, limits: {}, timeouts: { multiplier: 1 } });
+    let resources = 0;
+    for (const provider of providers)
+      if (envs.includes(provider.kind)) resources += (await provider.reclaim?.()) ?? 0;
+    if (folders.length + resources > 0)
+      log(
+        `removed ${folders.length} folder(s) and ${resources} Docker resource(s) that stopped berth processes left`,
+      );
+  } catch (error) {
+    log(`could not remove what an earlier run left: ${(error as Error).message}`);
+  }
+}
+
 /** The worker's id: kept in `<root>/worker-id`, made once (`<host>-<random>`). */
 async function workerIdOf(root: string): Promise<{ id: string; restarted: boolean }> {
   const file = join(root, 'worker-id');
@@ -125,7 +144,12 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   try {
     redis = await connectRedis(options.address);
     const { id, restarted } = await workerIdOf(root);
+    // Everything this worker makes (containers, networks, temp folders) is labelled with its id
+    // (src/util/owner.ts); what dead berth processes of this host left is removed now: the
+    // earlier life of this worker (killed) among them.
+    setOwnerId(`${defaultOwnerId()}/${id}`);
     if (restarted) await cleanEarlierLife(root, log);
+    await reclaimDeadOwners(options.envs, log);
     const store = new BlobStore(redis, options.maxBlobBytes ?? DEFAULT_MAX_BLOB_BYTES);
     const cache = new BlobCache(store, join(root, 'blobs'));
     const running: Record<string, string> = {};

@@ -51,10 +51,11 @@ describe('the HTML report in Chromium (file://, no network)', () => {
     expect(problems).toEqual({ console: [], errors: [], requests: [] });
     expect(await page.locator('[data-card="rate"] .big').textContent()).toBe('0.0%');
     expect(await page.locator('tr.trial-row').count()).toBe(4);
-    // Phases ran: environment, agent, verifier -> three boxes (the first rect mark; the second is the medians).
+    // Phases ran: environment, agent set-up (recorded always, as Harbor does: an instant for an agent
+    // without one), agent, verifier -> four boxes (the first rect mark; the second is the medians).
     const boxes = page.locator('[data-chart="phases"] g.mark-rect.role-mark').first().locator('path');
-    expect(await boxes.count()).toBe(3);
-    expect(await page.locator('[data-chart="phases"]').getAttribute('data-marks')).toBe('3');
+    expect(await boxes.count()).toBe(4);
+    expect(await page.locator('[data-chart="phases"]').getAttribute('data-marks')).toBe('4');
     await page.close();
   });
 

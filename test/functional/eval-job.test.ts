@@ -54,14 +54,17 @@ describe.skipIf(detectSandbox().kind === 'none')('berth eval as a job', () => {
     );
     expect(events.at(-1)).toMatchObject({ type: 'job-end', n_trials: 2, n_resolved: 2 });
     const result = JSON.parse(readFileSync(join(jobDir, 'result.json'), 'utf8'));
+    // Harbor's JobResult and JobConfig, berth's part under `berth` (the after-each check reads
+    // both with Harbor's models).
     expect(result).toMatchObject({
-      job_name: 'he',
-      kind: 'eval',
-      stats: { n_trials: 2, n_resolved_trials: 2 },
+      n_total_trials: 2,
+      stats: { n_completed_trials: 2, n_errored_trials: 0 },
+      berth: { job_name: 'he', kind: 'eval', n_trials: 2, n_resolved_trials: 2 },
     });
     expect(JSON.parse(readFileSync(join(jobDir, 'config.json'), 'utf8'))).toMatchObject({
-      kind: 'eval',
-      agent: 'oracle',
+      agents: [{ name: 'oracle' }],
+      berth: { kind: 'eval', options: { agent: 'oracle' } },
     });
+    expect(readFileSync(join(jobDir, 'job.log'), 'utf8')).toMatch(/ INFO job he started: 2 trial\(s\)/);
   }, 120_000);
 });

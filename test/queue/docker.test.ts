@@ -4,6 +4,7 @@
  * tmpfs in their mount namespaces), travel as blobs, are built and run on Docker by the
  * workers, and give the verdicts of a local run.
  */
+import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +14,7 @@ import { berth } from '../helpers/jobs.ts';
 import {
   queueUnavailable,
   startRedis,
+  startSubmitter,
   startTestWorker,
   type TestRedis,
   type TestWorker,
@@ -84,5 +86,66 @@ describe('Harbor tasks on Docker through workers', () => {
     expect(verdicts(join(jobs, 'oracle-queued'))['calc__1']).toEqual(['resolved', { reward: 1 }]);
     // The workers ran them (their logs arrive once this test yields).
     await Promise.any(workers.map((w) => w.waitFor(/oracle-queued\/tool-1__1: resolved/, 10_000)));
+  });
+
+  it('a worker killed mid-trial has its container removed when it starts again, and runs the trial again', async (ctx) => {
+    if (unavailable) ctx.skip(true, unavailable);
+    // Only worker 1 takes trials here.
+    await workers[1]?.stop();
+    const jobs = join(submitterDir, 'jobs');
+    const run = startSubmitter([
+      '-p',
+      join(submitterDir, 'based', 'tasks'),
+      '-i',
+      'calc',
+      '-a',
+      'command',
+      '--agent-command',
+      'sleep 15',
+      '--image-map',
+      `debian:bookworm-slim=${BASE_IMAGE}`,
+      '--jobs-dir',
+      jobs,
+      '--job-name',
+      'killed-docker',
+      '--queue',
+      redis.url,
+    ]);
+    const root = join(dir, 'worker-1');
+    const id = readFileSync(join(root, 'worker-id'), 'utf8').trim();
+    const containers = () =>
+      spawnSync(
+        'docker',
+        ['ps', '-a', '--filter', 'label=dev.berth.owner', '--format', '{{.ID}} {{.Label "dev.berth.owner"}}'],
+        {
+          encoding: 'utf8',
+        },
+      )
+        .stdout.split('\n')
+        .filter((line) => line.endsWith(`/${id}`));
+    const deadline = Date.now() + 120_000;
+    while (containers().length === 0) {
+      if (Date.now() > deadline)
+        throw new Error(
+          `no container of worker ${id}:\n${workers[0]?.log()}\n${workers[1]?.log()}\n${run.output()}`,
+        );
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    workers[0]?.kill9();
+    await new Promise((r) => setTimeout(r, 500));
+    expect(containers().length).toBeGreaterThan(0);
+    const reborn = startTestWorker(redis.url, root, [submitterDir], ['--env', 'docker']);
+    workers[0] = reborn;
+    await reborn.waitFor(/worker \S+ on trials-docker/);
+    expect(reborn.log()).toMatch(/removed \d+ folder\(s\) and [1-9]\d* Docker resource\(s\)/);
+    expect(containers()).toEqual([]);
+    // The trial comes back once, from the worker that ran it again.
+    expect(await run.done, run.output()).toBe(0);
+    const results = verdicts(join(jobs, 'killed-docker')) as Record<string, [string, unknown]>;
+    expect(Object.keys(results)).toEqual(['calc__1']);
+    // The agent changed nothing: calc's test.sh then writes no reward, as with the nop agent.
+    expect(results.calc__1?.[0]).toBe('error');
+    const result = JSON.parse(readFileSync(join(jobs, 'killed-docker', 'calc__1', 'result.json'), 'utf8'));
+    expect(result.exception_info.exception_type).toBe('RewardFileNotFoundError');
   });
 });

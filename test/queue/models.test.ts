@@ -4,7 +4,7 @@
  * deckhand, against the scripted model server, on two instances of the bundled sample: one the
  * script solves, one it does not.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -57,7 +57,11 @@ describe('trials that call models, on workers', () => {
     dir = mkdtempSync(join(tmpdir(), 'scale-models-'));
     redis = await startRedis(join(dir, 'redis'));
     server = await startScriptedModelServer(script);
-    worker = startTestWorker(redis.url, join(dir, 'worker'), [], [], { OPENROUTER_API_KEY: KEY });
+    // The key only in the worker's env file (berth worker --env-file).
+    writeFileSync(join(dir, 'worker.env'), `OPENROUTER_API_KEY=${KEY}\n`);
+    worker = startTestWorker(redis.url, join(dir, 'worker'), [], ['--env-file', join(dir, 'worker.env')], {
+      OPENROUTER_API_KEY: '',
+    });
     await worker.waitFor(/worker \S+ on trials-local/);
   });
 

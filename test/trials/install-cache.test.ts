@@ -122,6 +122,21 @@ describe('install once, materialise once (local environment)', () => {
     expect(await readFile(join(entry, 'repo', 'node_modules', 'x', 'f'), 'utf8')).toBe('installed\n');
   });
 
+  it('keys an entry by snapshot content, install command, variables; never a host folder', () => {
+    const spec = (files: Record<string, string>, install?: string): Task['environment'] => ({
+      kind: 'local',
+      snapshot: { files },
+      ...(install ? { install } : {}),
+    });
+    const key = installCacheKey(spec({ a: '1', b: '2' }, 'npm i'));
+    expect(installCacheKey(spec({ b: '2', a: '1' }, 'npm i'))).toBe(key);
+    expect(installCacheKey(spec({ a: '1', b: '3' }, 'npm i'))).not.toBe(key);
+    expect(installCacheKey(spec({ a: '1', b: '2' }, 'npm ci'))).not.toBe(key);
+    expect(installCacheKey(spec({ a: '1', b: '2' }, 'npm i'), { NODE_ENV: 'test' })).not.toBe(key);
+    expect(installCacheKey(spec({ 'a/b': '' }))).not.toBe(installCacheKey(spec({ a: '/b' })));
+    expect(installCacheKey({ kind: 'local', folder: '/srv/repo' })).toBeUndefined();
+  });
+
   it('a failing install is never cached', async () => {
     const spec: Task['environment'] = {
       kind: 'local',

@@ -43,6 +43,10 @@ export const registerWorker: RegisterCommand = (program) => {
       'largest blob (a trial folder packed) sent back, in MiB (default 64, at most 512)',
     )
     .option(
+      '--env-file <file>',
+      "model keys for trials that call models (dotenv; default this process's environment)",
+    )
+    .option(
       '--lock-sec <sec>',
       'seconds without a sign of life after which its trials go to other workers',
       '30',

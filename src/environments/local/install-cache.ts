@@ -51,12 +51,16 @@ export function installCacheEnabled(): boolean {
 
 /**
  * The entry's key: sha256 of the snapshot's content (or the mirror's repository and base commit),
- * the install command and the platform (OS, CPU, Node version: an install may build native code).
+ * the install command, the environment's variables and the platform (OS, CPU, Node version: an
+ * install may build native code).
  * @returns undefined for an environment that is not local or whose repository is a host folder.
  */
-export function installCacheKey(spec: EnvironmentSpec): string | undefined {
+export function installCacheKey(spec: EnvironmentSpec, env?: Record<string, string>): string | undefined {
   if (spec.kind !== 'local') return undefined;
   const hash = createHash('sha256');
+  // The environment's own variables (Harbor's `[environment] env`) may change what an install does.
+  const vars = Object.entries(env ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  if (vars.length > 0) hash.update(`\0env\0${JSON.stringify(vars)}`);
   hash.update(
     JSON.stringify({ format: FORMAT, platform: `${process.platform}-${process.arch}-${process.version}` }),
   );

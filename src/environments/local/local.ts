@@ -390,7 +390,8 @@ export class LocalEnvironmentProvider implements EnvironmentProvider {
       await mkdir(workdir);
       for (const dir of ['logs/agent', 'logs/verifier', 'logs/artifacts', 'tmp', 'cache'])
         await mkdir(join(root, dir), { recursive: true });
-      const key = (this.options.installCache ?? installCacheEnabled()) ? installCacheKey(spec) : undefined;
+      const key =
+        (this.options.installCache ?? installCacheEnabled()) ? installCacheKey(spec, context.env) : undefined;
       const entry = key ? await readEntry(key) : undefined;
       if (key && entry) {
         await copyEntryInto(key, entry, workdir, join(root, 'cache', 'go-build'));
