@@ -13,7 +13,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 
@@ -81,6 +81,7 @@ const median = (xs: number[]) => {
   return s[Math.floor(s.length / 2)] as number;
 };
 
+const loadBefore = loadavg()[0] as number;
 try {
   // One warm-up each (tsx compile caches, page cache), not counted.
   await job(baseTree, 'warm-base');
@@ -101,7 +102,10 @@ try {
   const m = median(mine.map((t) => t.trials));
   const bv = median(base.map((t) => t.verifier));
   const mv = median(mine.map((t) => t.verifier));
-  console.log(`rounds: ${rounds}; base ${baseCommit}`);
+  const loadAfter = loadavg()[0] as number;
+  console.log(
+    `rounds: ${rounds}; base ${baseCommit}; load average ${loadBefore.toFixed(1)} before, ${loadAfter.toFixed(1)} after${Math.max(loadBefore, loadAfter) > 1.5 ? ' (LOADED: not a figure to quote)' : ''}`,
+  );
   console.log(
     `trial time (4 trials, summed, median): base ${b.toFixed(2)} s, this ${m.toFixed(2)} s, ratio ${(m / b).toFixed(3)} (target <= 1.10)`,
   );

@@ -49,7 +49,7 @@ import {
   type TrialSpec,
   type VerificationOptions,
 } from '../trials/spec.ts';
-import { writeJsonAtomic } from '../util/atomic-write.ts';
+import { writeFileAtomic, writeJsonAtomic } from '../util/atomic-write.ts';
 import { reclaimLeftovers } from '../util/leftovers.ts';
 import type { Verifier } from '../verifiers/verifier.ts';
 import { VERSION } from '../version.ts';
@@ -612,6 +612,14 @@ async function runPlannedTrial(
     // runTrial records everything that happens inside a trial; this only catches
     // failures to write its folder, which must not stop the job either.
     const result = crashedTrialResult(trial, options, jobId, error);
+    // A trial that failed elsewhere (a worker refused it) is recorded in its folder, as any trial.
+    if (options.runner) {
+      await writeJsonAtomic(join(trialDir, 'result.json'), result).catch(() => {});
+      await writeFileAtomic(
+        join(trialDir, 'exception.txt'),
+        result.exception_info?.exception_traceback ?? '',
+      ).catch(() => {});
+    }
     emit(trialEndEventOf(result, options.jobName));
     return result;
   }

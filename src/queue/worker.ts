@@ -30,6 +30,7 @@ import { modelEndpointFor } from '../models/access.ts';
 import { Credentials } from '../models/credentials.ts';
 import { ModelGateway } from '../models/gateway.ts';
 import { PriceTable } from '../models/pricing.ts';
+import { type ModelTarget, resolveModel } from '../models/providers.ts';
 import { type RunTrialOptions, runTrial } from '../trials/engine.ts';
 import type { BerthEvent } from '../trials/events.ts';
 import { providersFor } from '../trials/runtime.ts';
@@ -71,6 +72,8 @@ export interface WorkerOptions {
    * that calls a model does so through this worker's own model gateway (docs/scale-out.md).
    */
   envFile?: string;
+  /** The OpenAI-compatible server of trials' models (`--model-base-url`), as on `berth run`. */
+  modelBaseUrl?: string;
   /** Lines for the operator (start, each trial, clean-up). */
   log?: (line: string) => void;
 }
@@ -153,7 +156,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     const store = new BlobStore(redis, options.maxBlobBytes ?? DEFAULT_MAX_BLOB_BYTES);
     const cache = new BlobCache(store, join(root, 'blobs'));
     const running: Record<string, string> = {};
-    const models = new WorkerModels(id, options.envFile);
+    const models = new WorkerModels(id, options.envFile, options.modelBaseUrl);
     const startedAt = new Date().toISOString();
     const beat = async () => {
       const body: WorkerBeat = {
@@ -283,6 +286,7 @@ class WorkerModels {
   constructor(
     private readonly workerId: string,
     private readonly envFile: string | undefined,
+    private readonly modelBaseUrl: string | undefined,
   ) {}
 
   /** The runtime and model options of a trial that calls `model`. */
@@ -291,7 +295,20 @@ class WorkerModels {
     model: NonNullable<QueuedTrial['model']>,
   ): Promise<Pick<RunTrialOptions, 'runtime' | 'models'>> {
     this.credentials ??= Credentials.load(this.envFile);
-    const { target } = model;
+    // The worker decides where its keys go: the model is resolved here (the provider's URL, the
+    // worker's own --model-base-url or its environment's), never taken from the queue, which
+    // could otherwise send this worker's key to any server.
+    let target: ModelTarget;
+    try {
+      target = resolveModel(model.target.id, this.credentials.variables(), this.modelBaseUrl);
+    } catch (error) {
+      throw new UnrecoverableError(`worker ${this.workerId}: ${(error as Error).message}`);
+    }
+    if (target.baseUrl !== model.target.baseUrl)
+      throw new UnrecoverableError(
+        `worker ${this.workerId} calls ${target.id} at ${target.baseUrl}, the job asks for ${model.target.baseUrl}: ` +
+          'start the worker with --model-base-url for that server (a worker never sends its key where the queue says)',
+      );
     if (target.needsKey && !this.credentials.keyFor(target))
       throw new UnrecoverableError(
         `worker ${this.workerId} has no key for ${target.provider}: set ${target.keyVar ?? 'its key variable'} where the worker runs, or start it with --env-file FILE`,

@@ -66,6 +66,17 @@ export interface TaskResources {
   storageMb?: number;
 }
 
+/**
+ * Captured output per command when neither the caller nor the limits say: 50 MiB, the same for
+ * every environment (local and containers).
+ */
+export const DEFAULT_OUTPUT_BYTES = 50 * 1024 * 1024;
+
+/** The visible mark that ends output cut at `cap` bytes (every environment writes this one). */
+export function truncationMark(cap: number, dropped: number): string {
+  return `\n[berth: output truncated at ${cap} bytes; ${dropped} more bytes dropped]\n`;
+}
+
 /** A limit a command ran into. */
 export type LimitName = 'processes' | 'memory' | 'cpu-time' | 'file-size' | 'disk' | 'output';
 

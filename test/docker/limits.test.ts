@@ -131,6 +131,29 @@ describe.skipIf(skipDocker)('container limits (real engine)', () => {
     expect(result.berth.resolved).toBe(false);
   });
 
+  it("output is capped as on local: the limits' outputBytes, the same mark, read to its end", async () => {
+    const task = variant();
+    const provider = new DockerEnvironmentProvider({
+      imageMap: fixtureImageMap(),
+      limits: { ...SMALL, outputBytes: 256 * 1024 },
+    });
+    const env = await provider.start({ task, jobId: JOB_ID, trialDir: tempDir('berth-limits-out-') });
+    try {
+      // 8 MiB, then a line after the flood: the command runs to its end, the rest is dropped.
+      const run = await env.exec('head -c 8388608 /dev/zero | tr "\\0" x; echo; echo done-after-flood', {
+        timeoutSec: 60,
+      });
+      expect(run.exitCode).toBe(0);
+      expect(run.truncated).toBe(true);
+      expect(run.output.length).toBeLessThan(300 * 1024);
+      expect(run.output).toMatch(/\[berth: output truncated at 262144 bytes; \d+ more bytes dropped\]\n$/);
+      expect(run.output).not.toContain('done-after-flood');
+      expect(run.limitsHit).toContain('output');
+    } finally {
+      await env.stop();
+    }
+  });
+
   it('the pids limit keeps -n containers within half of the host pids; 4 GiB memory by default', async () => {
     const { docker } = await connectDocker();
     const task = variant();

@@ -57,11 +57,16 @@ describe('trials that call models, on workers', () => {
     dir = mkdtempSync(join(tmpdir(), 'scale-models-'));
     redis = await startRedis(join(dir, 'redis'));
     server = await startScriptedModelServer(script);
-    // The key only in the worker's env file (berth worker --env-file).
+    // The key only in the worker's env file (berth worker --env-file); the worker names the
+    // server its key may go to (--model-base-url).
     writeFileSync(join(dir, 'worker.env'), `OPENROUTER_API_KEY=${KEY}\n`);
-    worker = startTestWorker(redis.url, join(dir, 'worker'), [], ['--env-file', join(dir, 'worker.env')], {
-      OPENROUTER_API_KEY: '',
-    });
+    worker = startTestWorker(
+      redis.url,
+      join(dir, 'worker'),
+      [],
+      ['--env-file', join(dir, 'worker.env'), '--model-base-url', `${server.url}/v1`],
+      { OPENROUTER_API_KEY: '' },
+    );
     await worker.waitFor(/worker \S+ on trials-local/);
   });
 
@@ -127,6 +132,43 @@ describe('trials that call models, on workers', () => {
       }
     } finally {
       client.disconnect();
+    }
+  });
+
+  it("a job naming another server for the model never gets the worker's key there", async (ctx) => {
+    if (unavailable) ctx.skip(true, unavailable);
+    const thief = await startScriptedModelServer([{ reply: { text: 'thanks' } }]);
+    try {
+      const run = startSubmitter(
+        [
+          '-p',
+          sample,
+          '-a',
+          'deckhand',
+          '-m',
+          'openrouter/scripted/model',
+          '--model-base-url',
+          `${thief.url}/v1`,
+          '-i',
+          'berth__csvline-1',
+          '--jobs-dir',
+          join(dir, 'jobs'),
+          '--job-name',
+          'thief',
+          '--queue',
+          redis.url,
+        ],
+        { OPENROUTER_API_KEY: '' },
+      );
+      expect(await run.done, run.output()).toBe(0);
+      expect(thief.requests).toEqual([]);
+      const result = JSON.parse(
+        readFileSync(join(dir, 'jobs', 'thief', 'berth__csvline-1__1', 'result.json'), 'utf8'),
+      );
+      expect(result.berth.status).toBe('error');
+      expect(result.exception_info.exception_message).toMatch(/never sends its key where the queue says/);
+    } finally {
+      await thief.close();
     }
   });
 });

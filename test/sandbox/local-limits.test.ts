@@ -5,7 +5,6 @@
  * `limitsHit`, and leaves the host as it was: free pids, memory and disk, no process, cgroup or
  * mount left behind.
  */
-import { readdirSync, readFileSync, statfsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ExecOptions } from '../../src/environments/environment.ts';
@@ -14,6 +13,7 @@ import { cappedFolderSupport } from '../../src/sandbox/capped-folder.ts';
 import { cgroupSupport } from '../../src/sandbox/cgroup.ts';
 import { isRoot } from '../../src/sandbox/identity.ts';
 import { type LimitRequest, MiB } from '../../src/sandbox/limits.ts';
+import { hostFree, leftoversOf, processesWith } from '../helpers/host.ts';
 import { shellTask } from '../trials/shell-task.ts';
 
 const SMALL: LimitRequest = {
@@ -37,40 +37,6 @@ async function start(limits: LimitRequest = SMALL): Promise<LocalEnvironment> {
   });
   started.push(env);
   return env;
-}
-
-/** What the host has free: pids, memory (MemAvailable) and disk of the temp folder. */
-function hostFree() {
-  const pidMax = Number(readFileSync('/proc/sys/kernel/pid_max', 'utf8'));
-  const processes = readdirSync('/proc').filter((n) => /^\d+$/.test(n)).length;
-  const mem = Number(/MemAvailable:\s+(\d+)/.exec(readFileSync('/proc/meminfo', 'utf8'))?.[1]) * 1024;
-  const s = statfsSync(tmpdir());
-  return { pids: pidMax - processes, memoryBytes: mem, diskBytes: s.bavail * s.bsize };
-}
-
-/** Pids of live processes whose command line holds `token`. */
-function processesWith(token: string): number[] {
-  const found: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      if (/^\d+ \(.*\) [ZX] /.test(stat)) continue;
-      if (readFileSync(`/proc/${name}/cmdline`, 'utf8').includes(token)) found.push(Number(name));
-    } catch {}
-  }
-  return found;
-}
-
-/** Cgroup folders and tmpfs mounts of this process still there. */
-function leftovers(): string[] {
-  const out: string[] = [];
-  const tag = `berth-${process.pid}-`;
-  for (const dir of new Set(Object.values(cgroupSupport().dirs)))
-    for (const name of readdirSync(dir)) if (name.startsWith(tag)) out.push(`${dir}/${name}`);
-  for (const line of readFileSync('/proc/self/mountinfo', 'utf8').split('\n'))
-    if (line.includes(` - tmpfs ${tag}`)) out.push(line);
-  return out;
 }
 
 const phases: { name: string; options: ExecOptions }[] = [
@@ -224,6 +190,6 @@ print(os.times().user + os.times().system)"`,
     const env = await start();
     await env.exec('sleep 60 & sleep 60 & echo started', { timeoutSec: 1 });
     for (const e of started.splice(0)) await e.stop();
-    expect(leftovers()).toEqual([]);
+    expect(leftoversOf(process.pid)).toEqual([]);
   });
 });

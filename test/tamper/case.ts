@@ -33,6 +33,11 @@ export interface Expectation {
    * limit hit: docs/security.md), when given.
    */
   exception?: string | RegExp;
+  /**
+   * The most bytes the trial's folder in the jobs folder may hold (regular files, summed), when
+   * given: output and files the untrusted code made reach the host only up to their caps.
+   */
+  trialBytesAtMost?: number;
 }
 
 /** A file the attack writes: new content, `null` to delete it, or a function of its old content. */
@@ -60,6 +65,13 @@ export interface SwebenchInput {
    * berth grades its diff. Bash.
    */
   command?: string;
+  /** With `command`: the agent's set-up command (`--agent-setup`), run before it. Bash. */
+  setup?: string;
+  /**
+   * Commands berth's model-driven agent (`-a deckhand`) runs with its bash tool, one a turn, as
+   * a scripted model server asks, then it finishes (instead of a prediction or `command`).
+   */
+  deckhand?: string[];
 }
 
 /**
@@ -74,6 +86,8 @@ export interface HarborInput {
   solve?: string;
   /** An agent command (`berth run -a command`), bash, run in the container. */
   command?: string;
+  /** With `command`: the agent's set-up command (`--agent-setup`), run before it. Bash. */
+  setup?: string;
 }
 
 export interface TamperCase {

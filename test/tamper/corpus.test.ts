@@ -5,9 +5,13 @@
  * the environment works (a broken environment would make every "not resolved" look right).
  * See test/tamper/README.md for the case format.
  */
-import { rmSync } from 'node:fs';
+import { lstatSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectDocker } from '../../src/environments/docker/client.ts';
+import { LABELS } from '../../src/environments/docker/labels.ts';
 import { BASE_IMAGE, skipDocker } from '../docker/helpers.ts';
+import { hostFree, leftoversOf } from '../helpers/host.ts';
 import type { Expectation, Outcome, SampleRow, TamperCase, Target } from './case.ts';
 import {
   buildSampleImages,
@@ -47,6 +51,19 @@ function describeTrial(t: TrialOutcome): string {
   );
 }
 
+/** Bytes of the regular files under `dir` (links are not followed). */
+function bytesUnder(dir: string): number {
+  let total = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) total += bytesUnder(path);
+    else if (entry.isFile()) total += lstatSync(path).size;
+  }
+  return total;
+}
+
+const GiB = 1024 * 1024 * 1024;
+
 function expectOutcome(t: TrialOutcome, rules: 'default' | 'swebench', want: Expectation): void {
   const got = outcomeOf(t, rules);
   const allowed = [want.outcome].flat();
@@ -62,6 +79,12 @@ function expectOutcome(t: TrialOutcome, rules: 'default' | 'swebench', want: Exp
     const type = t.result.exception_info?.exception_type ?? '(none)';
     const ok = typeof want.exception === 'string' ? type === want.exception : want.exception.test(type);
     expect(ok, `exception ${type} is not ${want.exception}:\n${describeTrial(t)}`).toBe(true);
+  }
+  if (want.trialBytesAtMost !== undefined) {
+    const bytes = bytesUnder(t.dir);
+    expect(bytes, `the trial folder holds ${bytes} bytes:\n${describeTrial(t)}`).toBeLessThanOrEqual(
+      want.trialBytesAtMost,
+    );
   }
 }
 
@@ -93,14 +116,40 @@ for (const target of TARGETS) {
 
   describe.skipIf(target === 'docker' && skipDocker)(`tamper corpus on ${target}`, () => {
     let run: CorpusRun;
+    let before: ReturnType<typeof hostFree>;
+    let after: ReturnType<typeof hostFree>;
     beforeAll(async () => {
       const images =
         target === 'docker' && rows.length > 0 ? await buildSampleImages(BASE_IMAGE, rows, work) : undefined;
+      before = hostFree(work);
       run = await runTarget(target, cases, work, {
         ...(images ? { images } : {}),
         ...(target === 'docker' ? { baseImage: BASE_IMAGE } : {}),
       });
+      after = hostFree(work);
     }, 1_800_000);
+
+    // The corpus holds bounded bombs (processes, memory, disk, output) in every phase: the host
+    // keeps its pids, memory and disk (others share this machine: allowances), and nothing of
+    // the run is left: no process, cgroup, mount, probe folder or container.
+    it('the host keeps its free pids, memory and disk; nothing of the run is left', async () => {
+      const left = run.berthPids.flatMap((pid) => leftoversOf(pid));
+      if (target === 'docker') {
+        const { docker } = await connectDocker();
+        const jobs = new Set(run.jobNames);
+        for (const c of await docker.listContainers({ all: true, filters: { label: [LABELS.managed] } }))
+          if (jobs.has(c.Labels[LABELS.job] ?? ''))
+            left.push(`container ${c.Id} (${c.Labels[LABELS.trial]})`);
+      }
+      expect(left).toEqual([]);
+      const host = JSON.stringify({ before, after });
+      expect(after.pids, host).toBeGreaterThan(Math.max(before.pids - 1000, after.pidMax / 2));
+      expect(after.memoryBytes, host).toBeGreaterThan(Math.max(before.memoryBytes - 4 * GiB, GiB));
+      // The jobs are still in the work folder (removed after the file); the rest came back.
+      expect(after.diskBytes, host).toBeGreaterThan(
+        Math.max(before.diskBytes - bytesUnder(work) - 2 * GiB, GiB),
+      );
+    });
 
     const trial = (name: string): TrialOutcome => {
       const t = run.trials.get(name);

@@ -10,6 +10,11 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { execa } from 'execa';
+import {
+  type ReceivedRequest,
+  type ScriptStep,
+  startScriptedModelServer,
+} from '../helpers/scripted-model-server.ts';
 import type { Outcome, SampleRow, SwebenchInput, TamperCase, Target } from './case.ts';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -48,14 +53,18 @@ function checkCase(c: TamperCase): string | undefined {
   if (c.targets.length === 0) return 'a case needs at least one target';
   const input = c.input;
   if (input.kind === 'swebench') {
-    const given = [input.files, input.patch, input.command].filter((v) => v !== undefined).length;
-    if (given !== 1) return 'a SWE-bench case gives exactly one of files, patch, command';
+    const given = [input.files, input.patch, input.command, input.deckhand].filter(
+      (v) => v !== undefined,
+    ).length;
+    if (given !== 1) return 'a SWE-bench case gives exactly one of files, patch, command, deckhand';
+    if (input.setup !== undefined && input.command === undefined) return 'setup goes with command';
     const outcomes = [c.expect.outcome].flat();
     if (outcomes.includes('tampering') && !c.swebench)
       return 'a case expecting tampering says what the SWE-bench rules give (swebench: {...})';
   } else {
     if ((input.solve === undefined) === (input.command === undefined))
       return 'a Harbor case gives exactly one of solve, command';
+    if (input.setup !== undefined && input.command === undefined) return 'setup goes with command';
     if (c.targets.includes('local')) return 'Harbor tasks run in Docker only';
     if (c.swebench) return 'swebench expectations apply to SWE-bench rows only';
   }
@@ -303,6 +312,10 @@ export interface Planned {
 
 export interface CorpusRun {
   trials: Map<string, TrialOutcome>;
+  /** Process ids of the `berth run` processes (their cgroups, mounts and probe folders carry them). */
+  berthPids: number[];
+  /** Names of the jobs run (unique to this run; Docker containers carry them as a label). */
+  jobNames: string[];
   /** Job folders read, and what each held (for the message when a trial's result is missing). */
   listings: string[];
   /** stdout/stderr of each berth run, for failure messages. */
@@ -337,12 +350,23 @@ export async function runTarget(
   const predictionRows: object[] = [];
   const predictions: object[] = [];
   const commandRows: object[] = [];
+  const deckhandRows: object[] = [];
+  const deckhandScripts = new Map<string, string[]>();
+  const berthPids: number[] = [];
+  const jobNames: string[] = [];
+  // Agent set-up commands by task name: one `--agent-setup` per job dispatches on BERTH_TASK_NAME.
+  const setups = new Map<string, string>();
   for (const { id, case: c } of mine) {
     if (c.input.kind !== 'swebench') continue;
     rowsUsed.add(c.input.row);
     const row = derivedRow(c.input.row, derivedId(c.input.row, id), target, options.images);
     if (c.input.command !== undefined) {
       commandRows.push({ ...row, problem_statement: c.input.command });
+      if (c.input.setup !== undefined) setups.set(row.instance_id, c.input.setup);
+    } else if (c.input.deckhand !== undefined) {
+      // The scripted model finds the case by this marker in the instruction.
+      deckhandRows.push({ ...row, problem_statement: `Tamper case ${row.instance_id}.` });
+      deckhandScripts.set(row.instance_id, c.input.deckhand);
     } else {
       predictionRows.push(row);
       predictions.push({
@@ -372,16 +396,21 @@ export async function runTarget(
     '--override-memory-mb',
     '1024',
     '--override-storage-mb',
-    '256',
+    '128',
     '--settings',
     config,
   ];
-  const run = async (name: string, args: string[]) => {
-    const r = await execa('node', [BIN, 'run', ...args, ...common, '--job-name', name], {
+  const run = async (kind: string, args: string[], env: Record<string, string> = {}) => {
+    // Named after this process too: another corpus run at the same time has its own jobs.
+    const name = `${kind}-p${process.pid}`;
+    jobNames.push(name);
+    const child = execa('node', [BIN, 'run', ...args, ...common, '--job-name', name], {
       reject: false,
-      env: { CI: '1' },
+      env: { CI: '1', ...env },
       timeout: 1_200_000,
     });
+    if (child.pid !== undefined) berthPids.push(child.pid);
+    const r = await child;
     logs.push(`berth run ${name} (exit ${r.exitCode}):\n${r.stdout.slice(-4000)}\n${r.stderr.slice(-4000)}`);
     if (r.exitCode !== 0)
       throw new Error(`berth run ${name} exited ${r.exitCode}:\n${r.stderr.slice(-4000)}`);
@@ -398,7 +427,38 @@ export async function runTarget(
   if (commandRows.length > 0) {
     const data = join(work, `${target}-commands.jsonl`);
     writeFileSync(data, commandRows.map((r) => JSON.stringify(r)).join('\n'));
-    await run('commands', ['-p', data, '-a', 'command', '--agent-command', 'bash "$BERTH_INSTRUCTION_FILE"']);
+    await run('commands', [
+      '-p',
+      data,
+      '-a',
+      'command',
+      '--agent-command',
+      'bash "$BERTH_INSTRUCTION_FILE"',
+      ...setupFlag(setups, commandRows),
+    ]);
+  }
+  if (deckhandRows.length > 0) {
+    const data = join(work, `${target}-deckhand.jsonl`);
+    writeFileSync(data, deckhandRows.map((r) => JSON.stringify(r)).join('\n'));
+    const server = await startScriptedModelServer((request) => deckhandStep(request, deckhandScripts));
+    try {
+      await run(
+        'deckhand',
+        [
+          '-p',
+          data,
+          '-a',
+          'deckhand',
+          '-m',
+          'openrouter/scripted/model',
+          '--model-base-url',
+          `${server.url}/v1`,
+        ],
+        { OPENROUTER_API_KEY: 'sk-tamper-0000' },
+      );
+    } finally {
+      await server.close();
+    }
   }
 
   // Harbor tasks: one task folder per case, from test/tamper/tasks/<task>.
@@ -406,6 +466,7 @@ export async function runTarget(
   const harborCommand = join(work, `${target}-harbor-command`);
   for (const { id, case: c } of mine) {
     if (c.input.kind !== 'harbor') continue;
+    if (c.input.setup !== undefined) setups.set(id, c.input.setup);
     const into = join(c.input.solve !== undefined ? harborSolve : harborCommand, id);
     cpSync(join(TASKS, c.input.task), into, { recursive: true });
     if (c.input.solve !== undefined) {
@@ -423,9 +484,41 @@ export async function runTarget(
       'command',
       '--agent-command',
       'bash "$BERTH_INSTRUCTION_FILE"',
+      ...setupFlag(
+        setups,
+        readdirSync(harborCommand).map((instance_id) => ({ instance_id })),
+      ),
       ...imageMap,
     ]);
-  return { trials, logs, listings };
+  return { trials, logs, listings, berthPids, jobNames };
+}
+
+/** The scripted model's next step for deckhand: the case's next command, then `finish`. */
+function deckhandStep(request: ReceivedRequest, scripts: Map<string, string[]>): ScriptStep {
+  const text = JSON.stringify(request.body);
+  const name = /Tamper case ([A-Za-z0-9_.-]+?)\./.exec(text)?.[1];
+  const commands = name ? scripts.get(name) : undefined;
+  if (!commands) return { reply: { text: 'no tamper case named in the request' } };
+  const turn = ((request.body.messages ?? []) as { role: string }[]).filter((m) => m.role === 'tool').length;
+  const command = commands[turn];
+  if (command === undefined)
+    return { reply: { toolCalls: [{ name: 'finish', input: { summary: 'done' } }] } };
+  return { reply: { toolCalls: [{ name: 'bash', input: { command } }] } };
+}
+
+/**
+ * `--agent-setup` for a job whose tasks include some with a set-up command: one script that
+ * runs the task's own (by `BERTH_TASK_NAME`; base64, so no quoting reaches it), else nothing.
+ */
+function setupFlag(setups: Map<string, string>, rows: object[]): string[] {
+  const arms = rows.flatMap((row) => {
+    const name = (row as { instance_id: string }).instance_id;
+    const script = setups.get(name);
+    if (script === undefined) return [];
+    return [`  '${name}') printf %s '${Buffer.from(script).toString('base64')}' | base64 -d | bash ;;`];
+  });
+  if (arms.length === 0) return [];
+  return ['--agent-setup', ['case "$BERTH_TASK_NAME" in', ...arms, '  *) true ;;', 'esac'].join('\n')];
 }
 
 function exists(path: string): boolean {

@@ -18,27 +18,16 @@ const sample = fileURLToPath(new URL('../../examples/swe-dockerless.jsonl', impo
 const probeDirsOf = (pid: number) =>
   readdirSync(tmpdir()).filter((n) => n.startsWith(`berth-probe-p${pid}-`));
 
+/** `berth run` of one sample instance with the oracle, into `jobs` (a new folder by default). */
+async function startBerth(instance: string, jobs?: string) {
+  const args = ['run', '-p', sample, '-i', instance, '-a', 'oracle', '--job-name', 'j'];
+  args.push('--jobs-dir', jobs ?? (await temp.make('berth-probe-cleanup-')));
+  return spawn(process.execPath, [bin, ...args], { env: { ...process.env, CI: '1' }, stdio: 'ignore' });
+}
+
 describe('probe folders', () => {
   it('are removed when berth is stopped by SIGTERM while the tests run', async () => {
-    const jobs = await temp.make('berth-probe-cleanup-');
-    const child = spawn(
-      process.execPath,
-      [
-        bin,
-        'run',
-        '-p',
-        sample,
-        '-i',
-        'berth__durations-1',
-        '-a',
-        'oracle',
-        '--jobs-dir',
-        jobs,
-        '--job-name',
-        'j',
-      ],
-      { env: { ...process.env, CI: '1' }, stdio: 'ignore' },
-    );
+    const child = await startBerth('berth__durations-1');
     const pid = child.pid as number;
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     // Wait for the verifier's probe folder, then stop berth in the middle of the test run.
@@ -53,24 +42,7 @@ describe('probe folders', () => {
 
   it('are removed after a trial that finishes', async () => {
     const jobs = await temp.make('berth-probe-cleanup-');
-    const child = spawn(
-      process.execPath,
-      [
-        bin,
-        'run',
-        '-p',
-        sample,
-        '-i',
-        'berth__toposort-1',
-        '-a',
-        'oracle',
-        '--jobs-dir',
-        jobs,
-        '--job-name',
-        'j',
-      ],
-      { env: { ...process.env, CI: '1' }, stdio: 'ignore' },
-    );
+    const child = await startBerth('berth__toposort-1', jobs);
     const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
     expect(code).toBe(0);
     expect(probeDirsOf(child.pid as number)).toEqual([]);

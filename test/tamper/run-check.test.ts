@@ -40,4 +40,21 @@ describe('fingerprints of test and runner files', () => {
     expect(finding?.paths).toEqual(['setup.cfg', 'tests/conftest.py', 'tests/test_a.py']);
     expect(compareFingerprints(after, fingerprint(dir, ['tests/test_a.py']))).toBeUndefined();
   });
+
+  it('sees a test file written during the run and put back byte for byte (its status change time)', async () => {
+    const dir = await temp.make('berth-fingerprint-');
+    mkdirSync(join(dir, 'tests'));
+    const original = 'def test_a():\n    assert False\n';
+    writeFileSync(join(dir, 'tests', 'test_a.py'), original);
+    execFileSync('git', ['init', '-q'], { cwd: dir });
+    const before = fingerprint(dir, ['tests/test_a.py']);
+    expect(before.get('tests/test_a.py')).toMatch(/^[0-9a-f]{64} \d+_\S+$/);
+    // File times move in clock ticks (a few ms): the run lasts longer than that.
+    await new Promise((r) => setTimeout(r, 50));
+    writeFileSync(join(dir, 'tests', 'test_a.py'), 'def test_a():\n    assert True\n');
+    writeFileSync(join(dir, 'tests', 'test_a.py'), original);
+    const finding = compareFingerprints(before, fingerprint(dir, ['tests/test_a.py']));
+    expect(finding?.paths).toEqual(['tests/test_a.py']);
+    expect(finding?.message).toContain('put back with the same content');
+  });
 });

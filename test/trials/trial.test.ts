@@ -85,7 +85,8 @@ describe('runTrial on a shell task', () => {
     for (const phase of [result.environment_setup, result.agent_execution, result.verifier]) {
       expect(Date.parse(phase?.finished_at ?? '') >= Date.parse(phase?.started_at ?? '')).toBe(true);
     }
-    expect(result.agent_info).toMatchObject({ name: 'oracle', model_info: { name: 'gold' } });
+    // The oracle names no model (Harbor's AgentInfo.model_info is null for it).
+    expect(result.agent_info).toMatchObject({ name: 'oracle', model_info: null });
     const written = JSON.parse(await trialFile(result, 'result.json')) as TrialResult;
     expect(written.trial_name).toBe('t__1');
     expect(written.task_name).toBe('shell__task-1');

@@ -16,6 +16,7 @@ interface WorkerCommandOptions {
   maxBlobMb?: string;
   lockSec: string;
   envFile?: string;
+  modelBaseUrl?: string;
 }
 
 export const registerWorker: RegisterCommand = (program) => {
@@ -41,6 +42,10 @@ export const registerWorker: RegisterCommand = (program) => {
     .option(
       '--max-blob-mb <mb>',
       'largest blob (a trial folder packed) sent back, in MiB (default 64, at most 512)',
+    )
+    .option(
+      '--model-base-url <url>',
+      "OpenAI-compatible server of the trials' models (the job's --model-base-url): keys go only where the worker says",
     )
     .option(
       '--env-file <file>',
@@ -74,6 +79,7 @@ export const registerWorker: RegisterCommand = (program) => {
         maxBlobBytes: maxBlobBytes(options.maxBlobMb),
         lockSec,
         ...(options.envFile ? { envFile: options.envFile } : {}),
+        ...(options.modelBaseUrl ? { modelBaseUrl: options.modelBaseUrl } : {}),
         log,
       });
       await new Promise<void>((resolve) => {

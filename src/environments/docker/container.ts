@@ -15,7 +15,12 @@ import { basename, dirname } from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
 import type Docker from 'dockerode';
 import { BerthError } from '../../errors.ts';
-import { type ResourceLimits, resolveLimits } from '../../sandbox/limits.ts';
+import {
+  DEFAULT_OUTPUT_BYTES,
+  type ResourceLimits,
+  resolveLimits,
+  truncationMark,
+} from '../../sandbox/limits.ts';
 import type { NetworkPolicy } from '../../tasks/task.ts';
 import {
   type CopyLimits,
@@ -81,8 +86,8 @@ export interface ContainerOptions {
   egress?: EgressGateway;
 }
 
-/** Default cap on captured output: 10 MB. */
-export const DEFAULT_MAX_OUTPUT_BYTES = 10 * 1024 * 1024;
+/** Default cap on captured output: 50 MiB, as on local (the limits' `outputBytes` lowers it). */
+export const DEFAULT_MAX_OUTPUT_BYTES = DEFAULT_OUTPUT_BYTES;
 
 const KEEPALIVE = ['sh', '-c', 'trap "exit 0" TERM INT; while :; do sleep 3600 & wait $!; done'];
 
@@ -396,29 +401,29 @@ export class DockerContainerEnvironment implements Environment {
       );
       stream.end();
     }
-    const max = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+    const max = Math.min(
+      options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
+      this.limits.limits.outputBytes ?? Number.POSITIVE_INFINITY,
+    );
     const chunks: Buffer[] = [];
     let size = 0;
-    let truncated = false;
+    let dropped = 0;
     let file: WriteStream | undefined;
     if (options.outputFile) {
       await mkdir(dirname(options.outputFile), { recursive: true });
       file = createWriteStream(options.outputFile);
     }
     const sink = new PassThrough();
+    // Past the cap the output is read and dropped (the command runs on), counted for the mark.
     sink.on('data', (chunk: Buffer) => {
-      if (truncated) return;
       const room = max - size;
       const part = chunk.length > room ? chunk.subarray(0, room) : chunk;
-      chunks.push(part);
-      file?.write(part);
-      size += part.length;
-      if (chunk.length > room) {
-        truncated = true;
-        const mark = `\n[berth: output truncated at ${max} bytes]\n`;
-        chunks.push(Buffer.from(mark));
-        file?.write(mark);
+      if (part.length > 0) {
+        chunks.push(part);
+        file?.write(part);
+        size += part.length;
       }
+      dropped += chunk.length - part.length;
     });
     this.docker.modem.demuxStream(stream, sink, sink);
     const ended = new Promise<void>((resolve) => {
@@ -472,6 +477,12 @@ export class DockerContainerEnvironment implements Environment {
     if (timer) clearTimeout(timer);
     options.signal?.removeEventListener('abort', onAbort);
     sink.end();
+    const truncated = dropped > 0;
+    if (truncated) {
+      const mark = truncationMark(max, dropped);
+      chunks.push(Buffer.from(mark));
+      file?.write(mark);
+    }
     if (file) await new Promise<void>((r) => file?.end(r));
     const inspect = await exec.inspect();
     let exitCode: number | null = inspect.ExitCode ?? null;

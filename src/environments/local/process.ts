@@ -7,12 +7,12 @@
  */
 import { folderFull } from '../../sandbox/capped-folder.ts';
 import { type CommandLimits, startCommand } from '../../sandbox/command.ts';
-import { limitsHit } from '../../sandbox/limits.ts';
+import { DEFAULT_OUTPUT_BYTES, limitsHit, truncationMark } from '../../sandbox/limits.ts';
 import { runToEnd } from '../../sandbox/process.ts';
 import type { ExecResult } from '../environment.ts';
 
-/** Default cap on captured output: 50 MiB. */
-export const DEFAULT_MAX_OUTPUT_BYTES = 50 * 1024 * 1024;
+/** Default cap on captured output: 50 MiB (the same in containers). */
+export const DEFAULT_MAX_OUTPUT_BYTES = DEFAULT_OUTPUT_BYTES;
 
 /** Grace period between SIGTERM and SIGKILL of a timed-out group, in milliseconds. */
 const KILL_GRACE_MS = 2000;
@@ -45,11 +45,6 @@ export interface RunProcessOptions {
   limits?: CommandLimits;
   /** The capped folder the command writes to: a full one is reported as the `disk` limit. */
   cappedFolder?: string;
-}
-
-/** The text appended when output passed the cap. */
-export function truncationMark(cap: number, dropped: number): string {
-  return `\n[berth: output truncated at ${cap} bytes; ${dropped} more bytes dropped]\n`;
 }
 
 /**

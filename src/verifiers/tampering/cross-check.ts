@@ -68,6 +68,25 @@ interface PytestReport {
   skip_origins?: { id: string; when: string; kind: string; file: string; line: number }[];
   internals_changed?: { name: string; file: string | null; file_exists: boolean }[];
   plugins?: { name: string; file: string }[];
+  imports?: {
+    hooks?: { where: string; type: string; files: CodeFile[] }[];
+    test_modules?: Record<
+      string,
+      {
+        file: string | null;
+        loader: string;
+        loader_allowed: boolean;
+        loader_files?: CodeFile[];
+        loader_path: string | null;
+      }
+    >;
+  } | null;
+}
+
+/** A file code came from, as the probe saw it. */
+interface CodeFile {
+  file: string;
+  exists: boolean;
 }
 
 function parseJson<T>(text: string | undefined): T | undefined {
@@ -263,6 +282,48 @@ function checkPytest(
       message: `pytest loaded plugins from files the patch changed: ${list(plugins.map((p) => inRepo(p.file, input.workdir) as string))}`,
       paths: plugins.map((p) => inRepo(p.file, input.workdir) as string),
     });
+
+  // Test modules loaded by someone else's import hook (code the patch changed, or code with no
+  // file), or pointed at another file than their own; hooks whose code the patch changed.
+  const imports = report.imports ?? undefined;
+  const patched = (f: CodeFile) => {
+    const rel = inRepo(f.file, input.workdir);
+    return rel !== undefined && input.patchPaths.has(rel);
+  };
+  const foreignCode = (files: CodeFile[]) =>
+    files.length === 0 || files.some(patched) || files.every((f) => !f.exists);
+  const foreignLoaders = Object.entries(imports?.test_modules ?? {}).filter(
+    ([, m]) =>
+      (!m.loader_allowed && foreignCode(m.loader_files ?? [])) ||
+      (m.loader_path !== null && m.file !== null && m.loader_path !== m.file),
+  );
+  const repoHooks = (imports?.hooks ?? []).filter((h) => h.files.some(patched));
+  if (foreignLoaders.length > 0 || repoHooks.length > 0) {
+    const paths = [
+      ...foreignLoaders.flatMap(([, m]) => m.loader_files ?? []),
+      ...repoHooks.flatMap((h) => h.files),
+    ]
+      .filter(patched)
+      .map((f) => inRepo(f.file, input.workdir) as string);
+    finding({
+      kind: 'import-hook',
+      veto: true,
+      message: `test modules were not loaded from their own files by Python's or pytest's loaders: ${list([
+        ...foreignLoaders.map(
+          ([name, m]) =>
+            `${name} (loader ${m.loader}${m.loader_path && m.loader_path !== m.file ? ` reading ${m.loader_path}` : ''})`,
+        ),
+        ...repoHooks.map((h) => `${h.where} ${h.type}`),
+      ])}`,
+      ...(paths.length > 0 ? { paths: [...new Set(paths)] } : {}),
+    });
+  } else if (imports?.test_modules) {
+    const others = Object.entries(imports.test_modules).filter(([, m]) => !m.loader_allowed);
+    if (others.length > 0)
+      notes.push(
+        `test modules loaded by installed import hooks (allowed): ${list(others.map(([n, m]) => `${n} (${m.loader})`))}`,
+      );
+  }
 
   // The console's passes must be pytest's own.
   const tests = report.tests ?? {};

@@ -45,6 +45,38 @@ export default async function* berthProbe(source) {
 }
 `;
 
+/**
+ * berth's node:test guard, loaded into every `node --test` process with `--require` (node passes
+ * it on to the child process of each test file) before any code of the repository: it freezes
+ * the exports of `node:assert`, `node:assert/strict` and `node:test`, so code the tests import
+ * cannot swap an assertion or the test functions for no-ops (an ES module's assignment then
+ * throws; sloppy code's is ignored). CommonJS, for every node that has `node:test`.
+ */
+export const NODE_GUARD_SOURCE = String.raw`'use strict';
+// berth's node:test guard (see berth: src/verifiers/tampering/node-probe.ts).
+for (const name of ['node:assert', 'node:assert/strict', 'node:test']) {
+  try {
+    const m = require(name);
+    Object.freeze(m);
+    if (m && m.strict) Object.freeze(m.strict);
+  } catch {}
+}
+`;
+
+const NODE_TEST_INVOCATION = /(^|[\s;&|(])((?:\S*\/)?node)((?:\s+-\S+)*?\s+--test)(?=\s|$)/;
+
+/**
+ * Adds `--require=<guard>` to the first `node ... --test` invocation of a shell command, right
+ * after `node`; undefined when the command runs no `node --test`.
+ */
+export function addNodeGuard(command: string, guardPath: string): string | undefined {
+  if (!NODE_TEST_INVOCATION.test(command)) return undefined;
+  return command.replace(
+    NODE_TEST_INVOCATION,
+    (_m, lead, node, rest) => `${lead}${node} --require=${guardPath}${rest}`,
+  );
+}
+
 /** Where node's runner takes the probe: after `--test`, when the command names its reporters. */
 export interface NodeProbePlan {
   /** The command with the probe's reporter and destination added. */
@@ -63,7 +95,7 @@ export function addNodeProbe(
   reporterPath: string,
   destination: string,
 ): NodeProbePlan | undefined {
-  const invocation = /(^|[\s;&|(])((?:\S*\/)?node)((?:\s+-\S+)*?\s+--test)(?=\s|$)/;
+  const invocation = NODE_TEST_INVOCATION;
   if (!invocation.test(command)) return undefined;
   const destinations = (command.match(/--test-reporter-destination(?:=|\s+)\S+/g) ?? []).length;
   const reporters = (command.match(/--test-reporter(?:=|\s+)\S+/g) ?? []).length;

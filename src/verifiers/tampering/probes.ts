@@ -21,7 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Environment, ExecOptions } from '../../environments/environment.ts';
 import { shellQuote } from '../../util/shell.ts';
-import { addNodeProbe, NODE_PROBE_SOURCE } from './node-probe.ts';
+import { addNodeGuard, addNodeProbe, NODE_GUARD_SOURCE, NODE_PROBE_SOURCE } from './node-probe.ts';
 import { PYTEST_PROBE_SOURCE } from './pytest-probe.ts';
 
 /** Largest probe file berth reads back, in bytes (a bigger one is refused as not the probe's). */
@@ -75,6 +75,7 @@ export async function armProbes(env: Environment, command: string): Promise<Arme
   const hex = randomBytes(6).toString('hex');
   const moduleName = `berth_probe_${hex}`;
   const reporterName = `berth-node-probe-${hex}.mjs`;
+  const guardName = `berth-node-guard-${hex}.cjs`;
   const frame = `@@berth-probe-${randomBytes(8).toString('hex')}@@`;
   const notes: string[] = [];
 
@@ -91,6 +92,7 @@ export async function armProbes(env: Environment, command: string): Promise<Arme
     await mkdir(join(base, 'out'));
     await writeFile(join(base, 'code', `${moduleName}.py`), PYTEST_PROBE_SOURCE);
     await writeFile(join(base, 'code', reporterName), NODE_PROBE_SOURCE);
+    await writeFile(join(base, 'code', guardName), NODE_GUARD_SOURCE);
     await writeFile(join(base, 'out', 'nonce'), nonce, { mode: 0o644 });
     await chmod(join(base, 'out'), 0o777);
     binds.push({ path: join(base, 'code') }, { path: join(base, 'out'), writable: true });
@@ -105,15 +107,18 @@ export async function armProbes(env: Environment, command: string): Promise<Arme
       `cat > ${base}/code/${reporterName} <<'${eof}'`,
       NODE_PROBE_SOURCE,
       eof,
+      `cat > ${base}/code/${guardName} <<'${eof}'`,
+      NODE_GUARD_SOURCE,
+      eof,
       `printf %s ${nonce} > ${base}/out/nonce && chmod 644 ${base}/out/nonce`,
     ].join('\n');
   }
   const out = `${base}/out`;
   const code = `${base}/code`;
 
-  let run = command;
+  let run = addNodeGuard(command, `${code}/${guardName}`) ?? command;
   let node = false;
-  const planned = addNodeProbe(command, `${code}/${reporterName}`, `${out}/node-report.jsonl`);
+  const planned = addNodeProbe(run, `${code}/${reporterName}`, `${out}/node-report.jsonl`);
   if (planned) {
     run = planned.command;
     node = true;

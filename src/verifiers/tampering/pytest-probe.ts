@@ -15,6 +15,9 @@
  * - pytest's internals (functions and classes of `_pytest` and `pluggy`) replaced while the
  *   tests ran, with the file the replacement comes from;
  * - the plugins pytest loaded (name, file), its ini file and `addopts`;
+ * - how the collected test modules were loaded: each one's loader (a class other than the
+ *   import system's and pytest's own means someone else's import hook produced its code), and
+ *   the files of the code behind every import hook on `sys.meta_path` and `sys.path_hooks`;
  * - the session's exit status and counts.
  *
  * The run's secret (nonce) reaches the probe through a file it reads and deletes on import, so
@@ -120,6 +123,72 @@ def _origin(obj):
 
 
 _BASELINE = _snapshot() if _ACTIVE else {}
+
+
+def _allowed_loaders():
+    import importlib.machinery as _machinery
+    found = [_machinery.SourceFileLoader, _machinery.SourcelessFileLoader, _machinery.ExtensionFileLoader]
+    try:
+        import zipimport as _zipimport
+        found.append(_zipimport.zipimporter)
+    except Exception:
+        pass
+    try:
+        from _pytest.assertion.rewrite import AssertionRewritingHook as _hook
+        found.append(_hook)
+    except Exception:
+        pass
+    return tuple(found)
+
+
+# Taken before any conftest.py, plugin or test module of the repository is imported.
+_LOADERS = _allowed_loaders() if _ACTIVE else ()
+
+
+def _hook_files(hook):
+    files = []
+    own = None if isinstance(hook, type) else _code_of(hook)
+    if own is not None:
+        files.append(own.co_filename)
+    for attr in ("find_spec", "find_module", "exec_module", "load_module", "create_module", "__call__"):
+        try:
+            code = _code_of(getattr(hook, attr, None))
+        except Exception:
+            code = None
+        if code is not None:
+            files.append(code.co_filename)
+    cls = hook if isinstance(hook, type) else type(hook)
+    f = getattr(_sys.modules.get(getattr(cls, "__module__", "") or ""), "__file__", None)
+    if f:
+        files.append(f)
+    return [{"file": f, "exists": _os.path.isfile(f)} for f in files]
+
+
+def _import_record(session):
+    hooks = []
+    for where, entries in (("meta_path", list(_sys.meta_path)), ("path_hooks", list(_sys.path_hooks))):
+        for hook in entries:
+            hooks.append({"where": where, "type": getattr(hook, "__qualname__", type(hook).__qualname__),
+                          "files": _hook_files(hook)})
+    modules = {}
+    for item in session.items:
+        try:
+            module = getattr(item, "module", None)
+        except Exception:
+            module = None
+        if module is None or module.__name__ in modules:
+            continue
+        spec = getattr(module, "__spec__", None)
+        loader = getattr(spec, "loader", None) or getattr(module, "__loader__", None)
+        path = getattr(loader, "path", None)
+        modules[module.__name__] = {
+            "file": getattr(module, "__file__", None),
+            "loader": type(loader).__qualname__,
+            "loader_allowed": type(loader) in _LOADERS,
+            "loader_files": [] if type(loader) in _LOADERS else _hook_files(loader),
+            "loader_path": path if isinstance(path, str) else None,
+        }
+    return {"hooks": hooks, "test_modules": modules}
 _STATUS = {}
 _REWRITTEN = []
 _RAISED_BUT_PASSED = []
@@ -221,6 +290,10 @@ def pytest_collectreport(report):
 def pytest_collection_finish(session):
     if _ours(session.config):
         _STATE["collected"] = len(session.items)
+        try:
+            _STATE["imports"] = _import_record(session)
+        except Exception as e:
+            _STATE["imports"] = {"error": repr(e)}
 
 
 @_pytest.hookimpl(trylast=True)
@@ -268,6 +341,7 @@ def pytest_sessionfinish(session, exitstatus):
         "raised_but_passed": _RAISED_BUT_PASSED,
         "skip_origins": _SKIP_ORIGINS,
         "internals_changed": changed,
+        "imports": _STATE.get("imports"),
         "exitstatus": int(exitstatus),
         "collected": _STATE.get("collected"),
         "testsfailed": getattr(session, "testsfailed", None),

@@ -2,8 +2,11 @@
  * What the tests changed in the work folder while they ran: the test patch's files and the
  * test runner's configuration, plugin and start-up files must read the same after the run as
  * before it (code that rewrites a test file or writes a conftest.py while pytest collects can
- * change what later runs). A shell snippet prints `sha256  path` lines for those files; berth
- * runs it right after applying the test patch and again after the tests, and compares.
+ * change what later runs). A shell snippet prints `sha256  path` lines for those files, each
+ * regular file's inode and status change time before it; berth runs it right after applying the
+ * test patch and again after the tests, and compares. The status change time is what catches a
+ * file rewritten before the runner read it and put back byte for byte afterwards: no process
+ * without CAP_SYS_TIME can set it back.
  */
 import { shellQuote } from '../../util/shell.ts';
 import type { TamperFinding } from './types.ts';
@@ -31,7 +34,8 @@ const RUNNER_GLOBS = [
 /**
  * Shell lines printing `sha256  path` for the test patch's files and every runner file git sees
  * (tracked or untracked, not ignored): a regular file's content hash, a link's target's (the link
- * is never followed). Never fails (prints nothing where a tool is missing).
+ * is never followed). A regular file's line starts with `s:<inode>_<status change time>` (where
+ * `stat` answers). Never fails (prints nothing where a tool is missing).
  */
 export function fingerprintScript(testFiles: readonly string[]): string {
   const specs = [
@@ -42,17 +46,20 @@ export function fingerprintScript(testFiles: readonly string[]): string {
   // Regular files by content; a link by its target (never followed: a link to a fifo or to a file
   // outside the repository must neither hang nor be read); anything else (a fifo) as `other`.
   const hash = shellQuote(
-    'for f do if [ -L "$f" ]; then printf "%s  %s\\n" "$(printf "link:%s" "$(readlink "$f")" | sha256sum | cut -c1-64)" "$f"; elif [ -f "$f" ]; then sha256sum -- "$f"; elif [ -e "$f" ]; then printf "%s  %s\\n" "$(printf "other" | sha256sum | cut -c1-64)" "$f"; fi; done',
+    'for f do if [ -L "$f" ]; then printf "%s  %s\\n" "$(printf "link:%s" "$(readlink "$f")" | sha256sum | cut -c1-64)" "$f"; elif [ -f "$f" ]; then s=$(stat -c %i_%z -- "$f" 2>/dev/null | tr " " _) && printf "s:%s " "$s"; sha256sum -- "$f"; elif [ -e "$f" ]; then printf "%s  %s\\n" "$(printf "other" | sha256sum | cut -c1-64)" "$f"; fi; done',
   );
   return `{ { ${listed}git -c core.quotePath=false ls-files -z -co --exclude-standard -- ${specs}; } 2>/dev/null | sort -zu | xargs -0 -r sh -c ${hash} sh 2>/dev/null; } || true`;
 }
 
-/** `sha256  path` lines -> path -> hash (sha256sum's `\` escaping of odd names kept as printed). */
+/**
+ * `[s:status ]sha256  path` lines -> path -> `hash` or `hash status` (sha256sum's `\` escaping of
+ * odd names kept as printed).
+ */
 export function parseFingerprints(text: string): Map<string, string> {
   const map = new Map<string, string>();
   for (const line of text.split('\n')) {
-    const m = line.match(/^\\?([0-9a-f]{64}) [ *](.+)$/);
-    if (m) map.set(m[2] as string, m[1] as string);
+    const m = line.match(/^(?:s:(\S+) )?\\?([0-9a-f]{64}) [ *](.+)$/);
+    if (m) map.set(m[3] as string, m[1] ? `${m[2]} ${m[1]}` : (m[2] as string));
   }
   return map;
 }
@@ -63,15 +70,24 @@ export function compareFingerprints(
   after: Map<string, string>,
 ): TamperFinding | undefined {
   const changed: string[] = [];
-  for (const [path, hash] of after) if (before.get(path) !== hash) changed.push(path);
+  // Same content, another inode or status change time: written during the run and put back.
+  const restored: string[] = [];
+  for (const [path, value] of after) {
+    const old = before.get(path);
+    if (old === value) continue;
+    if (old !== undefined && old.split(' ')[0] === value.split(' ')[0]) restored.push(path);
+    changed.push(path);
+  }
   for (const path of before.keys()) if (!after.has(path)) changed.push(path);
   if (changed.length === 0) return undefined;
   changed.sort();
+  const some = (paths: string[]) =>
+    `${paths.slice(0, 5).join(', ')}${paths.length > 5 ? ` and ${paths.length - 5} more` : ''}`;
   return {
     kind: 'changed-during-run',
     layer: 'run',
     veto: true,
-    message: `the test run changed test or test-runner files: ${changed.slice(0, 5).join(', ')}${changed.length > 5 ? ` and ${changed.length - 5} more` : ''}`,
+    message: `the test run changed test or test-runner files: ${some(changed)}${restored.length > 0 ? ` (${some(restored.sort())}: written and put back with the same content)` : ''}`,
     paths: changed,
   };
 }

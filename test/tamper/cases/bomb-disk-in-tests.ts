@@ -1,10 +1,10 @@
 import { appendPython } from '../attacks.ts';
 import { defineCase } from '../case.ts';
 
-// 16 files of 32 MiB next to the package: twice the corpus's 256 MiB storage limit.
+// 8 files of 32 MiB next to the package: twice the corpus's 128 MiB storage limit.
 const attack = `
 import os as _os
-for _i in range(16):
+for _i in range(8):
     try:
         with open(_os.path.join(_os.path.dirname(__file__), "fill-%d" % _i), "wb") as _f:
             _f.write(b"x" * (32 * 1024 * 1024))
