@@ -185,6 +185,11 @@ export interface Environment {
    */
   readonly baseCommit?: string;
   /**
+   * Capability "image": the image the environment started from (Docker: the task's image after
+   * `--image-map`), named in errors about what the image lacks. Absent: not image-based.
+   */
+  readonly image?: string;
+  /**
    * Capability "isolation method": how untrusted commands are isolated (`bwrap`, `unshare`,
    * `unshare-user` locally), recorded as `berth.isolation_method`. Absent: the environment's
    * `kind` is recorded when `isolated`.

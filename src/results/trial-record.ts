@@ -38,6 +38,7 @@ const EXCEPTION_PHASE: Record<string, PhaseName> = {
   HealthcheckError: 'environment',
   ImageBuildError: 'environment',
   EnvironmentSetupError: 'environment',
+  EnvironmentRepositoryError: 'environment',
   AgentSetupTimeoutError: 'agent_setup',
   AgentSetupError: 'agent_setup',
   AgentTimeoutError: 'agent',

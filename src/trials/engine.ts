@@ -17,6 +17,7 @@ import { collectArtifacts, uploadArtifacts } from './artifacts.ts';
 import {
   AgentTimeoutError,
   CancelledError,
+  EnvironmentRepositoryError,
   EnvironmentSetupError,
   exceptionInfo,
   now,
@@ -378,7 +379,34 @@ class TrialRun {
         : null;
       if (environment.limits) this.result.berth.limits = environment.limits.record;
     }
+    await this.checkRepository(environment);
     this.baseCommit = await this.baseCommitOf(environment);
+  }
+
+  /**
+   * A SWE-bench row's patch is applied to the repository at the environment's work folder: an
+   * environment without one there (an image that does not carry the repository at the row's
+   * path, e.g. `--image-map '*=<plain base>'`) is the environment's error, before any agent
+   * runs, not a patch that fails to apply.
+   * @throws EnvironmentRepositoryError naming the image, the folder and what to do.
+   */
+  private async checkRepository(environment: Environment): Promise<void> {
+    if (this.task.verifier.kind !== 'swebench' || environment.baseCommit !== undefined) return;
+    const probe = await environment.exec(
+      'cd -P . 2>/dev/null && pwd -P && git rev-parse --show-toplevel 2>&1',
+      { timeoutSec: 60, ...(this.signal ? { signal: this.signal } : {}) },
+    );
+    this.checkCancelled();
+    const [here, top] = probe.output.trim().split('\n');
+    if (probe.exitCode === 0 && here !== undefined && top === here) return;
+    const image = environment.image ? `image ${environment.image}` : `the ${environment.kind} environment`;
+    const found =
+      probe.exitCode === 0 && top !== undefined
+        ? `its git repository starts at ${top}`
+        : (probe.output.trim().split('\n').at(-1) ?? '') || 'the folder is missing';
+    throw new EnvironmentRepositoryError(
+      `${image} has no git repository at ${environment.workdir} (${found}), where task ${this.task.name} expects the repository at its base commit. Use the row's instance image (or --image-map it onto an image with the repository checked out at ${environment.workdir}), or run the row without Docker (-e local) so berth builds the repository from the row's snapshot.`,
+    );
   }
 
   /** Runs the dataset's install step in `environment` (a failure is an EnvironmentSetupError). */

@@ -25,6 +25,15 @@ export class EnvironmentSetupError extends Error {
   override name = 'EnvironmentSetupError';
 }
 
+/**
+ * The environment has no git repository at its work folder where the task needs one (a
+ * SWE-bench row's image that does not carry the repository at the row's path): the
+ * environment's fault, never the agent's patch. Recorded in the `environment` category.
+ */
+export class EnvironmentRepositoryError extends EnvironmentSetupError {
+  override name = 'EnvironmentRepositoryError';
+}
+
 /** A multi-step task's step preparation (`workdir/` upload, `setup.sh`) failed. */
 export class StepSetupError extends Error {
   override name = 'StepSetupError';

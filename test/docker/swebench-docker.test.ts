@@ -87,6 +87,47 @@ describe('SWE-bench rows with Docker', () => {
 });
 
 describe.skipIf(skipDocker)('SWE-bench rows in containers (real engine)', () => {
+  it("an image without the repository at the row's path is the environment's error, not patch_failed", () => {
+    // The user's case: the bundled DockerLess rows mapped onto a plain base image.
+    const jobs = tempDir();
+    const examples = fileURLToPath(new URL('../../examples/swe-dockerless.jsonl', import.meta.url));
+    const run = spawnSync(
+      'node',
+      [
+        bin,
+        'run',
+        '-p',
+        examples,
+        '-e',
+        'docker',
+        '-l',
+        '1',
+        '--image-map',
+        `*=${BASE_IMAGE}`,
+        '--jobs-dir',
+        jobs,
+        '--job-name',
+        'no-repo',
+        '--json',
+      ],
+      { encoding: 'utf8', timeout: 240_000 },
+    );
+    expect(run.status, run.stderr).toBe(0);
+    const trial = JSON.parse(run.stdout).trials[0];
+    const result = JSON.parse(
+      readFileSync(join(jobs, 'no-repo', `${trial.trial_name}`, 'result.json'), 'utf8'),
+    );
+    expect(result.berth.status).toBe('error');
+    expect(result.berth.status).not.toBe('patch_failed');
+    expect(result.exception_info.exception_type).toBe('EnvironmentRepositoryError');
+    const message: string = result.exception_info.exception_message;
+    expect(message).toContain(`image ${BASE_IMAGE} has no git repository at /testbed`);
+    expect(message).toContain('--image-map');
+    expect(message).toContain('-e local');
+    // The agent never ran and no patch was applied.
+    expect(result.berth.patch_apply ?? null).toBeNull();
+  }, 300_000);
+
   it('gold resolves, empty and wrong patches do not', () => {
     const dir = tempDir();
     const file = join(dir, 'rows.jsonl');

@@ -187,6 +187,8 @@ export class DockerContainerEnvironment implements Environment {
    * (mode 777), never bind mounts of the host: berth copies them out with `download`.
    */
   readonly logsDir = '/logs';
+  /** The task's image the container started from, after --image-map (set by the provider). */
+  image?: string;
   /** The installed agent the container's image carries (set by the provider). */
   toolInstall?: ToolInstallRecord;
   /** Where the model gateway's folder is mounted, when the trial asked for it. */

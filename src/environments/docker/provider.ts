@@ -245,6 +245,7 @@ export class DockerEnvironmentProvider implements EnvironmentProvider {
       prepared.catch(() => this.prepared.delete(key));
     }
     let image = await prepared;
+    const taskImage = image;
     let toolInstall: ToolInstallRecord | undefined;
     if (context.tool) {
       const log: string[] = [];
@@ -305,6 +306,7 @@ export class DockerEnvironmentProvider implements EnvironmentProvider {
         network: spec.network,
         ...(mounts.length > 0 ? { mounts } : {}),
       });
+      environment.image = taskImage;
       if (toolInstall) environment.toolInstall = toolInstall;
       if (context.modelGatewayDir) environment.modelGatewayDir = MODEL_GATEWAY_MOUNT;
       return environment;
