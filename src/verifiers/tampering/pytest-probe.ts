@@ -227,14 +227,21 @@ def _run_code(obj):
     return None
 
 
+_TREES = {}
+
+
 def _plain_def(path, cls, name):
     """Whether the test file defines name (in class cls, or at the top when cls is None) with no
     decorators but pytest marks: None when it has no such def (made by assignment) or is unreadable."""
     import ast as _ast
-    try:
-        with open(path, "rb") as f:
-            tree = _ast.parse(f.read())
-    except Exception:
+    if path not in _TREES:
+        try:
+            with open(path, "rb") as f:
+                _TREES[path] = _ast.parse(f.read())
+        except Exception:
+            _TREES[path] = None
+    tree = _TREES[path]
+    if tree is None:
         return None
     scopes = [tree.body] if cls is None else \
         [n.body for n in _ast.walk(tree) if isinstance(n, _ast.ClassDef) and n.name == cls]
@@ -297,8 +304,7 @@ def _test_origins(session):
                         "plain_def": seen[key]})
         except Exception as e:
             out.append({"id": getattr(item, "nodeid", "?"), "error": repr(e)})
-        if len(out) >= 200:
-            break
+    _TREES.clear()
     return out
 
 
