@@ -17,7 +17,8 @@
  *   one with `skills_dir` sets `BERTH_SKILLS_DIR`.
  *   `--agent-env` values are passed to the set-up and agent commands only,
  *   never to the verifier.
- * - stdout and stderr go to `agent/command/stdout.txt` and `stderr.txt`, the exit
+ * - stdout and stderr go to `agent/command/stdout.txt` and `stderr.txt` (each cut to
+ *   50 MiB after the command, with a `[berth: output truncated ...]` line), the exit
  *   code to `agent/command/return-code.txt`. A non-zero exit does not fail the
  *   trial: the verifier decides (as for Harbor's oracle).
  * - The agent timeout (the task's, times the multipliers) kills the command's
@@ -96,7 +97,16 @@ export interface CommandAgentOptions {
    * and home (the rest of the host is read-only). Containers ignore it.
    */
   mounts?: readonly string[];
+  /**
+   * Bytes kept of each of the command's `stdout.txt` and `stderr.txt` (default 50 MiB,
+   * `COMMAND_OUTPUT_CAP_BYTES`); the rest is cut after the command and a
+   * `[berth: output truncated ...]` line appended.
+   */
+  outputCapBytes?: number;
 }
+
+/** Bytes kept of each of a command agent's output files (docs/security.md: "captured output"). */
+export const COMMAND_OUTPUT_CAP_BYTES = 50 * 1024 * 1024;
 
 /** Git with the repository's hooks, fsmonitor and path quoting neutralised (the agent may have changed its config). */
 const GIT =
@@ -186,11 +196,42 @@ export class CommandAgent implements Agent {
       ...(context.signal ? { signal: context.signal } : {}),
     };
     const result = await environment.exec(script, options);
+    await this.capOutput(environment, dir, env, options);
     await writeFileAtomic(
       join(logDir, name, 'return-code.txt'),
       `${result.timedOut ? `timed out after ${timeoutSec} s` : (result.exitCode ?? result.signal ?? 'killed')}\n`,
     );
     return result;
+  }
+
+  /**
+   * Cuts `stdout.txt` and `stderr.txt` in `dir` (in the environment) to the output cap and
+   * marks the cut. Runs as the command's own user (a link it planted leads only where it could
+   * write itself) and skips anything but a regular file.
+   */
+  private async capOutput(
+    environment: AgentContext['environment'],
+    dir: string,
+    env: Record<string, string>,
+    options: ExecOptions,
+  ): Promise<void> {
+    const cap = Math.max(0, Math.floor(this.options.outputCapBytes ?? COMMAND_OUTPUT_CAP_BYTES));
+    const files = ['stdout.txt', 'stderr.txt'].map((f) => shellQuote(`${dir}/${f}`)).join(' ');
+    const script = [
+      `for f in ${files}; do`,
+      '  [ -f "$f" ] && [ ! -L "$f" ] || continue',
+      '  size=$(wc -c < "$f") || continue',
+      `  [ "$size" -gt ${cap} ] || continue`,
+      `  truncate -s ${cap} "$f" && printf '\\n[berth: output truncated at %s bytes; %s more bytes dropped]\\n' ${cap} "$((size - ${cap}))" >> "$f"`,
+      'done',
+    ].join('\n');
+    await environment
+      .exec(script, {
+        env,
+        timeoutSec: 60,
+        ...(options.binds ? { binds: options.binds } : {}),
+      })
+      .catch(() => {});
   }
 
   /** Defined only with a set-up command, so a trial without one records no set-up phase. */

@@ -37,6 +37,7 @@ import { roundUsd } from './pricing.ts';
 import { geminiPath } from './protocols/gemini.ts';
 import { CODECS } from './protocols/index.ts';
 import type { ModelTarget } from './providers.ts';
+import { KeyRedactor } from './redact.ts';
 import { RELAY_NODE_SOURCE, RELAY_PYTHON_SOURCE } from './relay-source.ts';
 import {
   addUsage,
@@ -243,7 +244,9 @@ export class GatewaySession {
   }
 
   /** Counts and records one finished call. */
-  record(record: ModelCallRecord, usage: TokenUsage, cost: number | undefined, counted: boolean): void {
+  record(call: ModelCallRecord, usage: TokenUsage, cost: number | undefined, counted: boolean): void {
+    // What an upstream answered may spell a key (src/models/redact.ts): never in a record.
+    const record = this.gateway.redactor.value(call);
     this.records.push(record);
     if (counted) {
       this.usage = addUsage(this.usage, usage);
@@ -489,6 +492,9 @@ export class ModelGateway {
   private address: AddressInfo | undefined;
   private readonly retry: RetryPolicy;
   private readonly live = new Set<ServerResponse>();
+  /** Every key this gateway has added to an upstream request or may add (its trials' models'). */
+  private readonly keys = new Set<string>();
+  private keyRedactor = new KeyRedactor([]);
 
   private constructor(private readonly options: GatewayOptions) {
     this.retry = { ...DEFAULT_RETRY, ...(options.retry ?? {}) };
@@ -505,7 +511,11 @@ export class ModelGateway {
       gateway.handle(req, res).catch((error) => {
         if (!res.headersSent) {
           res.writeHead(500, { 'content-type': 'application/json' });
-          res.end(JSON.stringify({ error: { message: `berth gateway: ${(error as Error).message}` } }));
+          res.end(
+            gateway.redactor.text(
+              JSON.stringify({ error: { message: `berth gateway: ${(error as Error).message}` } }),
+            ),
+          );
         } else res.end();
       });
     };
@@ -556,9 +566,26 @@ export class ModelGateway {
 
   /** Opens a trial's session; its token is valid until `close()`. */
   openSession(options: SessionOptions): GatewaySession {
+    this.holdKey(this.options.credentials.keyFor(options.model));
     const session = new GatewaySession(this, options);
     this.sessions.set(session.token, session);
     return session;
+  }
+
+  /** Adds a key to those every answer and record is redacted of. */
+  private holdKey(key: string | undefined): void {
+    if (!key || this.keys.has(key)) return;
+    this.keys.add(key);
+    this.keyRedactor = new KeyRedactor(this.keys);
+  }
+
+  /**
+   * The one redaction of every key the gateway holds (src/models/redact.ts), applied at every
+   * exit: answers of any status, streamed or not, errors, records, the response cache.
+   * @internal
+   */
+  get redactor(): KeyRedactor {
+    return this.keyRedactor;
   }
 
   /** @internal */
@@ -617,7 +644,7 @@ export class ModelGateway {
   }
 
   private sendJson(res: ServerResponse, status: number, body: unknown): void {
-    const text = JSON.stringify(body);
+    const text = this.redactor.text(JSON.stringify(this.redactor.value(body)));
     res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
     res.end(text);
   }
@@ -747,6 +774,7 @@ export class ModelGateway {
     session.calls += 1;
     const seq = session.calls;
     const key = this.options.credentials.keyFor(target);
+    this.holdKey(key);
     if (!key && target.needsKey)
       return refuse(
         seq,
@@ -804,7 +832,8 @@ export class ModelGateway {
     const cache = this.options.cache;
     const keyOfCall = cache ? cacheKey(target, parsed.call) : undefined;
     if (cache && keyOfCall) {
-      const hit = await cache.get(keyOfCall);
+      const stored = await cache.get(keyOfCall);
+      const hit = stored && this.redactor.value(stored);
       if (hit) {
         await this.reply(res, codec, parsed, hit, parsed.requestedModel || target.name);
         finishRecord('cache', 200, null, hit, undefined);
@@ -846,8 +875,8 @@ export class ModelGateway {
       );
       // An upstream may echo the key it was sent (an error about a bad key): never to the agent.
       const status = failure.status;
-      const message = redact(failure.message, key);
-      const upstreamBody = failure.body === undefined ? undefined : redact(failure.body, key);
+      const message = this.redactor.text(failure.message);
+      const upstreamBody = failure.body === undefined ? undefined : this.redactor.text(failure.body);
       if (!res.headersSent) {
         if (upstreamBody !== undefined && passthrough) {
           res.writeHead(status, { 'content-type': 'application/json' });
@@ -873,7 +902,7 @@ export class ModelGateway {
     res.writeHead(200, SSE_HEADERS);
     let out = '';
     for (const part of answerToParts(answer)) out += encoder.part(part);
-    res.end(out + encoder.end());
+    res.end(this.redactor.text(out + encoder.end()));
   }
 
   private async translate(
@@ -896,12 +925,12 @@ export class ModelGateway {
         },
         signal,
       );
-      const answer: ModelAnswer = {
+      const answer: ModelAnswer = this.redactor.value({
         content: result.content,
         finishReason: result.finishReason,
         usage: result.usage,
         ...(result.response?.id ? { id: result.response.id } : {}),
-      };
+      });
       this.sendJson(res, 200, codec.renderAnswer(answer, name, parsed));
       return { status: 200, error: null, answer, ...costOfRaw(result.usage.raw) };
     }
@@ -918,6 +947,7 @@ export class ModelGateway {
     res.writeHead(200, SSE_HEADERS);
     let error: string | null = null;
     const reader = stream.getReader();
+    const out = this.redactor.stream();
     try {
       for (;;) {
         const { done, value } = await reader.read();
@@ -927,7 +957,7 @@ export class ModelGateway {
           break;
         }
         accumulator.add(value);
-        const frames = encoder.part(value);
+        const frames = out.push(encoder.part(value));
         if (frames) res.write(frames);
       }
     } catch (cause) {
@@ -937,9 +967,16 @@ export class ModelGateway {
     } finally {
       reader.releaseLock();
     }
-    res.end(error ? errorFrame(codec.protocol, `berth gateway: ${error}`) : encoder.end());
-    const answer = accumulator.answer();
-    return { status: 200, error, answer, ...costOfRaw(answer.usage.raw) };
+    res.end(
+      out.push(error ? errorFrame(codec.protocol, `berth gateway: ${error}`) : encoder.end()) + out.end(),
+    );
+    const answer = this.redactor.value(accumulator.answer());
+    return {
+      status: 200,
+      error: error && this.redactor.text(error),
+      answer,
+      ...costOfRaw(answer.usage.raw),
+    };
   }
 
   private async passThrough(
@@ -987,18 +1024,20 @@ export class ModelGateway {
     );
     const streamed = (response.headers.get('content-type') ?? '').includes('text/event-stream');
     if (!streamed) {
-      const text = await response.text();
+      const received = await response.text();
+      // A 200 may echo the key too (a debugging proxy, a compromised endpoint).
+      const text = this.redactor.text(received);
       res.writeHead(response.status, {
         'content-type': response.headers.get('content-type') ?? 'application/json',
         'content-length': Buffer.byteLength(text),
       });
       res.end(text);
       try {
-        const { answer, providerCost } = codec.readAnswer(JSON.parse(text));
+        const { answer, providerCost } = codec.readAnswer(JSON.parse(received));
         return {
           status: response.status,
           error: null,
-          answer,
+          answer: this.redactor.value(answer),
           ...(providerCost !== undefined ? { providerCost } : {}),
         };
       } catch (error) {
@@ -1022,24 +1061,28 @@ export class ModelGateway {
       },
     });
     const decoder = new TextDecoder();
+    const out = this.redactor.stream();
     let error: string | null = null;
     try {
       for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-        res.write(chunk);
-        parser.feed(decoder.decode(chunk, { stream: true }));
+        const text = decoder.decode(chunk, { stream: true });
+        const ready = out.push(text);
+        if (ready) res.write(ready);
+        parser.feed(text);
       }
     } catch (cause) {
       error = signal.aborted
         ? 'upstream did not finish within the request timeout'
         : `upstream: ${(cause as Error).message}`;
-      res.write(errorFrame(protocol, `berth gateway: ${error}`));
+      error = this.redactor.text(error);
+      res.write(out.push(errorFrame(protocol, `berth gateway: ${error}`)));
     }
-    res.end();
-    const answer = reader.answer();
+    res.end(out.push(decoder.decode()) + out.end());
+    const answer = this.redactor.value(reader.answer());
     const cost = reader.providerCost();
     return {
       status: response.status,
-      error: error ?? readError,
+      error: error ?? (readError && this.redactor.text(readError)),
       answer,
       ...(cost !== undefined ? { providerCost: cost } : {}),
     };
@@ -1070,11 +1113,6 @@ export class ModelGateway {
       protocol === 'gemini' ? { totalTokens: tokens } : { input_tokens: tokens },
     );
   }
-}
-
-/** `text` with every occurrence of `secret` (a key) replaced by `***`. */
-export function redact(text: string, secret: string | undefined): string {
-  return secret && secret.length >= 4 ? text.split(secret).join('***') : text;
 }
 
 function usageRecord(usage: TokenUsage): ModelCallRecord['usage'] {

@@ -1,10 +1,10 @@
 /**
  * `berth compare`: which tasks flipped between two jobs, the difference in resolved rate over
  * the tasks both ran, how sure that difference is (McNemar's exact test when each task has one
- * attempt in each job; otherwise a paired bootstrap over tasks of the per-task pass rate), a
- * bootstrap interval for it, and the same per repository and language.
+ * attempt in each job; otherwise a paired sign-flip permutation test over tasks of the per-task
+ * pass rate), a bootstrap interval for it, and the same per repository and language.
  */
-import { mcnemarExact, pairedBootstrap } from '../stats/paired.ts';
+import { mcnemarExact, pairedBootstrap, pairedPermutation } from '../stats/paired.ts';
 import type { Interval } from '../stats/proportion.ts';
 import type { JobRecord, TrialRecord } from './model.ts';
 import { isFinished, type Rate, rateOf } from './summary.ts';
@@ -120,8 +120,11 @@ function differenceOver(
   const boot = pairedBootstrap(pairs, options);
   const rateA = pairs.reduce((sum, pair) => sum + pair.a, 0) / pairs.length;
   const rateB = pairs.reduce((sum, pair) => sum + pair.b, 0) / pairs.length;
-  let p: number | null = boot?.p ?? null;
-  let test = `paired bootstrap over tasks (seed ${options.seed}, ${options.resamples} resamples)`;
+  const permutation = pairedPermutation(pairs, options);
+  let p: number | null = permutation?.p ?? null;
+  let test = permutation?.exact
+    ? `exact sign-flip permutation test over tasks (${permutation.arrangements} arrangements)`
+    : `sign-flip permutation test over tasks (seed ${options.seed}, ${options.resamples} resamples)`;
   if (single) {
     const onlyA = pairs.filter((pair) => pair.a === 1 && pair.b === 0).length;
     const onlyB = pairs.filter((pair) => pair.a === 0 && pair.b === 1).length;
@@ -147,6 +150,9 @@ function verdictOf(a: string, b: string, d: Difference): string {
   const interval = d.interval
     ? ` (95% interval ${(100 * d.interval.low).toFixed(1)} to ${(100 * d.interval.high).toFixed(1)} pts)`
     : '';
+  // One task is never evidence of a difference between jobs, whatever a test says.
+  if (d.shared_tasks < 2)
+    return `${b} resolved ${size} than ${a} on the one shared task: one task cannot show a difference (${p}).`;
   if (d.p !== null && d.p < 0.05)
     return `${d.delta > 0 ? b : a} is better: ${b} resolved ${size} than ${a}${interval}, significant at the 5% level (${p}).`;
   return `${b} resolved ${size} than ${a}${interval}, but this is not significant at the 5% level (${p}): too few tasks or attempts to tell.`;

@@ -475,7 +475,9 @@ class TrialRun {
       );
     } finally {
       // What the set-up wrote in the agent's log folder, copied out as data (src/trials/staging.ts).
-      await collectLogFolder(live, 'agent', this.trialDir, this.result);
+      await collectLogFolder(live, 'agent', this.trialDir, this.result, {
+        timeoutSec: AGENT_TIMEOUT_GRACE_SEC,
+      });
     }
   }
 
@@ -560,6 +562,15 @@ class TrialRun {
       target.exception_info ??= info;
     } else target.verifier_result = { rewards: verdict.rewards };
     target.berth = { verifier_details: verdict.details ?? null };
+    // What the verifier's copy of /logs/verifier left out (the caps of src/util/safe-fs.ts).
+    const notCopied = verdict.details?.not_copied;
+    if (Array.isArray(notCopied) && notCopied.length > 0) {
+      this.result.berth.not_copied ??= {};
+      this.result.berth.not_copied.verifier = [
+        ...(this.result.berth.not_copied.verifier ?? []),
+        ...notCopied.map(String),
+      ];
+    }
     return { result: target, verdict };
   }
 
@@ -668,7 +679,9 @@ class TrialRun {
       this.track('agent_execution', timing, plan.multiStep);
       // The agent's log folder, copied out as data before anything else happens to its
       // environment (src/trials/staging.ts: no link followed, what was left out recorded).
-      await collectLogFolder(env, 'agent', this.trialDir, this.result);
+      await collectLogFolder(env, 'agent', this.trialDir, this.result, {
+        timeoutSec: AGENT_TIMEOUT_GRACE_SEC,
+      });
     }
     this.checkCancelled();
     if (agentResult) {

@@ -70,10 +70,23 @@ export interface SkippedEntry {
    * `not-regular`: a link or a special file (recorded, never followed or created);
    * `hardlink`: a file with several names that its folder's owner does not own;
    * `exists`: the destination already has that name (berth's record is kept);
-   * `truncated`: copied up to the size cap; `over-limit`: left out by the size or count cap;
-   * `bad-name`: an archive name with `..` or an unusable component; `error`: unreadable.
+   * `truncated`: copied up to the size cap; `over-limit`: left out by the size cap;
+   * `too-many`: left out by the entry cap (`maxEntries`); `too-deep`: below `maxDepth`
+   * (listed once per left-out folder); `timed-out`: the copy passed `timeoutSec` and stopped
+   * there (path `.`); `bad-name`: an archive name with `..` or an unusable component;
+   * `error`: unreadable.
    */
-  reason: 'not-regular' | 'hardlink' | 'exists' | 'truncated' | 'over-limit' | 'bad-name' | 'error';
+  reason:
+    | 'not-regular'
+    | 'hardlink'
+    | 'exists'
+    | 'truncated'
+    | 'over-limit'
+    | 'too-many'
+    | 'too-deep'
+    | 'timed-out'
+    | 'bad-name'
+    | 'error';
   /** A symbolic link's target, as text (never followed). */
   target?: string;
   /** Size in bytes of a file cut or left out by the cap. */
@@ -89,17 +102,34 @@ export interface CopyReport {
   /** Entries left out (at most `MAX_SKIPPED_LISTED`; `skippedCount` counts them all). */
   skipped: SkippedEntry[];
   skippedCount: number;
+  /** The copy passed its `timeoutSec` and stopped (what was copied by then is kept). */
+  timedOut?: boolean;
 }
 
 /** Caps of one copy. */
 export interface CopyLimits {
   /** Total bytes of file content copied; past it files are cut or left out. Default 256 MiB. */
   maxBytes?: number;
-  /** Files and folders copied; past it entries are left out. Default 100 000. */
+  /** Files and folders copied; past it entries are left out. Default 10 000. */
   maxEntries?: number;
+  /**
+   * Folder levels below the copied folder (`a/b/c` is at depth 3); deeper entries are left
+   * out. Default 64.
+   */
+  maxDepth?: number;
+  /**
+   * Seconds the whole copy may take; past it the copy stops (the engine's stream is closed)
+   * and what was copied is kept. Default 60.
+   */
+  timeoutSec?: number;
 }
 
-export const DEFAULT_COPY_LIMITS: Required<CopyLimits> = { maxBytes: 256 * 1024 * 1024, maxEntries: 100_000 };
+export const DEFAULT_COPY_LIMITS: Required<CopyLimits> = {
+  maxBytes: 256 * 1024 * 1024,
+  maxEntries: 10_000,
+  maxDepth: 64,
+  timeoutSec: 60,
+};
 
 /** How many skipped entries a report lists (the rest are counted). */
 export const MAX_SKIPPED_LISTED = 200;
@@ -326,15 +356,28 @@ export async function writeFileBeneath(
 /** Collects a copy's report and enforces its caps. */
 class Tally {
   readonly report: CopyReport = { files: 0, directories: 0, bytes: 0, skipped: [], skippedCount: 0 };
-  private readonly limits: Required<CopyLimits>;
+  readonly limits: Required<CopyLimits>;
+  /** When the copy must stop (epoch ms). */
+  readonly deadline: number;
+  private listedTooMany = false;
 
   constructor(limits: CopyLimits = {}) {
-    this.limits = { ...DEFAULT_COPY_LIMITS, ...limits };
+    this.limits = { ...DEFAULT_COPY_LIMITS, ...stripUndefined(limits) };
+    this.deadline = Date.now() + Math.max(0, this.limits.timeoutSec) * 1000;
   }
 
-  skip(entry: SkippedEntry): void {
+  /**
+   * Records a left-out entry. Past the entry cap only the first is listed; below the depth
+   * cap only the top of each left-out folder (the rest are counted).
+   */
+  skip(entry: SkippedEntry, listed = true): void {
     this.report.skippedCount++;
-    if (this.report.skipped.length < MAX_SKIPPED_LISTED) this.report.skipped.push(entry);
+    if (entry.reason === 'too-many') {
+      if (this.listedTooMany) return;
+      this.listedTooMany = true;
+    }
+    if (entry.path.length > 300) entry.path = `${entry.path.slice(0, 300)}...`;
+    if (listed && this.report.skipped.length < MAX_SKIPPED_LISTED) this.report.skipped.push(entry);
   }
 
   /** Whether one more entry fits the count cap. */
@@ -342,10 +385,33 @@ class Tally {
     return this.report.files + this.report.directories < this.limits.maxEntries;
   }
 
+  /** Whether an entry `depth` levels below the copied folder is too deep (0: the folder itself). */
+  tooDeep(depth: number): boolean {
+    return depth > this.limits.maxDepth;
+  }
+
+  /** Whether the copy's time is up; records it once. */
+  timeUp(): boolean {
+    if (this.report.timedOut) return true;
+    if (Date.now() < this.deadline) return false;
+    this.markTimedOut();
+    return true;
+  }
+
+  markTimedOut(): void {
+    if (this.report.timedOut) return;
+    this.report.timedOut = true;
+    this.skip({ path: '.', kind: 'directory', reason: 'timed-out' });
+  }
+
   /** Bytes still allowed. */
   room(): number {
     return Math.max(0, this.limits.maxBytes - this.report.bytes);
   }
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
 /** Creates file `name` in `dir` only if the name is free (O_EXCL, no follow); false when taken. */
@@ -439,6 +505,7 @@ async function copyDirContents(
   owner: number,
 ): Promise<void> {
   for (const name of await from.names()) {
+    if (tally.timeUp()) return;
     await copyEntry(from, name, to, name, prefix ? `${prefix}/${name}` : name, tally, owner);
   }
 }
@@ -465,8 +532,11 @@ async function copyEntry(
     let kind = kindOf(stats);
     // A second name of a file the folder's owner owns is that owner's data; anything else is refused.
     if (kind === 'hardlink' && stats.uid === owner) kind = 'file';
+    const depth = path === '.' ? 0 : path.split('/').length;
+    if ((kind === 'directory' || kind === 'file') && tally.tooDeep(depth))
+      return tally.skip({ path, kind, reason: 'too-deep' });
     if (kind === 'directory') {
-      if (!tally.entryFits()) return tally.skip({ path, kind, reason: 'over-limit' });
+      if (!tally.entryFits()) return tally.skip({ path, kind, reason: 'too-many' });
       let source: Dir;
       try {
         source = await from.dir(name);
@@ -488,7 +558,7 @@ async function copyEntry(
       return;
     }
     if (kind === 'file') {
-      if (!tally.entryFits()) return tally.skip({ path, kind, reason: 'over-limit', size: stats.size });
+      if (!tally.entryFits()) return tally.skip({ path, kind, reason: 'too-many', size: stats.size });
       const room = tally.room();
       if (room === 0 && stats.size > 0)
         return tally.skip({ path, kind, reason: 'over-limit', size: stats.size });
@@ -536,33 +606,85 @@ export async function extractTarBeneath(
   /** Extracted files by archive path, for hard links inside the archive. */
   const extracted = new Map<string, string>();
   const parser = tarExtract();
+  const folders = new FolderCache(root);
   archive.on('error', (error) => parser.destroy(error));
+  // Past the time limit the stream is closed (for a container: the engine's request is aborted).
+  const timer = setTimeout(
+    () => {
+      tally.markTimedOut();
+      archive.destroy();
+      parser.destroy();
+    },
+    Math.max(0, tally.deadline - Date.now()),
+  );
   archive.pipe(parser);
-  for await (const entry of parser) {
-    const header = entry.header;
-    let names: string[];
-    try {
-      names = pathNames(header.name);
-    } catch {
-      tally.skip({ path: header.name.slice(0, 300), kind: 'unknown', reason: 'bad-name' });
+  try {
+    for await (const entry of parser) {
+      if (tally.timeUp()) break;
+      const header = entry.header;
+      let names: string[];
+      try {
+        names = pathNames(header.name);
+      } catch {
+        tally.skip({ path: header.name, kind: 'unknown', reason: 'bad-name' });
+        entry.resume();
+        continue;
+      }
+      const inner = names.slice(1);
+      const path = inner.length === 0 ? '.' : inner.join('/');
+      if (tally.tooDeep(inner.length)) {
+        // Listed once, at the first level below the cap; what is below it is only counted.
+        const kind: EntryKind = header.type === 'directory' ? 'directory' : 'file';
+        tally.skip({ path, kind, reason: 'too-deep' }, inner.length === tally.limits.maxDepth + 1);
+        entry.resume();
+        continue;
+      }
+      const target = [top, ...inner];
+      try {
+        await extractEntry(entry, header, folders, target, path, names.join('/'), tally, extracted);
+      } catch (error) {
+        tally.skip({
+          path,
+          kind: 'unknown',
+          reason: error instanceof UnsafePathError ? 'not-regular' : 'error',
+        });
+      }
       entry.resume();
-      continue;
     }
-    const inner = names.slice(1);
-    const path = inner.length === 0 ? '.' : inner.join('/');
-    const target = [top, ...inner];
-    try {
-      await extractEntry(entry, header, root, target, path, names.join('/'), tally, extracted);
-    } catch (error) {
-      tally.skip({
-        path,
-        kind: 'unknown',
-        reason: error instanceof UnsafePathError ? 'not-regular' : 'error',
-      });
-    }
-    entry.resume();
+  } catch (error) {
+    if (!tally.report.timedOut) throw error;
+  } finally {
+    clearTimeout(timer);
+    await folders.close();
   }
   return tally.report;
+}
+
+/**
+ * The last destination folder opened while extracting, kept open: a tar stream lists a
+ * folder's files one after another, so each is created without walking from the root again.
+ */
+class FolderCache {
+  private key: string | undefined;
+  private dir: Dir | undefined;
+
+  constructor(readonly root: string) {}
+
+  async open(names: readonly string[]): Promise<Dir> {
+    const key = names.join('/');
+    if (this.dir && this.key === key) return this.dir;
+    await this.close();
+    this.dir = await walk(this.root, names, true);
+    this.key = key;
+    return this.dir;
+  }
+
+  async close(): Promise<void> {
+    const dir = this.dir;
+    this.dir = undefined;
+    this.key = undefined;
+    await dir?.close();
+  }
 }
 
 type TarEntry = Readable & { header: import('tar-stream').Headers };
@@ -570,7 +692,7 @@ type TarEntry = Readable & { header: import('tar-stream').Headers };
 async function extractEntry(
   entry: TarEntry,
   header: import('tar-stream').Headers,
-  root: string,
+  folders: FolderCache,
   target: string[],
   path: string,
   archiveName: string,
@@ -581,9 +703,8 @@ async function extractEntry(
   const parentNames = target.slice(0, -1);
   const name = target[target.length - 1] as string;
   if (type === 'directory') {
-    if (!tally.entryFits()) return tally.skip({ path, kind: 'directory', reason: 'over-limit' });
-    const dir = await walk(root, target, true);
-    await dir.close();
+    if (!tally.entryFits()) return tally.skip({ path, kind: 'directory', reason: 'too-many' });
+    await folders.open(target);
     tally.report.directories++;
     return;
   }
@@ -601,22 +722,18 @@ async function extractEntry(
           target: (header.linkname ?? '').slice(0, 300),
         });
       const fromNames = pathNames(from);
-      const original = await readFileBeneath(root, fromNames.join('/'));
+      const original = await readFileBeneath(folders.root, fromNames.join('/'));
       if (original.kind !== 'file') return tally.skip({ path, kind: 'hardlink', reason: 'hardlink' });
       size = original.data.length;
       data = original.data;
     } else data = entry;
-    if (!tally.entryFits()) return tally.skip({ path, kind: 'file', reason: 'over-limit', size });
+    if (!tally.entryFits()) return tally.skip({ path, kind: 'file', reason: 'too-many', size });
     const room = tally.room();
     if (room === 0 && size > 0) return tally.skip({ path, kind: 'file', reason: 'over-limit', size });
     const capped = data instanceof Uint8Array ? data.subarray(0, room) : limitStream(data, room);
-    const dir = await walk(root, parentNames, true);
-    try {
-      if (!(await createExclusive(dir, name, capped, fileMode(header.mode ?? 0o644))))
-        return tally.skip({ path, kind: 'file', reason: 'exists' });
-    } finally {
-      await dir.close();
-    }
+    const dir = await folders.open(parentNames);
+    if (!(await createExclusive(dir, name, capped, fileMode(header.mode ?? 0o644))))
+      return tally.skip({ path, kind: 'file', reason: 'exists' });
     const written = Math.min(size, room);
     tally.report.files++;
     tally.report.bytes += written;

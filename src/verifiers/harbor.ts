@@ -124,6 +124,9 @@ export class HarborVerifier implements Verifier {
     const hostDir = join(context.trialDir, 'verifier');
     await mkdir(hostDir, { recursive: true });
     const details: Record<string, unknown> = {};
+    // The phase ends by its timeout plus a grace, whatever the tests left to copy.
+    const deadline = Date.now() + (context.timeoutSec + VERIFIER_COPY_GRACE_SEC) * 1000;
+    const secondsLeft = () => Math.max(1, (deadline - Date.now()) / 1000);
 
     // 1. (the engine stopped every process the agent started: src/trials/verifier-environment.ts)
     // 2. empty /logs/verifier, remove /tests (whatever the agent planted there).
@@ -198,10 +201,27 @@ export class HarborVerifier implements Verifier {
         },
       };
     }
-    // 4. Rewards, from the copy of /logs/verifier (data only: links and special files are recorded, not copied).
+    // 4. Rewards, from copies (data only: links and special files are recorded, not copied). The
+    // reward files are copied first, on their own, so no flood of other files (the entry, depth
+    // and time caps of the folder's copy) can leave them out; then the rest of /logs/verifier,
+    // where the names already copied are kept.
+    const verifierLogs = logsPath(environment, 'verifier');
+    const rewardCopies: Partial<Record<'reward.json' | 'reward.txt', CopyReport>> = {};
     let copied: CopyReport;
     try {
-      copied = await environment.download(logsPath(environment, 'verifier'), hostDir);
+      for (const file of ['reward.json', 'reward.txt'] as const) {
+        try {
+          rewardCopies[file] = await environment.download(`${verifierLogs}/${file}`, join(hostDir, file), {
+            maxBytes: MAX_REWARD_BYTES + 1,
+            maxEntries: 1,
+            maxDepth: 0,
+            timeoutSec: secondsLeft(),
+          });
+        } catch (error) {
+          if (!isMissing(error)) throw error;
+        }
+      }
+      copied = await environment.download(verifierLogs, hostDir, { timeoutSec: secondsLeft() });
     } catch (error) {
       return {
         rewards: { reward: 0 },
@@ -209,9 +229,29 @@ export class HarborVerifier implements Verifier {
         exception: { type: 'DownloadVerifierDirError', message: (error as Error).message },
       };
     }
-    if (copied.skippedCount > 0) details.not_copied = describeSkipped(copied);
+    const notCopied = copied.skipped.filter((s) => s.reason !== 'exists');
+    const unlisted = copied.skippedCount - copied.skipped.length;
+    if (notCopied.length + unlisted > 0)
+      details.not_copied = describeSkipped({
+        ...copied,
+        skipped: notCopied,
+        skippedCount: notCopied.length + unlisted,
+      });
+    // /logs/verifier itself a link: the reward files came through it; refused.
+    const folderLink = copied.skipped.find((s) => s.path === '.' && s.reason === 'not-regular');
+    if (folderLink) {
+      return {
+        rewards: { reward: 0 },
+        details,
+        exception: {
+          type: 'VerifierOutputParseError',
+          message: `${verifierLogs} is not a folder (${folderLink.kind}; not followed)`,
+        },
+      };
+    }
     for (const file of ['reward.json', 'reward.txt'] as const) {
-      const planted = copied.skipped.find((s) => s.path === file && s.reason !== 'exists');
+      const own = rewardCopies[file];
+      const planted = own?.skipped.find((s) => s.path === '.' && s.reason !== 'exists');
       if (planted) {
         return {
           rewards: { reward: 0 },
@@ -222,13 +262,24 @@ export class HarborVerifier implements Verifier {
           },
         };
       }
-      const content = await readFileBeneath(hostDir, file, { maxBytes: 1024 * 1024 });
+      if (!own) continue;
+      const content = await readFileBeneath(hostDir, file, { maxBytes: MAX_REWARD_BYTES });
       if (content.kind === 'missing') continue;
       if (content.kind !== 'file') {
         return {
           rewards: { reward: 0 },
           details,
           exception: { type: 'VerifierOutputParseError', message: `${file} is not a regular file` },
+        };
+      }
+      if (content.truncated) {
+        return {
+          rewards: { reward: 0 },
+          details,
+          exception: {
+            type: 'VerifierOutputParseError',
+            message: `${file} is larger than ${MAX_REWARD_BYTES} bytes`,
+          },
         };
       }
       const parsed = parseReward(file, content.data);
@@ -252,6 +303,18 @@ export class HarborVerifier implements Verifier {
 }
 
 const TESTS_IN = 'berth:tests-in';
+
+/** Seconds the verifier phase may run past its timeout to copy /logs/verifier out (then the copy stops). */
+export const VERIFIER_COPY_GRACE_SEC = 30;
+
+/** Largest reward file read (bytes); a larger one is a `VerifierOutputParseError`. */
+const MAX_REWARD_BYTES = 1024 * 1024;
+
+/** Whether a download failed because the path does not exist (Docker's 404, the file system's ENOENT). */
+function isMissing(error: unknown): boolean {
+  const e = error as { statusCode?: number; code?: string };
+  return e?.statusCode === 404 || e?.code === 'ENOENT';
+}
 const NO_TAR = 'berth:no-tar';
 
 function oomException(): { type: string; message: string } {

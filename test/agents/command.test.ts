@@ -9,7 +9,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CommandAgent, type CommandAgentOptions } from '../../src/agents/command.ts';
+import {
+  COMMAND_OUTPUT_CAP_BYTES,
+  CommandAgent,
+  type CommandAgentOptions,
+} from '../../src/agents/command.ts';
 import { createAgent } from '../../src/agents/registry.ts';
 import { LocalEnvironmentProvider } from '../../src/environments/local/local.ts';
 import { UsageError } from '../../src/errors.ts';
@@ -104,6 +108,20 @@ describe('command agent on the DockerLess sample', () => {
     ].join('\n');
     expect(recorded).toContain('SERVICE_API_KEY=***');
     expect(recorded).not.toContain('s3cr3t-value');
+  });
+
+  it('output past the cap is cut and marked (stdout and stderr each; the documented 50 MiB, here 1000 bytes)', async () => {
+    const { dir } = await trial(task('berth__csvline-1'), {
+      command: 'yes AAAAAAAAAAAAAAAAAAA | head -c 5000; yes e | head -c 300 >&2; echo x > /dev/null',
+      outputCapBytes: 1000,
+    });
+    const stdout = await readFile(join(dir, 'agent', 'command', 'stdout.txt'), 'utf8');
+    expect(stdout.slice(0, 1000)).toBe('AAAAAAAAAAAAAAAAAAA\n'.repeat(50));
+    expect(stdout.slice(1000)).toBe('\n[berth: output truncated at 1000 bytes; 4000 more bytes dropped]\n');
+    // Under the cap: kept whole, unmarked.
+    const stderr = await readFile(join(dir, 'agent', 'command', 'stderr.txt'), 'utf8');
+    expect(stderr).toBe('e\n'.repeat(150));
+    expect(COMMAND_OUTPUT_CAP_BYTES).toBe(50 * 1024 * 1024);
   });
 
   it('a command that changes nothing submits an empty patch', async () => {

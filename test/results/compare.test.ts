@@ -73,7 +73,7 @@ describe('comparing two jobs (synthetic records)', () => {
     expect(c.interval?.high).toBeLessThanOrEqual(1);
   });
 
-  it('several attempts: a seeded paired bootstrap over tasks, and tasks only one job ran are left out', () => {
+  it('several attempts: an exact sign-flip permutation test over tasks, and tasks only one job ran are left out', () => {
     const a = job('A', [
       trial('t1', true),
       trial('t1', false, { name: 't1__2', attempt: 2 }),
@@ -90,7 +90,9 @@ describe('comparing two jobs (synthetic records)', () => {
     ]);
     const c = compareTwo(a, b, { seed: 42, resamples: 1000 });
     expect(c.single_attempt).toBe(false);
-    expect(c.test).toBe('paired bootstrap over tasks (seed 42, 1000 resamples)');
+    expect(c.test).toBe('exact sign-flip permutation test over tasks (4 arrangements)');
+    // Both tasks went up: 2 of the 4 sign flips are as far from 0.
+    expect(c.p).toBe(0.5);
     expect(c.shared_tasks).toBe(2);
     expect([c.rate_a, c.rate_b, c.delta]).toEqual([0.25, 0.75, 0.5]);
     expect(c.gained).toEqual([
@@ -104,6 +106,7 @@ describe('comparing two jobs (synthetic records)', () => {
 
 describe('berth compare and berth leaderboard on real jobs', () => {
   let jobs = '';
+  let other = '';
   beforeAll(async () => {
     jobs = await temp.make('berth-compare-');
     runSample(jobs, 'oracle', ['-a', 'oracle', '-n', '2']);
@@ -120,6 +123,9 @@ describe('berth compare and berth leaderboard on real jobs', () => {
       '-i',
       'berth__toposort-1',
     ]);
+    // In its own folder: the leaderboard below reads every job of `jobs`.
+    other = await temp.make('berth-compare-k2-');
+    runSample(other, 'oracle-k2-all', ['-a', 'oracle', '-k', '2', '-n', '2']);
     runSample(jobs, 'nop-k2', ['-a', 'nop', '-k', '2', '-i', 'berth__csvline-1', '-i', 'berth__toposort-1']);
   }, 300_000);
 
@@ -150,7 +156,29 @@ describe('berth compare and berth leaderboard on real jobs', () => {
     ]);
   });
 
-  it('several attempts use the bootstrap, seeded, and print the seed', () => {
+  it('different attempt counts (oracle -k 2 vs partial predictions): p = 0.125, not significant; 1-task rows p = 1', () => {
+    // The bootstrap gave p = 1.0e-4 here: every task differs by exactly -1, so every resample is identical.
+    const run = berth(['compare', join(other, 'oracle-k2-all'), join(jobs, 'partial')]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('partial vs oracle-k2-all over 4 shared task(s):');
+    expect(run.stdout).toContain('exact sign-flip permutation test over tasks (16 arrangements): p = 0.1250');
+    expect(run.stdout).toContain('but this is not significant at the 5% level (p = 0.1250)');
+    expect(run.stdout).not.toMatch(/, significant/);
+    const result = JSON.parse(
+      berth(['compare', join(other, 'oracle-k2-all'), join(jobs, 'partial'), '--json']).stdout,
+    );
+    const c = result.comparisons[0];
+    expect(c).toMatchObject({ p: 0.125, delta: -1, shared_tasks: 4, single_attempt: false });
+    const rows = [...c.by.repository, ...c.by.language];
+    expect(rows.length).toBeGreaterThan(0);
+    for (const row of rows) {
+      if (row.shared_tasks === 1) expect(row.p).toBe(1);
+      else expect(row.p).toBeGreaterThanOrEqual(0.125);
+    }
+    expect(rows.some((row: { shared_tasks: number }) => row.shared_tasks === 1)).toBe(true);
+  });
+
+  it('several attempts use the permutation test, and print the bootstrap seed', () => {
     const run = berth([
       'compare',
       join(jobs, 'nop-k2'),
@@ -161,7 +189,7 @@ describe('berth compare and berth leaderboard on real jobs', () => {
       '500',
     ]);
     expect(run.code).toBe(0);
-    expect(run.stdout).toContain('paired bootstrap over tasks (seed 99, 500 resamples): p = ');
+    expect(run.stdout).toContain('exact sign-flip permutation test over tasks (4 arrangements): p = 0.5000');
     expect(run.stdout).toContain(
       'now resolved (2): berth__csvline-1 (0/2 -> 2/2), berth__toposort-1 (0/2 -> 2/2)',
     );

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { binomialHalfCdf, mcnemarExact, pairedBootstrap, quantile } from '../../src/stats/paired.ts';
+import {
+  binomialHalfCdf,
+  mcnemarExact,
+  pairedBootstrap,
+  pairedPermutation,
+  quantile,
+} from '../../src/stats/paired.ts';
 import { wilsonInterval } from '../../src/stats/proportion.ts';
 
 /** P(X <= k), X ~ Binomial(n, 1/2), as an exact fraction (BigInt), for checking the float sum. */
@@ -123,5 +129,55 @@ describe('paired bootstrap', () => {
     expect(quantile([1, 2, 3, 4], 0.5)).toBe(2.5);
     expect(quantile([1, 2, 3, 4], 0.25)).toBe(1.75);
     expect(quantile([5], 0.975)).toBe(5);
+  });
+});
+
+describe('the paired sign-flip permutation test over tasks', () => {
+  const same = (n: number, a: number, b: number) => Array.from({ length: n }, () => ({ a, b }));
+
+  it('gives the exact small-n values the bootstrap cannot: 4 tasks all +1 -> 2/16', () => {
+    // Every resample of 4 identical differences is identical: the bootstrap falls to its floor.
+    expect(pairedBootstrap(same(4, 0, 1), { seed: 1 })?.p).toBeCloseTo(1 / 10_001, 10);
+    const result = pairedPermutation(same(4, 0, 1), { seed: 1 });
+    expect(result).toEqual({ delta: 1, p: 0.125, exact: true, arrangements: 16 });
+    // The same as McNemar's exact test on the one-attempt data (4 discordant, 0 the other way).
+    expect(result?.p).toBe(mcnemarExact(0, 4));
+    expect(pairedPermutation(same(4, 1, 0), { seed: 1 })?.p).toBe(0.125);
+  });
+
+  it('never calls 1 task significant, and no difference gives 1', () => {
+    expect(pairedPermutation([{ a: 0, b: 1 }], { seed: 1 })?.p).toBe(1);
+    expect(pairedPermutation([{ a: 0.5, b: 1 }], { seed: 1 })?.p).toBe(1);
+    expect(pairedPermutation(same(5, 1, 1), { seed: 1 })?.p).toBe(1);
+    expect(pairedPermutation([], { seed: 1 })).toBeNull();
+  });
+
+  it('counts hand-enumerated arrangements of unequal differences', () => {
+    // Differences +1, +0.5, -0.5 (sum 1): of the 8 sign flips, sums are ±1 (4: ±(1+.5-.5),
+    // ±(1-.5+.5)), ±2 (2), ±0 (2); |sum| >= 1 in 6 -> p = 0.75.
+    const rates = [
+      { a: 0, b: 1 },
+      { a: 0, b: 0.5 },
+      { a: 0.5, b: 0 },
+    ];
+    expect(pairedPermutation(rates, { seed: 1 })?.p).toBe(0.75);
+    // 6 tasks all +1: 2/64 = 0.03125, the smallest n where all one way reaches p < 0.05.
+    expect(pairedPermutation(same(6, 0, 1), { seed: 1 })?.p).toBe(0.03125);
+  });
+
+  it('agrees with the exact binomial sign test for 0/1 data (McNemar) at n = 9 and 20', () => {
+    const data = [...same(8, 0, 1), { a: 1, b: 0 }, ...same(11, 1, 1)];
+    expect(pairedPermutation(data, { seed: 1 })?.p).toBeCloseTo(mcnemarExact(1, 8), 12);
+    expect(pairedPermutation(data, { seed: 1 })?.arrangements).toBe(2 ** 20);
+  });
+
+  it('beyond 20 tasks: Monte Carlo from the seed, close to the exact value', () => {
+    // 30 tasks: 20 +1, 10 -1 -> McNemar p = 2 * P(X <= 10 | 30) = 0.0987.
+    const data = [...same(20, 0, 1), ...same(10, 1, 0)];
+    const one = pairedPermutation(data, { seed: 5, resamples: 20_000 });
+    expect(one?.exact).toBe(false);
+    expect(one?.p).toBeCloseTo(mcnemarExact(10, 20), 1);
+    expect(Math.abs((one?.p ?? 0) - mcnemarExact(10, 20))).toBeLessThan(0.015);
+    expect(pairedPermutation(data, { seed: 5, resamples: 20_000 })).toEqual(one);
   });
 });

@@ -257,6 +257,97 @@ describe('extractTarBeneath', () => {
   });
 });
 
+describe('copy caps: entries, depth, time (a flood in a log folder)', () => {
+  /** A folder `depth` levels deep (`d/d/...`) with a file at the bottom, and `files` files beside it. */
+  async function flood(depth: number, files: number): Promise<string> {
+    const source = await temp.make('berth-safefs-flood-');
+    let dir = source;
+    for (let i = 0; i < depth; i++) dir = join(dir, 'd');
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, 'deep.txt'), 'x');
+    await mkdir(join(source, 'many'));
+    for (let i = 0; i < files; i++) await writeFile(join(source, 'many', `f${i}`), '');
+    await writeFile(join(source, 'reward.txt'), '1\n');
+    return source;
+  }
+
+  async function countFiles(dir: string): Promise<{ entries: number; depth: number }> {
+    let entries = 0;
+    let depth = 0;
+    const walk = async (d: string, level: number) => {
+      for (const e of await readdir(d, { withFileTypes: true })) {
+        entries++;
+        depth = Math.max(depth, level);
+        if (e.isDirectory()) await walk(join(d, e.name), level + 1);
+      }
+    };
+    await walk(dir, 1);
+    return { entries, depth };
+  }
+
+  it('copyOutBeneath leaves out what is past the entry and depth caps, and says so', async () => {
+    const source = await flood(30, 50);
+    const dest = join(await temp.make('berth-safefs-dest-'), 'out');
+    const report = await copyOutBeneath(source, '', dest, { maxEntries: 40, maxDepth: 10 });
+    const copied = await countFiles(dest);
+    expect(copied.entries).toBe(40);
+    expect(copied.depth).toBeLessThanOrEqual(10);
+    expect(report.files + report.directories).toBe(40);
+    const reasons = report.skipped.map((s) => s.reason);
+    expect(reasons.filter((r) => r === 'too-deep')).toHaveLength(1);
+    expect(reasons.filter((r) => r === 'too-many')).toHaveLength(1);
+    // 'd' sorts first: 10 levels copied, the 11th listed; 40 - 10 files of many/ (and many/ itself) fit.
+    expect(report.skipped.find((s) => s.reason === 'too-deep')?.path).toBe(Array(11).fill('d').join('/'));
+    expect(report.skippedCount).toBe(1 + (50 - 29) + 1);
+  });
+
+  it('extractTarBeneath: the same caps on a container archive, and a deep tree costs no walk per level', async () => {
+    const entries: { name: string; type?: string; body?: string }[] = [{ name: 'v/', type: 'directory' }];
+    let path = 'v';
+    for (let i = 0; i < 300; i++) {
+      path += '/d';
+      entries.push({ name: `${path}/`, type: 'directory' });
+    }
+    entries.push({ name: `${path}/deep.txt`, body: 'x' });
+    entries.push({ name: 'v/many/', type: 'directory' });
+    for (let i = 0; i < 3000; i++) entries.push({ name: `v/many/f${i}` });
+    entries.push({ name: 'v/reward.txt', body: '1\n' });
+    const dest = join(await temp.make('berth-safefs-tar-'), 'v');
+    const report = await extractTarBeneath(Readable.from([await tarOf(entries)]), dest, {
+      maxEntries: 1000,
+      maxDepth: 64,
+    });
+    const copied = await countFiles(dest);
+    // The copied folder itself is one of the 1000 entries.
+    expect(copied.entries).toBe(999);
+    expect(copied.depth).toBe(64);
+    expect(report).toMatchObject({ files: 1000 - 66, directories: 1 + 64 + 1 });
+    expect(report.skipped.filter((s) => s.reason === 'too-deep')).toHaveLength(1);
+    expect(report.skipped.filter((s) => s.reason === 'too-many')).toHaveLength(1);
+    // 236 levels and the deep file, 3000 - 934 files and reward.txt.
+    expect(report.skippedCount).toBe(237 + (3000 - 934) + 1);
+    expect(existsSync(join(dest, 'reward.txt'))).toBe(false);
+  });
+
+  it('extractTarBeneath stops at its time limit on a stream that never ends, keeping what it copied', async () => {
+    const head = await tarOf([
+      { name: 'v/', type: 'directory' },
+      { name: 'v/a.txt', body: 'a' },
+    ]);
+    // The archive's first entries, then nothing more (an engine still walking a huge tree).
+    const stalled = new Readable({ read() {} });
+    stalled.push(head.subarray(0, 1024 + 512));
+    const dest = join(await temp.make('berth-safefs-tar-'), 'v');
+    const started = Date.now();
+    const report = await extractTarBeneath(stalled, dest, { timeoutSec: 0.5 });
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(report.timedOut).toBe(true);
+    expect(report.skipped).toContainEqual(expect.objectContaining({ path: '.', reason: 'timed-out' }));
+    expect(await readFile(join(dest, 'a.txt'), 'utf8')).toBe('a');
+    expect(stalled.destroyed).toBe(true);
+  });
+});
+
 describe('copyInBeneath', () => {
   it('writes a trusted folder over planted links without following them', async () => {
     const root = await temp.make('berth-safefs-in-');

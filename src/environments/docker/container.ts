@@ -22,7 +22,12 @@ import {
   truncationMark,
 } from '../../sandbox/limits.ts';
 import type { NetworkPolicy } from '../../tasks/task.ts';
-import { type CopyLimits, type CopyReport, extractTarBeneath } from '../../util/safe-fs.ts';
+import {
+  type CopyLimits,
+  type CopyReport,
+  DEFAULT_COPY_LIMITS,
+  extractTarBeneath,
+} from '../../util/safe-fs.ts';
 import { shellQuote } from '../../util/shell.ts';
 import type {
   Environment,
@@ -690,8 +695,34 @@ export class DockerContainerEnvironment implements Environment {
    * @throws the engine's error (status 404 when the path does not exist)
    */
   async download(environmentPath: string, hostPath: string, limits?: CopyLimits): Promise<CopyReport> {
-    const stream = (await this.container.getArchive({ path: environmentPath })) as Readable;
-    return extractTarBeneath(stream, hostPath, limits);
+    const timeoutSec = limits?.timeoutSec ?? DEFAULT_COPY_LIMITS.timeoutSec;
+    const started = Date.now();
+    // The request itself is bounded too (the engine walks the folder before the first byte).
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), Math.max(1, timeoutSec * 1000));
+    let stream: Readable;
+    try {
+      stream = (await this.container.getArchive({
+        path: environmentPath,
+        abortSignal: abort.signal,
+      })) as Readable;
+    } catch (error) {
+      if (!abort.signal.aborted) throw error;
+      const report: CopyReport = {
+        files: 0,
+        directories: 0,
+        bytes: 0,
+        skipped: [],
+        skippedCount: 1,
+        timedOut: true,
+      };
+      report.skipped.push({ path: '.', kind: 'directory', reason: 'timed-out' });
+      return report;
+    } finally {
+      clearTimeout(timer);
+    }
+    const left = Math.max(0, timeoutSec - (Date.now() - started) / 1000);
+    return extractTarBeneath(stream, hostPath, { ...limits, timeoutSec: left });
   }
 
   /** Removes the container (and its anonymous volumes). Safe to call twice. */
