@@ -115,6 +115,53 @@ describe('crossCheck (pytest)', () => {
     expect(result.notes.join(' ')).toContain('/usr/lib/x/plugin.py');
   });
 
+  it('a test calling code of a patched file, or a plain test calling other code, refuses; a decorated one is a note', () => {
+    const pass = { 't.py::a': ['PASSED'] };
+    const origin = (o: Record<string, unknown>) => ({ id: 't.py::a', test_file: '/repo/t.py', ...o });
+    // The package the patch changed supplies the code of a decorated test: swapped.
+    const fromPatch = origin({ file: '/repo/pkg/mod.py', line: 3, file_exists: true, plain_def: false });
+    expect(kinds(input({ tests: pass, test_origins: [fromPatch] }))).toEqual(['test-replaced!']);
+    // A decorator from the standard library on a decorated test: allowed, noted.
+    const mock = origin({
+      file: '/usr/lib/python3.11/unittest/mock.py',
+      line: 1,
+      file_exists: true,
+      plain_def: false,
+    });
+    const decorated = crossCheck(input({ tests: pass, test_origins: [mock] }));
+    expect(decorated.findings).toEqual([]);
+    expect(decorated.notes.join('\n')).toMatch(
+      /t\.py::a \(runs \/usr\/lib\/python3\.11\/unittest\/mock\.py:1\)/,
+    );
+    // The same code, or no Python code at all, for a test defined with no decorators: swapped.
+    expect(kinds(input({ tests: pass, test_origins: [{ ...mock, plain_def: true }] }))).toEqual([
+      'test-replaced!',
+    ]);
+    const builtin = origin({ file: null, line: null, file_exists: false, plain_def: true });
+    expect(kinds(input({ tests: pass, test_origins: [builtin] }))).toEqual(['test-replaced!']);
+    // ... unless a loaded plugin's package supplies it; a test made by assignment (no def) is a note.
+    const plugin = { name: 'asyncio', file: '/site/pytest_asyncio/__init__.py' };
+    const wrapped = { ...builtin, file: '/site/pytest_asyncio/plugin.py', file_exists: true };
+    expect(kinds(input({ tests: pass, test_origins: [wrapped], plugins: [plugin] }))).toEqual([]);
+    expect(kinds(input({ tests: pass, test_origins: [{ ...builtin, plain_def: null }] }))).toEqual([]);
+    // A test file the test patch touches may hold shared test code.
+    const shared = origin({ file: '/repo/t.py', line: 9, file_exists: true, plain_def: false });
+    expect(kinds(input({ tests: pass, test_origins: [shared] }, { patchPaths: new Set(['t.py']) }))).toEqual(
+      [],
+    );
+  });
+
+  it('a profile function of patched code is recorded without a veto; a C tracer (coverage) is a note', () => {
+    const pass = { 't.py::a': ['PASSED'] };
+    const profile = { kind: 'profile', file: '/repo/pkg/mod.py', file_exists: true };
+    expect(kinds(input({ tests: pass, trace_hooks: [profile] }))).toEqual(['trace-hook']);
+    const c = crossCheck(
+      input({ tests: pass, trace_hooks: [{ kind: 'trace', file: null, file_exists: false }] }),
+    );
+    expect(c.findings).toEqual([]);
+    expect(c.notes.join('\n')).toMatch(/trace function of C code active at collection/);
+  });
+
   it('a skip or xfail raised by code the patch changed refuses; one raised by the test file does not', () => {
     const fromPackage = { id: 't.py::a', when: 'call', kind: 'xfail', file: '/repo/pkg/mod.py', line: 3 };
     const fromTest = { id: 't.py::a', when: 'call', kind: 'skip', file: '/repo/t.py', line: 9 };

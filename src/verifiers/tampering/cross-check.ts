@@ -13,6 +13,8 @@
  * - pytest's own functions or classes replaced during the run by code of the repository (or by
  *   code with no file: `exec`);
  * - a skip or xfail raised by code the patch changed (an xfail counts as a pass for SWE-bench);
+ * - test functions swapped before pytest ran them (the code a test calls is of a file the patch
+ *   changed, or from another file than a plainly defined test's own);
  * - a test the console shows passing that the runner's own report does not have passing.
  *
  * Findings on passes only the SWE-bench rules grant (its last-line-wins parsing) are recorded
@@ -81,6 +83,22 @@ interface PytestReport {
       }
     >;
   } | null;
+  test_origins?: TestOrigin[] | null;
+  trace_hooks?: { kind: string; file: string | null; file_exists: boolean }[] | null;
+}
+
+/** A collected test whose called code is not from the file that defines it, as the probe saw it. */
+interface TestOrigin {
+  id: string;
+  /** The file the test was collected from (a method's: the file of the class that defines it). */
+  test_file?: string;
+  /** Where the code pytest will call comes from (null: no Python code, a C callable). */
+  file?: string | null;
+  line?: number | null;
+  file_exists?: boolean;
+  /** The test file defines the test with no decorators but pytest marks (null: no such def). */
+  plain_def?: boolean | null;
+  error?: string;
 }
 
 /** A file code came from, as the probe saw it. */
@@ -325,6 +343,8 @@ function checkPytest(
       );
   }
 
+  checkTestOrigins(report, input, finding, notes);
+
   // The console's passes must be pytest's own.
   const tests = report.tests ?? {};
   const normalised = new Map<string, string[]>();
@@ -336,6 +356,64 @@ function checkPytest(
     return !statuses.some((s) => PASSING.has(s) || (s === 'SKIPPED' && pass.category === 'PASS_TO_PASS'));
   };
   consoleFindings(input.consolePasses.filter(disagree), "pytest's own report", finding);
+}
+
+/**
+ * Tests whose code was swapped: a collected test function that calls code of a file the patch
+ * changed (outside the test patch's files), or a test the test file defines plainly (no
+ * decorators but pytest marks) that calls code from another file than its own, other than a
+ * loaded pytest plugin's. Decorated tests call their decorators' code: allowed (noted). A
+ * profile or trace function of code the patch changed, active as the tests were collected, is
+ * recorded (no veto: it is how the swap above is done, not a pass by itself).
+ */
+function checkTestOrigins(report: PytestReport, input: CrossCheckInput, finding: Add, notes: string[]): void {
+  const patchedNonTest = (file: string | null | undefined): string | undefined => {
+    const rel = inRepo(file, input.workdir);
+    return rel !== undefined && input.patchPaths.has(rel) && !input.testFiles.has(rel) ? rel : undefined;
+  };
+  const pluginFiles = (report.plugins ?? []).map((p) => p.file);
+  const fromPlugin = (file: string | null | undefined): boolean =>
+    !!file &&
+    pluginFiles.some(
+      (p) => p === file || (posix.basename(p) === '__init__.py' && file.startsWith(`${posix.dirname(p)}/`)),
+    );
+  const origins = (report.test_origins ?? []).filter((o) => typeof o?.id === 'string');
+  const replaced = origins.filter(
+    (o) =>
+      !o.error && (patchedNonTest(o.file) !== undefined || (o.plain_def === true && !fromPlugin(o.file))),
+  );
+  const where = (o: TestOrigin) =>
+    o.file ? `${inRepo(o.file, input.workdir) ?? o.file}${o.line ? `:${o.line}` : ''}` : 'no Python code';
+  if (replaced.length > 0) {
+    const paths = [...new Set(replaced.map((o) => patchedNonTest(o.file)).filter((p): p is string => !!p))];
+    finding({
+      kind: 'test-replaced',
+      veto: true,
+      message: `test functions were replaced before pytest ran them: the code called is not the test's own: ${list(replaced.map((o) => `${o.id} (runs ${where(o)})`))}`,
+      tests: replaced.map((o) => o.id),
+      ...(paths.length > 0 ? { paths } : {}),
+    });
+  }
+  const others = origins.filter((o) => !replaced.includes(o));
+  if (others.length > 0)
+    notes.push(
+      `tests that call code from another file than their own (decorated, allowed): ${list(others.map((o) => (o.error ? `${o.id} (${o.error})` : `${o.id} (runs ${where(o)})`)))}`,
+    );
+  const hooks = (report.trace_hooks ?? []).filter((h) => typeof h?.kind === 'string');
+  const foreignHooks = hooks.filter(
+    (h) => patchedNonTest(h.file) !== undefined || (h.file !== null && !h.file_exists),
+  );
+  if (foreignHooks.length > 0)
+    finding({
+      kind: 'trace-hook',
+      veto: false,
+      message: `a ${foreignHooks.map((h) => h.kind).join(' and ')} function of ${foreignHooks.map((h) => (h.file ? (inRepo(h.file, input.workdir) ?? h.file) : '?')).join(', ')} was active as pytest collected the tests (sys.setprofile/settrace by code the patch changed)`,
+      paths: [...new Set(foreignHooks.map((h) => patchedNonTest(h.file) ?? h.file ?? '?'))],
+    });
+  else if (hooks.length > 0)
+    notes.push(
+      `${hooks.map((h) => `${h.kind} function of ${h.file ?? 'C code'}`).join(', ')} active at collection (allowed)`,
+    );
 }
 
 interface NodeEvent {

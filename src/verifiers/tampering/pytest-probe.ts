@@ -18,6 +18,10 @@
  * - how the collected test modules were loaded: each one's loader (a class other than the
  *   import system's and pytest's own means someone else's import hook produced its code), and
  *   the files of the code behind every import hook on `sys.meta_path` and `sys.path_hooks`;
+ * - each collected test whose called code is not from the file that defines it (the code
+ *   object found through the types, never through `__code__` or `__wrapped__` the object could
+ *   fake), with where that code comes from and whether the test file defines the test with no
+ *   decorators but pytest marks; and the profile and trace functions active at collection;
  * - the session's exit status and counts.
  *
  * The run's secret (nonce) reaches the probe through a file it reads and deletes on import, so
@@ -189,6 +193,132 @@ def _import_record(session):
             "loader_path": path if isinstance(path, str) else None,
         }
     return {"hooks": hooks, "test_modules": modules}
+
+
+def _real_path(path):
+    try:
+        return _os.path.realpath(str(path))
+    except Exception:
+        return None
+
+
+def _run_code(obj):
+    """The code object a call of obj runs, found through the types (never through attributes the
+    object itself could fake: __code__ on an instance, __wrapped__); None when it is no Python code."""
+    import types as _types
+    for _ in range(6):
+        kind = type(obj)
+        if kind is _types.FunctionType:
+            return _types.FunctionType.__code__.__get__(obj)
+        if kind is _types.MethodType:
+            obj = _types.MethodType.__func__.__get__(obj)
+            continue
+        if kind in (staticmethod, classmethod):
+            obj = kind.__func__.__get__(obj)
+            continue
+        call = None
+        for klass in kind.__mro__:
+            if "__call__" in vars(klass):
+                call = vars(klass)["__call__"]
+                break
+        if call is None:
+            return None
+        obj = call
+    return None
+
+
+_TREES = {}
+
+
+def _plain_def(path, cls, name):
+    """Whether the test file defines name (in class cls, or at the top when cls is None) with no
+    decorators but pytest marks: None when it has no such def (made by assignment) or is unreadable."""
+    import ast as _ast
+    if path not in _TREES:
+        try:
+            with open(path, "rb") as f:
+                _TREES[path] = _ast.parse(f.read())
+        except Exception:
+            _TREES[path] = None
+    tree = _TREES[path]
+    if tree is None:
+        return None
+    scopes = [tree.body] if cls is None else \
+        [n.body for n in _ast.walk(tree) if isinstance(n, _ast.ClassDef) and n.name == cls]
+    defs = (_ast.FunctionDef, getattr(_ast, "AsyncFunctionDef", _ast.FunctionDef))
+    found = None
+    for body in scopes:
+        for node in body:
+            if not isinstance(node, defs) or node.name != name:
+                continue
+            plain = True
+            for deco in node.decorator_list:
+                target = deco.func if isinstance(deco, _ast.Call) else deco
+                parts = []
+                while isinstance(target, _ast.Attribute):
+                    parts.append(target.attr)
+                    target = target.value
+                if isinstance(target, _ast.Name):
+                    parts.append(target.id)
+                if "mark" not in parts:
+                    plain = False
+            found = plain if found is None else (found and plain)
+    return found
+
+
+def _test_origins(session):
+    """Test items whose called code is not from the file that defines them (the test module, or
+    for an inherited method the module of the class that defines it)."""
+    out = []
+    seen = {}
+    for item in session.items:
+        try:
+            if not hasattr(item, "originalname"):
+                continue
+            module = getattr(item, "module", None)
+            expected = _real_path(getattr(module, "__file__", None) or "")
+            name = item.originalname or item.name.split("[")[0]
+            cls = getattr(item, "cls", None)
+            owner = None
+            if cls is not None:
+                for klass in type.mro(cls):
+                    if name in type.__dict__["__dict__"].__get__(klass):
+                        owner = klass
+                        break
+                if owner is not None:
+                    mod = _sys.modules.get(type.__dict__["__module__"].__get__(owner) or "")
+                    expected = _real_path(getattr(mod, "__file__", None) or "") or expected
+            if not expected:
+                continue
+            code = _run_code(item.obj)
+            cfile = _real_path(code.co_filename) if code is not None else None
+            if cfile == expected:
+                continue
+            key = (expected, owner.__name__ if owner is not None else None, name)
+            if key not in seen:
+                seen[key] = _plain_def(expected, key[1], name)
+            out.append({"id": item.nodeid, "test_file": expected,
+                        "file": code.co_filename if code is not None else None,
+                        "line": code.co_firstlineno if code is not None else None,
+                        "file_exists": bool(cfile and _os.path.isfile(cfile)),
+                        "plain_def": seen[key]})
+        except Exception as e:
+            out.append({"id": getattr(item, "nodeid", "?"), "error": repr(e)})
+    _TREES.clear()
+    return out
+
+
+def _hooks_active():
+    """The profile and trace functions active now (this thread), with the file of their code."""
+    found = []
+    for kind, get in (("profile", getattr(_sys, "getprofile", None)), ("trace", getattr(_sys, "gettrace", None))):
+        fn = get() if get else None
+        if fn is None:
+            continue
+        code = _run_code(fn)
+        found.append({"kind": kind, "file": code.co_filename if code is not None else None,
+                      "file_exists": bool(code is not None and _os.path.isfile(code.co_filename))})
+    return found
 _STATUS = {}
 _REWRITTEN = []
 _RAISED_BUT_PASSED = []
@@ -294,6 +424,14 @@ def pytest_collection_finish(session):
             _STATE["imports"] = _import_record(session)
         except Exception as e:
             _STATE["imports"] = {"error": repr(e)}
+        try:
+            _STATE["test_origins"] = _test_origins(session)
+        except Exception as e:
+            _STATE["test_origins"] = [{"id": "<collection>", "error": repr(e)}]
+        try:
+            _STATE["trace_hooks"] = _hooks_active()
+        except Exception:
+            _STATE["trace_hooks"] = []
 
 
 @_pytest.hookimpl(trylast=True)
@@ -342,6 +480,8 @@ def pytest_sessionfinish(session, exitstatus):
         "skip_origins": _SKIP_ORIGINS,
         "internals_changed": changed,
         "imports": _STATE.get("imports"),
+        "test_origins": _STATE.get("test_origins"),
+        "trace_hooks": _STATE.get("trace_hooks"),
         "exitstatus": int(exitstatus),
         "collected": _STATE.get("collected"),
         "testsfailed": getattr(session, "testsfailed", None),
