@@ -93,6 +93,17 @@ function readEntries(file: string): Entry[] {
   return entries;
 }
 
+/** True when some owner (alive or not) recorded a temp folder for `job` (the job's name). */
+export function leftoversRecordJob(job: string): boolean {
+  let files: string[];
+  try {
+    files = readdirSync(ownersDir()).filter((f) => f.endsWith('.jsonl'));
+  } catch {
+    return false;
+  }
+  return files.some((name) => readEntries(join(ownersDir(), name)).some((e) => e.job === job));
+}
+
 /**
  * Removes the folders recorded by owners that are no longer running (kill -9, a crash), those of
  * `job` only when given (plus those recorded for no job). A live owner's folders are never

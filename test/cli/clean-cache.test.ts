@@ -37,11 +37,16 @@ describe('berth clean and the caches', () => {
     await mkdir(join(cache, 'other'));
     await writeFile(join(cache, 'other', 'keep.txt'), 'not berth-made');
     if (await dockerAvailable()) {
-      const plain = berth(['clean', '--job', 'berth-clean-cache-test-no-such-job'], {
-        BERTH_CACHE_DIR: cache,
-        BERTH_BUILD_DIR: build,
-        BERTH_NO_BUILD: '1',
-      });
+      // A job of its own (an empty job folder) so that no other test's containers are touched.
+      await mkdir(join(cache, 'jobs', 'berth-clean-cache-test-job'), { recursive: true });
+      const plain = berth(
+        ['clean', '--job', 'berth-clean-cache-test-job', '--jobs-dir', join(cache, 'jobs')],
+        {
+          BERTH_CACHE_DIR: cache,
+          BERTH_BUILD_DIR: build,
+          BERTH_NO_BUILD: '1',
+        },
+      );
       expect(plain.code).toBe(0);
       expect(plain.stdout).toMatch(
         /berth's caches: [\d.]+ MiB \(agents [\d.]+ MiB, models [\d.]+ MiB, .*installs 3\.0 MiB/,
@@ -63,5 +68,22 @@ describe('berth clean and the caches', () => {
     expect(existsSync(join(cache, 'installs'))).toBe(false);
     expect(existsSync(build)).toBe(false);
     expect(existsSync(join(cache, 'other', 'keep.txt'))).toBe(true);
+  });
+
+  it('clean --job of a job berth does not know: "no such job", exit 2, nothing removed', async () => {
+    const cache = await temp.make('berth-clean-nojob-');
+    await mkdir(join(cache, 'models', 'ab'), { recursive: true });
+    const env = { BERTH_CACHE_DIR: cache, BERTH_NO_BUILD: '1' };
+    const run = berth(['clean', '--job', 'does-not-exist', '--cache'], env);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('no such job: "does-not-exist"');
+    expect(run.stderr).toContain("--job takes the job's name");
+    expect(run.stdout).toBe('');
+    expect(existsSync(join(cache, 'models', 'ab'))).toBe(true);
+    expect(berth(['clean', '--job', 'a/b'], env).code).toBe(2);
+    const help = berth(['clean', '--help'], env);
+    expect(help.stdout).toMatch(
+      /--job <name>\s+only what this job left; the job's name \(berth run's\s+--job-name/,
+    );
   });
 });

@@ -96,6 +96,8 @@ describe.skipIf(skipDocker)('registries (-d, offline)', () => {
     // berth clean --cache removes the fetched tasks.
     expect(existsSync(join(dir, 'cache', 'registry'))).toBe(true);
     // Its own start-up build folder: --cache also removes that one, which other tests' berth uses.
+    // --job of an empty job folder of its own: no other test's containers are touched.
+    mkdirSync(join(dir, 'jobs', 'none-of-mine'), { recursive: true });
     const clean = await execa(
       'node',
       [join(ROOT, 'bin', 'berth.js'), 'clean', '--cache', '--job', 'none-of-mine'],

@@ -17,6 +17,36 @@ async function folderBytes(path: string): Promise<number> {
   return Number(du.stdout.split('\t')[0]) || 0;
 }
 
+/**
+ * `--job NAME` names a job berth knows: its folder under `jobsDir`, a temp folder recorded for
+ * it, or a container or network labelled with it.
+ * @throws UsageError (exit 2) naming the job when none of those exist.
+ */
+async function checkJobKnown(
+  job: string,
+  jobsDir: string,
+  recorded: (job: string) => boolean,
+): Promise<void> {
+  const { existsSync } = await import('node:fs');
+  const { join } = await import('node:path');
+  if (job.trim() === '' || job.includes('/') || job === '.' || job === '..')
+    await usage(`--job expects a job's name (no slash), got ${JSON.stringify(job)}`);
+  if (existsSync(join(jobsDir, job)) || recorded(job)) return;
+  const { connectDocker, dockerAvailable } = await import('../../environments/docker/client.ts');
+  if (await dockerAvailable()) {
+    const { dockerHasJob } = await import('../../environments/docker/clean.ts');
+    if (await dockerHasJob((await connectDocker()).docker, job)) return;
+  }
+  await usage(
+    `no such job: ${JSON.stringify(job)} (no folder ${join(jobsDir, job)}, and no container, network or temp folder berth made for it); --job takes the job's name (berth run --job-name), --jobs-dir where its folder is`,
+  );
+}
+
+async function usage(message: string): Promise<never> {
+  const { UsageError } = await import('../../errors.ts');
+  throw new UsageError(message);
+}
+
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 
 /**
@@ -32,14 +62,19 @@ export const registerClean: RegisterCommand = (program: Command) => {
     .description(
       'Remove what berth runs that are no longer running left (containers, networks, temp folders; all jobs, or one with --job), and optionally its cached images and caches',
     )
-    .option('--job <id>', 'only what this job left')
+    .option(
+      '--job <name>',
+      "only what this job left; the job's name (berth run's --job-name, the folder's name under --jobs-dir)",
+    )
+    .option('--jobs-dir <dir>', 'where --job looks for the job folder', 'jobs')
     .option('--images', "also remove berth's cached task images (berth-cache/*)")
     .option(
       '--cache',
       "also remove berth's caches: installed agents (folders and berth-agent/* image layers), model responses, the JVM helper, installs, registry tasks fetched with git, the start-up build",
     )
-    .action(async (opts: { job?: string; images?: boolean; cache?: boolean }) => {
-      const { reclaimLeftovers } = await import('../../util/leftovers.ts');
+    .action(async (opts: { job?: string; jobsDir: string; images?: boolean; cache?: boolean }) => {
+      const { leftoversRecordJob, reclaimLeftovers } = await import('../../util/leftovers.ts');
+      if (opts.job !== undefined) await checkJobKnown(opts.job, opts.jobsDir, leftoversRecordJob);
       const folders = await reclaimLeftovers(opts.job ? { job: opts.job } : {});
       process.stdout.write(
         `removed ${folders.folders.length} temp folder(s) of berth runs no longer running\n`,

@@ -27,6 +27,13 @@ function removable(labels: Record<string, string> | undefined, unowned: boolean)
   return owner === undefined ? unowned : !ownerAlive(owner);
 }
 
+/** True when the engine has a container or network labelled with `job` (the job's name). */
+export async function dockerHasJob(docker: Docker, job: string): Promise<boolean> {
+  const label = [`${LABELS.job}=${job}`];
+  if ((await docker.listContainers({ all: true, filters: { label } })).length > 0) return true;
+  return (await docker.listNetworks({ filters: { label } })).length > 0;
+}
+
 /**
  * Removes berth's containers and networks whose owner is no longer running (and cached images
  * when asked); returns the counts. A live berth process's containers and networks are spared.
