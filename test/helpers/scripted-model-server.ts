@@ -123,8 +123,8 @@ function contextLengthError(protocol: WireProtocol): { status: number; body: unk
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Starts a scripted model server on 127.0.0.1 (any free port). */
-export async function startScriptedModelServer(script: Script): Promise<ScriptedModelServer> {
+/** Starts a scripted model server on 127.0.0.1, on `listenPort` (0, the default: any free port). */
+export async function startScriptedModelServer(script: Script, listenPort = 0): Promise<ScriptedModelServer> {
   const requests: ReceivedRequest[] = [];
   const server: Server = createServer(async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://scripted');
@@ -203,7 +203,7 @@ export async function startScriptedModelServer(script: Script): Promise<Scripted
       end = end.replace(/"usage":\{/, `"usage":{"cost":${reply.cost},`);
     res.end(end);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  await new Promise<void>((resolve) => server.listen(listenPort, '127.0.0.1', () => resolve()));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
