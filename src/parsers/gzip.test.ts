@@ -94,9 +94,12 @@ describe('readReportText', () => {
 
 describe('maybeGunzip streams', () => {
   it('reads the compressed source only as far as the consumer gets (bounded memory)', async () => {
-    // 40 MB of log compresses to well under 1 MB; fed in 1 KiB chunks.
-    const line = 'tests/test_x.py::test_case PASSED [ 50%]\n';
-    const compressed = gzipSync(Buffer.from(line.repeat(1_000_000)));
+    // About 45 MB of log whose lines differ (so it compresses to a few MB, far more than any
+    // stream buffer: Node 22 buffers 64 KiB where Node 20 buffered 16 KiB); fed in 1 KiB chunks.
+    const lines: string[] = [];
+    for (let i = 0; i < 1_000_000; i++)
+      lines.push(`tests/test_x.py::test_case_${(i * 7919) % 1_000_003} PASSED\n`);
+    const compressed = gzipSync(Buffer.from(lines.join('')));
     const chunk = 1024;
     let pulled = 0;
     async function* source(): AsyncGenerator<Uint8Array> {

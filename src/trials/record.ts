@@ -147,7 +147,28 @@ export function newStepResult(name: string): StepResult {
 
 /** Writes a step's `steps/<name>/result.json`. */
 export async function writeStepResult(trialDir: string, step: StepResult): Promise<void> {
-  await writeJsonAtomic(join(trialDir, 'steps', step.step_name, 'result.json'), step);
+  await writeJsonAtomic(join(trialDir, 'steps', step.step_name, 'result.json'), withFileTimings(step));
+}
+
+const TIMING_KEYS = ['environment_setup', 'agent_setup', 'agent_execution', 'verifier'] as const;
+
+/**
+ * The record as Harbor's models read it: a phase that never started (a trial cancelled or
+ * failed before it: its timing still holds berth's empty strings) is `null`, and a phase that
+ * never ended has `finished_at: null` (Harbor's TimingInfo: date-times or null).
+ */
+function withFileTimings<T extends object>(record: T): T {
+  const copy = { ...record } as Record<string, unknown>;
+  for (const key of TIMING_KEYS) {
+    const timing = copy[key] as
+      | { started_at?: string | null; finished_at?: string | null }
+      | null
+      | undefined;
+    if (!timing || typeof timing !== 'object') continue;
+    if (!timing.started_at) copy[key] = null;
+    else if (!timing.finished_at) copy[key] = { ...timing, finished_at: null };
+  }
+  return copy as T;
 }
 
 /**
@@ -161,7 +182,7 @@ export async function writeTrialResult(trialDir: string, result: TrialResult): P
       join(trialDir, 'exception.txt'),
       `${all.map((e) => `${e.exception_type}: ${e.exception_message}\n${tracebackOf(e)}`).join('\n')}\n`,
     );
-  await writeJsonAtomic(join(trialDir, 'result.json'), result);
+  await writeJsonAtomic(join(trialDir, 'result.json'), withFileTimings(result));
 }
 
 /** The traceback of an exception without the message line it starts with, when it repeats it. */

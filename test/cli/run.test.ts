@@ -207,8 +207,12 @@ describe('berth run --repos: rows without a snapshot, from git mirrors', () => {
     await writeFile(dataset, out.map((r) => JSON.stringify(r)).join('\n'));
     expect(berth(['run', '-p', dataset, '--jobs-dir', dir]).code).toBe(2);
     const run = berth(['run', '-p', dataset, '--repos', repos, '--jobs-dir', dir, '--json', '-n', '2']);
-    expect(run.code).toBe(0);
-    expect(runReportSchema.parse(JSON.parse(run.stdout))).toMatchObject({ resolved: 2, total: 2 });
+    expect(run.code, run.stderr).toBe(0);
+    // Why a trial did not resolve (seen once in CI under load): the report's trials and notes.
+    expect(runReportSchema.parse(JSON.parse(run.stdout)), run.stdout.slice(0, 4000)).toMatchObject({
+      resolved: 2,
+      total: 2,
+    });
   });
 });
 
