@@ -9,18 +9,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { BASE_IMAGE, skipDocker, tempDir } from './helpers.ts';
+import { CALC_DOCKERFILE, skipDocker, tempDir } from './helpers.ts';
 
 const bin = fileURLToPath(new URL('../../bin/berth.js', import.meta.url));
-
-const dockerfile = [
-  `FROM ${BASE_IMAGE}`,
-  'RUN mkdir -p /testbed && cd /testbed && git init -q && git config user.email t@example.invalid && git config user.name t \\',
-  "  && echo 'def add(a, b):' > calc.py && echo '    return a - b' >> calc.py \\",
-  '  && git add -A && git commit -qm base',
-  'WORKDIR /testbed',
-  '',
-].join('\n');
 
 const testPatch = `diff --git a/tests/test_calc.py b/tests/test_calc.py
 new file mode 100644
@@ -44,7 +35,7 @@ const row = {
   FAIL_TO_PASS: ['test_add'],
   PASS_TO_PASS: ['test_zero'],
   dockerless: { test_cmd: 'python3 tests/test_calc.py', parser: 'tap' },
-  dockerfile,
+  dockerfile: CALC_DOCKERFILE,
 };
 
 function run(file: string, jobs: string, name: string, command: string) {

@@ -9,37 +9,17 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Agent } from '../../src/agents/agent.ts';
 import { NopAgent } from '../../src/agents/nop.ts';
 import { ScriptOracleAgent } from '../../src/agents/script-oracle.ts';
-import { DockerEnvironmentProvider } from '../../src/environments/docker/provider.ts';
 import { loadHarborTask } from '../../src/tasks/harbor/loader.ts';
 import type { Task } from '../../src/tasks/task.ts';
-import type { ExtendedTrialResult } from '../../src/trials/record.ts';
-import { runTrialWith as runTrial } from '../../src/trials/trial.ts';
-import { HarborVerifier } from '../../src/verifiers/harbor.ts';
-import { fixtureImageMap, JOB_ID, ShellAgent, skipDocker, tempDir } from './helpers.ts';
+import { harborTrial, ShellAgent, skipDocker } from './helpers.ts';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'harbor-features');
 const read = (...p: string[]) => readFileSync(join(...p), 'utf8').trim();
 
-async function trial(
-  task: Task,
-  agent: ConstructorParameters<typeof Object>[0],
-): Promise<{ r: ExtendedTrialResult; dir: string }> {
-  const dir = tempDir('berth-features-');
-  const r = (await runTrial({
-    task,
-    agent: agent as never,
-    attempt: 1,
-    trialName: 't',
-    trialDir: dir,
-    jobId: JOB_ID,
-    source: 'test',
-    providers: [new DockerEnvironmentProvider({ imageMap: fixtureImageMap() })],
-    verifiers: [new HarborVerifier()],
-  })) as ExtendedTrialResult;
-  return { r, dir };
-}
+const trial = (task: Task, agent: Agent) => harborTrial(task, agent, 'berth-features-');
 
 describe.skipIf(skipDocker)('multi-step tasks (real engine)', () => {
   const saved = process.env.BERTH_FIXTURE_GREETING;

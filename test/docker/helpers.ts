@@ -16,7 +16,9 @@ import {
 } from '../../src/environments/docker/provider.ts';
 import type { Environment } from '../../src/environments/environment.ts';
 import type { Task } from '../../src/tasks/task.ts';
+import type { ExtendedTrialResult } from '../../src/trials/record.ts';
 import { collectLogFolder } from '../../src/trials/staging.ts';
+import { runTrialWith } from '../../src/trials/trial.ts';
 import {
   fileSystemBefore,
   tamperingVerdict,
@@ -44,6 +46,19 @@ export const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'harbor');
 export function fixtureImageMap(): ImageMap {
   return new ImageMap({ 'debian:bookworm-slim': BASE_IMAGE });
 }
+
+/**
+ * A SWE-bench-style image: a committed repository at /testbed on the local base whose `calc.py`
+ * has `add()` subtracting (the bug the rows of these tests fix).
+ */
+export const CALC_DOCKERFILE = [
+  `FROM ${BASE_IMAGE}`,
+  'RUN mkdir -p /testbed && cd /testbed && git init -q && git config user.email t@example.invalid && git config user.name t \\',
+  "  && echo 'def add(a, b):' > calc.py && echo '    return a - b' >> calc.py \\",
+  '  && git add -A && git commit -qm base',
+  'WORKDIR /testbed',
+  '',
+].join('\n');
 
 const madeDirs: string[] = [];
 // Registered while the importing test file is collected: its folders go when that file ends.
@@ -95,6 +110,30 @@ export function twoStepTask(files: Record<string, string>): string {
   }
   for (const [path, text] of Object.entries(files)) write(path, text);
   return dir;
+}
+
+/**
+ * One trial of a Harbor task through the trial engine on Docker (the fixtures' images on the local
+ * base, Harbor's verifier), in a temporary folder named with `prefix`.
+ */
+export async function harborTrial(
+  task: Task,
+  agent: Agent,
+  prefix: string,
+): Promise<{ r: ExtendedTrialResult; dir: string }> {
+  const dir = tempDir(prefix);
+  const r = await runTrialWith({
+    task,
+    agent,
+    attempt: 1,
+    trialName: 't',
+    trialDir: dir,
+    jobId: JOB_ID,
+    source: 'test',
+    providers: [new DockerEnvironmentProvider({ imageMap: fixtureImageMap() })],
+    verifiers: [new HarborVerifier()],
+  });
+  return { r, dir };
 }
 
 /** An agent that runs a shell script in the environment (hostile agents in fail-closed tests). */

@@ -20,8 +20,14 @@ import type { Task } from '../../src/tasks/task.ts';
 import type { ExtendedTrialResult } from '../../src/trials/record.ts';
 import { runTrialWith as runTrial } from '../../src/trials/trial.ts';
 import { createVerifiers } from '../../src/verifiers/registry.ts';
-import { makeVictims, notCopiedPaths, plantLines, type Victims } from '../helpers/planted-links.ts';
-import { BASE_IMAGE, FIXTURES, fixtureImageMap, JOB_ID, skipDocker, tempDir } from './helpers.ts';
+import {
+  COMMAND_AGENT_FILES,
+  makeVictims,
+  notCopiedPaths,
+  plantLines,
+  type Victims,
+} from '../helpers/planted-links.ts';
+import { CALC_DOCKERFILE, FIXTURES, fixtureImageMap, JOB_ID, skipDocker, tempDir } from './helpers.ts';
 
 let victims: Victims;
 beforeAll(async () => {
@@ -59,14 +65,6 @@ const specialLines = (base: string) => [
 
 /** A SWE-bench row with its own Dockerfile (built on the local base image), graded on the agent's diff. */
 function swebenchTask(): Promise<Task[]> {
-  const dockerfile = [
-    `FROM ${BASE_IMAGE}`,
-    'RUN mkdir -p /testbed && cd /testbed && git init -q && git config user.email t@example.invalid && git config user.name t \\',
-    "  && echo 'def add(a, b):' > calc.py && echo '    return a - b' >> calc.py \\",
-    '  && git add -A && git commit -qm base',
-    'WORKDIR /testbed',
-    '',
-  ].join('\n');
   const testPatch = [
     'diff --git a/tests/test_calc.py b/tests/test_calc.py',
     'new file mode 100644',
@@ -89,24 +87,12 @@ function swebenchTask(): Promise<Task[]> {
     FAIL_TO_PASS: ['test_add'],
     PASS_TO_PASS: [],
     dockerless: { test_cmd: 'python3 tests/test_calc.py', parser: 'tap' },
-    dockerfile,
+    dockerfile: CALC_DOCKERFILE,
   };
   const file = join(tempDir('berth-planted-row-'), 'rows.jsonl');
   writeFileSync(file, `${JSON.stringify(row)}\n`);
   return loadSwebench(file);
 }
-
-const AGENT_FILES = [
-  'instruction.md',
-  'command/command.txt',
-  'command/return-code.txt',
-  'command/stdout.txt',
-  'command/stderr.txt',
-  'exit-code.txt',
-  'prediction.json',
-  'patch.diff',
-  'apply.log',
-];
 
 describe.skipIf(skipDocker)('links planted where berth writes or reads (real engine)', () => {
   it.each([0, 1, 2, 3])('command agent on a SWE-bench row, rotation %i', async (rotation) => {
@@ -114,7 +100,7 @@ describe.skipIf(skipDocker)('links planted where berth writes or reads (real eng
     const agent = new CommandAgent({
       command: [
         'base="$BERTH_AGENT_LOG_DIR"',
-        ...plantLines(victims, '$base', AGENT_FILES, rotation),
+        ...plantLines(victims, '$base', COMMAND_AGENT_FILES, rotation),
         ...specialLines('$base'),
         'sed -i "s/a - b/a + b/" calc.py',
         'exit 3',
@@ -135,7 +121,7 @@ describe.skipIf(skipDocker)('links planted where berth writes or reads (real eng
       expect(regular(join(dir, 'verifier', name))).toBe(true);
     expect(text(dir, 'verifier', 'reward.txt')).toBe('1\n');
     const skipped = notCopiedPaths(result.berth.not_copied?.agent);
-    for (const name of [...AGENT_FILES, 'fifo-here', 'disk']) expect(skipped, name).toContain(name);
+    for (const name of [...COMMAND_AGENT_FILES, 'fifo-here', 'disk']) expect(skipped, name).toContain(name);
   });
 
   it.each([0, 1, 2, 3])("the oracle's solve.sh, rotation %i", async (rotation) => {

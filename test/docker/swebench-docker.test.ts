@@ -10,19 +10,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { loadSwebench } from '../../src/tasks/swebench/load.ts';
-import { BASE_IMAGE, skipDocker, tempDir } from './helpers.ts';
+import { BASE_IMAGE, CALC_DOCKERFILE, skipDocker, tempDir } from './helpers.ts';
 
 const bin = fileURLToPath(new URL('../../bin/berth.js', import.meta.url));
-
-/** The repository at /testbed, committed, as SWE-bench images hold it. */
-const dockerfile = [
-  `FROM ${BASE_IMAGE}`,
-  'RUN mkdir -p /testbed && cd /testbed && git init -q && git config user.email t@example.invalid && git config user.name t \\',
-  "  && echo 'def add(a, b):' > calc.py && echo '    return a - b' >> calc.py \\",
-  '  && git add -A && git commit -qm base',
-  'WORKDIR /testbed',
-  '',
-].join('\n');
 
 const patch = `diff --git a/calc.py b/calc.py
 --- a/calc.py
@@ -72,7 +62,7 @@ describe('SWE-bench rows with Docker', () => {
       [
         row('a', { docker_image: 'img:1' }),
         row('b', { image_name: 'img:2', workdir: '/repo' }),
-        row('c', { dockerfile }),
+        row('c', { dockerfile: CALC_DOCKERFILE }),
       ]
         .map((r) => JSON.stringify(r))
         .join('\n'),
@@ -81,7 +71,7 @@ describe('SWE-bench rows with Docker', () => {
     expect(tasks.map((t) => t.environment)).toEqual([
       { kind: 'docker', image: 'img:1', workdir: '/testbed', network: { mode: 'no-network' } },
       { kind: 'docker', image: 'img:2', workdir: '/repo', network: { mode: 'no-network' } },
-      { kind: 'docker', dockerfile, workdir: '/testbed', network: { mode: 'no-network' } },
+      { kind: 'docker', dockerfile: CALC_DOCKERFILE, workdir: '/testbed', network: { mode: 'no-network' } },
     ]);
   });
 });
@@ -131,7 +121,7 @@ describe.skipIf(skipDocker)('SWE-bench rows in containers (real engine)', () => 
   it('gold resolves, empty and wrong patches do not', () => {
     const dir = tempDir();
     const file = join(dir, 'rows.jsonl');
-    writeFileSync(file, `${JSON.stringify(row('calc-1', { dockerfile }))}\n`);
+    writeFileSync(file, `${JSON.stringify(row('calc-1', { dockerfile: CALC_DOCKERFILE }))}\n`);
     const jobs = tempDir();
     const gold = spawnSync(
       'node',

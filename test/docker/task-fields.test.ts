@@ -10,33 +10,15 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ScriptOracleAgent } from '../../src/agents/script-oracle.ts';
 import { engineAccelerators } from '../../src/environments/docker/accelerators.ts';
 import { connectDocker } from '../../src/environments/docker/client.ts';
-import { DockerEnvironmentProvider } from '../../src/environments/docker/provider.ts';
 import { checkTask } from '../../src/tasks/harbor/check.ts';
 import { loadHarborTask } from '../../src/tasks/harbor/loader.ts';
 import type { Task } from '../../src/tasks/task.ts';
-import type { ExtendedTrialResult } from '../../src/trials/record.ts';
-import { runTrialWith } from '../../src/trials/trial.ts';
-import { HarborVerifier } from '../../src/verifiers/harbor.ts';
-import { fixtureImageMap, JOB_ID, skipDocker, tempDir } from './helpers.ts';
+import { fixtureImageMap, harborTrial, skipDocker, tempDir } from './helpers.ts';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'task-fields');
 const read = (...p: string[]) => readFileSync(join(...p), 'utf8').trim();
 
-async function trial(task: Task): Promise<{ r: ExtendedTrialResult; dir: string }> {
-  const dir = tempDir('berth-fields-');
-  const r = (await runTrialWith({
-    task,
-    agent: new ScriptOracleAgent(),
-    attempt: 1,
-    trialName: 't',
-    trialDir: dir,
-    jobId: JOB_ID,
-    source: 'test',
-    providers: [new DockerEnvironmentProvider({ imageMap: fixtureImageMap() })],
-    verifiers: [new HarborVerifier()],
-  })) as ExtendedTrialResult;
-  return { r, dir };
-}
+const trial = (task: Task) => harborTrial(task, new ScriptOracleAgent(), 'berth-fields-');
 
 describe.skipIf(skipDocker)('task.toml fields on the real engine', () => {
   const saved = process.env.BERTH_FIXTURE_FIELD;

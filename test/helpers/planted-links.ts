@@ -14,6 +14,19 @@ import { expect } from 'vitest';
 export const LINK_KINDS = ['file', 'folder', 'fifo', 'dangling'] as const;
 export type LinkKind = (typeof LINK_KINDS)[number];
 
+/** Everything berth writes in the agent's folder of a SWE-bench trial of the `command` agent. */
+export const COMMAND_AGENT_FILES = [
+  'instruction.md',
+  'command/command.txt',
+  'command/return-code.txt',
+  'command/stdout.txt',
+  'command/stderr.txt',
+  'exit-code.txt',
+  'prediction.json',
+  'patch.diff',
+  'apply.log',
+] as const;
+
 export interface Victims {
   dir: string;
   /** Target of each link kind (a host path outside any job). */

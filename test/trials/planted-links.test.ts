@@ -14,7 +14,13 @@ import { loadSwebench } from '../../src/tasks/swebench/load.ts';
 import type { Task } from '../../src/tasks/task.ts';
 import { runTrialWith as runTrial } from '../../src/trials/trial.ts';
 import { createVerifiers } from '../../src/verifiers/registry.ts';
-import { makeVictims, notCopiedPaths, plantLines, type Victims } from '../helpers/planted-links.ts';
+import {
+  COMMAND_AGENT_FILES,
+  makeVictims,
+  notCopiedPaths,
+  plantLines,
+  type Victims,
+} from '../helpers/planted-links.ts';
 import { tempDirs } from '../helpers/temp-dirs.ts';
 
 const temp = tempDirs();
@@ -30,18 +36,6 @@ afterAll(async () => {
 const sample = fileURLToPath(new URL('../../examples/swe-dockerless.jsonl', import.meta.url));
 const task = (await loadSwebench(sample)).find((t) => t.name === 'berth__csvline-1') as Task;
 
-/** Everything berth writes in the agent's folder of a SWE-bench trial of the command agent. */
-const AGENT_FILES = [
-  'instruction.md',
-  'command/command.txt',
-  'command/return-code.txt',
-  'command/stdout.txt',
-  'command/stderr.txt',
-  'exit-code.txt',
-  'prediction.json',
-  'patch.diff',
-  'apply.log',
-];
 const SETUP_FILES = ['setup/command.txt', 'setup/return-code.txt', 'setup/stdout.txt'];
 
 const regular = (path: string) => lstatSync(path).isFile() && !lstatSync(path).isSymbolicLink();
@@ -59,7 +53,7 @@ describe('links planted in the agent log folder (local environment)', () => {
         ].join('\n'),
         command: [
           'base="$BERTH_AGENT_LOG_DIR"',
-          ...plantLines(victims, '$base', AGENT_FILES, rotation),
+          ...plantLines(victims, '$base', COMMAND_AGENT_FILES, rotation),
           "echo '// touched' >> lib/csvline.js",
           'exit 3',
         ].join('\n'),
@@ -90,7 +84,8 @@ describe('links planted in the agent log folder (local environment)', () => {
         expect(regular(join(agentDir, name)), name).toBe(true);
       // What the agent planted is recorded, not copied.
       const skipped = notCopiedPaths(result.berth.not_copied?.agent);
-      for (const name of [...AGENT_FILES, ...SETUP_FILES, 'fifo-here']) expect(skipped, name).toContain(name);
+      for (const name of [...COMMAND_AGENT_FILES, ...SETUP_FILES, 'fifo-here'])
+        expect(skipped, name).toContain(name);
       expect(JSON.parse(readFileSync(join(dir, 'result.json'), 'utf8')).berth.not_copied.agent).toEqual(
         result.berth.not_copied?.agent,
       );
