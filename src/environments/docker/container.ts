@@ -86,9 +86,6 @@ export interface ContainerOptions {
   egress?: EgressGateway;
 }
 
-/** Default cap on captured output: 50 MiB, as on local (the limits' `outputBytes` lowers it). */
-export const DEFAULT_MAX_OUTPUT_BYTES = DEFAULT_OUTPUT_BYTES;
-
 const KEEPALIVE = ['sh', '-c', 'trap "exit 0" TERM INT; while :; do sleep 3600 & wait $!; done'];
 
 type EngineInfo = { NCPU?: number; Driver?: string; DriverStatus?: string[][] };
@@ -404,7 +401,7 @@ export class DockerContainerEnvironment implements Environment {
       stream.end();
     }
     const max = Math.min(
-      options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
+      options.maxOutputBytes ?? DEFAULT_OUTPUT_BYTES,
       this.limits.limits.outputBytes ?? Number.POSITIVE_INFINITY,
     );
     const chunks: Buffer[] = [];
