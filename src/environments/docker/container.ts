@@ -120,11 +120,6 @@ function imageConfig(docker: Docker, image: string): Promise<{ workdir: string; 
 /** Every container this process started and has not removed yet (for Ctrl-C and exit). */
 const live = new Set<DockerContainerEnvironment>();
 
-/** Removes every container this process started and still runs. */
-export async function stopAllContainers(): Promise<void> {
-  await Promise.allSettled([...live].map((c) => c.stop()));
-}
-
 /** Ids of live containers (for a synchronous last-chance removal on exit). */
 export function liveContainerIds(): string[] {
   return [...live].map((c) => c.id);
