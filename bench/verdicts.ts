@@ -187,29 +187,13 @@ for (const p of ['cross', 'empty', 'partial'])
     join(root, 'examples', 'predictions', `${p}.jsonl`),
   ]);
 const multilingual = join(root, 'examples', 'multilingual');
+const controls = ['-a', 'predictions', '--predictions', join(multilingual, 'predictions', 'controls.jsonl')];
 for (const agent of ['oracle', 'nop'])
   await runSuite(`multilingual/run-${agent}`, ['run', '-p', multilingual, '-a', agent, '-n', '2']);
-await runSuite('multilingual/run-controls', [
-  'run',
-  '-p',
-  multilingual,
-  '-a',
-  'predictions',
-  '--predictions',
-  join(multilingual, 'predictions', 'controls.jsonl'),
-]);
+await runSuite('multilingual/run-controls', ['run', '-p', multilingual, ...controls]);
 for (const agent of ['oracle', 'nop'])
   await runSuite(`multilingual/ml-${agent}`, ['multilingual', 'run', '-p', multilingual, '-a', agent]);
-await runSuite('multilingual/ml-controls', [
-  'multilingual',
-  'run',
-  '-p',
-  multilingual,
-  '-a',
-  'predictions',
-  '--predictions',
-  join(multilingual, 'predictions', 'controls.jsonl'),
-]);
+await runSuite('multilingual/ml-controls', ['multilingual', 'run', '-p', multilingual, ...controls]);
 
 const humaneval = join(data, 'functional', 'humaneval', 'HumanEval.jsonl.gz');
 if (existsSync(humaneval)) {

@@ -107,15 +107,27 @@ export async function harborRunOptions(
 
 const kebab = (name: string) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
-/** `NAME=VALUE` items as a record. */
-function parseAssignments(flag: string, items: readonly string[]): Record<string, string> {
+/**
+ * `NAME=VALUE` items of a repeatable flag (`--ve`, `--agent-env`) as a record. With `fromEnv`,
+ * a bare `NAME` takes this process's value of it.
+ * @throws UsageError for an item that is not NAME=VALUE (or NAME), or a bare NAME not set
+ */
+export function parseAssignments(
+  flag: string,
+  items: readonly string[],
+  fromEnv = false,
+): Record<string, string> {
   const out: Record<string, string> = {};
   for (const item of items) {
     const eq = item.indexOf('=');
-    const name = eq === -1 ? '' : item.slice(0, eq);
+    const name = eq !== -1 ? item.slice(0, eq) : fromEnv ? item : '';
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
-      throw new UsageError(`${flag} expects NAME=VALUE, got ${JSON.stringify(item)}`);
-    out[name] = item.slice(eq + 1);
+      throw new UsageError(
+        `${flag} expects NAME=VALUE${fromEnv ? ' or NAME' : ''}, got ${JSON.stringify(item)}`,
+      );
+    const value = eq === -1 ? process.env[name] : item.slice(eq + 1);
+    if (value === undefined) throw new UsageError(`${flag} ${name}: ${name} is not set in this environment`);
+    out[name] = value;
   }
   return out;
 }

@@ -30,7 +30,7 @@ import type { EnvironmentOptions, TrialLimits } from '../trials/spec.ts';
 import { MAX_TIMER_SEC } from '../util/with-timeout.ts';
 import { createVerifiers } from '../verifiers/registry.ts';
 import type { RunCommandOptions } from './commands/run.ts';
-import { type HarborRunSettings, harborRunOptions } from './harbor-flags.ts';
+import { type HarborRunSettings, harborRunOptions, parseAssignments } from './harbor-flags.ts';
 import { type InterruptHandle, installInterruptHandler, testPause } from './interrupt.ts';
 import { resolveRunModels, startRunGateway } from './run-models.ts';
 
@@ -103,17 +103,7 @@ function commandAgentOptions(options: RunCommandOptions): AgentOptions {
     );
     if (used.length > 0) throw new UsageError(`${used.map(flagName).join(', ')} only apply to -a command`);
   }
-  const env: Record<string, string> = {};
-  for (const item of [...(options.agentEnv ?? []), ...(options.ae ?? [])]) {
-    const eq = item.indexOf('=');
-    const name = eq === -1 ? item : item.slice(0, eq);
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
-      throw new UsageError(`--agent-env expects NAME=VALUE or NAME, got ${JSON.stringify(item)}`);
-    const value = eq === -1 ? process.env[name] : item.slice(eq + 1);
-    if (value === undefined)
-      throw new UsageError(`--agent-env ${name}: ${name} is not set in this environment`);
-    env[name] = value;
-  }
+  const env = parseAssignments('--agent-env', [...(options.agentEnv ?? []), ...(options.ae ?? [])], true);
   const setupTimeout = positiveNumber('--agent-setup-timeout', options.agentSetupTimeout);
   const kwargs: Record<string, string> = {};
   for (const item of options.ak ?? []) {

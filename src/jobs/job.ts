@@ -382,6 +382,7 @@ async function runTrials(
   await ledger.flushed();
   await writeJobResult();
   const trials = options.plan.map((_, i) => results.get(i)).filter((r): r is TrialResult => r !== undefined);
+  const modelUsage = modelUsageTotals(trials);
   const summary: JobSummary = {
     job_name: options.jobName,
     job_dir: jobDir,
@@ -393,7 +394,7 @@ async function runTrials(
     cancelled,
     trials,
     reused,
-    ...(modelUsageTotals(trials) ? { model_usage: modelUsageTotals(trials) } : {}),
+    ...(modelUsage ? { model_usage: modelUsage } : {}),
     ...(progress.overBudget > 0 ? { not_started_over_budget: progress.overBudget } : {}),
   };
   emit(jobEndEventOf(summary));

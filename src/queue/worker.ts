@@ -22,9 +22,7 @@ import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type Job, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { createAgent } from '../agents/registry.ts';
 import { tarPath } from '../environments/docker/tar.ts';
-import type { SwebenchRules } from '../grading/swebench.ts';
 import { lockJobDir } from '../jobs/lock.ts';
 import { modelEndpointFor } from '../models/access.ts';
 import { Credentials } from '../models/credentials.ts';
@@ -33,11 +31,10 @@ import { PriceTable } from '../models/pricing.ts';
 import { type ModelTarget, resolveModel } from '../models/providers.ts';
 import { type RunTrialOptions, runTrial } from '../trials/engine.ts';
 import type { BerthEvent } from '../trials/events.ts';
-import { providersFor } from '../trials/runtime.ts';
+import { providersFor, runtimeFor } from '../trials/runtime.ts';
 import type { TrialSpec } from '../trials/spec.ts';
 import { reclaimLeftovers } from '../util/leftovers.ts';
 import { defaultOwnerId, setOwnerId } from '../util/owner.ts';
-import { createVerifiers } from '../verifiers/registry.ts';
 import { BlobCache, BlobStore, BlobTooLargeError, DEFAULT_MAX_BLOB_BYTES } from './blobs.ts';
 import { connectRedis, QUEUE_PREFIX, type QueueAddress, queueName, redisOptions } from './connection.ts';
 import { materializeSpec } from './content.ts';
@@ -316,20 +313,19 @@ class WorkerModels {
     const credentials = this.credentials;
     this.gateway ??= ModelGateway.start({ credentials, prices: PriceTable.load() });
     const gateway = await this.gateway;
-    const agent = await createAgent(spec.agent.name, {
-      ...spec.agent.options,
-      model: target.id,
-      modelTarget: target,
-      modelEndpoint: modelEndpointFor,
-    });
     return {
-      runtime: {
-        agent,
-        providers: providersFor(spec),
-        verifiers: createVerifiers(
-          spec.verification.rules ? { rules: spec.verification.rules as SwebenchRules } : {},
-        ),
-      },
+      runtime: await runtimeFor({
+        ...spec,
+        agent: {
+          ...spec.agent,
+          options: {
+            ...spec.agent.options,
+            model: target.id,
+            modelTarget: target,
+            modelEndpoint: modelEndpointFor,
+          },
+        },
+      }),
       models: { gateway, target, ...(model.limits ? { limits: model.limits } : {}) },
     };
   }

@@ -10,6 +10,7 @@ import { execa } from 'execa';
 import { bin, sample } from './jobs.ts';
 import { type ReceivedRequest, type ScriptStep, startScriptedModelServer } from './scripted-model-server.ts';
 
+/** The sample's rows (instance_id, problem_statement, patch, ...). */
 const rows = readFileSync(sample, 'utf8')
   .trim()
   .split('\n')
@@ -18,14 +19,16 @@ const rows = readFileSync(sample, 'utf8')
 /** Instances the script solves. */
 export const SOLVED = new Set(['berth__csvline-1', 'berth__toposort-1']);
 
-function rowOf(request: ReceivedRequest): Record<string, string> {
+/** The sample row whose problem statement the request's task message holds. */
+export function rowOf(request: ReceivedRequest): Record<string, string> {
   const text = JSON.stringify(request.body.messages);
   const row = rows.find((r) => text.includes(JSON.stringify(r.problem_statement).slice(1, 60)));
   if (!row) throw new Error('no row matches the request');
   return row;
 }
 
-const turn = (request: ReceivedRequest) =>
+/** How many tool results the request carries (the agent's step). */
+export const turn = (request: ReceivedRequest) =>
   (request.body.messages as Array<{ role: string }>).filter((m) => m.role === 'tool').length;
 
 function script(request: ReceivedRequest): ScriptStep {
@@ -68,32 +71,35 @@ function script(request: ReceivedRequest): ScriptStep {
   return { reply: { toolCalls: [{ name: 'finish', input: { summary: 'done' } }], usage, cost } };
 }
 
+/**
+ * `berth run` arguments for deckhand on the sample against the scripted model server at
+ * `serverUrl`, writing `jobsDir/jobName`.
+ */
+export function deckhandArgs(serverUrl: string, jobsDir: string, jobName: string): string[] {
+  return [
+    '-p',
+    sample,
+    '-a',
+    'deckhand',
+    '-m',
+    'openrouter/scripted/model',
+    '--model-base-url',
+    `${serverUrl}/v1`,
+    '--jobs-dir',
+    jobsDir,
+    '--job-name',
+    jobName,
+  ];
+}
+
 /** Runs deckhand on the sample in `jobsDir/jobName` and returns the job folder. */
 export async function runDeckhandJob(jobsDir: string, jobName: string): Promise<string> {
   const server = await startScriptedModelServer(script);
   try {
-    const run = await execa(
-      'node',
-      [
-        bin,
-        'run',
-        '-p',
-        sample,
-        '-a',
-        'deckhand',
-        '-m',
-        'openrouter/scripted/model',
-        '--model-base-url',
-        `${server.url}/v1`,
-        '--jobs-dir',
-        jobsDir,
-        '--job-name',
-        jobName,
-        '-n',
-        '2',
-      ],
-      { reject: false, env: { ...process.env, CI: '1', OPENROUTER_API_KEY: 'sk-test-report-0000' } },
-    );
+    const run = await execa('node', [bin, 'run', ...deckhandArgs(server.url, jobsDir, jobName), '-n', '2'], {
+      reject: false,
+      env: { ...process.env, CI: '1', OPENROUTER_API_KEY: 'sk-test-report-0000' },
+    });
     if (run.exitCode !== 0)
       throw new Error(`berth run -a deckhand exited ${run.exitCode}:\n${run.stdout}\n${run.stderr}`);
     return join(jobsDir, jobName);

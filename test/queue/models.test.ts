@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sample } from '../helpers/jobs.ts';
+import { deckhandArgs, rowOf, turn } from '../helpers/deckhand-job.ts';
 import {
   queueUnavailable,
   startRedis,
@@ -27,20 +27,13 @@ import {
 
 const unavailable = queueUnavailable();
 const KEY = 'sk-worker-only-7c21e9';
-const rows = readFileSync(sample, 'utf8')
-  .trim()
-  .split('\n')
-  .map((line) => JSON.parse(line) as Record<string, string>);
-
 function script(request: ReceivedRequest): ScriptStep {
-  const text = JSON.stringify(request.body.messages);
-  const row = rows.find((r) => text.includes(JSON.stringify(r.problem_statement).slice(1, 60)));
-  const turn = (request.body.messages as Array<{ role: string }>).filter((m) => m.role === 'tool').length;
   const usage = { input: 1000, output: 50 };
-  if (turn > 0)
+  if (turn(request) > 0)
     return { reply: { toolCalls: [{ name: 'finish', input: { summary: 'done' } }], usage, cost: 0.001 } };
+  const row = rowOf(request);
   const command =
-    row?.instance_id === 'berth__csvline-1'
+    row.instance_id === 'berth__csvline-1'
       ? `git apply <<'BERTH_PATCH'\n${row.patch}BERTH_PATCH`
       : 'echo todo > NOTES.txt';
   return { reply: { text: 'On it.', toolCalls: [{ name: 'bash', input: { command } }], usage, cost: 0.001 } };
@@ -83,22 +76,11 @@ describe('trials that call models, on workers', () => {
     // Not spawnSync: the scripted model server answers from this process.
     const run = startSubmitter(
       [
-        '-p',
-        sample,
-        '-a',
-        'deckhand',
-        '-m',
-        'openrouter/scripted/model',
-        '--model-base-url',
-        `${server.url}/v1`,
+        ...deckhandArgs(server.url, jobs, 'models'),
         '-i',
         'berth__csvline-1',
         '-i',
         'berth__toposort-1',
-        '--jobs-dir',
-        jobs,
-        '--job-name',
-        'models',
         '--queue',
         redis.url,
       ],
@@ -141,20 +123,9 @@ describe('trials that call models, on workers', () => {
     try {
       const run = startSubmitter(
         [
-          '-p',
-          sample,
-          '-a',
-          'deckhand',
-          '-m',
-          'openrouter/scripted/model',
-          '--model-base-url',
-          `${thief.url}/v1`,
+          ...deckhandArgs(thief.url, join(dir, 'jobs'), 'thief'),
           '-i',
           'berth__csvline-1',
-          '--jobs-dir',
-          join(dir, 'jobs'),
-          '--job-name',
-          'thief',
           '--queue',
           redis.url,
         ],

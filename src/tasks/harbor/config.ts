@@ -117,6 +117,7 @@ const verifierSchema = z.looseObject({
   user: userField.optional(),
   environment_mode: z.enum(['shared', 'separate']).optional(),
   environment: environmentSchema.optional(),
+  /** The Kotlin Benchmark's key, which berth reads. */
   implemented: z.boolean().optional(),
   ...networkFields,
 });
@@ -160,7 +161,6 @@ export type RawTaskToml = z.infer<typeof taskTomlSchema>;
 /** The top-level keys (tables) of Harbor's TaskConfig; any other is warned about. */
 const TOP_LEVEL_KEYS: readonly string[] = Object.keys(taskTomlSchema.shape);
 
-const NETWORK_KEYS = ['network_mode', 'allowed_hosts'];
 const HEALTHCHECK_KEYS = [
   'command',
   'interval_sec',
@@ -169,37 +169,10 @@ const HEALTHCHECK_KEYS = [
   'start_interval_sec',
   'retries',
 ];
-const ENVIRONMENT_KEYS = [
-  'build_timeout_sec',
-  'docker_image',
-  'os',
-  'cpus',
-  'memory_mb',
-  'memory',
-  'storage_mb',
-  'storage',
-  'gpus',
-  'gpu_types',
-  'tpu',
-  'allow_internet',
-  'env',
-  'mcp_servers',
-  'skills_dir',
-  'healthcheck',
-  'workdir',
-  ...NETWORK_KEYS,
-];
-const AGENT_KEYS = ['timeout_sec', 'user', ...NETWORK_KEYS];
-/** `implemented` is the Kotlin Benchmark's key, which berth reads. */
-const VERIFIER_KEYS = [
-  'timeout_sec',
-  'env',
-  'user',
-  'environment_mode',
-  'environment',
-  'implemented',
-  ...NETWORK_KEYS,
-];
+/** The keys of the tables berth has a schema for, as the schema names them. */
+const ENVIRONMENT_KEYS = Object.keys(environmentSchema.shape);
+const AGENT_KEYS = Object.keys(agentSchema.shape);
+const VERIFIER_KEYS = Object.keys(verifierSchema.shape);
 
 /**
  * The keys of every known table of Harbor's TaskConfig (src/harbor/models/task/config.py, every
@@ -227,7 +200,7 @@ const KNOWN_TABLES: KnownKeys = {
   environment: ENVIRONMENT_TABLE,
   artifacts: ARTIFACTS_TABLE,
   steps: {
-    '*': keys(['name', 'agent', 'verifier', 'min_reward', 'healthcheck', 'artifacts'], {
+    '*': keys(Object.keys(stepSchema.shape), {
       agent: keys(AGENT_KEYS),
       verifier: keys(VERIFIER_KEYS, { environment: ENVIRONMENT_TABLE }),
       healthcheck: keys(HEALTHCHECK_KEYS),
