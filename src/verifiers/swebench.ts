@@ -140,6 +140,17 @@ export function notPassedReason(
   return parts.length > 0 ? parts.join('; ') : undefined;
 }
 
+/** FAIL_TO_PASS and PASS_TO_PASS with none of their tests passed. */
+function nonePassed(spec: { failToPass: readonly string[]; passToPass: readonly string[] }): {
+  FAIL_TO_PASS: TestCounts;
+  PASS_TO_PASS: TestCounts;
+} {
+  return {
+    FAIL_TO_PASS: { passed: 0, total: spec.failToPass.length },
+    PASS_TO_PASS: { passed: 0, total: spec.passToPass.length },
+  };
+}
+
 export class SwebenchVerifier implements Verifier {
   readonly kind = 'swebench' as const;
   readonly needsBaseCommit = true;
@@ -148,11 +159,7 @@ export class SwebenchVerifier implements Verifier {
 
   expectedCounts(task: Task): { FAIL_TO_PASS: TestCounts; PASS_TO_PASS: TestCounts } | undefined {
     const spec = task.verifier;
-    if (spec.kind !== 'swebench') return undefined;
-    return {
-      FAIL_TO_PASS: { passed: 0, total: spec.failToPass.length },
-      PASS_TO_PASS: { passed: 0, total: spec.passToPass.length },
-    };
+    return spec.kind === 'swebench' ? nonePassed(spec) : undefined;
   }
 
   constructor(private readonly options: SwebenchVerifierOptions = {}) {}
@@ -446,8 +453,7 @@ export class SwebenchVerifier implements Verifier {
     return {
       rewards: { reward: 0 },
       status: 'error',
-      FAIL_TO_PASS: { passed: 0, total: spec.failToPass.length },
-      PASS_TO_PASS: { passed: 0, total: spec.passToPass.length },
+      ...nonePassed(spec),
       reason: message,
       notes: discardedNote(facts.discarded),
       files: FILES,
@@ -455,8 +461,7 @@ export class SwebenchVerifier implements Verifier {
         status: 'error',
         resolved: false,
         error_reason: message,
-        FAIL_TO_PASS: { passed: 0, total: spec.failToPass.length },
-        PASS_TO_PASS: { passed: 0, total: spec.passToPass.length },
+        ...nonePassed(spec),
         discarded_agent_changes: facts.discarded,
         test_patch_applied: false,
       },
