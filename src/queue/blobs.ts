@@ -8,8 +8,10 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import type { Redis } from 'ioredis';
 import { UsageError } from '../errors.ts';
+import { type CopyReport, extractTarBeneath } from '../util/safe-fs.ts';
 import { QUEUE_PREFIX } from './connection.ts';
 
 /** How long a blob stays after it was last stored or read, in seconds (7 days, as finished trials). */
@@ -110,4 +112,12 @@ export class BlobCache {
     await rename(temp, file);
     return bytes;
   }
+}
+
+/**
+ * Unpacks a blob (a tar) into `dir` as data (no link followed: src/util/safe-fs.ts), at most
+ * 4 times its size plus 1 KiB once unpacked.
+ */
+export function unpackBlob(bytes: Buffer, dir: string): Promise<CopyReport> {
+  return extractTarBeneath(Readable.from([bytes]), dir, { maxBytes: 4 * bytes.length + 1024 });
 }
