@@ -48,6 +48,7 @@ import {
   logsPath,
 } from '../environments/environment.ts';
 import { gatewayAccess } from '../models/access.ts';
+import { DEFAULT_OUTPUT_BYTES } from '../sandbox/limits.ts';
 import type { McpServer } from '../tasks/task.ts';
 import { AgentTimeoutError } from '../trials/errors.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
@@ -106,7 +107,7 @@ export interface CommandAgentOptions {
 }
 
 /** Bytes kept of each of a command agent's output files (docs/security.md: "captured output"). */
-export const COMMAND_OUTPUT_CAP_BYTES = 50 * 1024 * 1024;
+export const COMMAND_OUTPUT_CAP_BYTES = DEFAULT_OUTPUT_BYTES;
 
 /** Git with the repository's hooks, fsmonitor and path quoting neutralised (the agent may have changed its config). */
 const GIT =

@@ -6,29 +6,8 @@
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { UsageError } from '../errors.ts';
-
-function pidAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/**
- * The start time of a process (field 22 of `/proc/<pid>/stat`, clock ticks since boot),
- * or undefined where /proc is absent or the process is gone. With the pid it names one
- * process for good: a pid reused by another process has another start time.
- */
-export async function processStartTime(pid: number): Promise<string | undefined> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
-  if (stat === undefined) return undefined;
-  // The command name (field 2) is in parentheses and may hold spaces or ')'.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return fields[19];
-}
+import { processStartTime } from '../sandbox/cgroup.ts';
+import { processAlive } from '../sandbox/identity.ts';
 
 /**
  * The process holding a job folder's lock, from the lock file's text (`pid start-time`): its pid
@@ -39,15 +18,16 @@ export async function processStartTime(pid: number): Promise<string | undefined>
 export async function lockHolder(text: string): Promise<number | undefined> {
   const [pidText = '', startText] = text.trim().split(/\s+/);
   const pid = Number(pidText);
-  if (pidText === '' || !pidAlive(pid)) return undefined;
-  const start = startText === undefined ? undefined : await processStartTime(pid);
+  if (pidText === '' || !Number.isInteger(pid) || pid <= 0 || !processAlive(pid)) return undefined;
+  const start = startText === undefined ? undefined : processStartTime(pid);
   return start === undefined || start === startText ? pid : undefined;
 }
 
 /**
  * Takes the job folder's lock (`.berth.lock`, created exclusively, holding `pid start-time`,
- * see `processStartTime`). A lock whose pid is no longer running, or is running but started at
- * another time (the pid was reused by an unrelated process), is stale and taken over.
+ * see src/sandbox/cgroup.ts `processStartTime`). A lock whose pid is no longer running, or is
+ * running but started at another time (the pid was reused by an unrelated process), is stale
+ * and taken over.
  * @returns a function that releases the lock.
  * @throws UsageError when another running process holds the lock.
  */
@@ -60,7 +40,7 @@ export async function lockJobDir(
 ): Promise<() => Promise<void>> {
   await mkdir(jobDir, { recursive: true });
   const lock = join(jobDir, '.berth.lock');
-  const ownStart = await processStartTime(process.pid);
+  const ownStart = processStartTime(process.pid);
   const own = `${process.pid}${ownStart !== undefined ? ` ${ownStart}` : ''}`;
   for (let tries = 0; tries < 5; tries++) {
     try {

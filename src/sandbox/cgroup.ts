@@ -67,7 +67,12 @@ export function ownerTag(pid = process.pid): string | undefined {
 }
 let myTag: string | undefined;
 
-function processStartTime(pid: number): string | undefined {
+/**
+ * The start time of a process (field 22 of `/proc/<pid>/stat`, clock ticks since boot),
+ * or undefined where /proc is absent or the process is gone. With the pid it names one
+ * process for good: a pid reused by another process has another start time.
+ */
+export function processStartTime(pid: number): string | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];

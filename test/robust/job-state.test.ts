@@ -4,7 +4,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { processStartTime } from '../../src/jobs/lock.ts';
+import { processStartTime } from '../../src/sandbox/cgroup.ts';
 import { fixturesDir } from '../helpers/data.ts';
 import { notHarborJobFolder } from '../helpers/harbor-job-check.ts';
 import { tempDirs } from '../helpers/temp-dirs.ts';
@@ -91,9 +91,9 @@ describe('a damaged job folder is refused, never taken for a fresh job', () => {
 });
 
 describe('the job lock names one process: pid and start time', () => {
-  it("a lock holding a live pid with another process's start time (pid reused) is stale and taken over", async () => {
-    const start = await processStartTime(process.pid);
-    if (start === undefined) return; // no /proc on this system: pid-only locks
+  it("a lock holding a live pid with another process's start time (pid reused) is stale and taken over", async (ctx) => {
+    const start = processStartTime(process.pid);
+    if (start === undefined) ctx.skip('no /proc on this system: pid-only locks');
     const jobs = await temp.make('berth-state-');
     const { mkdir } = await import('node:fs/promises');
     await mkdir(join(jobs, 'j'));

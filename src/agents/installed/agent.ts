@@ -61,12 +61,6 @@ interface SetupRecord {
   version_check_sec: number;
 }
 
-/** The model name a CLI is given: `-m PROVIDER/NAME` without the provider (OpenRouter's keep theirs). */
-export function cliModelName(model: string): string {
-  const i = model.indexOf('/');
-  return i < 0 ? model : model.slice(i + 1);
-}
-
 export class InstalledAgent implements Agent {
   readonly info: AgentInfo;
   readonly tool: ToolInstall;

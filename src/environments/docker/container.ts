@@ -86,9 +86,6 @@ export interface ContainerOptions {
   egress?: EgressGateway;
 }
 
-/** Default cap on captured output: 50 MiB, as on local (the limits' `outputBytes` lowers it). */
-export const DEFAULT_MAX_OUTPUT_BYTES = DEFAULT_OUTPUT_BYTES;
-
 const KEEPALIVE = ['sh', '-c', 'trap "exit 0" TERM INT; while :; do sleep 3600 & wait $!; done'];
 
 type EngineInfo = { NCPU?: number; Driver?: string; DriverStatus?: string[][] };
@@ -122,11 +119,6 @@ function imageConfig(docker: Docker, image: string): Promise<{ workdir: string; 
 
 /** Every container this process started and has not removed yet (for Ctrl-C and exit). */
 const live = new Set<DockerContainerEnvironment>();
-
-/** Removes every container this process started and still runs. */
-export async function stopAllContainers(): Promise<void> {
-  await Promise.allSettled([...live].map((c) => c.stop()));
-}
 
 /** Ids of live containers (for a synchronous last-chance removal on exit). */
 export function liveContainerIds(): string[] {
@@ -404,7 +396,7 @@ export class DockerContainerEnvironment implements Environment {
       stream.end();
     }
     const max = Math.min(
-      options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
+      options.maxOutputBytes ?? DEFAULT_OUTPUT_BYTES,
       this.limits.limits.outputBytes ?? Number.POSITIVE_INFINITY,
     );
     const chunks: Buffer[] = [];

@@ -23,11 +23,6 @@ export interface DockerCliOptions {
   pidsLimit?: number;
 }
 
-/** Collects repeated `--image-map` values (commander's reducer). */
-export function collectImageMap(value: string, previous: string[] = []): string[] {
-  return [...previous, value];
-}
-
 /**
  * Reads the image map and limits from `configFile` (optional) and `pairs`.
  * @throws InputError naming the file and key on a bad file or pair

@@ -67,22 +67,6 @@ export interface DockerProviderOptions {
   imagesDir?: string;
 }
 
-/** What a compose file's `main` service asks for. */
-export interface ComposeMain {
-  image?: string;
-  /** Build context folder and Dockerfile name, resolved against the compose file's folder. */
-  build?: { context: string; dockerfile: string };
-}
-
-/**
- * Reads the `main` service of a docker-compose file.
- * @throws InputError naming the file when it does not parse or has no `main` service
- */
-export function readComposeMain(file: string): ComposeMain {
-  const { main } = readComposeProject(file);
-  return { image: main.image, build: main.build };
-}
-
 /** What a task's image comes from, in Harbor's order of preference. */
 export type ImagePlan =
   | { kind: 'build'; contextDir: string; dockerfile: string; tags: string[] }
@@ -92,7 +76,7 @@ export type ImagePlan =
 /** Decides how to get a task's image: compose `main`, `environment/Dockerfile`, or `docker_image`. */
 export function planImage(spec: DockerSpec, origin = 'task'): ImagePlan {
   if (spec.composeFile) {
-    const main = readComposeMain(spec.composeFile);
+    const { main } = readComposeProject(spec.composeFile);
     const tags = main.image ? [main.image] : [];
     if (main.build)
       return { kind: 'build', contextDir: main.build.context, dockerfile: main.build.dockerfile, tags };

@@ -11,9 +11,6 @@ import { DEFAULT_OUTPUT_BYTES, limitsHit, truncationMark } from '../../sandbox/l
 import { runToEnd } from '../../sandbox/process.ts';
 import type { ExecResult } from '../environment.ts';
 
-/** Default cap on captured output: 50 MiB (the same in containers). */
-export const DEFAULT_MAX_OUTPUT_BYTES = DEFAULT_OUTPUT_BYTES;
-
 /** Grace period between SIGTERM and SIGKILL of a timed-out group, in milliseconds. */
 const KILL_GRACE_MS = 2000;
 
@@ -55,7 +52,7 @@ export interface RunProcessOptions {
  *   limits it ran into.
  */
 export async function runProcess(argv: string[], options: RunProcessOptions): Promise<ExecResult> {
-  const cap = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+  const cap = options.maxOutputBytes ?? DEFAULT_OUTPUT_BYTES;
   const { proc } = startCommand({
     argv,
     ...(options.prefix ? { prefix: options.prefix } : {}),
