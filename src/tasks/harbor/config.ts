@@ -334,7 +334,7 @@ export function lineOfKey(text: string, path: Array<string | number>): number | 
 }
 
 /** `environment.cpus`, `steps[1].name`: a key path as the messages print it. */
-function fieldPath(path: ReadonlyArray<PropertyKey>): string | undefined {
+export function fieldPath(path: ReadonlyArray<PropertyKey>): string | undefined {
   let out = '';
   for (const key of path) {
     if (typeof key === 'number') out += `[${key}]`;

@@ -35,6 +35,7 @@ import { z } from 'zod';
 import { InputError, UsageError } from '../../errors.ts';
 import { cacheRoot } from '../../util/cache.ts';
 import { findMirror } from '../swebench/runnable.ts';
+import { fieldPath } from './config.ts';
 
 /** Harbor's default registry (`DEFAULT_REGISTRY_URL`), which berth does not download. */
 export const HARBOR_REGISTRY_URL =
@@ -86,9 +87,8 @@ export function readRegistry(file: string): RegistryDataset[] {
   const parsed = z.array(registryDataset).safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    const field = issue?.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('') ?? '';
     throw new InputError(
-      { file, field: field.replace(/^\./, '') || undefined },
+      { file, field: fieldPath(issue?.path ?? []) },
       `not Harbor's registry format: ${issue?.message ?? 'invalid'}`,
     );
   }
