@@ -93,15 +93,20 @@ function readEntries(file: string): Entry[] {
   return entries;
 }
 
+/** Every owner's record file (none when the folder does not exist yet). */
+function ownerFiles(): string[] {
+  try {
+    return readdirSync(ownersDir())
+      .filter((f) => f.endsWith('.jsonl'))
+      .map((f) => join(ownersDir(), f));
+  } catch {
+    return [];
+  }
+}
+
 /** True when some owner (alive or not) recorded a temp folder for `job` (the job's name). */
 export function leftoversRecordJob(job: string): boolean {
-  let files: string[];
-  try {
-    files = readdirSync(ownersDir()).filter((f) => f.endsWith('.jsonl'));
-  } catch {
-    return false;
-  }
-  return files.some((name) => readEntries(join(ownersDir(), name)).some((e) => e.job === job));
+  return ownerFiles().some((file) => readEntries(file).some((e) => e.job === job));
 }
 
 /**
@@ -111,14 +116,7 @@ export function leftoversRecordJob(job: string): boolean {
  */
 export async function reclaimLeftovers(options: { job?: string } = {}): Promise<ReclaimedFolders> {
   const out: ReclaimedFolders = { folders: [], owners: [] };
-  let files: string[];
-  try {
-    files = readdirSync(ownersDir()).filter((f) => f.endsWith('.jsonl'));
-  } catch {
-    return out;
-  }
-  for (const name of files) {
-    const file = join(ownersDir(), name);
+  for (const file of ownerFiles()) {
     const entries = readEntries(file);
     const owner = entries[0]?.owner;
     if (owner !== undefined && ownerAlive(owner)) continue;

@@ -4,7 +4,7 @@
  * `<host>/berth-<pid>-<start time>` (the start time, in clock ticks since boot, tells a reused
  * pid from the process that had it: src/sandbox/cgroup.ts `ownerTag`). Docker resources carry
  * it as the label `dev.berth.owner`; temp folders are recorded under it
- * (src/jobs/leftovers.ts). What a dead owner left is removed by the next `berth run` and by
+ * (src/util/leftovers.ts). What a dead owner left is removed by the next `berth run` and by
  * `berth clean`; what a live owner holds never is.
  *
  * A process that runs trials for someone else (a queue worker, issue 16) may name itself:

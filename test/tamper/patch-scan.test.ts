@@ -47,6 +47,28 @@ describe('scanPatch', () => {
     expect(kinds(pytestRepo)).toEqual([]);
   });
 
+  it('flags a module at the top of the repository named like a standard-library module, not one in a package', async () => {
+    const created = await makeDiff(
+      {},
+      {
+        'logging.py': 'x',
+        'subprocess/__init__.py': 'x',
+        'decimal.cpython-311-x86_64-linux-gnu.so': 'x',
+        'src/mypkg/logging.py': 'x',
+        'mypkg/logging.py': 'x',
+        'test/__init__.py': 'x',
+        'notes.py': 'x',
+      },
+    );
+    expect(kinds(created).sort()).toEqual(
+      [
+        'runner-shadow:decimal.cpython-311-x86_64-linux-gnu.so',
+        'runner-shadow:logging.py',
+        'runner-shadow:subprocess/__init__.py',
+      ].sort(),
+    );
+  });
+
   it('flags distribution metadata and pytest11 entry points', async () => {
     const patch = await makeDiff(
       { 'setup.py': 'setup(name="x")\n' },

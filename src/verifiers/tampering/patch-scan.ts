@@ -15,8 +15,11 @@
  * - modules that shadow the runner or run at interpreter start-up, when the patch creates them:
  *   `pytest.py`, `py.py`, `pluggy.py`, anything under a `_pytest/`, `pytest/` or `pluggy/`
  *   folder, `sitecustomize.py`, `usercustomize.py`, `*.pth`, compiled `*.pyc` files (a
- *   sourceless `pytest.pyc` is importable); patches that change existing files of such names are
- *   not flagged (the repository may be pytest itself, as pytest-dev instances are);
+ *   sourceless `pytest.pyc` is importable), and a module at the top of the repository named like
+ *   a standard-library module (`logging.py`, `subprocess/__init__.py`: `python -m pytest` puts
+ *   the working folder first on `sys.path`, and pytest imports them before berth's probe loads);
+ *   patches that change existing files of such names are not flagged (the repository may be
+ *   pytest itself, as pytest-dev instances are);
  * - code outside the tests that reaches into the test runner: added lines naming pytest's
  *   internals (`_pytest`, `pluggy`), pytest's outcome functions and hooks (`pytest.skip(`,
  *   `pytest.xfail(`, `pytest.exit(`, `pytest.fail(`, `pytest.hookimpl`), node's runner internals
@@ -34,6 +37,7 @@
 import { posix } from 'node:path';
 import { parsePatch } from 'diff';
 import { patchFiles } from '../../util/patch-files.ts';
+import { PYTHON_STDLIB_MODULES } from './python-stdlib.ts';
 import type { TamperFinding } from './types.ts';
 
 /** Files whose pytest sections berth reads (their text after the patch) to place changed lines. */
@@ -70,6 +74,19 @@ const RUNNER_PACKAGES = new Set(['_pytest', 'pytest', 'pluggy']);
  */
 const RUNNER_REFERENCE =
   /(^|[^\w.])(_pytest|pluggy)\b|\bpytest\.(skip|xfail|exit|fail|hookimpl)\b|berth_probe|BERTH_PROBE|internal\/test_runner/;
+
+/**
+ * A module at the top of the repository (the working folder `python -m pytest` puts first on
+ * `sys.path`) named like a standard-library module: `logging.py`, `logging.cpython-311-x86_64-linux-gnu.so`,
+ * `logging.pyc`, `logging/__init__.py`.
+ */
+function shadowsStdlib(dirs: string[], base: string): boolean {
+  if (dirs.length === 0)
+    return /\.(py|pyc|so|pyd)$/.test(base) && PYTHON_STDLIB_MODULES.has(base.split('.')[0] as string);
+  return (
+    dirs.length === 1 && /^__init__\.(py|pyc|so)$/.test(base) && PYTHON_STDLIB_MODULES.has(dirs[0] as string)
+  );
+}
 
 /** Test code (tests may call pytest.skip and friends): test folders and test_*.py / *_test.py / *.test.js files. */
 function isTestPath(path: string): boolean {
@@ -197,7 +214,8 @@ export function scanPatch(patch: string, configText: Record<string, string> = {}
         SHADOWED_MODULES.has(base.split('.')[0] as string) ||
         base.endsWith('.pth') ||
         /\.py[co]$/.test(base) ||
-        dirs.some((d) => d === '_pytest' || d === 'pytest' || d === 'pluggy'))
+        dirs.some((d) => d === '_pytest' || d === 'pytest' || d === 'pluggy') ||
+        shadowsStdlib(dirs, base))
     ) {
       add(
         'runner-shadow',
