@@ -61,17 +61,16 @@ export async function verifyKotlinHarbor(
   if (verdict.exception && ['VerifierTimeoutError', 'AddTestsDirError'].includes(verdict.exception.type))
     return { rewards: { reward: 0 }, details, exception: verdict.exception };
 
-  const reports = shellQuote(`${logsPath(environment, 'verifier')}/junit-reports`);
+  const reportsDir = `${logsPath(environment, 'verifier')}/junit-reports`;
+  const reports = shellQuote(reportsDir);
   const copy = await environment.exec(
     `rm -rf ${reports} && mkdir -p ${reports} && ${FIND_REPORTS} -exec cp --parents {} ${reports}/ \\; ; chmod -R a+rX ${reports}`,
     { user: 'root', cwd: '/', timeoutSec: 300 },
   );
   // Copied out as data (regular files only, never a link).
-  await environment.download(
-    `${logsPath(environment, 'verifier')}/junit-reports`,
-    join(context.trialDir, 'verifier', 'junit-reports'),
-  );
-  const files = await collectReports(join(context.trialDir, 'verifier', 'junit-reports'));
+  const hostReports = join(context.trialDir, 'verifier', 'junit-reports');
+  await environment.download(reportsDir, hostReports);
+  const files = await collectReports(hostReports);
   const expected = await readKotlinExpected(expectedFile);
   const report = await gradeKotlin(expected, files, { expectedName: 'expected_tests.json' });
   details.berth_grade = {
