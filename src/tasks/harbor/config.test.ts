@@ -1,8 +1,8 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: Harbor's ${VAR} templates in task.toml text
 import { describe, expect, it } from 'vitest';
 import { InputError } from '../../errors.ts';
+import { stripCanary } from './canary.ts';
 import { lineOfKey, parseSizeToMb, parseTaskToml } from './config.ts';
-import { stripCanary } from './loader.ts';
 
 /** The early form: `version`, `memory = "2G"`, `allow_internet` (Harbor 2025-10, Terminal-Bench migrations). */
 const legacy = `version = "1.0"

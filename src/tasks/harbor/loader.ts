@@ -18,8 +18,6 @@ import { stripCanary } from './canary.ts';
 import { type HarborTaskConfig, parseTaskToml } from './config.ts';
 import { harborPlan } from './steps.ts';
 
-export { stripCanary } from './canary.ts';
-
 /** True when `dir` looks like a Harbor task (task.toml and environment/ exist), as `Task.is_valid_dir` checks first. */
 export function looksLikeHarborTask(dir: string): boolean {
   return existsSync(join(dir, 'task.toml')) && isDir(join(dir, 'environment'));
