@@ -8,12 +8,15 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import type { Redis } from 'ioredis';
 import { UsageError } from '../errors.ts';
+import { type CopyReport, extractTarBeneath } from '../util/safe-fs.ts';
 import { QUEUE_PREFIX } from './connection.ts';
+import { KEEP_FINISHED_SEC } from './protocol.ts';
 
-/** How long a blob stays after it was last stored or read, in seconds (7 days, as finished trials). */
-export const BLOB_TTL_SEC = 7 * 24 * 3600;
+/** How long a blob stays after it was last stored or read, in seconds (as finished trials: 7 days). */
+export const BLOB_TTL_SEC = KEEP_FINISHED_SEC;
 /** Default cap of one blob, in bytes (64 MiB; Redis holds at most 512 MiB in one value). */
 export const DEFAULT_MAX_BLOB_BYTES = 64 * 1024 * 1024;
 /** The largest cap berth accepts, in bytes (Redis's limit of one value). */
@@ -110,4 +113,12 @@ export class BlobCache {
     await rename(temp, file);
     return bytes;
   }
+}
+
+/**
+ * Unpacks a blob (a tar) into `dir` as data (no link followed: src/util/safe-fs.ts), at most
+ * 4 times its size plus 1 KiB once unpacked.
+ */
+export function unpackBlob(bytes: Buffer, dir: string): Promise<CopyReport> {
+  return extractTarBeneath(Readable.from([bytes]), dir, { maxBytes: 4 * bytes.length + 1024 });
 }

@@ -9,12 +9,10 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, lstatSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
-import { Readable } from 'node:stream';
 import { tarPath } from '../environments/docker/tar.ts';
 import type { Task } from '../tasks/task.ts';
 import type { TrialSpec } from '../trials/spec.ts';
-import { extractTarBeneath } from '../util/safe-fs.ts';
-import type { BlobCache, BlobStore } from './blobs.ts';
+import { type BlobCache, type BlobStore, unpackBlob } from './blobs.ts';
 
 /** How a host path is written in a queued spec: `berth-blob:<sha256>` then the path inside it. */
 export const BLOB_SCHEME = 'berth-blob:';
@@ -160,7 +158,7 @@ export async function materializeSpec(
       await mkdir(contentDir, { recursive: true });
       const temp = join(contentDir, `.${sha}.${randomUUID()}`);
       try {
-        await extractTarBeneath(Readable.from([bytes]), temp, { maxBytes: 4 * bytes.length + 1024 });
+        await unpackBlob(bytes, temp);
         await rename(temp, dir).catch(async (error: NodeJS.ErrnoException) => {
           // Another trial of this worker unpacked it first.
           if (!existsSync(dir)) throw error;

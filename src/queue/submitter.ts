@@ -10,7 +10,6 @@
  */
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { Job, Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -21,8 +20,7 @@ import { type BerthEvent, EVENTS_SCHEMA_VERSION, eventTime } from '../trials/eve
 import type { TrialResult } from '../trials/result.ts';
 import { trialKey } from '../trials/spec.ts';
 import { writeJsonAtomic } from '../util/atomic-write.ts';
-import { extractTarBeneath } from '../util/safe-fs.ts';
-import { BlobStore, DEFAULT_MAX_BLOB_BYTES } from './blobs.ts';
+import { BlobStore, DEFAULT_MAX_BLOB_BYTES, unpackBlob } from './blobs.ts';
 import { connectRedis, QUEUE_PREFIX, type QueueAddress, queueName, redisOptions } from './connection.ts';
 import { type PackedRoots, specForQueue } from './content.ts';
 import { CANCEL_CHANNEL, KEEP_FINISHED_SEC, type QueuedTrial, type TrialOutcome } from './protocol.ts';
@@ -194,7 +192,7 @@ export class QueueSubmitter {
   ): Promise<TrialResult> {
     const bytes = await this.store.get(outcome.folder);
     await rm(trialDir, { recursive: true, force: true });
-    await extractTarBeneath(Readable.from([bytes]), trialDir, { maxBytes: 4 * bytes.length + 1024 });
+    await unpackBlob(bytes, trialDir);
     const resultFile = join(trialDir, 'result.json');
     const result = JSON.parse(await readFile(resultFile, 'utf8')) as TrialResult;
     result.trial_uri = pathToFileURL(trialDir).href;

@@ -130,7 +130,8 @@ export class HarborVerifier implements Verifier {
 
     // 1. (the engine stopped every process the agent started: src/trials/verifier-environment.ts)
     // 2. empty /logs/verifier, remove /tests (whatever the agent planted there).
-    const logs = shellQuote(logsPath(environment, 'verifier'));
+    const verifierLogs = logsPath(environment, 'verifier');
+    const logs = shellQuote(verifierLogs);
     const reset = `${spec.testsInImage ? '' : 'rm -rf /tests && '}rm -rf ${logs} && mkdir -p ${logs} && chmod 777 ${logs}`;
     const testCommand = `bash /tests/test.sh > ${logs}/test-stdout.txt 2>&1`;
     const runOptions = {
@@ -205,7 +206,6 @@ export class HarborVerifier implements Verifier {
     // reward files are copied first, on their own, so no flood of other files (the entry, depth
     // and time caps of the folder's copy) can leave them out; then the rest of /logs/verifier,
     // where the names already copied are kept.
-    const verifierLogs = logsPath(environment, 'verifier');
     const rewardCopies: Partial<Record<'reward.json' | 'reward.txt', CopyReport>> = {};
     let copied: CopyReport;
     try {
@@ -294,7 +294,7 @@ export class HarborVerifier implements Verifier {
       exception: withOom(
         {
           type: 'RewardFileNotFoundError',
-          message: `tests/test.sh wrote neither ${logsPath(environment, 'verifier')}/reward.json nor ${logsPath(environment, 'verifier')}/reward.txt`,
+          message: `tests/test.sh wrote neither ${verifierLogs}/reward.json nor ${verifierLogs}/reward.txt`,
         },
         run.oomKilled,
       ),
