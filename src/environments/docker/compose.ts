@@ -28,6 +28,7 @@ import { isMap, isSeq, LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
 import { InputError } from '../../errors.ts';
 import type { BaseImage } from './dockerfile.ts';
+import { demuxDockerStream } from './egress/docker-io.ts';
 import type { ImageService } from './images.ts';
 import { LABELS, ownedLabels } from './labels.ts';
 
@@ -467,7 +468,7 @@ export class Sidecars {
     for (const [service, container] of this.containers) {
       try {
         const out = (await container.logs({ stdout: true, stderr: true, tail: 2000 })) as unknown as Buffer;
-        this.logs(service, demux(out));
+        this.logs(service, demuxDockerStream(out).output);
       } catch {
         // gone already
       }
@@ -488,16 +489,4 @@ export class SidecarError extends Error {
 function lastProbe(state: { Health?: { Log?: Array<{ Output?: string }> } }): string {
   const log = state.Health?.Log ?? [];
   return (log[log.length - 1]?.Output ?? 'no probe output').trim().slice(0, 300);
-}
-
-/** The text of a non-TTY container log (8-byte frame headers removed). */
-function demux(buffer: Buffer): string {
-  const parts: Buffer[] = [];
-  let i = 0;
-  while (i + 8 <= buffer.length) {
-    const size = buffer.readUInt32BE(i + 4);
-    parts.push(buffer.subarray(i + 8, i + 8 + size));
-    i += 8 + size;
-  }
-  return Buffer.concat(parts).toString('utf8');
 }

@@ -1,18 +1,20 @@
 /**
  * The few Docker API helpers the egress module needs (exec with an exit code,
- * demultiplexed logs). Kept private to this folder; the Docker environment
- * (src/environments/docker/) has the full-featured versions.
+ * demultiplexed logs); the sidecars' logs (compose.ts) are demultiplexed here too. The Docker
+ * environment (src/environments/docker/container.ts) has the full-featured exec.
  */
 import type Dockerode from 'dockerode';
 
 /**
  * Splits Docker's multiplexed stream format (8-byte frame headers: stream type,
- * 3 zero bytes, big-endian length) into stdout and stderr text. A buffer that
- * does not look framed (TTY containers) is returned as stdout.
+ * 3 zero bytes, big-endian length) into stdout and stderr text, and `output`: both in the
+ * order they were written. A buffer that does not look framed (TTY containers) is returned
+ * as stdout.
  */
-export function demuxDockerStream(buffer: Buffer): { stdout: string; stderr: string } {
+export function demuxDockerStream(buffer: Buffer): { stdout: string; stderr: string; output: string } {
   const out: Buffer[] = [];
   const err: Buffer[] = [];
+  const all: Buffer[] = [];
   let offset = 0;
   while (offset + 8 <= buffer.length) {
     const type = buffer[offset];
@@ -22,14 +24,20 @@ export function demuxDockerStream(buffer: Buffer): { stdout: string; stderr: str
       buffer[offset + 2] !== 0 ||
       buffer[offset + 3] !== 0
     ) {
-      return { stdout: buffer.toString('utf8'), stderr: '' };
+      const text = buffer.toString('utf8');
+      return { stdout: text, stderr: '', output: text };
     }
     const length = buffer.readUInt32BE(offset + 4);
     const frame = buffer.subarray(offset + 8, offset + 8 + length);
     (type === 2 ? err : out).push(frame);
+    all.push(frame);
     offset += 8 + length;
   }
-  return { stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') };
+  return {
+    stdout: Buffer.concat(out).toString('utf8'),
+    stderr: Buffer.concat(err).toString('utf8'),
+    output: Buffer.concat(all).toString('utf8'),
+  };
 }
 
 /** Runs `cmd` (argv) in a running container and waits for it; output is stdout and stderr interleaved. */
