@@ -13,6 +13,7 @@ import { execa } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runReportSchema } from '../../src/reporters/json.ts';
 import { fixturesDir } from '../helpers/data.ts';
+import { rowOf, turn } from '../helpers/deckhand-job.ts';
 import {
   type ReceivedRequest,
   type ScriptStep,
@@ -45,18 +46,6 @@ function allText(dir: string): string {
     .map((e) => readFileSync(join(e.parentPath, e.name), 'utf8'))
     .join('\n');
 }
-
-/** The row whose problem statement the request's task message holds. */
-function rowOf(request: ReceivedRequest): Record<string, string> {
-  const text = JSON.stringify(request.body.messages);
-  const row = rows.find((r) => text.includes(JSON.stringify(r.problem_statement).slice(1, 60)));
-  if (!row) throw new Error('no row matches the request');
-  return row;
-}
-
-/** How many tool results the request carries (the agent's step). */
-const turn = (request: ReceivedRequest) =>
-  (request.body.messages as Array<{ role: string }>).filter((m) => m.role === 'tool').length;
 
 /** Usage the script reports for a call: input grows with the turn. */
 const usageOf = (t: number) => ({ input: 1000 + 100 * t, output: 50 + t, cached: 200 });
