@@ -271,4 +271,54 @@ describe('suite', () => {
       'with subtests > inner fails',
     ]);
   });
+
+  it("a test's function swapped inside node's Test constructor (a prototype setter) is caught", async () => {
+    const dir = await temp.make('berth-nodeguard-protos-');
+    await mkdir(join(dir, 'test'));
+    await writeFile(
+      join(dir, 'test', 'protos.test.cjs'),
+      `const test = require('node:test');
+const hooks = require('node:async_hooks');
+let armed = false;
+hooks.createHook({ init(id, type, trigger, res) {
+  if (type !== 'Test' || armed) return;
+  armed = true;
+  // Runs inside node's Test constructor, after the name and parent are set, before node sets fn.
+  Object.defineProperty(Object.getPrototypeOf(res), 'signal', { configurable: true, set(v) {
+    Object.defineProperty(this, 'signal', { value: v, writable: true, configurable: true });
+    if (this.name === 'swapped') this.fn = () => {};
+  } });
+} }).enable();
+test('plain', () => {});
+test('swapped', () => { throw new Error('the real test fails'); });
+`,
+    );
+    const armed = await armProbes(
+      { kind: 'local' } as unknown as Environment,
+      'node --test --test-reporter=tap test/protos.test.cjs',
+    );
+    armedRuns.push(armed);
+    const result = spawnSync('bash', ['-c', armed.command], { cwd: dir, encoding: 'utf8' });
+    expect(result.stdout).toMatch(/^ok \d+ - swapped$/m);
+    const input: CrossCheckInput = {
+      armed,
+      files: await readProbeFiles(armed),
+      exitCode: result.status,
+      timedOut: false,
+      parserName: 'tap',
+      log: result.stdout,
+      consolePasses: ['plain', 'swapped'].map((id) => ({
+        id,
+        default: true,
+        swebench: true,
+        category: 'FAIL_TO_PASS',
+      })),
+      patchPaths: new Set(),
+      testFiles: new Set(['test/protos.test.cjs']),
+      workdir: dir,
+    };
+    const found = crossCheck(input).findings;
+    expect(found.map((f) => `${f.kind}${f.veto ? '!' : ''}`)).toEqual(['test-replaced!']);
+    expect(found[0]?.tests).toEqual(['swapped']);
+  });
 });

@@ -540,6 +540,12 @@ function checkNodeGuard(
       const evidence = Math.max(seen.failed.get(id) ?? 0, seen.threw.get(id) ?? 0);
       if (count(file, id, (o) => !o.passed) < evidence) rewritten.push(id);
     }
+    // A hook that threw fails the tests it ran for (or their suite): the runner must have heard of a failure.
+    if (
+      seen.hooksThrew > 0 &&
+      !outcomes.some((o) => !o.passed && o.file !== null && resolve('/', o.file) === file)
+    )
+      rewritten.push(`a hook of ${seen.file}`);
   }
   if (rewritten.length > 0)
     finding({

@@ -67,6 +67,12 @@ function berthGuardChild(berthKey) {
   const defineProperty = Object.defineProperty;
   const getOwn = Object.getOwnPropertyDescriptor;
   const getProto = Object.getPrototypeOf;
+  const hasOwn = Object.prototype.hasOwnProperty;
+  // An own data property's value (undefined otherwise): never a getter, never the prototype chain.
+  const own = (o, k) => {
+    const d = getOwn(o, k);
+    return d && apply(hasOwn, d, ['value']) ? d.value : undefined;
+  };
   const charCodeAt = String.prototype.charCodeAt;
   const promiseThen = Promise.prototype.then;
   const promiseResolve = Promise.resolve;
@@ -177,7 +183,7 @@ function berthGuardChild(berthKey) {
     const inner = new U8(64 + m.length);
     for (let i = 0; i < 64; i++) inner[i] = ipad[i];
     for (let i = 0; i < m.length; i++) inner[64 + i] = m.bytes[i];
-    const ih = sha256(inner, inner.length);
+    const ih = sha256(inner, 64 + m.length);
     const outer = new U8(96);
     for (let i = 0; i < 64; i++) outer[i] = opad[i];
     for (let i = 0; i < 32; i++) outer[64 + i] = ih[i];
@@ -212,24 +218,19 @@ function berthGuardChild(berthKey) {
     b[hl] = (n >>> 24) & 255; b[hl + 1] = (n >>> 16) & 255; b[hl + 2] = (n >>> 8) & 255; b[hl + 3] = n & 255;
     return b;
   }
-  function send(body, extra) {
-    const data = { nesting: 0, pid, body, mac: mac(body) };
-    if (extra) data.key = extra;
+  // Objects and arrays are made as literals (own properties: no setter of a prototype runs).
+  function send(body, key) {
+    const data = { nesting: 0, pid, body, mac: mac(body), key };
     try {
       const b = frame({ type: 'berth:guard', data });
       let at = 0;
       while (at < b.length) at += writeSync(1, b, at, b.length - at);
     } catch {}
   }
+  // path: the test's names as JSON array text, or null.
   function record(kind, path, event) {
     seq = seq + 1;
-    let p = 'null';
-    if (path) {
-      p = '[';
-      for (let i = 0; i < path.length; i++) p = p + (i > 0 ? ',' : '') + quote(path[i]);
-      p = p + ']';
-    }
-    send('{"seq":' + seq + ',"kind":' + quote(kind) + ',"event":' + quote(event) + ',"path":' + p + '}');
+    send('{"seq":' + seq + ',"kind":' + quote(kind) + ',"event":' + quote(event) + ',"path":' + (path || 'null') + '}', null);
   }
   send(
     '{"seq":0,"kind":"hello","pid":' + pid + ',"ppid":' + process.ppid + ',"file":' + quote(process.argv[1]) + '}',
@@ -243,30 +244,29 @@ function berthGuardChild(berthKey) {
     const proto = getProto(res);
     let kind = apply(wmGet, kinds, [proto]);
     if (kind === undefined) {
-      const c = proto ? getOwn(proto, 'constructor') : undefined;
-      const named = c && typeof c.value === 'function' ? getOwn(c.value, 'name') : undefined;
-      kind = named && typeof named.value === 'string' ? named.value : '?';
+      const c = proto ? own(proto, 'constructor') : undefined;
+      const name = typeof c === 'function' ? own(c, 'name') : undefined;
+      kind = typeof name === 'string' ? name : '?';
       apply(wmSet, kinds, [proto, kind]);
     }
     return kind;
   }
-  // Names from the test's outermost ancestor below node's root, read as own data properties.
+  // The names from the test's outermost ancestor below node's root (JSON array text), read as
+  // own data properties; null when they are not.
   function pathOf(res) {
-    const names = [];
+    let path = '';
     let n = 0;
     for (let t = res; ; ) {
-      const p = getOwn(t, 'parent');
-      const name = getOwn(t, 'name');
-      if (!p || !('value' in p)) return null;
-      if (p.value === null) break;
-      if (!name || typeof name.value !== 'string') return null;
-      names[n++] = name.value;
-      t = p.value;
-      if (n > 1000) return null;
+      const d = getOwn(t, 'parent');
+      if (!d || !apply(hasOwn, d, ['value'])) return null;
+      const parent = d.value;
+      if (parent === null) break;
+      const name = own(t, 'name');
+      if (typeof name !== 'string' || typeof parent !== 'object' || ++n > 1000) return null;
+      path = path === '' ? quote(name) : quote(name) + ',' + path;
+      t = parent;
     }
-    const path = [];
-    for (let i = 0; i < n; i++) path[i] = names[n - 1 - i];
-    return path;
+    return '[' + path + ']';
   }
   function wrap(fn, kind, path) {
     const length = typeof fn.length === 'number' ? fn.length : 0;
@@ -324,7 +324,7 @@ function berthGuardChild(berthKey) {
         }
         set = true;
         raw = value;
-        const path = kind === 'TestHook' ? [] : pathOf(res);
+        const path = kind === 'TestHook' ? '[]' : pathOf(res);
         apply(wmSet, paths, [res, path]);
         current = typeof value === 'function' ? wrap(value, kind, path) : value;
       },
@@ -382,6 +382,8 @@ export interface GuardFile {
   threw: Map<string, number>;
   failed: Map<string, number>;
   replaced: Set<string>;
+  /** Hooks (before, after, beforeEach, afterEach) whose function threw. */
+  hooksThrew: number;
 }
 
 /** The guards' messages read and authenticated. */
@@ -520,9 +522,11 @@ export function readGuardStream(
       threw: new Map(),
       failed: new Map(),
       replaced: new Set(),
+      hooksThrew: 0,
     };
     for (const r of byPid.get(hello.pid) ?? []) {
       const { kind, event, path } = r.body;
+      if (kind === 'TestHook' && event === 'threw') seen.hooksThrew++;
       if (kind !== 'Test' && kind !== 'Suite') continue;
       if (!Array.isArray(path) || !path.every((p) => typeof p === 'string') || path.length === 0) continue;
       const id = path.join(' > ');
