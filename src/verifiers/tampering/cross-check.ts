@@ -559,7 +559,8 @@ function checkNodeGuard(
   const unseen: ConsolePass[] = [];
   const replaced: ConsolePass[] = [];
   for (const pass of input.consolePasses) {
-    const reported = outcomes.filter((o) => o.id === pass.id && o.passed && !o.skip);
+    // (The runner's own entry for a file, named by its path, is no test of the child's.)
+    const reported = outcomes.filter((o) => o.id === pass.id && o.passed && !o.skip && o.id !== o.file);
     for (const file of new Set(reported.map((o) => (o.file === null ? null : resolve('/', o.file))))) {
       const seen = file === null ? undefined : guard.files.get(file);
       const passes = reported.filter((o) => (o.file === null ? null : resolve('/', o.file)) === file).length;
