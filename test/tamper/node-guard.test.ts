@@ -166,6 +166,14 @@ describe("berth's guard in node --test's child processes", () => {
       expect(readGuardStream(g, key, gold.runnerPid).invalid.join(' ')).toMatch(/not numbered/);
     });
 
+    it('records cut from the end (no gap in the numbering): the stream never says the process ended', () => {
+      expect([...readGuardStream(guardLines(), key, gold.runnerPid).files.values()][0]?.ended).toBe(true);
+      const g = guardLines().slice(0, -1);
+      expect(readGuardStream(g, key, gold.runnerPid).invalid).toEqual([]);
+      expect(kinds(withReport([...others(), ...g]))).toEqual(['guard-unconfirmed!']);
+      expect(crossCheck(withReport([...others(), ...g])).findings[0]?.message).toMatch(/cut short/);
+    });
+
     it('the hello taken out: no record authenticates, no pass is confirmed', () => {
       const g = guardLines().filter((l) => !(l.body as string).includes('"kind":"hello"'));
       expect(kinds(withReport([...others(), ...g]))).toEqual(['guard-invalid!', 'guard-unconfirmed!']);

@@ -21,6 +21,8 @@
  *   async hook gives each one an accessor for `fn` (the function node calls is the guard's
  *   wrapper; an assignment after node's own is refused and recorded) and for `error` (the
  *   moment node decides the test failed);
+ * - a last record when the process exits, so a stream cut short (records dropped from the
+ *   end) is seen;
  * - one record per outcome (the function returned or threw; node failed the test), numbered,
  *   with an HMAC-SHA-256 computed in the guard's own JavaScript (no crypto object whose
  *   prototype repository code could reach), sent the same way.
@@ -340,6 +342,13 @@ function berthGuardChild(berthKey) {
       },
     });
   }
+  // The last record: the process is ending (a stream cut before it is refused by berth).
+  let ended = false;
+  process.on('exit', () => {
+    if (ended) return;
+    ended = true;
+    record('process', null, 'exit');
+  });
   asyncHooks
     .createHook({
       init(id, type, trigger, resource) {
@@ -384,6 +393,8 @@ export interface GuardFile {
   replaced: Set<string>;
   /** Hooks (before, after, beforeEach, afterEach) whose function threw. */
   hooksThrew: number;
+  /** Whether the stream ends with the guard's record of the process exiting (else it was cut short). */
+  ended: boolean;
 }
 
 /** The guards' messages read and authenticated. */
@@ -523,8 +534,15 @@ export function readGuardStream(
       failed: new Map(),
       replaced: new Set(),
       hooksThrew: 0,
+      ended: false,
     };
-    for (const r of byPid.get(hello.pid) ?? []) {
+    const list = byPid.get(hello.pid) ?? [];
+    list.forEach((r, i) => {
+      if (r.body.kind !== 'process' || r.body.event !== 'exit') return;
+      if (i === list.length - 1) seen.ended = true;
+      else invalid.push(`process ${hello.pid}'s guard records go on after its exit`);
+    });
+    for (const r of list) {
       const { kind, event, path } = r.body;
       if (kind === 'TestHook' && event === 'threw') seen.hooksThrew++;
       if (kind !== 'Test' && kind !== 'Suite') continue;
