@@ -226,7 +226,7 @@ export function crossCheck(input: CrossCheckInput): CrossCheckResult {
       nodeReport = true;
       checkNode(lines, end, input, finding);
       const pid = (started as { pid?: unknown } | undefined)?.pid;
-      checkNodeGuard(lines, end, typeof pid === 'number' ? pid : undefined, input, finding, notes);
+      checkNodeGuard(lines, typeof pid === 'number' ? pid : undefined, input, finding, notes);
     }
   }
   return { findings, notes, pytestReport, nodeReport };
@@ -428,7 +428,6 @@ interface NodeEvent extends GuardLine {
   todo?: boolean;
   nonce?: string;
   exitCode?: number | null;
-  isolation?: string;
 }
 
 /** One test outcome the runner reported, with its id as berth's TAP parser writes it. */
@@ -497,7 +496,6 @@ function checkNode(events: NodeEvent[], end: NodeEvent, input: CrossCheckInput, 
  */
 function checkNodeGuard(
   events: NodeEvent[],
-  end: NodeEvent,
   runnerPid: number | undefined,
   input: CrossCheckInput,
   finding: Add,
@@ -505,7 +503,8 @@ function checkNodeGuard(
 ): void {
   const key = input.armed.guardKey;
   if (!key) return;
-  if (end.isolation === 'none') {
+  // From the command berth ran, never from the report (a file the tests' processes can write).
+  if (/(^|\s)--(experimental-)?test-isolation[= ]none(\s|$)/.test(input.armed.testCommand)) {
     notes.push(
       "node --test ran the test files in its own process (--test-isolation=none): berth's guard in the test processes was not used",
     );
