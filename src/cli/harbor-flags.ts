@@ -11,6 +11,7 @@ import { parse as parseYaml } from 'yaml';
 import { InputError, UsageError } from '../errors.ts';
 import { DEFAULT_RETRY, type RetryPolicy } from '../jobs/job-files.ts';
 import type { ArtifactRequest } from '../trials/spec.ts';
+import { didYouMean } from '../util/did-you-mean.ts';
 import type { RunCommandOptions } from './commands/run.ts';
 
 /** Harbor's environment types berth does not run (`-e`); berth runs `docker` and its `local` sandbox. */
@@ -97,7 +98,7 @@ export async function harborRunOptions(
     throw new UsageError(
       HARBOR_CLOUD_ENVIRONMENTS.includes(o.env)
         ? `-e ${o.env}: berth runs trials in Docker or in its local sandbox (-e docker, -e local); Harbor's ${o.env} environment is not part of berth`
-        : `-e/--env expects docker or local, got ${JSON.stringify(o.env)}`,
+        : `-e/--env expects docker or local, got ${JSON.stringify(o.env)}${didYouMean(o.env, ['docker', 'local'])}`,
     );
 
   const verifierEnv = { ...configVerifierEnv, ...parseAssignments('--ve', ve) };

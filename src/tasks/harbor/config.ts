@@ -10,6 +10,7 @@
 import { parse as parseToml, TomlError } from 'smol-toml';
 import { z } from 'zod';
 import { InputError, type InputIssue } from '../../errors.ts';
+import { closestName } from '../../util/did-you-mean.ts';
 import type { McpServer, NetworkPolicy } from '../task.ts';
 import { tomlKeyLines } from './toml-lines.ts';
 
@@ -231,12 +232,11 @@ function unknownKeyWarnings(
       if (sub === undefined) {
         const at = [...path, key];
         const line = lineOf(at);
-        const near = Object.keys(known)
-          .filter((k) => k !== '*')
-          .map((k) => ({ k, d: editDistance(k, key) }))
-          // Two edits away, or one name starting the other (`retry` for `retries`).
-          .filter(({ k, d }) => d <= 2 || (key.length >= 4 && k.startsWith(key.slice(0, -1))))
-          .sort((a, b) => a.d - b.d)[0]?.k;
+        // Two edits away, or one name starting the other (`retry` for `retries`).
+        const near = closestName(
+          key,
+          Object.keys(known).filter((k) => k !== '*'),
+        );
         out.push(
           `${line !== undefined ? `line ${line}: ` : ''}unknown key \`${fieldPath(at)}\` is ignored (as Harbor ignores unknown keys)${near ? `; did you mean \`${fieldPath([...path, near])}\`?` : ''}`,
         );
@@ -246,22 +246,6 @@ function unknownKeyWarnings(
   for (const [table, known] of Object.entries(KNOWN_TABLES))
     if (table in data) visit(data[table], known as KnownKeys, [table]);
   return out;
-}
-
-/** Levenshtein distance, for `did you mean` hints on short key names. */
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++)
-      row[j] = Math.min(
-        (previous[j] ?? 0) + 1,
-        (row[j - 1] ?? 0) + 1,
-        (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1),
-      );
-    previous = row;
-  }
-  return previous[b.length] ?? 0;
 }
 
 /** The task.toml after legacy forms are folded into current ones. Units: seconds, megabytes. */
@@ -602,7 +586,7 @@ export function parseTaskToml(text: string, file: string): HarborTaskConfig {
   for (const key of Object.keys(data)) {
     if (TOP_LEVEL_KEYS.includes(key)) continue;
     const line = lineOf([key]);
-    const near = TOP_LEVEL_KEYS.find((known) => editDistance(known, key) <= 2);
+    const near = closestName(key, TOP_LEVEL_KEYS);
     warnings.push(
       `${line !== undefined ? `line ${line}: ` : ''}unknown key \`${key}\` is ignored (as Harbor ignores unknown keys)${near ? `; did you mean \`${near}\`?` : ''}`,
     );
