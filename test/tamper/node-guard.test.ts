@@ -57,15 +57,17 @@ async function repository(patches: string[], edit: Record<string, (old: string) 
   return dir;
 }
 
-/** Runs the row's test command as the verifier would (probes armed), and cross-checks it. */
-async function run(dir: string) {
-  const command = csvline.dockerless.test_cmd.replace('{tests}', csvline.dockerless.test_files.join(' '));
+/**
+ * Runs `command` in `dir` as the verifier would (probes armed, no sandbox) and builds the
+ * cross-check's input: the console's passes are the `ok` lines (`ids` when given: nested tests).
+ */
+async function runIn(dir: string, command: string, options: { ids?: string[]; patchPaths?: string[] } = {}) {
   const armed = await armProbes({ kind: 'local' } as unknown as Environment, command);
   armedRuns.push(armed);
   const result = spawnSync('bash', ['-c', armed.command], { cwd: dir, encoding: 'utf8' });
   const files = await readProbeFiles(armed);
   const log = result.stdout;
-  const passed = [...log.matchAll(/^ok \d+ - (.*)$/gm)].map((m) => m[1] as string);
+  const passed = options.ids ?? [...log.matchAll(/^ok \d+ - (.*)$/gm)].map((m) => m[1] as string);
   const input: CrossCheckInput = {
     armed,
     files,
@@ -79,8 +81,8 @@ async function run(dir: string) {
       swebench: true,
       category: failToPass.includes(id) ? 'FAIL_TO_PASS' : 'PASS_TO_PASS',
     })),
-    patchPaths: new Set(['lib/csvline.js']),
-    testFiles: new Set(csvline.dockerless.test_files),
+    patchPaths: new Set(options.patchPaths ?? []),
+    testFiles: new Set<string>(),
     workdir: dir,
   };
   const report = (files.nodeReport ?? '')
@@ -88,7 +90,19 @@ async function run(dir: string) {
     .filter((l) => l !== '')
     .map((l) => JSON.parse(l) as GuardLine & { type: string });
   const started = JSON.parse(files.nodeStarted ?? '{}') as { pid?: number };
-  return { armed, input, passed, report, runnerPid: started.pid, exitCode: result.status };
+  const guard = () =>
+    readGuardStream(
+      report.filter((l) => l.type === 'guard'),
+      armed.guardKey as NonNullable<ArmedProbes['guardKey']>,
+      started.pid,
+    );
+  return { armed, input, passed, report, guard, runnerPid: started.pid, exitCode: result.status, log };
+}
+
+/** The csvline row's test command in `dir`. */
+function run(dir: string) {
+  const command = csvline.dockerless.test_cmd.replace('{tests}', csvline.dockerless.test_files.join(' '));
+  return runIn(dir, command, { patchPaths: ['lib/csvline.js'] });
 }
 
 const kinds = (i: CrossCheckInput) => crossCheck(i).findings.map((f) => `${f.kind}${f.veto ? '!' : ''}`);
@@ -99,11 +113,7 @@ describe("berth's guard in node --test's child processes", () => {
     expect(r.exitCode).toBe(0);
     expect(r.passed).toHaveLength(17);
     expect(kinds(r.input)).toEqual([]);
-    const guard = readGuardStream(
-      r.report.filter((l) => l.type === 'guard'),
-      r.armed.guardKey as NonNullable<ArmedProbes['guardKey']>,
-      r.runnerPid,
-    );
+    const guard = r.guard();
     expect(guard.invalid).toEqual([]);
     const [seen] = [...guard.files.values()];
     expect([...(seen?.returned.keys() ?? [])].sort()).toEqual([...r.passed].sort());
@@ -224,13 +234,8 @@ describe('suite', () => {
 });
 `,
     );
-    const command = 'node --test --test-reporter=tap test/forms.test.cjs';
-    const armed = await armProbes({ kind: 'local' } as unknown as Environment, command);
-    armedRuns.push(armed);
-    const result = spawnSync('bash', ['-c', armed.command], { cwd: dir, encoding: 'utf8' });
-    const files = await readProbeFiles(armed);
     // berth's TAP ids: names joined by ' > ' (the passing ones, as the console shows them).
-    const passed = [
+    const ids = [
       'callback',
       'promise',
       'with subtests > inner',
@@ -238,30 +243,11 @@ describe('suite', () => {
       'suite > inside',
       'suite > nested > deep',
     ];
+    const r = await runIn(dir, 'node --test --test-reporter=tap test/forms.test.cjs', { ids });
     for (const id of ['callback', 'promise', 'inside', 'deep', 'inner'])
-      expect(result.stdout).toMatch(new RegExp(`^\\s*ok \\d+ - ${id}$`, 'm'));
-    const input: CrossCheckInput = {
-      armed,
-      files,
-      exitCode: result.status,
-      timedOut: false,
-      parserName: 'tap',
-      log: result.stdout,
-      consolePasses: passed.map((id) => ({ id, default: true, swebench: true, category: 'PASS_TO_PASS' })),
-      patchPaths: new Set(),
-      testFiles: new Set(['test/forms.test.cjs']),
-      workdir: dir,
-    };
-    expect(kinds(input)).toEqual([]);
-    const lines = (files.nodeReport ?? '')
-      .split('\n')
-      .filter((l) => l !== '')
-      .map((l) => JSON.parse(l) as GuardLine & { type: string });
-    const guard = readGuardStream(
-      lines.filter((l) => l.type === 'guard'),
-      armed.guardKey as NonNullable<ArmedProbes['guardKey']>,
-      (JSON.parse(files.nodeStarted ?? '{}') as { pid?: number }).pid,
-    );
+      expect(r.log).toMatch(new RegExp(`^\\s*ok \\d+ - ${id}$`, 'm'));
+    expect(kinds(r.input)).toEqual([]);
+    const guard = r.guard();
     const [seen] = [...guard.files.values()];
     expect([...(seen?.threw.keys() ?? [])].sort()).toEqual([
       'callback error',
@@ -301,30 +287,11 @@ test('plain', () => {});
 test('swapped', () => { throw new Error('the real test fails'); });
 `,
     );
-    const armed = await armProbes(
-      { kind: 'local' } as unknown as Environment,
-      'node --test --test-reporter=tap test/protos.test.cjs',
-    );
-    armedRuns.push(armed);
-    const result = spawnSync('bash', ['-c', armed.command], { cwd: dir, encoding: 'utf8' });
-    expect(result.stdout).toMatch(/^ok \d+ - swapped$/m);
-    const input: CrossCheckInput = {
-      armed,
-      files: await readProbeFiles(armed),
-      exitCode: result.status,
-      timedOut: false,
-      parserName: 'tap',
-      log: result.stdout,
-      consolePasses: ['plain', 'swapped'].map((id) => ({
-        id,
-        default: true,
-        swebench: true,
-        category: 'FAIL_TO_PASS',
-      })),
-      patchPaths: new Set(),
-      testFiles: new Set(['test/protos.test.cjs']),
-      workdir: dir,
-    };
+    const r = await runIn(dir, 'node --test --test-reporter=tap test/protos.test.cjs', {
+      ids: ['plain', 'swapped'],
+    });
+    expect(r.log).toMatch(/^ok \d+ - swapped$/m);
+    const input = r.input;
     const found = crossCheck(input).findings;
     expect(found.map((f) => `${f.kind}${f.veto ? '!' : ''}`)).toEqual(['test-replaced!']);
     expect(found[0]?.tests).toEqual(['swapped']);

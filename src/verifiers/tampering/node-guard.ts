@@ -372,16 +372,6 @@ export interface GuardLine {
   key?: unknown;
 }
 
-/** One test event the runner reported, as the reporter wrote it down. */
-export interface RunnerEvent {
-  type: string;
-  name?: string;
-  nesting?: number;
-  file?: string | null;
-  skip?: boolean;
-  todo?: boolean;
-}
-
 /** What a child's guard saw, per test (ids as berth's TAP parser writes them: names joined by ' > '). */
 export interface GuardFile {
   /** The test file, as the child's argv named it. */
