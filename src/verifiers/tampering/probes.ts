@@ -54,6 +54,12 @@ export interface ArmedProbes {
   collectScript: string;
   /** Marker that frames each file in the collect script's output. */
   frame: string;
+  /**
+   * The probe modules' paths in a container (a container's root could rewrite them for the test
+   * processes that start later: berth fingerprints them before and after the tests); none for
+   * local environments, whose code folder is bound read-only.
+   */
+  codeFiles: string[];
   /** Host folder of a local environment's probe files (removed by `disarm`). */
   hostDir?: string;
   outDir: string;
@@ -173,6 +179,8 @@ export async function armProbes(env: Environment, command: string): Promise<Arme
     setupScript,
     collectScript: env.kind === 'local' ? '' : collectScript,
     frame,
+    codeFiles:
+      env.kind === 'local' ? [] : [`${moduleName}.py`, reporterName, guardName].map((f) => `${code}/${f}`),
     ...(hostDir ? { hostDir } : {}),
     outDir: out,
   };
