@@ -158,10 +158,11 @@ export async function readJobConfig(file: string): Promise<ReadJobConfig> {
   try {
     data = ext === '.json' ? JSON.parse(text) : parseYaml(text);
   } catch (error) {
-    const line = (error as { linePos?: Array<{ line: number }> }).linePos?.[0]?.line;
+    // YAML's errors carry their position (linePos); JSON's are said without one.
+    const at = (error as { linePos?: Array<{ line: number; col: number }> }).linePos?.[0];
     throw new InputError(
-      { file, ...(line !== undefined ? { line } : {}) },
-      `cannot parse: ${(error as Error).message.split('\n')[0]}`,
+      { file, ...(at ? { line: at.line, column: at.col } : {}) },
+      `invalid ${ext === '.json' ? 'JSON' : 'YAML'}: ${(error as Error).message.split('\n')[0]?.replace(/ at line \d+, column \d+:?$/, '')}`,
     );
   }
   if (!isObject(data))

@@ -58,8 +58,8 @@ describe('berth check goes on past a task that does not load', () => {
     const file = join(dir, 'bad', 'task.toml');
     expect(text.stdout).toContain(
       `  - the task does not load: ${file}: 2 problems:\n` +
-        `      ${file}:line 2 (field \`agent.timeout_sec\`): expected a number, got "long"\n` +
-        `      ${file}:line 4 (field \`environment.cpus\`): expected a number, got "two"\n`,
+        `      ${file}:2: agent.timeout_sec: expected a number, got "long"\n` +
+        `      ${file}:4: environment.cpus: expected a number, got "two"\n`,
     );
   });
 

@@ -35,7 +35,7 @@ describe('the bundled multilingual examples use the current task.toml fields', (
     expect(legacy.environment).toMatchObject({ memoryMb: 2048, storageMb: 4096 });
     expect(current.environment).toMatchObject({ memoryMb: 2048, storageMb: 4096 });
     const text2 = berth(['check', '-p', join(dir, task)]).stdout;
-    expect(text2).toContain('warning: task.toml `memory` is deprecated; use `memory_mb`');
-    expect(text2).toContain('warning: task.toml `storage` is deprecated; use `storage_mb`');
+    expect(text2).toContain(`warning: ${file}:11: environment.memory: deprecated; use \`memory_mb\``);
+    expect(text2).toContain(`warning: ${file}:12: environment.storage: deprecated; use \`storage_mb\``);
   });
 });
