@@ -1,6 +1,6 @@
 /**
  * berth's error classes. Every error the CLI can show carries an exit code:
- * 2 for bad usage or bad input (a file, line and field are named in the message),
+ * 2 for bad usage or bad input (the message starts `FILE:LINE:COL: field: `),
  * 1 for internal errors. A crashed trial is recorded in its result, never thrown
  * past the job.
  */
@@ -26,10 +26,12 @@ export class BerthError extends Error {
   }
 }
 
-/** Where a piece of bad input sits: a file, optionally a 1-based line and a field name. */
+/** Where a piece of bad input sits: a file, optionally a 1-based line and column, and a field name. */
 export interface InputLocation {
   file: string;
   line?: number;
+  /** 1-based column on `line` (a TOML or YAML syntax error's position). */
+  column?: number;
   field?: string;
 }
 
@@ -38,13 +40,21 @@ export interface InputIssue extends InputLocation {
   message: string;
 }
 
-/** `file:line N (field \`f\`)`: the prefix every input message starts with. */
-function describeLocation(location: InputLocation): string {
-  const where = [location.file, location.line !== undefined ? `line ${location.line}` : undefined]
-    .filter(Boolean)
-    .join(':');
-  const field = location.field ? ` (field \`${location.field}\`)` : '';
-  return `${where}${field}`;
+/**
+ * `FILE:LINE:COL: field`, the prefix every input message starts with (the compilers' form; a part
+ * not known is left out: `FILE:LINE`, `FILE: field`).
+ */
+export function describeLocation(location: InputLocation): string {
+  const line =
+    location.line !== undefined
+      ? `:${location.line}${location.column !== undefined ? `:${location.column}` : ''}`
+      : '';
+  return `${location.file}${line}${location.field ? `: ${location.field}` : ''}`;
+}
+
+/** `FILE:LINE:COL: field: message`: one input problem (an error's or a warning's) in one line. */
+export function describeIssue(issue: InputIssue): string {
+  return `${describeLocation(issue)}: ${issue.message}`;
 }
 
 /** How many issues the message of `InputError.all` lists (the rest are counted). */
@@ -70,7 +80,7 @@ export class InputError extends BerthError {
    * One error reporting every problem found in an input: with one issue the
    * same as `new InputError`; with several, the message is a count line (naming
    * the file when every issue is in one file, else `N problems in M files`),
-   * then one line per issue in the usual `file:line N (field \`f\`): message`
+   * then one line per issue in the usual `FILE:LINE:COL: field: message`
    * form, the first `INPUT_ISSUES_LISTED` of them followed by `... and K more`.
    * `issues` always holds them all; `location` is the first issue's.
    * @throws Error when `issues` is empty (a caller bug).
@@ -87,7 +97,7 @@ export class InputError extends BerthError {
       files === 1
         ? `${first.file}: ${issues.length} problems:`
         : `${issues.length} problems in ${files} files:`,
-      ...listed.map((issue) => `  ${describeLocation(issue)}: ${issue.message}`),
+      ...listed.map((issue) => `  ${describeIssue(issue)}`),
       ...(issues.length > listed.length ? [`  ... and ${issues.length - listed.length} more`] : []),
     ].join('\n');
     (error as { issues: readonly InputIssue[] }).issues = [...issues];

@@ -8,6 +8,7 @@
  */
 import { UsageError } from '../errors.ts';
 import type { ModelTarget } from '../models/providers.ts';
+import { didYouMean } from '../util/did-you-mean.ts';
 import type { Agent, AgentContext } from './agent.ts';
 import { CommandAgent } from './command.ts';
 import { DECKHAND, DeckhandAgent, type DeckhandOptions } from './deckhand/deckhand.ts';
@@ -171,7 +172,9 @@ export async function createAgent(name: string, options: AgentOptions = {}): Pro
   if (!factory) {
     const why = UNAVAILABLE[name];
     if (why) throw new UsageError(`agent ${JSON.stringify(name)} is not available: ${why}`);
-    throw new UsageError(`unknown agent ${JSON.stringify(name)}; known agents: ${agentNames().join(', ')}`);
+    throw new UsageError(
+      `unknown agent ${JSON.stringify(name)}${didYouMean(name, [...agentNames(), ...Object.keys(UNAVAILABLE)])}; known agents: ${agentNames().join(', ')}`,
+    );
   }
   return factory(options);
 }

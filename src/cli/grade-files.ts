@@ -25,6 +25,7 @@ import { harnessReading } from '../grading/swebench-harness.ts';
 import { readReportText } from '../parsers/gzip.ts';
 import { type RawRow, readInputText, readRowFile } from '../tasks/swebench/read-rows.ts';
 import { decodeTestList, TestListError } from '../tasks/swebench/test-list.ts';
+import { didYouMean } from '../util/did-you-mean.ts';
 import { describeFsError } from '../util/input-files.ts';
 import type { GradeOutput } from './output-schemas.ts';
 import { parseFiles, statusMapOf } from './parse-files.ts';
@@ -125,7 +126,9 @@ async function expandReports(reports: string[]): Promise<string[]> {
 /** Grades `reports` against `expected`. @throws InputError / UsageError on bad input. */
 export async function gradeFiles(options: GradeFilesOptions): Promise<GradeOutput> {
   if (options.rules !== undefined && !RULES.includes(options.rules)) {
-    throw new UsageError(`unknown rules "${options.rules}"; use one of ${RULES.join(', ')}`);
+    throw new UsageError(
+      `unknown rules "${options.rules}"${didYouMean(options.rules, RULES)}; use one of ${RULES.join(', ')}`,
+    );
   }
   // Every report must exist whatever the rules (a missing report is bad input, exit 2, never
   // graded as an unparsable one).

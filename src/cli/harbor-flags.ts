@@ -11,6 +11,7 @@ import { parse as parseYaml } from 'yaml';
 import { InputError, UsageError } from '../errors.ts';
 import { DEFAULT_RETRY, type RetryPolicy } from '../jobs/job-files.ts';
 import type { ArtifactRequest } from '../trials/spec.ts';
+import { didYouMean } from '../util/did-you-mean.ts';
 import type { RunCommandOptions } from './commands/run.ts';
 
 /** Harbor's environment types berth does not run (`-e`); berth runs `docker` and its `local` sandbox. */
@@ -97,7 +98,7 @@ export async function harborRunOptions(
     throw new UsageError(
       HARBOR_CLOUD_ENVIRONMENTS.includes(o.env)
         ? `-e ${o.env}: berth runs trials in Docker or in its local sandbox (-e docker, -e local); Harbor's ${o.env} environment is not part of berth`
-        : `-e/--env expects docker or local, got ${JSON.stringify(o.env)}`,
+        : `-e/--env expects docker or local, got ${JSON.stringify(o.env)}${didYouMean(o.env, ['docker', 'local'])}`,
     );
 
   const verifierEnv = { ...configVerifierEnv, ...parseAssignments('--ve', ve) };
@@ -157,10 +158,11 @@ export async function readJobConfig(file: string): Promise<ReadJobConfig> {
   try {
     data = ext === '.json' ? JSON.parse(text) : parseYaml(text);
   } catch (error) {
-    const line = (error as { linePos?: Array<{ line: number }> }).linePos?.[0]?.line;
+    // YAML's errors carry their position (linePos); JSON's are said without one.
+    const at = (error as { linePos?: Array<{ line: number; col: number }> }).linePos?.[0];
     throw new InputError(
-      { file, ...(line !== undefined ? { line } : {}) },
-      `cannot parse: ${(error as Error).message.split('\n')[0]}`,
+      { file, ...(at ? { line: at.line, column: at.col } : {}) },
+      `invalid ${ext === '.json' ? 'JSON' : 'YAML'}: ${(error as Error).message.split('\n')[0]?.replace(/ at line \d+, column \d+:?$/, '')}`,
     );
   }
   if (!isObject(data))

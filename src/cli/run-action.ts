@@ -7,7 +7,7 @@ import { describeEnv } from '../agents/command.ts';
 import { isInstalledAgentName } from '../agents/installed/packages.ts';
 import { PredictionsAgent } from '../agents/predictions.ts';
 import { type AgentOptions, createAgent, TERMINUS_NAMES } from '../agents/registry.ts';
-import { InputError, UsageError } from '../errors.ts';
+import { describeIssue, InputError, UsageError } from '../errors.ts';
 import { runJob } from '../jobs/job.ts';
 import { defaultJobName } from '../jobs/names.ts';
 import { planPerModel, planTrials } from '../jobs/plan.ts';
@@ -288,7 +288,8 @@ async function runInterruptible(
   stopIfInterrupted();
   const taskWarnings = tasks.flatMap((task) =>
     ((task.metadata.harbor as { warnings?: string[] } | undefined)?.warnings ?? []).map(
-      (warning) => `${task.origin.file}: ${warning}`,
+      // Each warning names its file and line already (src/errors.ts describeIssue).
+      (warning) => warning,
     ),
   );
   for (const warning of taskWarnings.slice(0, 10)) process.stderr.write(`berth: warning: ${warning}\n`);
@@ -438,13 +439,23 @@ async function runInterruptible(
     if (image.task !== task) imageChosen.set(task.name, image.task);
     if (image.problem)
       problems.push(
-        `${task.origin.file}${task.origin.line ? `:line ${task.origin.line}` : ''} (field \`${image.problem.field}\`): ${task.name}: ${image.problem.message}`,
+        describeIssue({
+          file: task.origin.file,
+          ...(task.origin.line ? { line: task.origin.line } : {}),
+          field: image.problem.field,
+          message: `${task.name}: ${image.problem.message}`,
+        }),
       );
     for (const problem of await localRunProblems(task, {
       ...(options.repos ? { reposDir: options.repos } : {}),
     })) {
       problems.push(
-        `${task.origin.file}${task.origin.line ? `:line ${task.origin.line}` : ''} (field \`${problem.field}\`): ${task.name}: ${problem.message}`,
+        describeIssue({
+          file: task.origin.file,
+          ...(task.origin.line ? { line: task.origin.line } : {}),
+          field: problem.field,
+          message: `${task.name}: ${problem.message}`,
+        }),
       );
     }
   }

@@ -103,6 +103,6 @@ describe('berth dataset build on the bundled sample', () => {
   it('names the spec file and field of a bad spec', async () => {
     const file = join(scratch, 'bad.json');
     await writeFile(file, JSON.stringify({ instance_id: 'x', repo: 'a/b' }));
-    await expect(loadSpec(file)).rejects.toThrow(/bad\.json \(field `test_cmd`\): missing/);
+    await expect(loadSpec(file)).rejects.toThrow(/bad\.json: test_cmd: missing/);
   });
 });

@@ -60,7 +60,7 @@ describe('makeControls on bad input', () => {
     );
     const rows = await readRows(file);
     expect(() => makeControls(rows)).toThrow(InputError);
-    expect(() => makeControls(rows)).toThrow(/bad\.jsonl:line 2 \(field `patch`\)/);
+    expect(() => makeControls(rows)).toThrow(/bad\.jsonl:2: patch/);
   });
 
   it('refuses rows `berth run` refuses, up front, with the message `berth run` gives, listing all of them', async () => {

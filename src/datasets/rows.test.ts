@@ -35,10 +35,10 @@ describe('readRows', () => {
   it('refuses a duplicate id and a broken line, naming file and line', async () => {
     const dup = join(scratch, 'dup.jsonl');
     await writeFile(dup, '{"instance_id":"x"}\n{"instance_id":"x"}\n');
-    await expect(readRows(dup)).rejects.toThrow(/dup\.jsonl:line 2 \(field `instance_id`\): duplicate/);
+    await expect(readRows(dup)).rejects.toThrow(/dup\.jsonl:2: instance_id: duplicate/);
     const broken = join(scratch, 'broken.jsonl');
     await writeFile(broken, '{"instance_id":"x"}\n{"instance_id":\n');
-    await expect(readRows(broken)).rejects.toThrow(/broken\.jsonl:line 2: not a valid JSON line/);
+    await expect(readRows(broken)).rejects.toThrow(/broken\.jsonl:2: not a valid JSON line/);
   });
 });
 

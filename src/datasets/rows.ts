@@ -90,7 +90,7 @@ export async function readRows(path: string): Promise<RowAt[]> {
           file,
           line: idLine,
           field: 'instance_id',
-          message: `duplicate instance_id ${JSON.stringify(id)} (first at ${before.file === file ? '' : `${before.file}:`}line ${where})`,
+          message: `duplicate instance_id ${JSON.stringify(id)} (first at ${before.file === file ? 'line ' : `${before.file}:`}${where})`,
         });
         continue;
       }

@@ -3,6 +3,7 @@
  * (BF, FE, FI, RF, TG, CD) and by language. Works on any rows that carry the
  * category fields and a reward; a missing reward counts as 0 (Harbor's mean).
  */
+import { shellQuote } from '../util/shell.ts';
 
 /** One finished trial, as far as this report needs it. */
 export interface CategoryRow {
@@ -68,4 +69,50 @@ export function formatCategoryReport(rows: readonly CategoryRow[], keys: readonl
   const rate = rows.length === 0 ? '0.0' : ((100 * resolved) / rows.length).toFixed(1);
   lines.push(`total  resolved ${resolved}/${rows.length} (${rate}%)`);
   return `${lines.join('\n')}\n`;
+}
+
+/** One job's rows, as `berth report` reads them: the job's folder, its agent and model. */
+export interface JobCategoryRows {
+  /** The job folder's name. */
+  job: string;
+  /** The folder as given on the command line. */
+  dir: string;
+  agent: string | null;
+  model: string | null;
+  rows: readonly CategoryRow[];
+}
+
+/** A group of one job (`berth report --json`): the job it belongs to, then the group. */
+export interface JobCategoryGroup extends CategoryGroup {
+  job: string;
+  agent: string | null;
+  model: string | null;
+}
+
+/** Each job's groups in turn: jobs are never pooled (two agents in one table would hide which is which). */
+export function groupJobsByCategory(
+  jobs: readonly JobCategoryRows[],
+  keys: readonly string[],
+): JobCategoryGroup[] {
+  return jobs.flatMap(({ job, agent, model, rows }) =>
+    groupByCategory(rows, keys).map((group) => ({ job, agent, model, ...group })),
+  );
+}
+
+/**
+ * The plain-text report of one or more jobs: one job gives `formatCategoryReport`'s table; several
+ * give a section per job, headed by its name, agent and model, and a last line that points at
+ * `berth compare` for comparing them.
+ */
+export function formatJobsByCategory(jobs: readonly JobCategoryRows[], keys: readonly string[]): string {
+  const [only] = jobs;
+  if (jobs.length === 1 && only) return formatCategoryReport(only.rows, keys);
+  const sections = jobs.map(
+    ({ job, agent, model, rows }) =>
+      `job ${job} (agent ${agent ?? '-'}, model ${model ?? '-'})\n${formatCategoryReport(rows, keys)}`,
+  );
+  const who = new Set(jobs.map(({ agent, model }) => `${agent ?? '-'}/${model ?? '-'}`));
+  return `${sections.join('\n')}\n${jobs.length} jobs, each reported on its own${
+    who.size > 1 ? ' (they ran different agents or models)' : ''
+  }; to compare them: berth compare ${jobs.map(({ dir }) => shellQuote(dir)).join(' ')}\n`;
 }

@@ -1,4 +1,8 @@
-/** `berth leaderboard` on the terminal: a table per dataset, best resolved rate first. */
+/**
+ * `berth leaderboard` on the terminal: a table per dataset, best score first. The score is the
+ * mean pass rate per task, its interval over tasks; infrastructure errors are a column of their
+ * own, left out of the score (src/results/leaderboard.ts).
+ */
 import type { LeaderboardData } from '../results/leaderboard.ts';
 import { plainTable } from './plain-table.ts';
 
@@ -16,10 +20,11 @@ export function formatLeaderboard(data: LeaderboardData): string {
           '#',
           'agent',
           'model',
-          'resolved',
-          'rate',
-          '95% Wilson interval',
           'tasks',
+          'resolved',
+          'score',
+          '95% interval (tasks)',
+          'errors',
           'cost',
           's/trial',
           'jobs',
@@ -28,19 +33,24 @@ export function formatLeaderboard(data: LeaderboardData): string {
           String(i + 1),
           row.agent,
           row.model ?? '-',
-          `${row.rate.resolved}/${row.rate.n}`,
-          pct(row.rate.rate),
-          row.rate.interval ? `${pct(row.rate.interval.low)} - ${pct(row.rate.interval.high)}` : '-',
-          String(row.tasks),
+          String(row.score.tasks),
+          `${row.resolved}/${row.trials}`,
+          pct(row.score.mean),
+          row.score.interval ? `${pct(row.score.interval.low)} - ${pct(row.score.interval.high)}` : '-',
+          String(row.errors),
           row.cost_usd === null ? '-' : `$${row.cost_usd.toFixed(2)}`,
           row.mean_trial_sec === null ? '-' : row.mean_trial_sec.toFixed(1),
           `${row.jobs.join(', ')}${row.running ? ' (running)' : ''}`,
         ]),
-        [0, 3, 4, 6, 7, 8],
+        [0, 3, 4, 5, 7, 8, 9],
       ),
     );
     out.push('');
   }
+  if (data.datasets.length > 0)
+    out.push(
+      'score: mean over tasks of resolved / scored trials; interval: 95% Wilson over tasks; errors: trials with no verdict for infrastructure reasons, left out of the score',
+    );
   for (const skipped of data.skipped) out.push(`skipped ${skipped.name}: ${skipped.error}`);
   return `${out.join('\n').trimEnd()}\n`;
 }

@@ -186,10 +186,22 @@ function outcomeOf(
   return rewards ? 'failed' : 'errored';
 }
 
-const firstLine = (text: string) => text.trim().split('\n')[0]?.trim() ?? '';
-
-function clip(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+/**
+ * `text` as one line of at most `max` characters that keeps its end, where an error says what
+ * went wrong (the exception's line after a traceback, the last line of a failed command's
+ * output): more than two lines become the first and the last, joined by ` … `, runs of spaces
+ * one space; a line still too long keeps its head and, in two thirds of the room, its tail, cut
+ * in the middle by `…`.
+ */
+export function headTail(text: string, max: number): string {
+  const lines = text
+    .split(/\r?\n/)
+    .map((line) => line.replace(/\s+/g, ' ').trim())
+    .filter(Boolean);
+  const line = lines.length > 2 ? `${lines[0]} … ${lines[lines.length - 1]}` : lines.join(' ');
+  if (line.length <= max) return line;
+  const tail = Math.ceil(((max - 1) * 2) / 3);
+  return `${line.slice(0, max - 1 - tail).trimEnd()}…${line.slice(line.length - tail).trimStart()}`;
 }
 
 function formatNumber(value: number): string {
@@ -211,7 +223,7 @@ function describeFailingTests(tests: readonly TestVerdict[], shown: number): str
   const names = failing.slice(0, shown).map((test) => {
     const reason = test.reason && test.reason !== 'failed' ? ` (${test.reason})` : '';
     const prefix = test.category === 'PASS_TO_PASS' ? 'broke ' : '';
-    return `${prefix}${clip(test.id, 80)}${reason}`;
+    return `${prefix}${headTail(test.id, 80)}${reason}`;
   });
   const more = failing.length > shown ? ` (+${failing.length - shown} more)` : '';
   return `failing: ${names.join(', ')}${more}`;
@@ -263,7 +275,7 @@ export function referenceDisagreementOf(details: unknown): string | null {
   const d =
     isObject(details) && isObject(details.reference_disagreement) ? details.reference_disagreement : null;
   if (!d || typeof d.reason !== 'string') return null;
-  return `the dataset's test.sh says reward ${num(d.reference_reward) ?? 'none'}, berth ${num(d.berth_reward)}: ${clip(d.reason, 200)}`;
+  return `the dataset's test.sh says reward ${num(d.reference_reward) ?? 'none'}, berth ${num(d.berth_reward)}: ${headTail(d.reason, 200)}`;
 }
 
 /**
@@ -279,7 +291,7 @@ export function explainTrial(input: ExplainInput): string {
       : null;
   const rewards = input.rewards ? describeRewards(input.rewards) : null;
   const exception = input.exception
-    ? `${input.exception.type}${input.exception.phase ? ` in ${input.exception.phase.replace('_', ' ')}` : ''}: ${clip(firstLine(input.exception.message), 160)}`
+    ? `${input.exception.type}${input.exception.phase ? ` in ${input.exception.phase.replace('_', ' ')}` : ''}: ${headTail(input.exception.message, 160)}`
     : null;
   const join = (...parts: Array<string | null>) => parts.filter((part) => part).join('; ');
   switch (input.outcome) {
@@ -297,17 +309,21 @@ export function explainTrial(input: ExplainInput): string {
       return 'not started';
     case 'errored': {
       if (input.status === 'patch_failed')
-        return join(input.note ? clip(input.note, 200) : 'patch did not apply', exit);
-      return join(exception ?? `no verdict${input.note ? `: ${clip(input.note, 160)}` : ''}`, exit, rewards);
+        return join(input.note ? headTail(input.note, 200) : 'patch did not apply', exit);
+      return join(
+        exception ?? `no verdict${input.note ? `: ${headTail(input.note, 160)}` : ''}`,
+        exit,
+        rewards,
+      );
     }
     default: {
       if (input.status === 'empty_patch') return join('empty patch: the agent changed nothing', exit);
       const failing = describeFailingTests(input.tests, 3);
       if (input.rewardGraded || (!failing && !counts)) {
-        const tail = input.outputTail ? `the tests ended with: ${clip(input.outputTail, 160)}` : null;
+        const tail = input.outputTail ? `the tests ended with: ${headTail(input.outputTail, 160)}` : null;
         return join(exception, exit, input.disagreement ?? tail) || (rewards ? rewards : 'no reward');
       }
-      return join(failing ?? (input.note ? clip(input.note, 200) : counts), exception, exit);
+      return join(failing ?? (input.note ? headTail(input.note, 200) : counts), exception, exit);
     }
   }
 }

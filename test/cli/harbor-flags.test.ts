@@ -213,7 +213,7 @@ describe("Harbor's flags on berth run", () => {
     const refused = berth(['run', '-c', two]);
     expect(refused.code).toBe(2);
     expect(refused.stderr.trim()).toBe(
-      `berth: ${two} (field \`agents[1]\`): berth runs one agent per job (oracle and nop): run a job per agent`,
+      `berth: ${two}: agents[1]: berth runs one agent per job (oracle and nop): run a job per agent`,
     );
   });
 });
@@ -294,7 +294,7 @@ describe('readJobConfig', () => {
       [{ plugins: [{ import_path: 'x:Y' }] }, 'plugins'],
     ] as const) {
       await writeFile(file, JSON.stringify(config));
-      await expect(readJobConfig(file)).rejects.toThrow(`(field \`${field}\`)`);
+      await expect(readJobConfig(file)).rejects.toThrow(`${file}: ${field}: `);
     }
   });
 });

@@ -110,7 +110,7 @@ describe('berth parse', () => {
     writeFileSync(other, '<?xml version="1.0"?>\n<suites><suite/></suites>\n');
     const r = berth('parse', other);
     expect(r.status).toBe(2);
-    expect(r.stderr).toContain(`${other}:line 2: not a JUnit XML report: the root element is <suites>`);
+    expect(r.stderr).toContain(`${other}:2: not a JUnit XML report: the root element is <suites>`);
   });
 
   it('reads gzip-compressed reports (by magic bytes); corrupt gzip exits 2 naming the file', () => {
@@ -442,8 +442,8 @@ describe.skipIf(!existsSync(path.join(data, 'reports')))(
       const r = berth('parse', xxe, oob);
       expect(r.status).toBe(2);
       expect(r.stderr).not.toContain('cannot tell the report format');
-      expect(r.stderr).toContain(`${xxe}:line 8: not a JUnit XML report: the root element is <r>`);
-      expect(r.stderr).toContain(`${oob}:line 1: not well-formed XML`);
+      expect(r.stderr).toContain(`${xxe}:8: not a JUnit XML report: the root element is <r>`);
+      expect(r.stderr).toContain(`${oob}:1: not well-formed XML`);
       expect(r.stderr).toContain('2 of 2 file(s) could not be parsed');
     });
   },

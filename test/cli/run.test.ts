@@ -248,7 +248,7 @@ describe('berth run: bad usage and bad input exit 2 before any trial starts', ()
       'x',
     ]);
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain(`${predictions}:line 2 (field \`instance_id\`)`);
+    expect(run.stderr).toContain(`${predictions}:2: instance_id`);
     expect(existsSync(join(dir, 'x'))).toBe(false);
   });
 
@@ -294,14 +294,12 @@ describe('berth run: bad usage and bad input exit 2 before any trial starts', ()
     await writeFile(duplicate, `${JSON.stringify(rows[0])}\n${JSON.stringify(rows[0])}\n`);
     run = berth(['run', '-p', duplicate, '--jobs-dir', dir, '--job-name', 'x']);
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain(
-      `${duplicate}:line 2 (field \`instance_id\`): duplicate instance_id "mini__stats-1"`,
-    );
+    expect(run.stderr).toContain(`${duplicate}:2: instance_id: duplicate instance_id "mini__stats-1"`);
     const broken = join(dir, 'broken.jsonl');
     await writeFile(broken, `${JSON.stringify(rows[0])}\nnot json\n`);
     run = berth(['run', '-p', broken, '--jobs-dir', dir, '--job-name', 'x']);
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain(`${broken}:line 2`);
+    expect(run.stderr).toContain(`${broken}:2`);
     run = berth(['run', '-p', mini, '-n', 'zero', '--jobs-dir', dir, '--job-name', 'x']);
     expect(run.code).toBe(2);
     expect(existsSync(join(dir, 'x'))).toBe(false);

@@ -41,7 +41,7 @@ describe('berth dataset', () => {
     expect(controls.stderr).toBe(run.stderr);
     const line =
       (await readFile(file, 'utf8')).split('\n').findIndex((l) => l.includes('"PASS_TO_PASS": {')) + 1;
-    expect(controls.stderr).toContain(`${file}:line ${line} (field \`[2].PASS_TO_PASS\`)`);
+    expect(controls.stderr).toContain(`${file}:${line}: [2].PASS_TO_PASS`);
     expect(controls.stdout).toBe('');
     expect(await readdir(out)).toEqual(['empty.jsonl']);
     expect(await readFile(join(out, 'empty.jsonl'), 'utf8')).toBe('kept\n');
@@ -93,7 +93,7 @@ describe('berth dataset', () => {
     const duplicate = berth('dataset', 'validate', folder, '--no-run');
     expect(duplicate.status).toBe(2);
     expect(duplicate.stderr).toContain(join(folder, 'sub', 'c.jsonl'));
-    expect(duplicate.stderr).toContain(`first at ${join(folder, 'a.jsonl')}:line 1`);
+    expect(duplicate.stderr).toContain(`first at ${join(folder, 'a.jsonl')}:1`);
     const empty = join(scratch, 'empty-folder');
     await mkdir(empty);
     const none = berth('dataset', 'validate', empty, '--no-run');
@@ -128,6 +128,6 @@ describe('berth dataset', () => {
     );
     const result = berth('dataset', 'build', spec, '-o', join(scratch, 'out.jsonl'));
     expect(result.status).toBe(2);
-    expect(result.stderr).toMatch(/spec\.json \(field `problem_statement`\): missing/);
+    expect(result.stderr).toMatch(/spec\.json: problem_statement: missing/);
   });
 });

@@ -61,12 +61,12 @@ describe('problem files', () => {
       `${JSON.stringify({ task_id: 'a', entry_point: 'f', prompt: 'p', test: 't' })}\n${JSON.stringify({ task_id: 'b', entry_point: 'f', prompt: 'p' })}\n`,
     );
     await expect(readProblems(file)).rejects.toThrow(InputError);
-    await expect(readProblems(file)).rejects.toThrow(/bad\.jsonl:line 2 \(field `test`\): missing/);
+    await expect(readProblems(file)).rejects.toThrow(/bad\.jsonl:2: test: missing/);
     writeFileSync(
       file,
       `${JSON.stringify({ task_id: 'a', entry_point: 'f', prompt: 'p', test: 't' })}\n{not json\n`,
     );
-    await expect(readProblems(file)).rejects.toThrow(/line 2: not valid JSON/);
+    await expect(readProblems(file)).rejects.toThrow(/:2: not valid JSON/);
     writeFileSync(
       file,
       `${JSON.stringify({ task_id: 'a', entry_point: 'f', prompt: 'p', test: 't' })}\n${JSON.stringify({ task_id: 'a', entry_point: 'f', prompt: 'p', test: 't' })}\n`,
@@ -84,15 +84,11 @@ describe('problem files', () => {
     };
     const { entry_point: _, ...noEntry } = good;
     writeFileSync(file, `${JSON.stringify(good)}\n${JSON.stringify({ ...noEntry, task_id: 'b' })}\n`);
-    await expect(readProblems(file)).rejects.toThrow(
-      /no-entry\.jsonl:line 2 \(field `entry_point`\): missing or empty/,
-    );
+    await expect(readProblems(file)).rejects.toThrow(/no-entry\.jsonl:2: entry_point: missing or empty/);
     writeFileSync(file, `${JSON.stringify({ ...good, entry_point: 'f)\nimport os' })}\n`);
-    await expect(readProblems(file)).rejects.toThrow(
-      /line 1 \(field `entry_point`\): must be a Python function name/,
-    );
+    await expect(readProblems(file)).rejects.toThrow(/:1: entry_point: must be a Python function name/);
     writeFileSync(file, `${JSON.stringify(good)}\n${JSON.stringify({ ...good, task_id: '' })}\n`);
-    await expect(readProblems(file)).rejects.toThrow(/line 2 \(field `task_id`\): must not be empty/);
+    await expect(readProblems(file)).rejects.toThrow(/:2: task_id: must not be empty/);
     // Other languages assemble prompt + completion + test: no entry_point needed (mxeval).
     writeFileSync(file, `${JSON.stringify({ ...noEntry, language: 'javascript' })}\n`);
     expect((await readProblems(file)).get('a')?.language).toBe('javascript');
@@ -139,9 +135,7 @@ describe('samples and results', () => {
     const problems = await readProblems(join(fixtures, 'humaneval-2.jsonl'));
     const file = join(dir, 'unknown.jsonl');
     writeFileSync(file, `${JSON.stringify({ task_id: 'HumanEval/9', completion: '' })}\n`);
-    await expect(readSamples(file, problems)).rejects.toThrow(
-      /line 1 \(field `task_id`\): no problem HumanEval\/9/,
-    );
+    await expect(readSamples(file, problems)).rejects.toThrow(/:1: task_id: no problem HumanEval\/9/);
   });
 });
 

@@ -4,7 +4,7 @@
  * examples (the control predictions), made once per test file by the real CLI.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fixturesDir } from './data.ts';
@@ -80,4 +80,22 @@ export const trajectoryFixture = join(fixturesDir, 'report', 'trajectory.json');
 export function addTrajectory(trialDir: string): void {
   mkdirSync(join(trialDir, 'agent'), { recursive: true });
   copyFileSync(trajectoryFixture, join(trialDir, 'agent', 'trajectory.json'));
+}
+
+/**
+ * Writes a copy of the bundled sample to `file` in which the row `instanceId` has `install` as its
+ * DockerLess install step (e.g. a command that fails: an environment error, not the agent's).
+ */
+export function writeSampleWithInstall(file: string, instanceId: string, install: string): string {
+  const rows = readFileSync(sample, 'utf8')
+    .split('\n')
+    .filter((line) => line.trim())
+    .map((line) => JSON.parse(line) as { instance_id: string; dockerless: Record<string, unknown> });
+  if (!rows.some((row) => row.instance_id === instanceId))
+    throw new Error(`no row ${instanceId} in the sample`);
+  const changed = rows.map((row) =>
+    row.instance_id === instanceId ? { ...row, dockerless: { ...row.dockerless, install } } : row,
+  );
+  writeFileSync(file, `${changed.map((row) => JSON.stringify(row)).join('\n')}\n`);
+  return file;
 }

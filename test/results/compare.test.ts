@@ -202,15 +202,18 @@ describe('berth compare and berth leaderboard on real jobs', () => {
     const board = await buildLeaderboard(jobs);
     expect(board.datasets.map((d) => d.dataset)).toEqual(['swe-dockerless']);
     const rows = board.datasets[0]?.rows ?? [];
-    expect(rows.map((r) => [r.agent, r.model, r.rate.resolved, r.rate.n, r.jobs])).toEqual([
+    expect(
+      rows.map((r) => [r.agent, r.model, r.resolved, r.trials, r.score.tasks, r.errors, r.jobs]),
+    ).toEqual([
       // The oracle and nop name no model (Harbor's AgentInfo.model_info is null for them).
-      ['oracle', null, 8, 8, ['oracle', 'oracle-k2']],
-      ['nop', null, 0, 4, ['nop-k2']],
-      ['predictions', 'control-partial', 0, 4, ['partial']],
+      ['oracle', null, 8, 8, 4, 0, ['oracle', 'oracle-k2']],
+      ['nop', null, 0, 4, 2, 0, ['nop-k2']],
+      ['predictions', 'control-partial', 0, 4, 4, 0, ['partial']],
     ]);
-    expect(rows[0]?.rate.interval?.low).toBeCloseTo(0.6756, 4);
+    // The interval is over the 4 tasks (Wilson, p = 1, n = 4), not the 8 attempts (0.6756).
+    expect(rows[0]?.score.interval?.low).toBeCloseTo(0.5101, 4);
     const text = berth(['leaderboard', jobs]);
-    expect(text.stdout).toMatch(/^1 +oracle +- +8\/8 +100\.0% +67\.6% - 100\.0% +4 /m);
+    expect(text.stdout).toMatch(/^1 +oracle +- +4 +8\/8 +100\.0% +51\.0% - 100\.0% +0 /m);
     // Compare two jobs read back: the same result as from records.
     const again = compareJobs([await readJob(join(jobs, 'oracle')), await readJob(join(jobs, 'partial'))], {
       seed: 1,

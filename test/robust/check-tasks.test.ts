@@ -58,8 +58,8 @@ describe('berth check goes on past a task that does not load', () => {
     const file = join(dir, 'bad', 'task.toml');
     expect(text.stdout).toContain(
       `  - the task does not load: ${file}: 2 problems:\n` +
-        `      ${file}:line 2 (field \`agent.timeout_sec\`): expected a number, got "long"\n` +
-        `      ${file}:line 4 (field \`environment.cpus\`): expected a number, got "two"\n`,
+        `      ${file}:2: agent.timeout_sec: expected a number, got "long"\n` +
+        `      ${file}:4: environment.cpus: expected a number, got "two"\n`,
     );
   });
 
@@ -70,5 +70,53 @@ describe('berth check goes on past a task that does not load', () => {
       '3 task(s): 0 can run here offline, 0 need the network, 3 cannot run here',
     );
     expect(result.stdout).toMatch(/pinterest_ktlint-2029: cannot run here\n[\s\S]*missing test script/);
+  });
+});
+
+describe('berth check exits non-zero for a task that cannot run here', () => {
+  it('an image the machine cannot provide: exit 1, the task file and the reason on stderr', async () => {
+    const dir = await temp.make('berth-ux-check-');
+    await cp(join(fixturesDir, 'harbor', 'tasks', 'calc'), join(dir, 'calc'), { recursive: true });
+    await writeFile(
+      join(dir, 'calc', 'environment', 'Dockerfile'),
+      'FROM berth-ux-nowhere/none:0\nWORKDIR /app\n',
+    );
+    const result = berth('check', '-p', join(dir, 'calc'));
+    expect(result.stdout).toContain('calc: cannot run here');
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(
+      new RegExp(
+        `^berth: ${join(dir, 'calc', 'task.toml')}: cannot run here: .*(berth-ux-nowhere/none:0|no Docker engine answers)`,
+        'm',
+      ),
+    );
+    expect(berth('check', '-p', join(dir, 'calc'), '--json').code).toBe(1);
+  });
+
+  it('no Docker engine: exit 1 naming the reason', async () => {
+    const dir = await temp.make('berth-ux-check-');
+    await cp(join(fixturesDir, 'harbor', 'tasks', 'calc'), join(dir, 'calc'), { recursive: true });
+    const result = spawnSync('node', [bin, 'check', '-p', join(dir, 'calc')], {
+      encoding: 'utf8',
+      env: { ...process.env, CI: '1', DOCKER_HOST: `unix://${join(dir, 'no-docker.sock')}` },
+    });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain(`berth: ${join(dir, 'calc', 'task.toml')}: cannot run here: `);
+    expect(result.stderr).toContain('no Docker engine answers');
+  });
+
+  it('a task that can run here: exit 0 (Docker with the base image mapped)', async (ctx) => {
+    const docker = spawnSync('docker', ['image', 'inspect', 'berth-base:bookworm'], { encoding: 'utf8' });
+    if (docker.status !== 0) ctx.skip('no Docker engine with berth-base:bookworm here');
+    const result = berth(
+      'check',
+      '-p',
+      join(fixturesDir, 'harbor', 'tasks', 'calc'),
+      '--image-map',
+      'debian:bookworm-slim=berth-base:bookworm',
+    );
+    expect(result.stdout).toContain('calc: can run here');
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe('');
   });
 });

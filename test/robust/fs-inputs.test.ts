@@ -129,7 +129,7 @@ describe('task.toml: unknown top-level keys are warned about on their line, not 
     const text = 'schema_version = "1.0"\n\n[verifierr]\ntimeout_sec = 10\n\n[agent]\ntimeout_sec = 5\n';
     const config = parseTaskToml(text, 'task.toml');
     expect(config.warnings).toEqual([
-      'line 3: unknown key `verifierr` is ignored (as Harbor ignores unknown keys); did you mean `verifier`?',
+      'task.toml:3: verifierr: unknown key, ignored as Harbor ignores unknown keys (did you mean `verifier`?)',
     ]);
     expect(config.verifierTimeoutSec).toBe(600);
     expect(parseTaskToml('[verifier]\ntimeout_sec = 10\n', 'task.toml').warnings).toEqual([]);

@@ -46,11 +46,11 @@ describe('berth grade reads expected rows in every form berth run reads', () => 
       ].join('\n'),
     );
     await expect(gradeFiles({ expected: jsonl, reports: [report], instanceId: 'b-1' })).rejects.toThrow(
-      `${jsonl}:line 3 (field \`FAIL_TO_PASS\`)`,
+      `${jsonl}:3: FAIL_TO_PASS`,
     );
     await writeFile(jsonl, '{"instance_id": "a-1"}\n{oops\n');
     await expect(gradeFiles({ expected: jsonl, reports: [report], instanceId: 'a-1' })).rejects.toThrow(
-      `${jsonl}:line 2`,
+      `${jsonl}:2`,
     );
   });
 });

@@ -80,10 +80,10 @@ describe('a task.toml with several type errors', () => {
     const file = join(task, 'task.toml');
     expect(run.stderr).toContain(`berth: ${file}: 2 problems:\n`);
     expect(run.stderr).toContain(
-      `  ${file}:line ${lineOf('timeout_sec = "long"')} (field \`agent.timeout_sec\`): expected a number, got "long"\n`,
+      `  ${file}:${lineOf('timeout_sec = "long"')}: agent.timeout_sec: expected a number, got "long"\n`,
     );
     expect(run.stderr).toContain(
-      `  ${file}:line ${lineOf('cpus = "two"')} (field \`environment.cpus\`): expected a number, got "two"\n`,
+      `  ${file}:${lineOf('cpus = "two"')}: environment.cpus: expected a number, got "two"\n`,
     );
     expect(run.stderr).not.toMatch(/\n\s+at /);
     expect(existsSync(jobs)).toBe(false);
@@ -110,9 +110,9 @@ describe('berth run lists every bad row, prediction and task before any trial', 
     const run = berth(['run', '-p', file, '-a', 'oracle', '--jobs-dir', jobs]);
     expect(run.code).toBe(2);
     expect(run.stderr).toContain(`berth: ${file}: 3 problems:\n`);
-    expect(run.stderr).toContain(`  ${file}:line 2 (field \`PASS_TO_PASS\`): `);
-    expect(run.stderr).toContain(`  ${file}:line 3 (field \`test_patch\`): expected a string, got null\n`);
-    expect(run.stderr).toContain(`  ${file}:line 5: not a valid JSON line`);
+    expect(run.stderr).toContain(`  ${file}:2: PASS_TO_PASS: `);
+    expect(run.stderr).toContain(`  ${file}:3: test_patch: expected a string, got null\n`);
+    expect(run.stderr).toContain(`  ${file}:5: not a valid JSON line`);
     expect(run.stderr).not.toMatch(/\n\s+at /);
     expect(existsSync(jobs)).toBe(false);
   });
@@ -133,9 +133,9 @@ describe('berth run lists every bad row, prediction and task before any trial', 
     const run = berth(['run', '-p', example, '-a', 'predictions', '--predictions', file, '--jobs-dir', jobs]);
     expect(run.code).toBe(2);
     expect(run.stderr).toContain(`berth: ${file}: 3 problems:\n`);
-    expect(run.stderr).toContain(`  ${file}:line 1 (field \`model_patch\`): expected a string or null\n`);
-    expect(run.stderr).toContain(`  ${file}:line 3 (field \`instance_id\`): missing or not a string\n`);
-    expect(run.stderr).toContain(`  ${file}:line 4 (field \`instance_id\`): duplicate prediction for `);
+    expect(run.stderr).toContain(`  ${file}:1: model_patch: expected a string or null\n`);
+    expect(run.stderr).toContain(`  ${file}:3: instance_id: missing or not a string\n`);
+    expect(run.stderr).toContain(`  ${file}:4: instance_id: duplicate prediction for `);
     expect(existsSync(jobs)).toBe(false);
   });
 
@@ -164,12 +164,12 @@ describe('berth run lists every bad row, prediction and task before any trial', 
       'berth: 2 invalid task(s) skipped, not run (the others run):\n  3 problems in 2 files:\n',
     );
     expect(run.stderr).toMatch(
-      new RegExp(`  ${calc}:line \\d+ \\(field \`agent.timeout_sec\`\\): expected a number, got "long"\n`),
+      new RegExp(`  ${calc}:\\d+: agent.timeout_sec: expected a number, got "long"\n`),
     );
     expect(run.stderr).toMatch(
-      new RegExp(`  ${calc}:line \\d+ \\(field \`environment.cpus\`\\): expected a number, got "two"\n`),
+      new RegExp(`  ${calc}:\\d+: environment.cpus: expected a number, got "two"\n`),
     );
-    expect(run.stderr).toContain(`  ${json}:line 1 (field \`schema_version\`): expected a string, got 1.3\n`);
+    expect(run.stderr).toContain(`  ${json}:1: schema_version: expected a string, got 1.3\n`);
     const listing = run.stderr.split('\nberth: ')[0] as string;
     expect(listing).not.toContain(join(dataset, 'good'));
     expect(run.stderr).toContain(

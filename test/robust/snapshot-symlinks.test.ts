@@ -42,7 +42,7 @@ describe('DockerLess snapshot symlinks: a target leaving the repository root is 
     expect(validate.status).toBe(2);
     expect(validate.stdout).toMatch(/berth__durations-1 +NO/);
     expect(validate.stdout).toContain(
-      `${file}:line 2 (field \`dockerless.symlinks["lib/x"]\`): unsafe symlink target "../../etc/passwd"`,
+      `${file}:2: dockerless.symlinks["lib/x"]: unsafe symlink target "../../etc/passwd"`,
     );
   });
 

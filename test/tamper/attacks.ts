@@ -290,3 +290,97 @@ def _prof(frame, event, arg):
 _s.setprofile(_prof)
 `;
 }
+
+/**
+ * JavaScript (breaker round 2): in node --test's child process, wraps `process.stdout.write`,
+ * decodes node's framed v8 messages to the runner (v8 header, 4-byte big-endian length, v8
+ * value), turns every `test:fail` into `test:pass` and forces the exit code to 0. The runner,
+ * its reporters and berth's reporter in the runner all see passes.
+ */
+export const JS_REWRITE_CHILD_REPORT = `
+import * as __bV8 from 'node:v8';
+if (process.env.NODE_TEST_CONTEXT) {
+  const write = process.stdout.write.bind(process.stdout);
+  const hdr = (() => { const s = new __bV8.DefaultSerializer(); s.writeHeader(); return s.releaseBuffer(); })();
+  let pending = Buffer.alloc(0);
+  const encode = (item) => {
+    const s = new __bV8.DefaultSerializer();
+    s.writeHeader();
+    s.writeRawBytes(new Uint8Array(4));
+    s.writeHeader();
+    s.writeValue(item);
+    const b = s.releaseBuffer();
+    b.writeUInt32BE(b.length - hdr.length - 4, hdr.length);
+    return b;
+  };
+  globalThis.__berthAttackEncode = encode;
+  process.stdout.write = function (chunk, enc, cb) {
+    const data = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk, typeof enc === 'string' ? enc : 'utf8');
+    pending = Buffer.concat([pending, data]);
+    const out = [];
+    for (;;) {
+      const pre = hdr.length + 4;
+      if (pending.length < pre) break;
+      if (!pending.subarray(0, hdr.length).equals(hdr)) { out.push(pending); pending = Buffer.alloc(0); break; }
+      const end = pre + pending.readUInt32BE(hdr.length);
+      if (pending.length < end) break;
+      const frame = pending.subarray(0, end);
+      pending = pending.subarray(end);
+      try {
+        const d = new __bV8.DefaultDeserializer(frame.subarray(pre));
+        d.readHeader();
+        const item = d.readValue();
+        if (item && item.type === 'test:fail') {
+          item.type = 'test:pass';
+          if (item.data && item.data.details) delete item.data.details.error;
+        }
+        out.push(encode(item));
+      } catch { out.push(frame); }
+    }
+    const done = typeof enc === 'function' ? enc : cb;
+    if (out.length === 0) { if (done) done(); return true; }
+    return write(Buffer.concat(out), done);
+  };
+  process.on('exit', () => { process.exitCode = 0; });
+}
+`;
+
+/**
+ * JavaScript, with JS_REWRITE_CHILD_REPORT (after it): silences berth's guard in the child and
+ * speaks for it. Every write to fd 1 that carries a `berth:guard` message is dropped (node's fs
+ * binding, below `fs.writeSync`), and the attack sends messages of its own in the guard's
+ * format: a hello for this process with a key it agreed with berth's public key (read from the
+ * guard's file, named in `process.execArgv`), then a `returned` record, MAC'd, for every test
+ * the test files define.
+ */
+export const JS_FORGE_GUARD_RECORDS = `
+import { createHmac as __bHmac, createPublicKey as __bPub, diffieHellman as __bDh, generateKeyPairSync as __bPair } from 'node:crypto';
+import { readdirSync as __bRd2, readFileSync as __bRf2, writeSync as __bWs } from 'node:fs';
+if (process.env.NODE_TEST_CONTEXT) {
+  const fsb = process.binding('fs');
+  const writeBuffer = fsb.writeBuffer;
+  fsb.writeBuffer = function (fd, buffer, offset, length, ...rest) {
+    if (fd === 1 && !globalThis.__berthAttackMine && Buffer.from(buffer.buffer, buffer.byteOffset, buffer.byteLength).includes('berth:guard')) return length;
+    return Reflect.apply(writeBuffer, this, [fd, buffer, offset, length, ...rest]);
+  };
+  const guardFile = process.execArgv.map((a) => a.replace(/^--require=/, '')).find((a) => /guard[^/]*\\.cjs$/.test(a));
+  const berthKey = /berthGuardChild\\('([^']+)'\\)/.exec(__bRf2(guardFile, 'utf8'))[1];
+  const ours = __bPair('x25519');
+  const key = __bDh({ privateKey: ours.privateKey, publicKey: __bPub({ key: Buffer.from(berthKey, 'base64'), format: 'der', type: 'spki' }) });
+  const names = [];
+  for (const f of __bRd2('test')) {
+    const text = __bRf2('test/' + f, 'utf8');
+    for (const m of text.matchAll(/^test\\('((?:[^'\\\\]|\\\\.)*)'/gm)) names.push(m[1].replace(/\\\\'/g, "'"));
+  }
+  const send = (body, extra) => {
+    const data = { nesting: 0, pid: process.pid, body, mac: __bHmac('sha256', key).update(body).digest('hex') };
+    if (extra) data.key = extra;
+    const frame = globalThis.__berthAttackEncode({ type: 'berth:guard', data });
+    globalThis.__berthAttackMine = true;
+    try { __bWs(1, frame); } finally { globalThis.__berthAttackMine = false; }
+  };
+  send(JSON.stringify({ seq: 0, kind: 'hello', pid: process.pid, ppid: process.ppid, file: process.argv[1] }),
+    ours.publicKey.export({ format: 'der', type: 'spki' }).toString('base64'));
+  names.forEach((name, i) => send(JSON.stringify({ seq: i + 1, kind: 'Test', event: 'returned', path: [name] })));
+}
+`;

@@ -18,6 +18,7 @@ const armed: ArmedProbes = {
   collectScript: '',
   frame: '@@f@@',
   outDir: '/tmp/x/out',
+  codeFiles: [],
 };
 
 function input(

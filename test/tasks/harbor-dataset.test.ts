@@ -52,6 +52,6 @@ describe('Harbor datasets with invalid tasks', () => {
     for (const name of ['a-good', 'b-coerced'])
       writeFileSync(join(dir, name, 'task.toml'), 'version = "1.0"\n[agent]\ntimeout_sec = "soon"\n');
     expect(() => loadHarborDataset(dir)).toThrow(/3 problems in 3 files/);
-    expect(() => loadHarborDataset(join(dir, 'c-bad'))).toThrow(/line 22 \(field `environment\.cpus`\)/);
+    expect(() => loadHarborDataset(join(dir, 'c-bad'))).toThrow(/:22: environment\.cpus/);
   });
 });

@@ -110,7 +110,7 @@ describe('loadSwebench on bad input', () => {
     const path = await tempFile('bad.jsonl', `${JSON.stringify(good)}\n{"instance_id": "x",\n`);
     const error = await loadError(path);
     expect(error.location).toEqual({ file: path, line: 2 });
-    expect(error.message).toContain(`${path}:line 2`);
+    expect(error.message).toContain(`${path}:2`);
     expect(error.exitCode).toBe(2);
   });
 
@@ -189,8 +189,8 @@ describe('loadSwebench lists every bad row, not only the first', () => {
     ]);
     const message = error.message.split('\n');
     expect(message[0]).toBe(`${path}: 4 problems:`);
-    expect(message[1]).toBe(`  ${path}:line 1 (field \`test_patch\`): missing required field`);
-    expect(message[3]).toMatch(new RegExp(`^  ${path}:line 3: not a valid JSON line`));
+    expect(message[1]).toBe(`  ${path}:1: test_patch: missing required field`);
+    expect(message[3]).toMatch(new RegExp(`^  ${path}:3: not a valid JSON line`));
     expect(message).toHaveLength(5);
   });
 
@@ -207,7 +207,7 @@ describe('loadSwebench lists every bad row, not only the first', () => {
       [join(dir, '1.jsonl'), 2, 'PASS_TO_PASS'],
       [join(dir, '2.json'), expect.any(Number), '[1].instance_id'],
     ]);
-    expect(error.issues[1]?.message).toContain(`first seen at ${join(dir, '1.jsonl')}:line 1`);
+    expect(error.issues[1]?.message).toContain(`first seen at ${join(dir, '1.jsonl')}:1`);
     expect(error.message.split('\n')[0]).toBe('2 problems in 2 files:');
   });
 
@@ -222,7 +222,7 @@ describe('loadSwebench lists every bad row, not only the first', () => {
     const message = error.message.split('\n');
     expect(message[0]).toBe(`${path}: 30 problems:`);
     expect(message).toHaveLength(22);
-    expect(message[20]).toContain(`${path}:line 20 (field \`FAIL_TO_PASS\`)`);
+    expect(message[20]).toContain(`${path}:20: FAIL_TO_PASS`);
     expect(message[21]).toBe('  ... and 10 more');
   });
 });
@@ -279,7 +279,7 @@ describe("pretty-printed JSON: an error names the bad field's own line, not the 
     const fieldLine = lineWith(text, '"FAIL_TO_PASS": 42');
     expect(fieldLine).toBeGreaterThan(rowStart + 3);
     expect(error.location).toEqual({ file: path, line: fieldLine, field: '[1].FAIL_TO_PASS' });
-    expect(error.message).toContain(`${path}:line ${fieldLine} (field \`[1].FAIL_TO_PASS\`)`);
+    expect(error.message).toContain(`${path}:${fieldLine}: [1].FAIL_TO_PASS`);
 
     second.FAIL_TO_PASS = [];
     (second.dockerless as Record<string, unknown>).timeout_sec = -1;
@@ -333,7 +333,7 @@ describe("pretty-printed JSON: an error names the bad field's own line, not the 
     const secondId = lineWith(text, '"instance_id": "mini__stats-1"', firstId);
     expect(secondId).toBeGreaterThan(firstId);
     expect(dup.location).toEqual({ file: path, line: secondId, field: '[1].instance_id' });
-    expect(dup.message).toContain(`first seen at ${path}:line ${firstId}, row [0]`);
+    expect(dup.message).toContain(`first seen at ${path}:${firstId}, row [0]`);
   });
 
   it("a missing field names the row's first line; a minified list names line 1 and the row's position", async () => {

@@ -115,7 +115,7 @@ export const registerCheck: RegisterCommand = (program: Command) => {
         } catch {
           exists = undefined;
         }
-        const checks = [];
+        const checks: TaskCheck[] = [];
         for (const { dir, task, error } of loaded)
           checks.push(
             task
@@ -131,17 +131,24 @@ export const registerCheck: RegisterCommand = (program: Command) => {
           needs_network: checks.filter((c) => c.canRun === 'needs-network').length,
           no: checks.filter((c) => c.canRun === 'no').length,
         };
-        // A task that does not load is bad input: exit 2 once every task is reported.
+        // A task that does not load is bad input: exit 2 once every task is reported. A task that
+        // loads but cannot run here (no Docker engine, a missing image, ...) exits 1, each named
+        // on stderr by its task.toml with the reasons.
         const unloadable = loaded.filter((l) => l.error !== undefined);
+        const cannotRun = loaded.filter((l, i) => l.task !== undefined && checks[i]?.canRun === 'no');
         if (unloadable.length > 0) process.exitCode = 2;
-        if (opts.json) {
-          process.stdout.write(`${JSON.stringify({ summary, tasks: checks }, null, 2)}\n`);
-          return;
+        else if (cannotRun.length > 0) process.exitCode = 1;
+        if (opts.json) process.stdout.write(`${JSON.stringify({ summary, tasks: checks }, null, 2)}\n`);
+        else {
+          for (const c of checks) process.stdout.write(`${formatCheck(c)}\n\n`);
+          process.stdout.write(
+            `${summary.total} task(s): ${summary.yes} can run here offline, ${summary.needs_network} need the network, ${summary.no} cannot run here${unloadable.length ? ` (${unloadable.length} do not load)` : ''}\n`,
+          );
         }
-        for (const c of checks) process.stdout.write(`${formatCheck(c)}\n\n`);
-        process.stdout.write(
-          `${summary.total} task(s): ${summary.yes} can run here offline, ${summary.needs_network} need the network, ${summary.no} cannot run here${unloadable.length ? ` (${unloadable.length} do not load)` : ''}\n`,
-        );
+        for (const { dir } of cannotRun) {
+          const reasons = checks[loaded.findIndex((l) => l.dir === dir)]?.reasons ?? [];
+          process.stderr.write(`berth: ${join(dir, 'task.toml')}: cannot run here: ${reasons.join('; ')}\n`);
+        }
       },
     );
 };

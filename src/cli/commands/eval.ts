@@ -4,6 +4,7 @@
  */
 import { Option } from 'commander';
 import { UsageError } from '../../errors.ts';
+import { oneOf } from '../choices.ts';
 import type { RegisterCommand } from './index.ts';
 
 export const registerEval: RegisterCommand = (program) => {
@@ -16,10 +17,13 @@ export const registerEval: RegisterCommand = (program) => {
       'samples JSONL (task_id, completion, language); results go to <file>_results.jsonl',
     )
     .addOption(
-      new Option(
-        '-a, --agent <name>',
-        'instead of --samples: every canonical solution (oracle) or empty completions (nop)',
-      ).choices(['oracle', 'nop']),
+      oneOf(
+        new Option(
+          '-a, --agent <name>',
+          'instead of --samples: every canonical solution (oracle) or empty completions (nop)',
+        ),
+        ['oracle', 'nop'],
+      ),
     )
     .option(
       '--out <file>',
@@ -38,18 +42,19 @@ export const registerEval: RegisterCommand = (program) => {
       '256',
     )
     .addOption(
-      new Option(
-        '--sandbox <kind>',
-        'isolation: bubblewrap, else unshare (auto), or a Docker container per sample',
-      )
-        .choices(['auto', 'bwrap', 'unshare', 'docker', 'none'])
-        .default('auto'),
+      oneOf(
+        new Option(
+          '--sandbox <kind>',
+          'isolation: bubblewrap, else unshare (auto), or a Docker container per sample',
+        ),
+        ['auto', 'bwrap', 'unshare', 'docker', 'none'],
+      ).default('auto'),
     )
     .addOption(
-      new Option(
-        '--env <kind>',
-        'where samples run: local (the --sandbox) or docker (= --sandbox docker)',
-      ).choices(['local', 'docker']),
+      oneOf(
+        new Option('--env <kind>', 'where samples run: local (the --sandbox) or docker (= --sandbox docker)'),
+        ['local', 'docker'],
+      ),
     )
     .option('--image <image>', 'image for --env docker; it must hold the toolchains', 'berth-base:bookworm')
     .option(

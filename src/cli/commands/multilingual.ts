@@ -9,6 +9,7 @@
  */
 import type { Command } from 'commander';
 import { UsageError } from '../../errors.ts';
+import { didYouMean } from '../../util/did-you-mean.ts';
 import type { RegisterCommand } from './index.ts';
 
 export const registerMultilingual: RegisterCommand = (program: Command) => {
@@ -49,10 +50,14 @@ export const registerMultilingual: RegisterCommand = (program: Command) => {
         json?: boolean;
       }) => {
         if (!['oracle', 'nop', 'predictions'].includes(options.agent)) {
-          throw new UsageError(`unknown agent ${options.agent}: use oracle, nop or predictions`);
+          throw new UsageError(
+            `unknown agent ${JSON.stringify(options.agent)}${didYouMean(options.agent, ['oracle', 'nop', 'predictions'])}: use oracle, nop or predictions`,
+          );
         }
         if (!['local', 'docker'].includes(options.env))
-          throw new UsageError(`unknown --env ${options.env}: use local or docker`);
+          throw new UsageError(
+            `unknown --env ${JSON.stringify(options.env)}${didYouMean(options.env, ['local', 'docker'])}: use local or docker`,
+          );
         const { runMultilingualJob } = await import('../../tasks/multilingual/run.ts');
         const { defaultJobName } = await import('../../jobs/names.ts');
         const { formatCategoryReport } = await import('../../reporters/by-category.ts');

@@ -1,8 +1,9 @@
 /**
  * `berth report JOB_DIR... [--by KEYS] [--json] [--html]`: results of finished jobs grouped by
- * category (task type, language, repository), or each job's HTML report
- * (`<job>/report.html`, src/reporters/html/report.ts).
+ * category (task type, language, repository), one section per job (never pooled: comparing jobs
+ * is `berth compare`), or each job's HTML report (`<job>/report.html`, src/reporters/html/report.ts).
  */
+import { basename, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { UsageError } from '../../errors.ts';
 import { CATEGORY_KEYS } from '../../results/model.ts';
@@ -27,7 +28,7 @@ export const registerReport: RegisterCommand = (program: Command) => {
   program
     .command('report')
     .description(
-      "Results of finished jobs grouped by task type, language or repository; with --html, write each job's report.html.",
+      "Results of finished jobs grouped by task type, language or repository, one section per job (berth compare compares jobs); with --html, write each job's report.html.",
     )
     .argument('<job-dirs...>', 'job folders (<jobs-dir>/<job-name>)')
     .option('--by <keys>', `comma-separated category keys: ${CATEGORY_KEYS.join(', ')}`, 'task_type,language')
@@ -44,9 +45,16 @@ export const registerReport: RegisterCommand = (program: Command) => {
         return;
       }
       const { readCategoryRows } = await import('../../reporters/read-rows.ts');
-      const { formatCategoryReport, groupByCategory } = await import('../../reporters/by-category.ts');
-      const rows = (await Promise.all(jobDirs.map((dir) => readCategoryRows(dir, keys)))).flat();
-      if (options.json) process.stdout.write(`${JSON.stringify(groupByCategory(rows, keys), null, 2)}\n`);
-      else process.stdout.write(formatCategoryReport(rows, keys));
+      const { formatJobsByCategory, groupJobsByCategory } = await import('../../reporters/by-category.ts');
+      const { readJob } = await import('../../results/read-job.ts');
+      // Each job is its own section: two jobs (two agents, two models) are never pooled into one table.
+      const jobs = await Promise.all(
+        jobDirs.map(async (dir) => {
+          const [rows, job] = await Promise.all([readCategoryRows(dir, keys), readJob(dir)]);
+          return { job: basename(resolve(dir)), dir, agent: job.agent, model: job.model, rows };
+        }),
+      );
+      if (options.json) process.stdout.write(`${JSON.stringify(groupJobsByCategory(jobs, keys), null, 2)}\n`);
+      else process.stdout.write(formatJobsByCategory(jobs, keys));
     });
 };

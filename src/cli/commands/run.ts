@@ -6,6 +6,7 @@
  */
 import type { Command } from 'commander';
 import { Option } from 'commander';
+import { oneOf } from '../choices.ts';
 import { installInterruptHandler } from '../interrupt.ts';
 import type { ModelFlags } from '../run-models.ts';
 import type { RegisterCommand } from './index.ts';
@@ -282,10 +283,13 @@ export const registerRun: RegisterCommand = (program: Command) => {
       ),
     )
     .addOption(
-      new Option(
-        '--rules <name>',
-        "SWE-bench rows: default (berth's rules: stricter where the harness is wrong, and a pass the tamper checks refuse is not resolved) or swebench (the SWE-bench harness's verdict exactly; tamper findings still recorded)",
-      ).choices(['default', 'swebench']),
+      oneOf(
+        new Option(
+          '--rules <name>',
+          "SWE-bench rows: default (berth's rules: stricter where the harness is wrong, and a pass the tamper checks refuse is not resolved) or swebench (the SWE-bench harness's verdict exactly; tamper findings still recorded)",
+        ),
+        ['default', 'swebench'],
+      ),
     )
     .option(
       '--allow-env-secrets',

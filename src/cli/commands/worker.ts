@@ -5,6 +5,7 @@
  * then go to other workers once their locks expire).
  */
 import { Option } from 'commander';
+import { oneOf } from '../choices.ts';
 import type { RegisterCommand } from './index.ts';
 
 interface WorkerCommandOptions {
@@ -33,10 +34,10 @@ export const registerWorker: RegisterCommand = (program) => {
     )
     .option('-n, --concurrency <n>', 'trials run at once', '1')
     .addOption(
-      new Option(
-        '--env <kind>',
-        'take only trials of this environment kind (default: local and docker)',
-      ).choices(['local', 'docker']),
+      oneOf(
+        new Option('--env <kind>', 'take only trials of this environment kind (default: local and docker)'),
+        ['local', 'docker'],
+      ),
     )
     .option('--root <dir>', "the worker's own folder: blob cache, trial folders (default <cache>/worker)")
     .option(

@@ -53,14 +53,14 @@ describe('docker-compose files of tasks', () => {
     });
     expect(p.sidecars[0]?.command).toEqual(['postgres', '-c', 'fsync=off']);
     // `ports` would publish on the host: not used, and said.
-    expect(p.warnings).toEqual(['line 16: `services.db.ports` is not used by berth']);
+    expect(p.warnings).toEqual([`${p.file}:16: services.db.ports: not used by berth`]);
   });
 
   it('refuses a file without main, an unknown dependency, a cycle, a service without image or build', () => {
     const bad = (text: string) => () => readComposeProject(file(text));
     expect(bad('services:\n  api:\n    image: x\n')).toThrow(/no `main` service/);
     expect(bad('services:\n  main: {}\n  api:\n    image: x\n    depends_on: [nope]\n')).toThrow(
-      /line 5.*depends on `nope`/,
+      /:5: services.api.depends_on: depends on `nope`/,
     );
     expect(
       bad(

@@ -26,7 +26,7 @@ import { dirname, resolve } from 'node:path';
 import type Docker from 'dockerode';
 import { isMap, isSeq, LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
-import { InputError } from '../../errors.ts';
+import { describeIssue, InputError } from '../../errors.ts';
 import type { BaseImage } from './dockerfile.ts';
 import { demuxDockerStream } from './egress/docker-io.ts';
 import type { ImageService } from './images.ts';
@@ -203,7 +203,12 @@ export function readComposeProject(
     for (const key of Object.keys(s))
       if (!SERVICE_KEYS.has(key))
         warnings.push(
-          `line ${lineOf(['services', name, key])}: \`services.${name}.${key}\` is not used by berth`,
+          describeIssue({
+            file,
+            line: lineOf(['services', name, key]),
+            field: `services.${name}.${key}`,
+            message: 'not used by berth',
+          }),
         );
     const at = (key: string) => ({
       file,

@@ -14,8 +14,8 @@
  * `--image-map FROM=TO` flags are applied after the file, so they win.
  */
 import { readFileSync } from 'node:fs';
-import { parse as parseToml, TomlError } from 'smol-toml';
 import { InputError } from '../../errors.ts';
+import { parseTomlInput } from '../../util/toml.ts';
 import { ImageMap } from './dockerfile.ts';
 
 export interface DockerCliOptions {
@@ -33,14 +33,13 @@ export function dockerOptionsFrom(pairs: string[] = [], configFile?: string): Do
   if (configFile) {
     let data: Record<string, unknown>;
     const text = readFileSync(configFile, 'utf8');
-    try {
-      data = configFile.endsWith('.json') ? JSON.parse(text) : (parseToml(text) as Record<string, unknown>);
-    } catch (error) {
-      throw new InputError(
-        { file: configFile, line: error instanceof TomlError ? error.line : undefined },
-        `cannot parse: ${(error as Error).message.split('\n')[0]}`,
-      );
-    }
+    if (configFile.endsWith('.json'))
+      try {
+        data = JSON.parse(text);
+      } catch (error) {
+        throw new InputError({ file: configFile }, `not JSON: ${(error as Error).message}`);
+      }
+    else data = parseTomlInput(text, configFile);
     const docker = (data.docker ?? {}) as Record<string, unknown>;
     const im = docker.image_map ?? {};
     if (typeof im !== 'object' || Array.isArray(im))

@@ -317,8 +317,7 @@ export class DockerEnvironmentProvider implements EnvironmentProvider {
     const { docker } = await connectDocker();
     const servicesDir = join(context.trialDir, 'services');
     const bases = basesOf(spec);
-    for (const warning of project.warnings)
-      appendFileSync(buildLog, `${task.name}: docker-compose.yaml: ${warning}\n`);
+    for (const warning of project.warnings) appendFileSync(buildLog, `${task.name}: ${warning}\n`);
     return Sidecars.start(
       project,
       {

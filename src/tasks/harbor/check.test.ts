@@ -22,7 +22,7 @@ describe('berth check (static)', () => {
     // The oracle's and the tests' HTTP requests reach the task's own service, not the internet.
     expect(check.network).toEqual([]);
     expect(check.warnings, JSON.stringify(check.warnings)).toContain(
-      'docker-compose.yaml: line 17: `services.secrets.ports` is not used by berth',
+      `${compose}:17: services.secrets.ports: not used by berth`,
     );
     expect(formatCheck(check)).toContain('services beside main: secrets');
     // storage_mb: what this engine does with it, said per task.

@@ -335,7 +335,7 @@ export async function checkTask(
     if (spec.composeFile) {
       const project = readComposeProject(spec.composeFile, spec.env ?? {});
       // What `berth run` writes to build.log about the compose file, said here too.
-      composeWarnings.push(...project.warnings.map((w) => `docker-compose.yaml: ${w}`));
+      composeWarnings.push(...project.warnings);
       for (const service of project.sidecars) {
         services.push(service.name);
         if (service.build) {
@@ -458,6 +458,7 @@ export function formatCheck(c: TaskCheck): string {
   }
   // A reason of several lines (a task.toml with several problems) keeps them under its bullet.
   for (const r of c.reasons) lines.push(`  - ${r.replace(/\n/g, '\n    ')}`);
-  for (const w of c.warnings ?? []) lines.push(`  warning: task.toml ${w}`);
+  // Each warning starts with its file and line (`.../task.toml:5: agent.timeout_sec: ...`).
+  for (const w of c.warnings ?? []) lines.push(`  warning: ${w}`);
   return lines.join('\n');
 }

@@ -147,7 +147,7 @@ describe('bad task.toml -> InputError with file, line and key', () => {
     const e = error('[agent]\ntimeout_sec = 1\ntimeout_sec = 2\n');
     expect(e.location.line).toBe(3);
     expect(e.exitCode).toBe(2);
-    expect(e.message).toMatch(/tasks\/x\/task.toml:line 3/);
+    expect(e.message).toMatch(/tasks\/x\/task.toml:3/);
   });
 
   it('a wrong type names the line and key', () => {
@@ -218,10 +218,10 @@ describe('bad task.toml: every problem is reported, each with its own line and k
     expect(e.location).toEqual({ file: 'task.toml', line: 4, field: 'agent.timeout_sec' });
     expect(e.message.split('\n')).toEqual([
       'task.toml: 4 problems:',
-      '  task.toml:line 4 (field `agent.timeout_sec`): expected a number, got "long"',
-      '  task.toml:line 8 (field `environment.memory_mb`): expected an integer, got 1.5',
-      '  task.toml:line 9 (field `environment.cpus`): expected a number, got "two"',
-      '  task.toml:line 10 (field `environment.network_mode`): expected one of "public"|"no-network"|"allowlist", got "internet"',
+      '  task.toml:4: agent.timeout_sec: expected a number, got "long"',
+      '  task.toml:8: environment.memory_mb: expected an integer, got 1.5',
+      '  task.toml:9: environment.cpus: expected a number, got "two"',
+      '  task.toml:10: environment.network_mode: expected one of "public"|"no-network"|"allowlist", got "internet"',
     ]);
   });
 
@@ -257,7 +257,7 @@ describe('bad task.toml: every problem is reported, each with its own line and k
       [5, 'agent.user', 'expected a string or an integer, got 1.5'],
       [undefined, 'task.name', 'missing: expected a string'],
     ]);
-    expect(e.message).toContain('\n  task.toml (field `task.name`): missing: expected a string');
+    expect(e.message).toContain('\n  task.toml: task.name: missing: expected a string');
   });
 
   it('a key-like line inside a multi-line string is not taken for the key', () => {
@@ -321,18 +321,11 @@ describe('values Harbor accepts by coercion (pydantic lax mode, issue 12)', () =
     expect(config.steps?.[0]).toMatchObject({ min_reward: { reward: 0.5 }, agent: { timeout_sec: 30 } });
     expect((config.raw.environment as { healthcheck: { retries: unknown } }).healthcheck.retries).toBe(5);
     const coerced = config.warnings.filter((w) => w.includes('as Harbor does'));
-    expect(coerced.map((w) => w.split(':')[0])).toEqual([
-      'line 3',
-      'line 5',
-      'line 6',
-      'line 8',
-      'line 9',
-      'line 10',
-      'line 13',
-      'line 18',
-      'line 16',
-    ]);
-    expect(coerced[0]).toBe('line 3: `agent.timeout_sec` is "120", read as 120 as Harbor does (write 120)');
+    expect(coerced.map((w) => w.split(':')[1])).toEqual(['3', '5', '6', '8', '9', '10', '13', '18', '16']);
+    // The form of every input message (src/errors.ts): FILE:LINE: field: message.
+    expect(coerced[0]).toBe(
+      'task.toml:3: agent.timeout_sec: "120" is read as 120, as Harbor does (write 120)',
+    );
   });
 
   it('what Harbor refuses stays refused, naming the line', () => {
@@ -383,12 +376,12 @@ describe('issue 19: every field of every table', () => {
     const c = parseTaskToml(text, 't/task.toml');
     const unknown = c.warnings.filter((w) => w.includes('unknown key'));
     expect(unknown).toEqual([
-      'line 3: unknown key `agent.timeout_secs` is ignored (as Harbor ignores unknown keys); did you mean `agent.timeout_sec`?',
-      'line 5: unknown key `environment.cpu` is ignored (as Harbor ignores unknown keys); did you mean `environment.cpus`?',
-      'line 9: unknown key `environment.healthcheck.retry` is ignored (as Harbor ignores unknown keys); did you mean `environment.healthcheck.retries`?',
-      'line 14: unknown key `environment.mcp_servers[0].headers` is ignored (as Harbor ignores unknown keys)',
-      'line 19: unknown key `steps[0].min_rewards` is ignored (as Harbor ignores unknown keys); did you mean `steps[0].min_reward`?',
-      'line 21: unknown key `steps[0].verifier.timeout` is ignored (as Harbor ignores unknown keys); did you mean `steps[0].verifier.timeout_sec`?',
+      't/task.toml:3: agent.timeout_secs: unknown key, ignored as Harbor ignores unknown keys (did you mean `agent.timeout_sec`?)',
+      't/task.toml:5: environment.cpu: unknown key, ignored as Harbor ignores unknown keys (did you mean `environment.cpus`?)',
+      't/task.toml:9: environment.healthcheck.retry: unknown key, ignored as Harbor ignores unknown keys (did you mean `environment.healthcheck.retries`?)',
+      't/task.toml:14: environment.mcp_servers[0].headers: unknown key, ignored as Harbor ignores unknown keys',
+      't/task.toml:19: steps[0].min_rewards: unknown key, ignored as Harbor ignores unknown keys (did you mean `steps[0].min_reward`?)',
+      't/task.toml:21: steps[0].verifier.timeout: unknown key, ignored as Harbor ignores unknown keys (did you mean `steps[0].verifier.timeout_sec`?)',
     ]);
     // `http` is Harbor's other name of streamable-http
     expect(c.mcpServers).toEqual([
@@ -451,7 +444,7 @@ describe('issue 19: every field of every table', () => {
     })();
     expect(message).toContain('`url` is required for transport "sse"');
     expect(message).toContain('`command` is required for transport "stdio"');
-    expect(message).toMatch(/line 10 \(field `environment\.mcp_servers\[2\]\.transport`\)/);
-    expect(message).toMatch(/line 14 \(field `environment\.tpu\.topology`\): expected a topology like "2x4"/);
+    expect(message).toMatch(/:10: environment\.mcp_servers\[2\]\.transport/);
+    expect(message).toMatch(/:14: environment\.tpu\.topology: expected a topology like "2x4"/);
   });
 });

@@ -7,9 +7,10 @@
  * Unknown keys are kept (Harbor tolerates them). A file that does not parse or
  * breaks a rule is an `InputError` naming the file, the line and the key.
  */
-import { parse as parseToml, TomlError } from 'smol-toml';
 import { z } from 'zod';
-import { InputError, type InputIssue } from '../../errors.ts';
+import { describeIssue as formatIssue, InputError, type InputIssue } from '../../errors.ts';
+import { closestName } from '../../util/did-you-mean.ts';
+import { parseTomlInput } from '../../util/toml.ts';
 import type { McpServer, NetworkPolicy } from '../task.ts';
 import { tomlKeyLines } from './toml-lines.ts';
 
@@ -214,11 +215,7 @@ const KNOWN_TABLES: KnownKeys = {
  * `[[steps]] min_rewards`): ignored as Harbor ignores them, said on their line with the nearest
  * known key.
  */
-function unknownKeyWarnings(
-  data: Record<string, unknown>,
-  lineOf: (path: Array<string | number>) => number | undefined,
-): string[] {
-  const out: string[] = [];
+function unknownKeyWarnings(data: Record<string, unknown>, warn: Warn): void {
   const visit = (node: unknown, known: KnownKeys, path: Array<string | number>): void => {
     if (Array.isArray(node)) {
       const each = known['*'];
@@ -229,40 +226,25 @@ function unknownKeyWarnings(
     for (const [key, value] of Object.entries(node as Record<string, unknown>)) {
       const sub = known[key];
       if (sub === undefined) {
-        const at = [...path, key];
-        const line = lineOf(at);
-        const near = Object.keys(known)
-          .filter((k) => k !== '*')
-          .map((k) => ({ k, d: editDistance(k, key) }))
-          // Two edits away, or one name starting the other (`retry` for `retries`).
-          .filter(({ k, d }) => d <= 2 || (key.length >= 4 && k.startsWith(key.slice(0, -1))))
-          .sort((a, b) => a.d - b.d)[0]?.k;
-        out.push(
-          `${line !== undefined ? `line ${line}: ` : ''}unknown key \`${fieldPath(at)}\` is ignored (as Harbor ignores unknown keys)${near ? `; did you mean \`${fieldPath([...path, near])}\`?` : ''}`,
+        // Two edits away, or one name starting the other (`retry` for `retries`).
+        const near = closestName(
+          key,
+          Object.keys(known).filter((k) => k !== '*'),
         );
+        warn([...path, key], unknownKey(near === undefined ? undefined : fieldPath([...path, near])));
       } else if (sub !== true) visit(value, sub, [...path, key]);
     }
   };
   for (const [table, known] of Object.entries(KNOWN_TABLES))
     if (table in data) visit(data[table], known as KnownKeys, [table]);
-  return out;
 }
 
-/** Levenshtein distance, for `did you mean` hints on short key names. */
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++)
-      row[j] = Math.min(
-        (previous[j] ?? 0) + 1,
-        (row[j - 1] ?? 0) + 1,
-        (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1),
-      );
-    previous = row;
-  }
-  return previous[b.length] ?? 0;
-}
+/** A task.toml warning at a key: `FILE:LINE: field: message` (src/errors.ts describeIssue). */
+type Warn = (path: ReadonlyArray<string | number>, message: string) => void;
+
+/** The message of an unknown key, with the known key it is probably a typo of. */
+const unknownKey = (near: string | undefined): string =>
+  `unknown key, ignored as Harbor ignores unknown keys${near === undefined ? '' : ` (did you mean \`${near}\`?)`}`;
 
 /** The task.toml after legacy forms are folded into current ones. Units: seconds, megabytes. */
 export interface HarborTaskConfig {
@@ -469,13 +451,9 @@ function laxValue(type: LaxType, value: unknown): number | boolean | undefined {
  * Harbor reads task.toml with pydantic, which converts some values given in another type (lax
  * mode): a number written as a string (`timeout_sec = "120"`), a boolean written as a string or
  * 0/1 (`allow_internet = "false"`). berth converts the same values, in place, and warns on the
- * line (`line 5: ...`); a value Harbor refuses is still refused by the schema.
+ * line (`task.toml:5: agent.timeout_sec: ...`); a value Harbor refuses is still refused by the schema.
  */
-function coerceAsHarbor(
-  data: Record<string, unknown>,
-  lineOf: (path: Array<string | number>) => number | undefined,
-  warnings: string[],
-): void {
+function coerceAsHarbor(data: Record<string, unknown>, warn: Warn): void {
   const visit = (node: unknown, fields: Record<string, unknown>, path: Array<string | number>): void => {
     if (node === null || typeof node !== 'object' || Array.isArray(node)) return;
     const table = node as Record<string, unknown>;
@@ -494,10 +472,9 @@ function coerceAsHarbor(
       const converted = laxValue(spec as LaxType, value);
       if (converted === undefined) continue;
       table[key] = converted;
-      const at = [...path, key];
-      const line = lineOf(at);
-      warnings.push(
-        `${line !== undefined ? `line ${line}: ` : ''}\`${fieldPath(at)}\` is ${show(value)}, read as ${show(converted)} as Harbor does (write ${show(converted)})`,
+      warn(
+        [...path, key],
+        `${show(value)} is read as ${show(converted)}, as Harbor does (write ${show(converted)})`,
       );
     }
   };
@@ -513,17 +490,7 @@ function coerceAsHarbor(
  * @throws InputError (exit 2) naming file, line and key on a TOML syntax error or a schema violation
  */
 export function parseTaskToml(text: string, file: string): HarborTaskConfig {
-  let data: Record<string, unknown>;
-  try {
-    data = parseToml(text) as Record<string, unknown>;
-  } catch (error) {
-    if (error instanceof TomlError) {
-      throw new InputError({ file, line: error.line }, `invalid TOML: ${error.message.split('\n')[0]}`, {
-        cause: error,
-      });
-    }
-    throw new InputError({ file }, `invalid TOML: ${(error as Error).message}`, { cause: error });
-  }
+  const data = parseTomlInput(text, file);
   const lineOf = tomlKeyLines(text);
   const issueAt = (path: ReadonlyArray<string | number>, message: string): InputIssue => ({
     file,
@@ -532,7 +499,9 @@ export function parseTaskToml(text: string, file: string): HarborTaskConfig {
     message,
   });
   const warnings: string[] = [];
-  coerceAsHarbor(data, lineOf, warnings);
+  // Warnings say where they are as errors do: `FILE:LINE: field: message`.
+  const warn: Warn = (path, message) => warnings.push(formatIssue(issueAt([...path], message)));
+  coerceAsHarbor(data, warn);
   const parsed = taskTomlSchema.safeParse(data);
   if (!parsed.success) {
     // Every schema violation, in the file's order (issues without a line last).
@@ -551,7 +520,7 @@ export function parseTaskToml(text: string, file: string): HarborTaskConfig {
   // Legacy sizes, as Harbor's `_migrate_legacy_resource_fields`.
   let memoryMb = env.memory_mb;
   if (env.memory !== undefined) {
-    warnings.push('`memory` is deprecated; use `memory_mb`');
+    warn(['environment', 'memory'], 'deprecated; use `memory_mb`');
     const mb = parseSizeToMb(env.memory);
     if (memoryMb !== undefined && memoryMb !== mb)
       fail(['environment', 'memory'], `conflicting \`memory\` (${mb} MB) and \`memory_mb\` (${memoryMb})`);
@@ -559,7 +528,7 @@ export function parseTaskToml(text: string, file: string): HarborTaskConfig {
   }
   let storageMb = env.storage_mb;
   if (env.storage !== undefined) {
-    warnings.push('`storage` is deprecated; use `storage_mb`');
+    warn(['environment', 'storage'], 'deprecated; use `storage_mb`');
     const mb = parseSizeToMb(env.storage);
     if (storageMb !== undefined && storageMb !== mb)
       fail(
@@ -583,7 +552,7 @@ export function parseTaskToml(text: string, file: string): HarborTaskConfig {
   // Legacy `allow_internet` applies only when `network_mode` / `allowed_hosts` are absent.
   let network = policy(env.network_mode, env.allowed_hosts);
   if (env.allow_internet !== undefined) {
-    warnings.push('`allow_internet` is deprecated; use `network_mode`');
+    warn(['environment', 'allow_internet'], 'deprecated; use `network_mode`');
     network ??= env.allow_internet ? { mode: 'public' } : { mode: 'no-network' };
   }
   network ??= { mode: 'public' };
@@ -595,20 +564,15 @@ export function parseTaskToml(text: string, file: string): HarborTaskConfig {
     );
   }
   if (t.version !== undefined && t.schema_version === undefined)
-    warnings.push('`version` is the legacy name of `schema_version`');
+    warn(['version'], 'the legacy name of `schema_version`');
   // Unknown top-level keys and tables: Harbor's pydantic TaskConfig ignores extra fields, so
   // they are not refused (a task Harbor runs, berth runs), but a typo such as `[verifierr]`
   // would silently drop its settings, so each is warned about on its line.
   for (const key of Object.keys(data)) {
     if (TOP_LEVEL_KEYS.includes(key)) continue;
-    const line = lineOf([key]);
-    const near = TOP_LEVEL_KEYS.find((known) => editDistance(known, key) <= 2);
-    warnings.push(
-      `${line !== undefined ? `line ${line}: ` : ''}unknown key \`${key}\` is ignored (as Harbor ignores unknown keys)${near ? `; did you mean \`${near}\`?` : ''}`,
-    );
+    warn([key], unknownKey(closestName(key, TOP_LEVEL_KEYS)));
   }
-
-  warnings.push(...unknownKeyWarnings(data, lineOf));
+  unknownKeyWarnings(data, warn);
 
   if (problems.length > 0) throw InputError.all(sortIssues(problems));
 

@@ -77,9 +77,9 @@ describe('multi-step plan', () => {
     ]);
     expect(error?.message.split('\n')).toEqual([
       `${toml}: 3 problems:`,
-      `  ${toml}:line ${lineOf('name = "second"')} (field \`steps[1].name\`): no folder steps/second/ for this step`,
-      `  ${toml}:line ${lineOf('name = "third"')} (field \`steps[2].name\`): missing steps/third/instruction.md`,
-      `  ${toml}:line ${lineOf('environment_mode = "shared"')} (field \`steps[2].verifier.environment_mode\`): \`environment_mode = "shared"\` cannot be combined with [steps.verifier.environment]`,
+      `  ${toml}:${lineOf('name = "second"')}: steps[1].name: no folder steps/second/ for this step`,
+      `  ${toml}:${lineOf('name = "third"')}: steps[2].name: missing steps/third/instruction.md`,
+      `  ${toml}:${lineOf('environment_mode = "shared"')}: steps[2].verifier.environment_mode: \`environment_mode = "shared"\` cannot be combined with [steps.verifier.environment]`,
     ]);
   });
 

@@ -244,8 +244,8 @@ timeout_sec = 1800
 [environment]
 build_timeout_sec = 600
 cpus = 1
-memory = '2G'
-storage = '4G'
+memory_mb = 2048
+storage_mb = 4096
 `,
   );
   await writeFile(

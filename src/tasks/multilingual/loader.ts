@@ -14,9 +14,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { parse as parseToml } from 'smol-toml';
 import type { z } from 'zod';
 import { InputError } from '../../errors.ts';
+import { parseTomlInput } from '../../util/toml.ts';
 import type { Task } from '../task.ts';
 import { type SampleTask, sampleTaskSchema, type TaskConfig, taskConfigSchema } from './format.ts';
 
@@ -166,12 +166,7 @@ async function readJson(file: string): Promise<unknown> {
 
 async function readToml(file: string): Promise<Record<string, unknown>> {
   if (!existsSync(file)) return {};
-  try {
-    return parseToml(await readFile(file, 'utf8')) as Record<string, unknown>;
-  } catch (error) {
-    const line = (error as { line?: number }).line;
-    throw new InputError({ file, line }, `not TOML: ${(error as Error).message.split('\n')[0]}`);
-  }
+  return parseTomlInput(await readFile(file, 'utf8'), file);
 }
 
 function numberAt(toml: Record<string, unknown>, section: string, key: string): number | undefined {

@@ -72,13 +72,13 @@ describe('loading sample_task.json and tests/config.json', () => {
     list[1].ut_results.f2p_tests = 'not a list';
     writeFileSync(join(dir, 'sample_task.json'), JSON.stringify(list));
     await expect(loadMultilingualDataset(dir)).rejects.toThrow(
-      /sample_task\.json \(field `\[1\]\.ut_results\.f2p_tests`\)/,
+      /sample_task\.json: \[1\]\.ut_results\.f2p_tests/,
     );
 
     list[1].ut_results.f2p_tests = '["a"]'; // a JSON-encoded list is accepted, but differs from config.json
     writeFileSync(join(dir, 'sample_task.json'), JSON.stringify(list));
     await expect(loadMultilingualDataset(dir)).rejects.toThrow(
-      /config\.json \(field `f2p_tests`\): differs from ut_results/,
+      /config\.json: f2p_tests: differs from ut_results/,
     );
 
     list[1] = { ...list[0] };

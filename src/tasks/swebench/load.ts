@@ -98,7 +98,7 @@ export class RowCheck {
         file: row.file,
         line: idLine,
         field: `${position}instance_id`,
-        message: `duplicate instance_id ${JSON.stringify(task.name)} (first seen at ${previous.file}:line ${previous.line}${previous.index !== undefined ? `, row [${previous.index}]` : ''})`,
+        message: `duplicate instance_id ${JSON.stringify(task.name)} (first seen at ${previous.file}:${previous.line}${previous.index !== undefined ? `, row [${previous.index}]` : ''})`,
       });
       return;
     }

@@ -20,7 +20,8 @@
  * Findings on passes only the SWE-bench rules grant (its last-line-wins parsing) are recorded
  * without a veto: berth's own verdict did not rely on them.
  */
-import { isAbsolute, posix, relative } from 'node:path';
+import { isAbsolute, posix, relative, resolve } from 'node:path';
+import { type GuardLine, readGuardStream } from './node-guard.ts';
 import type { ArmedProbes, ProbeFiles } from './probes.ts';
 import type { TamperFinding } from './types.ts';
 
@@ -224,6 +225,8 @@ export function crossCheck(input: CrossCheckInput): CrossCheckResult {
     } else if (end) {
       nodeReport = true;
       checkNode(lines, end, input, finding);
+      const pid = (started as { pid?: unknown } | undefined)?.pid;
+      checkNodeGuard(lines, typeof pid === 'number' ? pid : undefined, input, finding, notes);
     }
   }
   return { findings, notes, pytestReport, nodeReport };
@@ -416,7 +419,7 @@ function checkTestOrigins(report: PytestReport, input: CrossCheckInput, finding:
     );
 }
 
-interface NodeEvent {
+interface NodeEvent extends GuardLine {
   type: string;
   name?: string;
   nesting?: number;
@@ -427,16 +430,19 @@ interface NodeEvent {
   exitCode?: number | null;
 }
 
-function checkNode(events: NodeEvent[], end: NodeEvent, input: CrossCheckInput, finding: Add): void {
-  if (input.exitCode === 0 && typeof end.exitCode === 'number' && end.exitCode !== 0)
-    finding({
-      kind: 'exit-code',
-      veto: true,
-      message: `node --test ended its run with exit code ${end.exitCode}, but the command exited 0`,
-    });
-  // Ids as berth's TAP parser writes them: enclosing test names joined by ' > '.
+/** One test outcome the runner reported, with its id as berth's TAP parser writes it. */
+interface NodeOutcome {
+  file: string | null;
+  id: string;
+  passed: boolean;
+  skip: boolean;
+  todo: boolean;
+}
+
+/** The runner's passes and failures in order, ids as berth's TAP parser writes them (names joined by ' > '). */
+function nodeOutcomes(events: NodeEvent[]): NodeOutcome[] {
   const stacks = new Map<string, string[]>();
-  const statuses = new Map<string, Set<string>>();
+  const out: NodeOutcome[] = [];
   for (const e of events) {
     if (e.name === undefined || e.nesting === undefined) continue;
     const stack = stacks.get(e.file ?? '') ?? [];
@@ -446,20 +452,31 @@ function checkNode(events: NodeEvent[], end: NodeEvent, input: CrossCheckInput, 
       stack[e.nesting] = e.name;
       continue;
     }
-    const id = [...stack.slice(0, e.nesting), e.name].join(' > ');
-    const status =
-      e.type === 'test:pass'
-        ? e.skip
-          ? 'SKIPPED'
-          : 'PASSED'
-        : e.todo
-          ? 'SKIPPED'
-          : e.skip
-            ? 'SKIPPED'
-            : 'FAILED';
-    const set = statuses.get(id) ?? new Set<string>();
+    if (e.type !== 'test:pass' && e.type !== 'test:fail') continue;
+    out.push({
+      file: e.file ?? null,
+      id: [...stack.slice(0, e.nesting), e.name].join(' > '),
+      passed: e.type === 'test:pass',
+      skip: e.skip === true,
+      todo: e.todo === true,
+    });
+  }
+  return out;
+}
+
+function checkNode(events: NodeEvent[], end: NodeEvent, input: CrossCheckInput, finding: Add): void {
+  if (input.exitCode === 0 && typeof end.exitCode === 'number' && end.exitCode !== 0)
+    finding({
+      kind: 'exit-code',
+      veto: true,
+      message: `node --test ended its run with exit code ${end.exitCode}, but the command exited 0`,
+    });
+  const statuses = new Map<string, Set<string>>();
+  for (const o of nodeOutcomes(events)) {
+    const status = o.passed ? (o.skip ? 'SKIPPED' : 'PASSED') : o.todo || o.skip ? 'SKIPPED' : 'FAILED';
+    const set = statuses.get(o.id) ?? new Set<string>();
     set.add(status);
-    statuses.set(id, set);
+    statuses.set(o.id, set);
   }
   const disagree = (pass: ConsolePass): boolean => {
     const s = statuses.get(pass.id);
@@ -470,21 +487,138 @@ function checkNode(events: NodeEvent[], end: NodeEvent, input: CrossCheckInput, 
   consoleFindings(input.consolePasses.filter(disagree), "node's own test events", finding);
 }
 
+/**
+ * The runner's report against what berth's guard saw inside each test file's process
+ * (node-guard.ts): node failed a test (or its function threw) and the runner heard no failure
+ * of it; the console shows a test passing whose function the guard never saw return; the
+ * guard's messages forged, duplicated or out of order. The runner passes on whatever the child
+ * writes in its framing, so only the guard's authenticated records speak for the child.
+ */
+function checkNodeGuard(
+  events: NodeEvent[],
+  runnerPid: number | undefined,
+  input: CrossCheckInput,
+  finding: Add,
+  notes: string[],
+): void {
+  const key = input.armed.guardKey;
+  if (!key) return;
+  // From the command berth ran, never from the report (a file the tests' processes can write).
+  if (/(^|\s)--(experimental-)?test-isolation[= ]none(\s|$)/.test(input.armed.testCommand)) {
+    notes.push(
+      "node --test ran the test files in its own process (--test-isolation=none): berth's guard in the test processes was not used",
+    );
+    return;
+  }
+  const guard = readGuardStream(
+    events.filter((e) => e.type === 'guard'),
+    key,
+    runnerPid,
+  );
+  if (guard.invalid.length > 0 || guard.duplicated.length > 0)
+    finding({
+      kind: 'guard-invalid',
+      veto: true,
+      message: `the messages of berth's guard in the test processes were forged or tampered with: ${list([
+        ...guard.invalid,
+        ...guard.duplicated.map((f) => `a second hello for ${f}`),
+      ])}`,
+    });
+  if (guard.others > 0)
+    notes.push(
+      `${guard.others} node process(es) started by the tests loaded berth's guard (not test files of the runner; not checked)`,
+    );
+  const outcomes = nodeOutcomes(events);
+  const count = (file: string, id: string, pick: (o: NodeOutcome) => boolean) =>
+    outcomes.filter((o) => o.file !== null && resolve('/', o.file) === file && o.id === id && pick(o)).length;
+
+  // Failures node decided (or functions that threw) in a test file's process that the runner never heard of.
+  const rewritten: string[] = [];
+  const hooks: string[] = [];
+  for (const [file, seen] of guard.files) {
+    for (const id of new Set([...seen.failed.keys(), ...seen.threw.keys()])) {
+      const evidence = Math.max(seen.failed.get(id) ?? 0, seen.threw.get(id) ?? 0);
+      if (count(file, id, (o) => !o.passed) < evidence) rewritten.push(id);
+    }
+    // A hook that threw fails the tests it ran for (or their suite): the runner must have heard of a failure.
+    if (
+      seen.hooksThrew > 0 &&
+      !outcomes.some((o) => !o.passed && o.file !== null && resolve('/', o.file) === file)
+    )
+      hooks.push(`a hook in ${seen.file}`);
+  }
+  if (rewritten.length > 0 || hooks.length > 0)
+    finding({
+      kind: 'outcome-rewritten',
+      veto: true,
+      message: `node failed tests in the test file's process that the runner's report has passing or missing (the child's report to the runner was rewritten): ${list([...rewritten, ...hooks])}`,
+      ...(rewritten.length > 0 ? { tests: rewritten } : {}),
+    });
+
+  // Every pass the console shows must be a test whose function the guard saw return.
+  const unseen: ConsolePass[] = [];
+  const replaced: ConsolePass[] = [];
+  const cut: ConsolePass[] = [];
+  for (const pass of input.consolePasses) {
+    // (The runner's own entry for a file, named by its path, is no test of the child's.)
+    const reported = outcomes.filter((o) => o.id === pass.id && o.passed && !o.skip && o.id !== o.file);
+    for (const file of new Set(reported.map((o) => (o.file === null ? null : resolve('/', o.file))))) {
+      const seen = file === null ? undefined : guard.files.get(file);
+      const passes = reported.filter((o) => (o.file === null ? null : resolve('/', o.file)) === file).length;
+      if (seen?.replaced.has(pass.id)) replaced.push(pass);
+      else if (rewritten.includes(pass.id)) continue;
+      else if (!seen || (seen.returned.get(pass.id) ?? 0) < passes) unseen.push(pass);
+      else if (!seen.ended) cut.push(pass);
+    }
+  }
+  passFindings(
+    [...new Set(replaced)],
+    'test-replaced',
+    "the console shows tests passing whose function was replaced after node's runner made them",
+    finding,
+  );
+  passFindings(
+    [...new Set(cut)],
+    'guard-unconfirmed',
+    'the console shows tests passing from a test file whose guard records stop before its process ended (the stream was cut short: later failures may be missing)',
+    finding,
+  );
+  passFindings(
+    [...new Set(unseen)],
+    'guard-unconfirmed',
+    "the console shows tests passing that berth's guard in the test file's process never saw run and return",
+    finding,
+  );
+}
+
 function consoleFindings(disagreeing: ConsolePass[], source: string, finding: Add): void {
-  const vetoing = disagreeing.filter((p) => p.default);
-  const harnessOnly = disagreeing.filter((p) => !p.default && p.swebench);
+  passFindings(
+    disagreeing,
+    'console-disagrees',
+    `the console shows tests passing that ${source} does not`,
+    finding,
+  );
+}
+
+/**
+ * One finding for the passes berth's own verdict counts (a veto), one recorded for those only the
+ * SWE-bench rules grant.
+ */
+function passFindings(passes: ConsolePass[], kind: string, what: string, finding: Add): void {
+  const vetoing = passes.filter((p) => p.default);
+  const harnessOnly = passes.filter((p) => !p.default && p.swebench);
   if (vetoing.length > 0)
     finding({
-      kind: 'console-disagrees',
+      kind,
       veto: true,
-      message: `the console shows tests passing that ${source} does not: ${list(vetoing.map((p) => p.id))}`,
+      message: `${what}: ${list(vetoing.map((p) => p.id))}`,
       tests: vetoing.map((p) => p.id),
     });
   if (harnessOnly.length > 0)
     finding({
-      kind: 'console-disagrees',
+      kind,
       veto: false,
-      message: `under the SWE-bench rules the console shows tests passing that ${source} does not: ${list(harnessOnly.map((p) => p.id))}`,
+      message: `under the SWE-bench rules ${what}: ${list(harnessOnly.map((p) => p.id))}`,
       tests: harnessOnly.map((p) => p.id),
     });
 }

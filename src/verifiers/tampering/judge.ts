@@ -20,7 +20,12 @@ import { shellQuote } from '../../util/shell.ts';
 import { type ConsolePass, crossCheck } from './cross-check.ts';
 import { scanPatch, sectionedConfigsIn } from './patch-scan.ts';
 import { type ArmedProbes, armProbes, disarmProbes, type ProbeFiles, readProbeFiles } from './probes.ts';
-import { compareFingerprints, fingerprintScript, parseFingerprints } from './run-check.ts';
+import {
+  compareFingerprints,
+  fingerprintFilesScript,
+  fingerprintScript,
+  parseFingerprints,
+} from './run-check.ts';
 import type { TamperFinding, TamperRecord } from './types.ts';
 
 export interface TamperingCheckOptions {
@@ -75,7 +80,9 @@ export class TamperingCheck {
   postApplyScript(): string {
     const lines = [`echo '${this.marks.before}'`, fingerprintScript(this.options.testPatchPaths)];
     if (this.armed.setupScript)
-      lines.push(`{ ${this.armed.setupScript}\n} >/dev/null 2>&1 && echo '${this.marks.ready}'`);
+      lines.push(
+        `{ ${this.armed.setupScript}\n} >/dev/null 2>&1 && echo '${this.marks.ready}' && ${fingerprintFilesScript(this.armed.codeFiles)}`,
+      );
     return lines.join('\n');
   }
 
@@ -116,7 +123,9 @@ export class TamperingCheck {
 
   /** After the tests: the probes' files and the second fingerprint (one trusted command). */
   async afterRun(signal?: AbortSignal): Promise<void> {
+    // A container's probe code is fingerprinted before the collect script removes it.
     const script = [
+      this.ready ? fingerprintFilesScript(this.armed.codeFiles) : '',
       this.ready ? this.armed.collectScript : '',
       `echo '${this.marks.after}'`,
       fingerprintScript(this.options.testPatchPaths),
@@ -130,7 +139,11 @@ export class TamperingCheck {
     });
     const at = run.output.indexOf(`${this.marks.after}\n`);
     const collected = at === -1 ? run.output : run.output.slice(0, at);
-    if (at !== -1) this.after = parseFingerprints(run.output.slice(at + this.marks.after.length + 1));
+    if (at !== -1) {
+      this.after = parseFingerprints(run.output.slice(at + this.marks.after.length + 1));
+      for (const [path, value] of parseFingerprints(collected))
+        if (this.armed.codeFiles.includes(path)) this.after.set(path, value);
+    }
     if (this.ready) this.files = await readProbeFiles(this.armed, collected);
   }
 

@@ -6,7 +6,8 @@
  * node's runner: test starts, passes, failures (name, nesting, file), then, when the stream
  * ends, a closing line with the run's secret. The verifier checks the console's results against
  * it (src/verifiers/tampering/cross-check.ts): lines a child wrote past node's protocol (to the
- * parent's stdout, for instance) are not events.
+ * parent's stdout, for instance) are not events. It also writes down the messages of berth's
+ * guard in each test file's process (node-guard.ts), which node's runner passes on.
  *
  * The reporter is given only when the command already names its reporters with
  * `--test-reporter` (node pairs reporters with destinations by position, and the default
@@ -39,27 +40,13 @@ export default async function* berthProbe(source) {
       const skip = d.skip !== undefined && d.skip !== false;
       const todo = d.todo !== undefined && d.todo !== false;
       yield JSON.stringify({ type: t, name: d.name, nesting: d.nesting, file: d.file ?? null, skip, todo }) + '\n';
+    } else if (t === 'berth:guard') {
+      // A message of berth's guard in a test file's process (node-guard.ts), checked by berth.
+      const d = event.data ?? {};
+      yield JSON.stringify({ type: 'guard', pid: d.pid, body: d.body, mac: d.mac, key: d.key }) + '\n';
     }
   }
   if (nonce) yield JSON.stringify({ type: 'end', nonce, exitCode: process.exitCode ?? null }) + '\n';
-}
-`;
-
-/**
- * berth's node:test guard, loaded into every `node --test` process with `--require` (node passes
- * it on to the child process of each test file) before any code of the repository: it freezes
- * the exports of `node:assert`, `node:assert/strict` and `node:test`, so code the tests import
- * cannot swap an assertion or the test functions for no-ops (an ES module's assignment then
- * throws; sloppy code's is ignored). CommonJS, for every node that has `node:test`.
- */
-export const NODE_GUARD_SOURCE = String.raw`'use strict';
-// berth's node:test guard (see berth: src/verifiers/tampering/node-probe.ts).
-for (const name of ['node:assert', 'node:assert/strict', 'node:test']) {
-  try {
-    const m = require(name);
-    Object.freeze(m);
-    if (m && m.strict) Object.freeze(m.strict);
-  } catch {}
 }
 `;
 

@@ -14,14 +14,15 @@
  * tox passes neither variable on); a `node --test` command that names its reporters gets the
  * node reporter (node-probe.ts).
  */
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, type KeyObject, randomBytes } from 'node:crypto';
 import { constants, rmSync } from 'node:fs';
 import { chmod, lstat, mkdir, mkdtemp, open, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Environment, ExecOptions } from '../../environments/environment.ts';
 import { shellQuote } from '../../util/shell.ts';
-import { addNodeGuard, addNodeProbe, NODE_GUARD_SOURCE, NODE_PROBE_SOURCE } from './node-probe.ts';
+import { nodeGuardSource } from './node-guard.ts';
+import { addNodeGuard, addNodeProbe, NODE_PROBE_SOURCE } from './node-probe.ts';
 import { PYTEST_PROBE_SOURCE } from './pytest-probe.ts';
 
 /** Largest probe file berth reads back, in bytes (a bigger one is refused as not the probe's). */
@@ -31,6 +32,11 @@ const MAX_PROBE_FILE_BYTES = 32 * 1024 * 1024;
 export interface ArmedProbes {
   /** The secret the probes must echo back. */
   nonce: string;
+  /**
+   * berth's X25519 private key for this run: the node guard in each test file's process agrees
+   * its record key with the public half (node-guard.ts). Never leaves berth.
+   */
+  guardKey?: KeyObject;
   /** The test command as the task gives it (before berth's additions). */
   testCommand: string;
   /** The test command to run (exports, and the node reporter where it applies). */
@@ -48,6 +54,12 @@ export interface ArmedProbes {
   collectScript: string;
   /** Marker that frames each file in the collect script's output. */
   frame: string;
+  /**
+   * The probe modules' paths in a container (a container's root could rewrite them for the test
+   * processes that start later: berth fingerprints them before and after the tests); none for
+   * local environments, whose code folder is bound read-only.
+   */
+  codeFiles: string[];
   /** Host folder of a local environment's probe files (removed by `disarm`). */
   hostDir?: string;
   outDir: string;
@@ -78,6 +90,10 @@ export async function armProbes(env: Environment, command: string): Promise<Arme
   const guardName = `berth-node-guard-${hex}.cjs`;
   const frame = `@@berth-probe-${randomBytes(8).toString('hex')}@@`;
   const notes: string[] = [];
+  const keys = generateKeyPairSync('x25519');
+  const guardSource = nodeGuardSource(
+    keys.publicKey.export({ format: 'der', type: 'spki' }).toString('base64'),
+  );
 
   let base: string;
   let hostDir: string | undefined;
@@ -92,7 +108,7 @@ export async function armProbes(env: Environment, command: string): Promise<Arme
     await mkdir(join(base, 'out'));
     await writeFile(join(base, 'code', `${moduleName}.py`), PYTEST_PROBE_SOURCE);
     await writeFile(join(base, 'code', reporterName), NODE_PROBE_SOURCE);
-    await writeFile(join(base, 'code', guardName), NODE_GUARD_SOURCE);
+    await writeFile(join(base, 'code', guardName), guardSource);
     await writeFile(join(base, 'out', 'nonce'), nonce, { mode: 0o644 });
     await chmod(join(base, 'out'), 0o777);
     binds.push({ path: join(base, 'code') }, { path: join(base, 'out'), writable: true });
@@ -108,7 +124,7 @@ export async function armProbes(env: Environment, command: string): Promise<Arme
       NODE_PROBE_SOURCE,
       eof,
       `cat > ${base}/code/${guardName} <<'${eof}'`,
-      NODE_GUARD_SOURCE,
+      guardSource,
       eof,
       `printf %s ${nonce} > ${base}/out/nonce && chmod 644 ${base}/out/nonce`,
     ].join('\n');
@@ -153,6 +169,7 @@ export async function armProbes(env: Environment, command: string): Promise<Arme
   ].join('\n');
   return {
     nonce,
+    guardKey: keys.privateKey,
     testCommand: command,
     command: `${exports.join('\n')}\n${run}`,
     pytest,
@@ -162,6 +179,8 @@ export async function armProbes(env: Environment, command: string): Promise<Arme
     setupScript,
     collectScript: env.kind === 'local' ? '' : collectScript,
     frame,
+    codeFiles:
+      env.kind === 'local' ? [] : [`${moduleName}.py`, reporterName, guardName].map((f) => `${code}/${f}`),
     ...(hostDir ? { hostDir } : {}),
     outDir: out,
   };

@@ -43,13 +43,20 @@ export function fingerprintScript(testFiles: readonly string[]): string {
     shellQuote(':(exclude,glob)**/node_modules/**'),
   ].join(' ');
   const listed = testFiles.length > 0 ? `printf '%s\\0' ${testFiles.map(shellQuote).join(' ')}; ` : '';
-  // Regular files by content; a link by its target (never followed: a link to a fifo or to a file
-  // outside the repository must neither hang nor be read); anything else (a fifo) as `other`.
-  const hash = shellQuote(
-    'for f do if [ -L "$f" ]; then printf "%s  %s\\n" "$(printf "link:%s" "$(readlink "$f")" | sha256sum | cut -c1-64)" "$f"; elif [ -f "$f" ]; then s=$(stat -c %i_%z -- "$f" 2>/dev/null | tr " " _) && printf "s:%s " "$s"; sha256sum -- "$f"; elif [ -e "$f" ]; then printf "%s  %s\\n" "$(printf "other" | sha256sum | cut -c1-64)" "$f"; fi; done',
-  );
-  return `{ { ${listed}git -c core.quotePath=false ls-files -z -co --exclude-standard -- ${specs}; } 2>/dev/null | sort -zu | xargs -0 -r sh -c ${hash} sh 2>/dev/null; } || true`;
+  return `{ { ${listed}git -c core.quotePath=false ls-files -z -co --exclude-standard -- ${specs}; } 2>/dev/null | sort -zu | xargs -0 -r sh -c ${HASH} sh 2>/dev/null; } || true`;
 }
+
+/** The same lines for the files named (absolute paths, e.g. berth's probe code in a container). */
+export function fingerprintFilesScript(paths: readonly string[]): string {
+  if (paths.length === 0) return '';
+  return `{ printf '%s\\0' ${paths.map(shellQuote).join(' ')} | xargs -0 -r sh -c ${HASH} sh 2>/dev/null; } || true`;
+}
+
+// Regular files by content; a link by its target (never followed: a link to a fifo or to a file
+// outside the repository must neither hang nor be read); anything else (a fifo) as `other`.
+const HASH = shellQuote(
+  'for f do if [ -L "$f" ]; then printf "%s  %s\\n" "$(printf "link:%s" "$(readlink "$f")" | sha256sum | cut -c1-64)" "$f"; elif [ -f "$f" ]; then s=$(stat -c %i_%z -- "$f" 2>/dev/null | tr " " _) && printf "s:%s " "$s"; sha256sum -- "$f"; elif [ -e "$f" ]; then printf "%s  %s\\n" "$(printf "other" | sha256sum | cut -c1-64)" "$f"; fi; done',
+);
 
 /**
  * `[s:status ]sha256  path` lines -> path -> `hash` or `hash status` (sha256sum's `\` escaping of

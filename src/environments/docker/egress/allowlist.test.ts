@@ -71,6 +71,6 @@ describe('allowlist patterns', () => {
   it('validateAllowedHosts names the file and the field of a bad entry', () => {
     expect(() =>
       validateAllowedHosts(['ok.example', 'http://bad'], { file: 'task.toml', field: 'agent.allowed_hosts' }),
-    ).toThrow(/task\.toml \(field `agent\.allowed_hosts\[1\]`\): `http:\/\/bad`: a URL/);
+    ).toThrow(/task\.toml: agent\.allowed_hosts\[1\]: `http:\/\/bad`: a URL/);
   });
 });

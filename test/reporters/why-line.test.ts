@@ -1,0 +1,52 @@
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { headTail } from '../../src/results/trial-record.ts';
+import { berth, writeSampleWithInstall } from '../helpers/jobs.ts';
+import { tempDirs } from '../helpers/temp-dirs.ts';
+
+const temp = tempDirs();
+afterAll(temp.cleanup);
+
+describe("the console's one-line note keeps the end of a long error", () => {
+  it('headTail: the first and last lines; a long line keeps its head and, mostly, its tail', () => {
+    expect(headTail('short', 20)).toBe('short');
+    expect(headTail('Traceback (most recent call last):\n  File "x.py", line 1\nValueError: bad', 80)).toBe(
+      'Traceback (most recent call last): … ValueError: bad',
+    );
+    const long = `install command exited 1: ${'x'.repeat(200)} | ValueError: the pin does not exist`;
+    const line = headTail(long, 100);
+    expect(line.length).toBe(100);
+    expect(line.startsWith('install command exited 1: ')).toBe(true);
+    expect(line.endsWith('| ValueError: the pin does not exist')).toBe(true);
+    expect(line).toContain('…');
+  });
+
+  it('berth run: an install that fails with a Python traceback shows the exception line', async () => {
+    const dir = await temp.make('berth-ux-why-');
+    // The traceback's last line says what went wrong; its first lines are the install's noise.
+    const file = writeSampleWithInstall(
+      join(dir, 'sample.jsonl'),
+      'berth__toposort-1',
+      `python3 -c "import json; json.loads('{broken')"`,
+    );
+    const run = berth([
+      'run',
+      '-p',
+      file,
+      '-a',
+      'oracle',
+      '-i',
+      'berth__toposort-1',
+      '--jobs-dir',
+      join(dir, 'jobs'),
+    ]);
+    expect(run.code, run.stderr).toBe(0);
+    const line = run.stdout.split('\n').find((l) => l.startsWith('berth__toposort-1'));
+    expect(line).toContain('EnvironmentSetupError in environment: install command exited 1: ');
+    // Cut at the start of the message (160 characters) the line ended in the traceback's frames.
+    expect(line).toMatch(
+      /JSONDecodeError: Expecting property name enclosed in double quotes: line 1 column 2 \(char 1\)$/,
+    );
+    expect(line?.length).toBeLessThan(300);
+  });
+});
