@@ -57,6 +57,13 @@ export interface HostViewSpec {
   env?: Record<string, string | undefined>;
   /** Size of the private `/tmp` and home tmpfs, in bytes (default 64 MiB). */
   tmpfsBytes?: number;
+  /**
+   * bwrap only: a link at `at` (a path in the private /tmp) to the host folder `of`, and the
+   * command started in `cwd` (a path through that link). Its caller sets `PWD` to `cwd`, so
+   * tools that take the working folder from `PWD` (bash, Go) see the same path in every trial,
+   * whatever the trial folder's own name: Go's build cache keys a package by its folder.
+   */
+  alias?: { at: string; of: string; cwd: string };
 }
 
 /** What one command run in the minimal view may see. */
@@ -183,6 +190,7 @@ export function hostViewPrefix(method: IsolationMethod, spec: HostViewSpec): Iso
       for (const dir of ancestorsInside(bind.path, tmpfsRoots)) prefix.push('--perms', '0755', '--dir', dir);
       prefix.push(bind.writable ? '--bind' : '--ro-bind', bind.path, bind.path);
     }
+    if (spec.alias) prefix.push('--symlink', spec.alias.of, spec.alias.at, '--chdir', spec.alias.cwd);
     prefix.push('--unshare-pid', ...net, '--die-with-parent', '--new-session', '--', ...drop);
     // bwrap runs as berth's user (root: it can still bind the toolchain under /root), and
     // setpriv drops to the unprivileged uid inside, with no capabilities left.

@@ -189,6 +189,13 @@ describe("berth's guard in node --test's child processes", () => {
       expect(kinds(withReport([...others(), ...g]))).toEqual(['guard-invalid!', 'guard-unconfirmed!']);
     });
 
+    it('the tests run in the runner itself (--test-isolation=none, from the command): no guard check, a note', () => {
+      const armed = { ...gold.armed, testCommand: `${gold.armed.testCommand} --test-isolation=none` };
+      const checked = crossCheck({ ...withReport(others()), armed });
+      expect(checked.findings).toEqual([]);
+      expect(checked.notes.join(' ')).toMatch(/test-isolation=none/);
+    });
+
     it('every guard message taken out: no pass is confirmed', () => {
       expect(kinds(withReport(others()))).toEqual(['guard-unconfirmed!']);
     });

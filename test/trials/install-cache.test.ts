@@ -8,7 +8,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CommandAgent } from '../../src/agents/command.ts';
 import { OracleAgent } from '../../src/agents/oracle.ts';
 import { installCacheKey, installsDir } from '../../src/environments/local/install-cache.ts';
-import { type LocalEnvironment, LocalEnvironmentProvider } from '../../src/environments/local/local.ts';
+import {
+  type LocalEnvironment,
+  LocalEnvironmentProvider,
+  TRIAL_ALIAS,
+} from '../../src/environments/local/local.ts';
+import { cappedFolderSupport } from '../../src/sandbox/capped-folder.ts';
+import { isRoot } from '../../src/sandbox/identity.ts';
+import { probeIsolation } from '../../src/sandbox/isolation.ts';
 import type { Task } from '../../src/tasks/task.ts';
 import { runTrialWith } from '../../src/trials/trial.ts';
 import { SwebenchVerifier } from '../../src/verifiers/swebench.ts';
@@ -56,6 +63,8 @@ function task(environment: Task['environment'], testCommand = 'true', passToPass
 }
 
 const provider = new LocalEnvironmentProvider();
+/** Whether trials here get `node_modules` as a read-only layer (root, capped trial folders). */
+const layered = async () => isRoot && (await cappedFolderSupport()) === undefined;
 async function start(environment: Task['environment']): Promise<LocalEnvironment> {
   const env = await provider.start({ task: task(environment), jobId: 'install-cache', trialDir: tmpdir() });
   started.push(env);
@@ -70,57 +79,86 @@ async function install(env: LocalEnvironment, command: string): Promise<void> {
 }
 
 describe('install once, materialise once (local environment)', () => {
-  it('a trial that writes into the cached install cannot change the next trial', async () => {
-    const nonce = randomUUID();
-    const spec: Task['environment'] = {
-      kind: 'local',
-      snapshot: {
-        files: { 'a.txt': 'orig\n', 'src/m.py': 'X = 1\n' },
-        symlinks: { 'link.txt': 'a.txt' },
-        binaryFiles: { 'b.bin': Buffer.from([0, 1, 255]).toString('base64') },
-        executables: ['src/m.py'],
-      },
-      install: `mkdir -p node_modules/x && echo installed > node_modules/x/f # ${nonce}`,
-    };
-    const first = await start(spec);
-    expect(first.installCache?.hit).toBe(false);
-    await install(first, spec.install as string);
-    const key = installCacheKey(spec) as string;
-    const entry = join(installsDir(), key);
-    expect(existsSync(join(entry, 'entry.json'))).toBe(true);
-    await first.stop();
+  it.each([
+    ['copied (git would diff it)', false],
+    ['ignored by git (a read-only layer as root)', true],
+  ])(
+    'a trial that writes into the cached install cannot change the next trial: node_modules %s',
+    async (_, ignored) => {
+      const nonce = randomUUID();
+      const spec: Task['environment'] = {
+        kind: 'local',
+        snapshot: {
+          files: {
+            'a.txt': 'orig\n',
+            'src/m.py': 'X = 1\n',
+            ...(ignored ? { '.gitignore': 'node_modules/\n' } : {}),
+          },
+          symlinks: { 'link.txt': 'a.txt' },
+          binaryFiles: { 'b.bin': Buffer.from([0, 1, 255]).toString('base64') },
+          executables: ['src/m.py'],
+        },
+        install: `mkdir -p node_modules/x && echo installed > node_modules/x/f # ${nonce}`,
+      };
+      const first = await start(spec);
+      expect(first.installCache?.hit).toBe(false);
+      await install(first, spec.install as string);
+      const key = installCacheKey(spec) as string;
+      const entry = join(installsDir(), key);
+      expect(existsSync(join(entry, 'entry.json'))).toBe(true);
+      // The entry is berth's, whoever owned the trial's files it was saved from.
+      const owners = await execa('find', [entry, '!', '-uid', String(process.getuid?.() ?? 0)]);
+      expect(owners.stdout).toBe('');
+      await first.stop();
 
-    const second = await start(spec);
-    expect(second.installCache?.hit).toBe(true);
-    expect(second.baseCommit).toBe(first.baseCommit);
-    expect((await second.exec('cat node_modules/x/f a.txt link.txt')).output).toBe('installed\norig\norig\n');
-    // What a hostile agent or test run would do: overwrite the install, the files, the history,
-    // plant links, and try the entry itself by its host path.
-    const attack = await second.exec(
-      [
-        'echo evil > node_modules/x/f',
-        'echo evil > a.txt',
-        'rm -f link.txt && ln -s /etc/passwd link.txt',
-        'git -c user.name=a -c user.email=a@b commit -qam evil',
-        'chmod 000 src/m.py',
-        `echo evil > ${entry}/repo/a.txt 2>/dev/null && echo WROTE-ENTRY`,
-        `echo evil > ${entry}/repo/node_modules/x/f 2>/dev/null && echo WROTE-ENTRY`,
-        'true',
-      ].join('; '),
-    );
-    expect(attack.output).not.toContain('WROTE-ENTRY');
-    await second.stop();
+      const second = await start(spec);
+      expect(second.installCache?.hit).toBe(true);
+      expect(second.baseCommit).toBe(first.baseCommit);
+      expect((await second.exec('cat node_modules/x/f a.txt link.txt')).output).toBe(
+        'installed\norig\norig\n',
+      );
+      if (ignored && (await layered())) {
+        // node_modules is the entry's, bound read-only: not even a new file goes in, nor does it go away.
+        const write = await second.exec(
+          'echo evil > node_modules/x/f; touch node_modules/new; rm -rf node_modules; mv node_modules nm; ls node_modules',
+        );
+        expect(write.output).toContain('Read-only file system');
+        expect(write.output).toMatch(/^x$/m);
+      }
+      if (second.isolated && isRoot) {
+        // The copy is the trial's uid's from the start (no chown -R after it).
+        const owners = await second.exec('id -u; stat -c %u . a.txt src/m.py .git .git/HEAD');
+        const [uid, ...files] = owners.output.trim().split('\n');
+        expect(files).toEqual(files.map(() => uid));
+      }
+      // What a hostile agent or test run would do: overwrite the install, the files, the history,
+      // plant links, and try the entry itself by its host path.
+      const attack = await second.exec(
+        [
+          'echo evil > node_modules/x/f',
+          'echo evil > a.txt',
+          'rm -f link.txt && ln -s /etc/passwd link.txt',
+          'git -c user.name=a -c user.email=a@b commit -qam evil',
+          'chmod 000 src/m.py',
+          `echo evil > ${entry}/repo/a.txt 2>/dev/null && echo WROTE-ENTRY`,
+          `echo evil > ${entry}/repo/node_modules/x/f 2>/dev/null && echo WROTE-ENTRY`,
+          'true',
+        ].join('; '),
+      );
+      expect(attack.output).not.toContain('WROTE-ENTRY');
+      await second.stop();
 
-    const third = await start(spec);
-    expect(third.installCache?.hit).toBe(true);
-    const seen = await third.exec(
-      'cat node_modules/x/f a.txt; readlink link.txt; stat -c %a src/m.py; git log --format=%s; git status --porcelain',
-    );
-    expect(seen.output).toBe('installed\norig\na.txt\n755\nbase\n?? node_modules/\n');
-    expect(third.baseCommit).toBe(first.baseCommit);
-    expect(await readFile(join(entry, 'repo', 'a.txt'), 'utf8')).toBe('orig\n');
-    expect(await readFile(join(entry, 'repo', 'node_modules', 'x', 'f'), 'utf8')).toBe('installed\n');
-  });
+      const third = await start(spec);
+      expect(third.installCache?.hit).toBe(true);
+      const seen = await third.exec(
+        'cat node_modules/x/f a.txt; readlink link.txt; stat -c %a src/m.py; git log --format=%s; git status --porcelain',
+      );
+      expect(seen.output).toBe(`installed\norig\na.txt\n755\nbase\n${ignored ? '' : '?? node_modules/\n'}`);
+      expect(third.baseCommit).toBe(first.baseCommit);
+      expect(await readFile(join(entry, 'repo', 'a.txt'), 'utf8')).toBe('orig\n');
+      expect(await readFile(join(entry, 'repo', 'node_modules', 'x', 'f'), 'utf8')).toBe('installed\n');
+    },
+  );
 
   it('keys an entry by snapshot content, install command, variables; never a host folder', () => {
     const spec = (files: Record<string, string>, install?: string): Task['environment'] => ({
@@ -226,10 +264,17 @@ describe('install once, materialise once (local environment)', () => {
     const goCache = join(second.root, 'cache', 'go-build');
     expect(readdirSync(goCache).length).toBeGreaterThan(0);
     const test = await second.exec(
-      'go env GOCACHE && go test -count=1 ./... && echo poison > "$(go env GOCACHE)/README"',
+      'go env GOCACHE GOMOD && go test -x -count=1 ./... && echo poison > "$(go env GOCACHE)/README"',
     );
     expect(test.output).toContain(goCache);
     expect(test.exitCode).toBe(0);
+    if (probeIsolation().method === 'bwrap') {
+      // Every trial sees its repository at the same path, so the warm cache serves its packages:
+      // the test binary is linked, nothing compiled.
+      expect(test.output).toContain(`${TRIAL_ALIAS}/repo/go.mod`);
+      expect(test.output).toMatch(/\/link /);
+      expect(test.output).not.toMatch(/\/compile /);
+    }
     expect(await readFile(join(entry, 'go-build', 'README'), 'utf8')).not.toBe('poison\n');
   });
 });

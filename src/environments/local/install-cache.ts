@@ -12,11 +12,17 @@
  * than the copy, measured.) Entries are written by berth (root) before any agent code ran, owned by berth, in a
  * folder only berth can read (0700); the sandbox sees the host read-only.
  *
+ * Read-only layers: a top-level folder of the install's products that no test needs to write
+ * (`node_modules`, see {@link READ_ONLY_LAYERS}) is not copied at all where the trial folder is a
+ * capped tmpfs (berth as root): it is bind-mounted read-only from the entry into the trial's
+ * copy (nothing, not even root in the sandbox, can write through it), and unmounted at stop.
+ * The rest is copied as the trial's uid (`tar --owner`), so no `chown -R` walks it afterwards.
+ *
  * Layout of an entry: `repo/` (the working folder with its `.git`), `go-build/` (GOCACHE, when
  * warmed), `entry.json` ({@link InstallEntry}).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, lstatSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
@@ -24,7 +30,14 @@ import type { EnvironmentSpec } from '../../tasks/task.ts';
 import { cacheRoot } from '../../util/cache.ts';
 
 /** Bump when an entry's layout or meaning changes: old entries are then never read. */
-const FORMAT = 1;
+const FORMAT = 2;
+
+/**
+ * Top-level folders of an installed repository that trials get read-only (bound from the entry,
+ * never copied) when git ignores them and tracks no file in them: what `npm install` writes,
+ * which a project's tests read and do not write.
+ */
+export const READ_ONLY_LAYERS = ['node_modules'] as const;
 
 /** What `entry.json` records. */
 export interface InstallEntry {
@@ -35,6 +48,8 @@ export interface InstallEntry {
   install: string;
   /** Whether `go-build/` holds a warm Go build cache. */
   goCache: boolean;
+  /** Top-level folders of `repo/` a trial may get as read-only layers ({@link READ_ONLY_LAYERS}). */
+  layers: string[];
   /** ISO time it was written. */
   createdAt: string;
 }
@@ -88,19 +103,31 @@ export function installCacheKey(spec: EnvironmentSpec, env?: Record<string, stri
   return hash.digest('hex');
 }
 
+/** The owner of every file of a copy (default root, berth). */
+export type CopyOwner = { uid: number; gid: number } | undefined;
+
 /**
  * Copies the contents of `from` into the existing folder `to`: links as links, modes, times and
- * hard links kept, every file owned by root (berth) in the copy; nothing is followed. A `tar` pipe:
- * two processes, on a loaded 2-core machine 0.9–2 s for 250 MB in 29,000 files where `cp -R`
- * took 5–10 s.
+ * hard links kept, every file owned by `owner` (default root, berth) in the copy, `to` itself
+ * included; nothing is followed. A `tar` pipe: two processes, on a loaded 2-core machine 0.9–2 s
+ * for 250 MB in 29,000 files where `cp -R` took 5–10 s. `exclude`: top-level names left out.
  */
-async function copyTree(from: string, to: string): Promise<void> {
+async function copyTree(from: string, to: string, owner?: CopyOwner, exclude: readonly string[] = []) {
+  // NAME:ID, so the id is never read as a name (the name is not stored: --numeric-owner).
+  const create = [
+    `--owner=berth:${owner?.uid ?? 0}`,
+    `--group=berth:${owner?.gid ?? 0}`,
+    '--numeric-owner',
+    // Anchored: only the top-level folder of that name, never one deeper down.
+    ...(exclude.length > 0 ? ['--anchored', ...exclude.map((name) => `--exclude=./${name}`)] : []),
+  ];
   await execa('bash', [
     '-c',
-    'set -o pipefail; tar -C "$1" --owner=0 --group=0 --numeric-owner -cf - . | tar -C "$2" -xpf -',
+    'set -o pipefail; from=$1 to=$2; shift 2; tar -C "$from" "$@" -cf - . | tar -C "$to" --numeric-owner -xpf -',
     'bash',
     from,
     to,
+    ...create,
   ]);
 }
 
@@ -108,20 +135,80 @@ async function copyTree(from: string, to: string): Promise<void> {
 export async function readEntry(key: string): Promise<InstallEntry | undefined> {
   try {
     const entry = JSON.parse(await readFile(join(installsDir(), key, 'entry.json'), 'utf8')) as InstallEntry;
-    return entry.format === FORMAT && typeof entry.baseCommit === 'string' ? entry : undefined;
+    return entry.format === FORMAT && typeof entry.baseCommit === 'string' && Array.isArray(entry.layers)
+      ? entry
+      : undefined;
   } catch {
     return undefined;
   }
 }
 
-/** Copies the entry's repository into `workdir` and, when it has one, its Go build cache into `goCache`. */
-export async function copyEntryInto(key: string, entry: InstallEntry, workdir: string, goCache: string) {
+/**
+ * Copies the entry's repository into `workdir` and, when it has one, its Go build cache into
+ * `goCache`, both owned by `owner`. With `layers`, the entry's read-only layers are left out of
+ * the copy and bind-mounted read-only in its place (berth must be root; `workdir` on a file
+ * system of the trial's own, unmounted with {@link unmountLayers} before it is removed).
+ * @returns the mount points of the layers, to unmount at stop.
+ */
+export async function copyEntryInto(
+  key: string,
+  entry: InstallEntry,
+  workdir: string,
+  goCache: string,
+  options: { owner?: CopyOwner; layers?: boolean } = {},
+): Promise<string[]> {
   const dir = join(installsDir(), key);
-  await copyTree(join(dir, 'repo'), workdir);
+  const layers = options.layers ? entry.layers : [];
+  await copyTree(join(dir, 'repo'), workdir, options.owner, layers);
   if (entry.goCache) {
     await mkdir(goCache, { recursive: true });
-    await copyTree(join(dir, 'go-build'), goCache);
+    await copyTree(join(dir, 'go-build'), goCache, options.owner);
   }
+  const mounted: string[] = [];
+  try {
+    for (const name of layers) {
+      const point = join(workdir, name);
+      await mkdir(point);
+      // ro on the bind itself: no process of the trial, root in a sandbox included, writes through it.
+      await execa('mount', ['--bind', '-o', 'ro,nosuid,nodev', '--', join(dir, 'repo', name), point]);
+      mounted.push(point);
+    }
+  } catch (error) {
+    await unmountLayers(mounted);
+    throw error;
+  }
+  return mounted;
+}
+
+/** Unmounts layers mounted by {@link copyEntryInto} (lazily when busy); never throws. */
+export async function unmountLayers(points: readonly string[]): Promise<void> {
+  for (const point of [...points].reverse())
+    await execa('umount', ['--', point]).catch(() => execa('umount', ['-l', '--', point]).catch(() => {}));
+}
+
+/**
+ * The {@link READ_ONLY_LAYERS} of `workdir`: real folders (not links) that git ignores and holds
+ * no tracked file of. Ignored, so no diff of the repository (an agent's patch) ever names a file
+ * in them; a folder git would diff is copied like the rest.
+ */
+async function layersOf(workdir: string): Promise<string[]> {
+  const git = (...args: string[]) =>
+    execa('git', ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', ...args], {
+      cwd: workdir,
+      reject: false,
+    });
+  const layers: string[] = [];
+  for (const name of READ_ONLY_LAYERS) {
+    try {
+      if (!lstatSync(join(workdir, name)).isDirectory()) continue;
+    } catch {
+      continue;
+    }
+    const ignored = await git('check-ignore', '-q', '--', name);
+    const tracked = await git('ls-files', '-z', '--', name);
+    if (ignored.exitCode === 0 && tracked.exitCode === 0 && tracked.stdout === '') layers.push(name);
+  }
+  return layers;
 }
 
 /**
@@ -133,7 +220,7 @@ export async function saveEntry(
   key: string,
   workdir: string,
   goCache: string | undefined,
-  meta: Omit<InstallEntry, 'format' | 'createdAt' | 'goCache'>,
+  meta: Omit<InstallEntry, 'format' | 'createdAt' | 'goCache' | 'layers'>,
 ): Promise<void> {
   const dir = installsDir();
   await mkdir(dir, { recursive: true, mode: 0o700 });
@@ -152,6 +239,8 @@ export async function saveEntry(
       format: FORMAT,
       ...meta,
       goCache: warm,
+      // Read from the entry's own copy (root's, in berth's folder), not the trial's folder.
+      layers: await layersOf(join(temporary, 'repo')),
       createdAt: new Date().toISOString(),
     };
     await writeFile(join(temporary, 'entry.json'), `${JSON.stringify(entry, null, 2)}\n`);

@@ -14,10 +14,13 @@
  * `logsDir`) and `tmp/` (TMPDIR where the sandbox has no private /tmp). The three belong
  * to the trial's uid; the root does not, so sandboxed code can neither rename nor replace
  * them. Files cross the boundary only through `upload` and `download`, which never follow
- * a link planted below the root (src/util/safe-fs.ts).
+ * a link planted below the root (src/util/safe-fs.ts). A repository started from the install
+ * cache is a copy made as the trial's uid, with its git-ignored `node_modules` bound read-only
+ * from the entry (install-cache.ts). With bwrap, commands see the root also at `TRIAL_ALIAS`
+ * and start there (`PWD`), the same path in every trial.
  */
 import { existsSync } from 'node:fs';
-import { chmod, cp, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, chown, cp, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { execa } from 'execa';
@@ -62,9 +65,17 @@ import {
   installCacheKey,
   readEntry,
   saveEntry,
+  unmountLayers,
 } from './install-cache.ts';
 import { checkoutFromMirror, commitBase, writeSnapshot } from './materialise.ts';
 import { runProcess } from './process.ts';
+
+/**
+ * Where a sandboxed command (bwrap) sees the trial's folder besides its own path: a link in the
+ * sandbox's private /tmp, and the command's `PWD` goes through it. The same in every trial, so a
+ * build cache keyed by folder (Go's) serves a later trial what the first one compiled.
+ */
+export const TRIAL_ALIAS = '/tmp/berth-trial';
 
 /** Host variables never passed to commands (they look like credentials). */
 const SECRET_NAME = /(TOKEN|SECRET|PASSW|API_?KEY|ACCESS_?KEY|CREDENTIAL|PRIVATE)/i;
@@ -172,6 +183,8 @@ export class LocalEnvironment implements Environment {
     ),
     /** Whether `root` is a size-capped tmpfs (unmounted at stop). */
     private readonly capped = false,
+    /** Read-only layers bind-mounted into the repository (install-cache.ts), unmounted at stop. */
+    private readonly layers: readonly string[] = [],
   ) {}
 
   get isolated(): boolean {
@@ -217,7 +230,14 @@ export class LocalEnvironment implements Environment {
     // Go's build cache: the trial's own copy of the warm one (install-cache.ts), never the host's.
     const extra: Record<string, string> = { GOCACHE: join(this.root, 'cache', 'go-build') };
     const limits = this.limits.limits;
+    const cwd = options.cwd ? this.inside(options.cwd) : this.workdir;
     if (this.isolationMethod && !options.setup) {
+      const below = relative(this.root, cwd);
+      const alias =
+        this.isolationMethod === 'bwrap' && !below.startsWith('..') && !isAbsolute(below)
+          ? { at: TRIAL_ALIAS, of: this.root, cwd: join(TRIAL_ALIAS, below) }
+          : undefined;
+      if (alias) extra.PWD = alias.cwd;
       for (const bind of options.binds ?? []) if (bind.writable) await this.handOver(bind.path);
       const sandbox = hostViewPrefix(this.isolationMethod, {
         writable: this.root,
@@ -226,6 +246,7 @@ export class LocalEnvironment implements Environment {
         identity: this.sandbox?.identity,
         // The private /tmp and home live in memory: no bigger than the memory limit.
         tmpfsBytes: Math.min(limits.diskBytes, limits.memoryBytes),
+        ...(alias ? { alias } : {}),
       });
       prefix = sandbox.prefix;
       spawnAs = sandbox.spawnAs;
@@ -244,7 +265,7 @@ export class LocalEnvironment implements Environment {
           ...(limits.cpuSec !== undefined ? { cpuSec: limits.cpuSec } : {}),
         },
         ...(this.capped ? { cappedFolder: this.root } : {}),
-        cwd: options.cwd ? this.inside(options.cwd) : this.workdir,
+        cwd,
         env: commandEnv({ ...extra, ...options.env }),
         ...(spawnAs ? { uid: spawnAs.uid, gid: spawnAs.gid } : {}),
         ...(options.timeoutSec !== undefined ? { timeoutSec: options.timeoutSec } : {}),
@@ -264,7 +285,7 @@ export class LocalEnvironment implements Environment {
       result = await run();
     this.limits.note(result.limitsHit);
     // What a set-up command (berth's user) left in the trial folder goes back to the trial's uid.
-    if (options.setup) for (const dir of SANDBOX_DIRS) await this.handOver(join(this.root, dir));
+    if (options.setup) await this.handOver(SANDBOX_DIRS.map((dir) => join(this.root, dir)));
     return result;
   }
 
@@ -294,10 +315,10 @@ export class LocalEnvironment implements Environment {
     };
   }
 
-  /** Gives the trial's uid the files under `path` (symlinks themselves, never their targets). */
-  private async handOver(path: string): Promise<void> {
+  /** Gives the trial's uid the files under `paths` (symlinks themselves, never their targets). */
+  private async handOver(paths: string | readonly string[]): Promise<void> {
     const identity = this.sandbox?.identity;
-    if (identity && this.isolationMethod) await handOver(path, identity);
+    if (identity && this.isolationMethod) await handOver(paths, identity);
   }
 
   /** Copies a host file or folder in, replacing links planted on the way; what it writes goes to the trial's uid. */
@@ -316,6 +337,7 @@ export class LocalEnvironment implements Environment {
     this.stopped = true;
     this.stopping.abort();
     if (this.sandbox) releaseIdentity(this.sandbox.slot);
+    await unmountLayers(this.layers);
     if (this.capped) await releaseFolder(this.root);
     if (!this.keep) await rm(this.root, { recursive: true, force: true, maxRetries: 3 });
   }
@@ -329,9 +351,10 @@ function bwrapSetupFailed(result: ExecResult): boolean {
 /** The root's folders sandboxed commands write (all else in the root is berth's). */
 const SANDBOX_DIRS = ['repo', 'logs', 'tmp', 'cache'] as const;
 
-/** `chown -R` (which never follows symlinks) of `path` to `identity`. */
-async function handOver(path: string, identity: { uid: number; gid: number }): Promise<void> {
-  await execa('chown', ['-R', '-P', `${identity.uid}:${identity.gid}`, '--', path]);
+/** `chown -R` (which never follows symlinks) of `paths` to `identity`, one process. */
+async function handOver(paths: string | readonly string[], identity: { uid: number; gid: number }) {
+  const list = typeof paths === 'string' ? [paths] : paths;
+  if (list.length > 0) await execa('chown', ['-R', '-P', `${identity.uid}:${identity.gid}`, '--', ...list]);
 }
 
 /** A tool for this machine: its prepared host folder (cached), seen read-only at the same path. */
@@ -384,17 +407,34 @@ export class LocalEnvironmentProvider implements EnvironmentProvider {
       ? 'kept for debugging (--keep-environments)'
       : await capFolder(root, limits.diskBytes, undefined, 0o700);
     const capped = notCapped === undefined;
+    let sandbox: ReturnType<typeof claimIdentity> | undefined;
+    let layers: string[] = [];
     try {
       // The root stays berth's (mkdtemp made it 0700): the trial's uid may pass through it, not list or change it.
       await chmod(root, 0o711);
       await mkdir(workdir);
       for (const dir of ['logs/agent', 'logs/verifier', 'logs/artifacts', 'tmp', 'cache'])
         await mkdir(join(root, dir), { recursive: true });
+      const wanted = this.options.isolation ?? 'auto';
+      const method =
+        wanted === 'off'
+          ? undefined
+          : wanted === 'auto'
+            ? probeIsolation().method
+            : checkHostMethod(wanted) === undefined
+              ? wanted
+              : undefined;
+      // Claimed before the copy, so the copy is made as the trial's uid (no `chown -R` after it).
+      sandbox = method ? claimIdentity() : undefined;
       const key =
         (this.options.installCache ?? installCacheEnabled()) ? installCacheKey(spec, context.env) : undefined;
       const entry = key ? await readEntry(key) : undefined;
       if (key && entry) {
-        await copyEntryInto(key, entry, workdir, join(root, 'cache', 'go-build'));
+        // Read-only layers need a folder of the trial's own to mount in (the capped tmpfs).
+        layers = await copyEntryInto(key, entry, workdir, join(root, 'cache', 'go-build'), {
+          owner: sandbox?.identity,
+          layers: capped,
+        });
       } else if (spec.snapshot) {
         await writeSnapshot(workdir, spec.snapshot);
       } else if (spec.folder) {
@@ -423,19 +463,16 @@ export class LocalEnvironmentProvider implements EnvironmentProvider {
         await checkoutFromMirror(mirror, spec.baseCommit, workdir);
       }
       const baseSha = entry ? entry.baseCommit : await commitBase(workdir);
-      const wanted = this.options.isolation ?? 'auto';
-      const method =
-        wanted === 'off'
-          ? undefined
-          : wanted === 'auto'
-            ? probeIsolation().method
-            : checkHostMethod(wanted) === undefined
-              ? wanted
-              : undefined;
       const toolInstall = context.tool ? await installTool(context.tool) : undefined;
-      const sandbox = method ? claimIdentity() : undefined;
-      if (sandbox?.identity)
-        for (const dir of SANDBOX_DIRS) await handOver(join(root, dir), sandbox.identity);
+      if (sandbox?.identity) {
+        // A copy of an entry is the uid's already (and its layers are read-only mounts).
+        const copied = new Set<string>(entry ? ['repo', 'cache'] : []);
+        await handOver(
+          SANDBOX_DIRS.filter((dir) => !copied.has(dir)).map((dir) => join(root, dir)),
+          sandbox.identity,
+        );
+        if (entry) await chown(join(root, 'cache'), sandbox.identity.uid, sandbox.identity.gid);
+      }
       const asRoot = isRoot && !sandbox?.identity;
       const record = new LocalLimits(limits, limitsRecord(limits, notCapped, asRoot));
       const environment = new LocalEnvironment(
@@ -447,6 +484,7 @@ export class LocalEnvironmentProvider implements EnvironmentProvider {
         sandbox,
         record,
         capped,
+        layers,
       );
       if (toolInstall) environment.toolInstall = toolInstall;
       if (key) {
@@ -457,6 +495,8 @@ export class LocalEnvironmentProvider implements EnvironmentProvider {
       }
       return environment;
     } catch (error) {
+      if (sandbox) releaseIdentity(sandbox.slot);
+      await unmountLayers(layers);
       if (capped) await releaseFolder(root);
       await rm(root, { recursive: true, force: true });
       throw error;
