@@ -147,6 +147,47 @@ describe("berth's guard in node --test's child processes", () => {
     expect(kinds(r.input)).toEqual(['guard-invalid!', 'guard-unconfirmed!']);
   });
 
+  // node reports tests a helper module declares under the helper's path, not the test file's.
+  const SHARED = `import { test } from 'node:test';
+import assert from 'node:assert/strict';
+export function quotingCases(parseLine) {
+  test('a quoted field may hold the delimiter', () => {
+    assert.deepEqual(parseLine('a,"b,c",d'), ['a', 'b,c', 'd']);
+  });
+  test('plain fields (shared)', () => {
+    assert.deepEqual(parseLine('a,b'), ['a', 'b']);
+  });
+}
+`;
+  const callShared = (old: string) =>
+    `${old}\nimport { quotingCases } from './shared.js';\nquotingCases(parseLine);\n`;
+  async function withShared(patches: string[], edit: Record<string, (old: string) => string> = {}) {
+    const dir = await repository(patches, { 'test/csvline.test.js': callShared, ...edit });
+    await writeFile(join(dir, 'test', 'shared.js'), SHARED);
+    return dir;
+  }
+
+  it("tests declared in a helper module the test file calls (reported under the helper's path): the gold patch has no finding", async () => {
+    const r = await run(await withShared([csvline.patch]));
+    expect(r.exitCode).toBe(0);
+    expect(r.passed).toContain('plain fields (shared)');
+    expect(r.passed).toHaveLength(19);
+    expect(
+      r.report.some(
+        (l) => l.type === 'test:pass' && String((l as { file?: string }).file).endsWith('shared.js'),
+      ),
+    ).toBe(true);
+    expect(kinds(r.input)).toEqual([]);
+  });
+
+  it("tests declared in a helper module: the child's report rewritten is still refused", async () => {
+    const r = await run(await withShared([], { 'lib/csvline.js': prependJs(JS_REWRITE_CHILD_REPORT) }));
+    expect(r.passed).toHaveLength(19);
+    const found = crossCheck(r.input).findings;
+    expect(found.map((f) => `${f.kind}${f.veto ? '!' : ''}`)).toEqual(['outcome-rewritten!']);
+    expect(found[0]?.tests).toContain('a quoted field may hold the delimiter');
+  });
+
   describe('a recorded stream altered after the fact', async () => {
     const gold = await run(await repository([csvline.patch]));
     const lines = gold.report;
