@@ -187,15 +187,31 @@ function outcomeOf(
 }
 
 /**
+ * `text` without terminal control: escape sequences (colours, OSC titles, cursor moves) removed,
+ * other control characters but tabs and line breaks shown as `\uFFFD`. An error's text comes from
+ * untrusted output and ends up on the user's terminal (the console's why line).
+ */
+function printable(text: string): string {
+  return (
+    text
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: terminal escape sequences are removed.
+      .replace(/\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|\u001b\[[0-?]*[ -/]*[@-~]|\u001b[@-Z\\-_]/g, '')
+      .replace(/\r\n?/g, '\n')
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are replaced.
+      .replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '\uFFFD')
+  );
+}
+
+/**
  * `text` as one line of at most `max` characters that keeps its end, where an error says what
  * went wrong (the exception's line after a traceback, the last line of a failed command's
  * output): more than two lines become the first and the last, joined by ` … `, runs of spaces
  * one space; a line still too long keeps its head and, in two thirds of the room, its tail, cut
- * in the middle by `…`.
+ * in the middle by `…`. Terminal control is taken out (`printable`).
  */
 export function headTail(text: string, max: number): string {
-  const lines = text
-    .split(/\r?\n/)
+  const lines = printable(text)
+    .split('\n')
     .map((line) => line.replace(/\s+/g, ' ').trim())
     .filter(Boolean);
   const line = lines.length > 2 ? `${lines[0]} … ${lines[lines.length - 1]}` : lines.join(' ');

@@ -84,6 +84,16 @@ export async function releaseFolder(dir: string): Promise<void> {
   await run('umount', [dir]).catch(() => run('umount', ['-l', dir]).catch(() => {}));
 }
 
+/** Bytes in use in the file system of `dir` (a size-capped tmpfs: what its files hold); undefined when unknown. */
+export function folderUsedBytes(dir: string): number | undefined {
+  try {
+    const s = statfsSync(dir);
+    return (s.blocks - s.bfree) * s.bsize;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Whether the file system holding `dir` has (almost) no room left: under 1% or 64 KiB free. */
 export function folderFull(dir: string): boolean {
   try {

@@ -208,10 +208,48 @@ export function prlimitPrefix(r: Rlimits): string[] {
 const SIGXCPU = 24;
 const SIGXFSZ = 25;
 
+/** Processes at once from which a memory-limit kill is a fork bomb's, when each holds little. */
+export const FORK_BOMB_PROCESSES = 64;
+/**
+ * Most memory per process (peak memory / peak processes) of a fork bomb's kill, in bytes: a
+ * forked Python child holds about 0.9 MiB of its own (154 of them in 128 MiB, measured here).
+ */
+export const FORK_BOMB_BYTES_PER_PROCESS = 2 * 1024 * 1024;
+
+/**
+ * What a memory-limit kill came from. Writable folders that live in memory (the local sandbox's
+ * size-capped tmpfs) are charged to the command's memory: a disk filler is killed for memory
+ * when the memory limit is below the storage size (the defaults: 4096 MiB and 10240 MiB). So:
+ * - files holding at least half the memory limit in the writable folder: the `disk` limit;
+ * - at least `FORK_BOMB_PROCESSES` processes at once holding at most
+ *   `FORK_BOMB_BYTES_PER_PROCESS` each (the cgroup's peaks): a fork bomb, the `processes` limit;
+ * - else the `memory` limit.
+ */
+function memoryKillCause(outcome: {
+  stats?: CgroupStats;
+  writtenBytes?: number;
+  memoryLimitBytes?: number;
+}): LimitName {
+  const { stats, writtenBytes, memoryLimitBytes } = outcome;
+  if (writtenBytes !== undefined && memoryLimitBytes !== undefined && writtenBytes >= memoryLimitBytes / 2)
+    return 'disk';
+  const processes = stats?.peakProcesses;
+  const memory = stats?.peakMemoryBytes;
+  if (
+    processes !== undefined &&
+    memory !== undefined &&
+    processes >= FORK_BOMB_PROCESSES &&
+    memory / processes <= FORK_BOMB_BYTES_PER_PROCESS
+  )
+    return 'processes';
+  return 'memory';
+}
+
 /**
  * The limits a finished command ran into, from its cgroup's counters, the signal that ended it
  * (or a shell's 128+signal exit code), whether its writable folder filled up and whether its
- * output was cut.
+ * output was cut. A memory-limit kill is named for its cause where the sandbox can tell it
+ * (`memoryKillCause`: the files of a disk filler, a fork bomb's processes).
  */
 export function limitsHit(outcome: {
   exitCode: number | null;
@@ -219,13 +257,20 @@ export function limitsHit(outcome: {
   stats?: CgroupStats;
   diskFull?: boolean;
   truncated?: boolean;
+  /** Bytes held by the command's size-capped writable folder (in memory) after it ended. */
+  writtenBytes?: number;
+  /** The command's memory limit in bytes. */
+  memoryLimitBytes?: number;
 }): LimitName[] {
   const hit: LimitName[] = [];
   if ((outcome.stats?.pidsRefused ?? 0) > 0) hit.push('processes');
-  if ((outcome.stats?.oomKills ?? 0) > 0) hit.push('memory');
+  if ((outcome.stats?.oomKills ?? 0) > 0) {
+    const cause = memoryKillCause(outcome);
+    if (!hit.includes(cause)) hit.push(cause);
+  }
   if (outcome.signal === 'SIGXCPU' || outcome.exitCode === 128 + SIGXCPU) hit.push('cpu-time');
   if (outcome.signal === 'SIGXFSZ' || outcome.exitCode === 128 + SIGXFSZ) hit.push('file-size');
-  if (outcome.diskFull) hit.push('disk');
+  if (outcome.diskFull && !hit.includes('disk')) hit.push('disk');
   if (outcome.truncated) hit.push('output');
   return hit;
 }

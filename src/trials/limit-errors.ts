@@ -12,6 +12,11 @@
  * | agent | `AgentOutOfMemoryError` | `AgentProcessLimitError` | ... | ... | ... |
  * | verifier | `VerifierOutOfMemoryError` | `VerifierProcessLimitError` | ... | ... | ... |
  *
+ * A kill for the memory limit is named for its cause where the sandbox can tell
+ * it (src/sandbox/limits.ts `limitsHit`): files of a disk filler held in the local
+ * sandbox's in-memory writable folder are a disk limit; a fork bomb's many small
+ * processes are a process limit; anything else is out of memory.
+ *
  * Output cut at its cap is recorded by the command's log (a visible mark) and
  * is not an error. When several limits were hit, the first in the table's
  * order names the error; the message lists them all.
@@ -36,8 +41,16 @@ const ERROR_LIMITS: { limit: LimitName; suffix: string; what: string }[] = [
     suffix: 'OutOfMemoryError',
     what: 'a process was killed for exceeding the memory limit',
   },
-  { limit: 'processes', suffix: 'ProcessLimitError', what: 'the process limit refused a fork (fork bomb?)' },
-  { limit: 'disk', suffix: 'DiskLimitError', what: 'a writable folder filled up to its size limit' },
+  {
+    limit: 'processes',
+    suffix: 'ProcessLimitError',
+    what: 'too many processes at once: the process limit refused a fork, or their memory reached the memory limit (fork bomb?)',
+  },
+  {
+    limit: 'disk',
+    suffix: 'DiskLimitError',
+    what: 'files filled a writable folder: its size limit, or the memory limit of the sandbox folder that lives in memory',
+  },
   {
     limit: 'file-size',
     suffix: 'FileSizeLimitError',

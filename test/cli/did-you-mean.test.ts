@@ -23,7 +23,7 @@ describe('did you mean', () => {
   it('berth run --rules swebnech and -e dokcer: the list and a did you mean', () => {
     const rules = berth(['run', '-p', sample, '-a', 'oracle', '--rules', 'swebnech']);
     expect(rules.code).toBe(2);
-    expect(rules.stderr).toContain('Allowed choices are default, swebench. Did you mean "swebench"?');
+    expect(rules.stderr).toContain('Allowed choices are default, swebench, harbor. Did you mean "swebench"?');
     const env = berth([
       'run',
       '-p',
@@ -48,6 +48,9 @@ describe('did you mean', () => {
     expect(multilingual.stderr).toContain(
       'unknown agent "orcale" (did you mean "oracle"?): use oracle, nop or predictions',
     );
+    const by = berth(['report', '.', '--by', 'langauge']);
+    expect(by.code).toBe(2);
+    expect(by.stderr).toContain('--by does not know "langauge" (did you mean "language"?); the keys are ');
     const grade = berth(['grade', '-e', 'row.json', '-r', 'log.txt', '--rules', 'swebnch']);
     expect(grade.code).toBe(2);
     expect(grade.stderr).toContain('unknown rules "swebnch" (did you mean "swebench"?); use one of ');

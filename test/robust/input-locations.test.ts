@@ -43,15 +43,16 @@ describe('input messages: FILE:LINE:COL: field: message', () => {
 
     const typo = await calc(
       await temp.make('berth-ux-loc-'),
-      '[verifierr]\ntimeout_sec = 10\n[agent]\ntimeout_secs = 5\n',
+      'version = "1.0"\n[verifierr]\ntimeout_sec = 10\n[agent]\ntimeout_secs = 5\n[environment]\nmemory = "1G"\n',
     );
     const warned = berth(['check', '-p', join(typo, '..')]);
-    expect(warned.stdout).toContain(
-      `warning: ${typo}:1: verifierr: unknown key, ignored as Harbor ignores unknown keys (did you mean \`verifier\`?)`,
-    );
-    expect(warned.stdout).toContain(
-      `warning: ${typo}:4: agent.timeout_secs: unknown key, ignored as Harbor ignores unknown keys (did you mean \`agent.timeout_sec\`?)`,
-    );
+    // Every warning names its file and line, in the file's order.
+    expect(warned.stdout.split('\n').filter((l) => l.startsWith('  warning: '))).toEqual([
+      `  warning: ${typo}:1: version: the legacy name of \`schema_version\``,
+      `  warning: ${typo}:2: verifierr: unknown key, ignored as Harbor ignores unknown keys (did you mean \`verifier\`?)`,
+      `  warning: ${typo}:5: agent.timeout_secs: unknown key, ignored as Harbor ignores unknown keys (did you mean \`agent.timeout_sec\`?)`,
+      `  warning: ${typo}:7: environment.memory: deprecated; use \`memory_mb\``,
+    ]);
   });
 
   it("the multilingual demo's task.toml, berth's settings file and Harbor's job config say it the same way", async () => {

@@ -189,6 +189,13 @@ describe("berth's guard in node --test's child processes", () => {
       expect(kinds(withReport([...others(), ...g]))).toEqual(['guard-invalid!', 'guard-unconfirmed!']);
     });
 
+    it('the tests run in the runner itself (--test-isolation=none, from the command): no guard check, a note', () => {
+      const armed = { ...gold.armed, testCommand: `${gold.armed.testCommand} --test-isolation=none` };
+      const checked = crossCheck({ ...withReport(others()), armed });
+      expect(checked.findings).toEqual([]);
+      expect(checked.notes.join(' ')).toMatch(/test-isolation=none/);
+    });
+
     it('every guard message taken out: no pass is confirmed', () => {
       expect(kinds(withReport(others()))).toEqual(['guard-unconfirmed!']);
     });
@@ -219,6 +226,11 @@ const { describe, it, before, beforeEach, afterEach } = require('node:test');
 const assert = require('node:assert');
 before(() => {});
 test('callback', (t, done) => { setImmediate(done); });
+test('a node process of the test gets the guard and stays quiet', () => {
+  const r = require('node:child_process').spawnSync(process.execPath, [...process.execArgv, '-e', 'process.stdout.write("hi")'], { encoding: 'utf8' });
+  assert.ok(process.execArgv.some((a) => a.includes('guard')));
+  assert.equal(r.stdout, 'hi');
+});
 test('callback error', (t, done) => { setImmediate(() => done(new Error('no'))); });
 test('promise', async () => { await new Promise((r) => setTimeout(r, 1)); });
 test('promise rejects', async () => { assert.equal(1, 2); });
@@ -237,6 +249,7 @@ describe('suite', () => {
     // berth's TAP ids: names joined by ' > ' (the passing ones, as the console shows them).
     const ids = [
       'callback',
+      'a node process of the test gets the guard and stays quiet',
       'promise',
       'with subtests > inner',
       'skipped',

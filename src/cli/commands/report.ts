@@ -7,6 +7,7 @@ import { basename, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { UsageError } from '../../errors.ts';
 import { CATEGORY_KEYS } from '../../results/model.ts';
+import { didYouMean } from '../../util/did-you-mean.ts';
 import type { RegisterCommand } from './index.ts';
 
 /** Parses `--by`: comma-separated keys, each one of CATEGORY_KEYS. */
@@ -19,7 +20,7 @@ export function parseByKeys(text: string): string[] {
   const unknown = keys.filter((key) => !known.has(key));
   if (keys.length === 0 || unknown.length > 0)
     throw new UsageError(
-      `--by ${unknown.length > 0 ? `does not know ${unknown.map((key) => JSON.stringify(key)).join(', ')}` : 'needs at least one key'}; the keys are ${CATEGORY_KEYS.join(', ')}`,
+      `--by ${unknown.length > 0 ? `does not know ${unknown.map((key) => `${JSON.stringify(key)}${didYouMean(key, CATEGORY_KEYS)}`).join(', ')}` : 'needs at least one key'}; the keys are ${CATEGORY_KEYS.join(', ')}`,
     );
   return [...new Set(keys)];
 }

@@ -5,7 +5,7 @@
  * and stderr (interleaved) captured to a file with a byte cap and a visible
  * truncation mark.
  */
-import { folderFull } from '../../sandbox/capped-folder.ts';
+import { folderFull, folderUsedBytes } from '../../sandbox/capped-folder.ts';
 import { type CommandLimits, startCommand } from '../../sandbox/command.ts';
 import { DEFAULT_OUTPUT_BYTES, limitsHit, truncationMark } from '../../sandbox/limits.ts';
 import { runToEnd } from '../../sandbox/process.ts';
@@ -93,6 +93,13 @@ export async function runProcess(argv: string[], options: RunProcessOptions): Pr
     ...(run.stats ? { stats: run.stats } : {}),
     diskFull: options.cappedFolder !== undefined && folderFull(options.cappedFolder),
     truncated,
+    // The capped folder is a tmpfs: its files count against the memory limit (limitsHit).
+    ...(options.cappedFolder !== undefined && run.stats?.oomKills
+      ? { writtenBytes: folderUsedBytes(options.cappedFolder) }
+      : {}),
+    ...(options.limits !== undefined
+      ? { memoryLimitBytes: options.limits.groupMemoryBytes ?? options.limits.memoryBytes }
+      : {}),
   });
   return {
     exitCode: run.timedOut || run.aborted ? run.exitCode : (run.exitCode ?? (failedToStart ? 127 : null)),

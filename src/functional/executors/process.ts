@@ -20,6 +20,7 @@ import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { limitsHit } from '../../sandbox/limits.ts';
 import { assembleProgram } from '../assemble.ts';
 import { missingDependency } from '../missing-dependency.ts';
 import {
@@ -29,6 +30,7 @@ import {
   makeSampleDir,
   removeDir,
   runSandboxed,
+  SANDBOX_DIR,
   type SandboxRunResult,
 } from '../sandbox.ts';
 import type {
@@ -40,6 +42,7 @@ import type {
   SandboxOptions,
   ToolchainStatus,
 } from '../types.ts';
+import { WarmWorker } from './warm-worker.ts';
 
 /** Compile steps get this wall-clock limit in seconds (mxeval's `compile_timeout`). */
 export const COMPILE_TIMEOUT_SEC = 100;
@@ -83,6 +86,12 @@ interface LanguageSpec {
   syntaxError?: RegExp;
   /** Compile output that shows a syntax error although the compiler still emitted code (tsc): a failed run is then a compile error. */
   compileSyntaxError?: RegExp;
+  /**
+   * Run in a warm worker per slot under bwrap (warm-worker.ts): the sandbox is set up once and the
+   * run step is forked in it per sample, in its folder `/sample` emptied before and after. Only for
+   * languages without a compile step.
+   */
+  warm?: boolean;
 }
 
 const lodashDir = () => packageDir('lodash');
@@ -109,6 +118,7 @@ export const LANGUAGES: LanguageSpec[] = [
         ? undefined
         : 'lodash is missing (the MBJSP tests require("lodash")): run npm ci in the berth folder',
     syntaxError: /^SyntaxError: /m,
+    warm: true,
   },
   {
     language: 'typescript',
@@ -310,31 +320,123 @@ async function runOne(
       timeoutSec: options.timeoutSec,
       cpuSec: options.timeoutSec + 1,
     });
-    const output = `${run.stdout}${run.stderr}`;
     if (run.spawnError) return fail('error_of_run', `sandbox could not start: ${run.spawnError}`);
     if (sandboxFailed(run))
-      return fail('error_of_run', `sandbox could not start: ${tail(run.stderr, 500)}`, output);
-    if (run.timedOut || run.signal === 'SIGXCPU' || run.exitCode === 128 + 24)
-      return fail('timeout', '', output);
-    if (run.exitCode === 0) return { passed: true, result: 'passed', ...base(), output };
-    const missing = missingDependency(spec.language, `${compileOutput}\n${run.stderr}`, item.problem);
-    if (missing) return fail('error_of_run', missing, output);
-    const crash = classifyCrash(run);
-    if (crash) return fail('crash', `${crash}: ${tail(run.stderr, 500)}`, output);
-    if (spec.compileSyntaxError?.test(compileOutput)) {
       return fail(
-        'compile_error',
-        `compile error: ${tail(compileOutput, 1000)}\n${tail(run.stderr, 1000)}`,
-        output,
+        'error_of_run',
+        `sandbox could not start: ${tail(run.stderr, 500)}`,
+        `${run.stdout}${run.stderr}`,
       );
-    }
-    if (spec.syntaxError?.test(run.stderr))
-      return fail('compile_error', tail(run.stderr) || `exit code ${run.exitCode}`, output);
-    const detail = tail(run.stderr) || (run.signal ? `killed by ${run.signal}` : `exit code ${run.exitCode}`);
-    return fail('test_failure', detail, output);
+    return verdictOfRun(spec, item, run, compileOutput, fail, base);
   } finally {
     await removeDir(hostDir);
   }
+}
+
+/** The verdict of a sample whose run step ended (in its own sandbox or in a warm worker). */
+function verdictOfRun(
+  spec: LanguageSpec,
+  item: ExecutionItem,
+  run: SandboxRunResult,
+  compileOutput: string,
+  fail: (kind: FailureKind, detail: string, output?: string) => ExecutionResult,
+  base: () => Pick<ExecutionResult, 'time_elapsed' | 'sandbox' | 'warning'>,
+): ExecutionResult {
+  const output = `${run.stdout}${run.stderr}`;
+  if (run.timedOut || run.signal === 'SIGXCPU' || run.exitCode === 128 + 24)
+    return fail('timeout', '', output);
+  if (run.exitCode === 0) return { passed: true, result: 'passed', ...base(), output };
+  const missing = missingDependency(spec.language, `${compileOutput}\n${run.stderr}`, item.problem);
+  if (missing) return fail('error_of_run', missing, output);
+  const crash = classifyCrash(run);
+  if (crash) return fail('crash', `${crash}: ${tail(run.stderr, 500)}`, output);
+  if (spec.compileSyntaxError?.test(compileOutput)) {
+    return fail(
+      'compile_error',
+      `compile error: ${tail(compileOutput, 1000)}\n${tail(run.stderr, 1000)}`,
+      output,
+    );
+  }
+  if (spec.syntaxError?.test(run.stderr))
+    return fail('compile_error', tail(run.stderr) || `exit code ${run.exitCode}`, output);
+  const detail = tail(run.stderr) || (run.signal ? `killed by ${run.signal}` : `exit code ${run.exitCode}`);
+  return fail('test_failure', detail, output);
+}
+
+/** The interpreter of warm workers (python-worker.ts), when this machine has it. */
+const WARM_PYTHON = '/usr/bin/python3';
+
+/** Whether `spec`'s samples run in warm workers here (bwrap, no compile step, python3 present). */
+function runsWarm(spec: LanguageSpec, options: RunBatchOptions): boolean {
+  return (
+    spec.warm === true &&
+    spec.compile === undefined &&
+    detectSandbox(options.sandbox.kind).kind === 'bwrap' &&
+    existsSync(WARM_PYTHON)
+  );
+}
+
+/** Starts a warm worker whose sandbox shows what `spec`'s run step needs. */
+function startWarm(spec: LanguageSpec, slot: number, options: RunBatchOptions): Promise<WarmWorker> {
+  return WarmWorker.start(slot, options, {
+    env: spec.env?.({ dir: SANDBOX_DIR }) ?? {},
+    readOnlyPaths: spec.readOnlyPaths?.() ?? [],
+    python: WARM_PYTHON,
+  });
+}
+
+/**
+ * One sample in a warm worker: the program is written into the worker's emptied `/sample` and the
+ * run step is forked there, with the same limits, paths and environment as in a sandbox of its own.
+ */
+async function runOneWarm(
+  spec: LanguageSpec,
+  item: ExecutionItem,
+  worker: WarmWorker,
+  options: RunBatchOptions,
+): Promise<ExecutionResult> {
+  const started = performance.now();
+  const base = () => ({
+    time_elapsed: (performance.now() - started) / 1000,
+    sandbox: worker.kind,
+    ...(worker.warning ? { warning: worker.warning } : {}),
+  });
+  const fail = (kind: FailureKind, detail: string, output?: string): ExecutionResult => ({
+    passed: false,
+    result: kind === 'timeout' ? 'timed out' : `failed: ${detail}`,
+    kind,
+    ...base(),
+    ...(output !== undefined ? { output } : {}),
+  });
+  const program = assembleProgram(item.problem, item.sample.completion, spec.language);
+  const answer = await worker.exec({
+    argv: spec.run({ dir: SANDBOX_DIR }),
+    files: { [spec.file]: program },
+    timeoutSec: options.timeoutSec,
+    cpuSec: options.timeoutSec + 1,
+    memoryBytes: options.sandbox.memoryBytes,
+    maxOutputBytes: options.sandbox.maxOutputBytes,
+  });
+  if (!answer) {
+    // The worker died: the sample killed it, or its sandbox could not start.
+    return worker.ready
+      ? fail('crash', 'the sample killed or stopped its worker')
+      : fail('error_of_run', `sandbox could not start: ${tail(worker.stderr.join(''), 500)}`);
+  }
+  if (answer.result !== undefined) return fail('crash', answer.result.replace(/^failed: /, ''));
+  const truncated = answer.dropped > 0;
+  const run: SandboxRunResult = {
+    exitCode: answer.exit_code,
+    signal: null,
+    timedOut: answer.timed_out,
+    stdout: answer.stdout,
+    stderr: answer.stderr,
+    truncated,
+    durationSec: answer.elapsed,
+    kind: worker.kind,
+    limitsHit: limitsHit({ exitCode: answer.exit_code, signal: null, truncated }),
+  };
+  return verdictOfRun(spec, item, run, '', fail, base);
 }
 
 function makeExecutor(spec: LanguageSpec): LanguageExecutor {
@@ -379,14 +481,28 @@ function makeExecutor(spec: LanguageSpec): LanguageExecutor {
     async runBatch(items, options) {
       const results: ExecutionResult[] = new Array(items.length);
       let next = 0;
+      const warm = runsWarm(spec, options);
       const lanes = Array.from(
         { length: Math.max(1, Math.min(options.workers, items.length)) },
         async (_, slot) => {
-          while (next < items.length && !options.signal?.aborted) {
-            const index = next++;
-            const result = await runOne(spec, items[index] as ExecutionItem, slot, options);
-            results[index] = result;
-            options.onResult?.(index, result);
+          let worker = warm ? await startWarm(spec, slot, options) : undefined;
+          try {
+            while (next < items.length && !options.signal?.aborted) {
+              const index = next++;
+              const item = items[index] as ExecutionItem;
+              let result: ExecutionResult;
+              if (worker) {
+                result = await runOneWarm(spec, item, worker, options);
+                if (!worker.alive) {
+                  await worker.stop();
+                  worker = await startWarm(spec, slot, options);
+                }
+              } else result = await runOne(spec, item, slot, options);
+              results[index] = result;
+              options.onResult?.(index, result);
+            }
+          } finally {
+            await worker?.stop();
           }
         },
       );

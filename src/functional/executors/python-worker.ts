@@ -21,6 +21,20 @@
  * worker's folder is removed after it, and an error while preparing or
  * cleaning a sample is answered as that sample's crash instead of ending the
  * worker. The first line the worker writes is {"ready": true}.
+ *
+ * A request with `argv` instead of `program` runs a command (JavaScript's
+ * `node main.js`): the worker writes the request's files into its own folder
+ * (emptied before and after, as above; no random sub-folder, so the paths in
+ * messages are the ones a sandbox per sample gives),
+ * forks a child that moves into its own process group, takes the sample's
+ * limits (RLIMIT_CPU, RLIMIT_DATA), gets /dev/null as stdin and pipes as
+ * stdout and stderr, and execs the command there; the worker captures both up
+ * to `max_output` bytes together, kills the child's group at the wall-clock
+ * limit or when the child exits, sweeps the sandbox's other processes and
+ * empties the folders, as for Python programs. It answers the exit status
+ * (128 + N for a death by signal N, as bwrap reports it), the output and
+ * whether the wall-clock limit was reached. The sandbox (bwrap, its limits,
+ * its uid) is set up once per worker instead of once per sample.
  */
 export const PYTHON_WORKER = String.raw`
 import ctypes, json, os, resource, select, shutil, signal, stat, sys, tempfile, time
@@ -86,16 +100,35 @@ def child(req, dirname, wfd):
         pass
     os._exit(0)
 
-def sweep():
-    # Kill every process of this pid namespace except the worker and its parents.
-    if not IN_PID_NAMESPACE:
-        return
+def alive_others():
+    # Processes of this pid namespace other than the worker and its parents, zombies left out.
+    pids = []
     for name in os.listdir("/proc"):
         if name.isdigit() and int(name) not in PROTECT:
             try:
-                os.kill(int(name), signal.SIGKILL)
+                with open("/proc/%s/stat" % name, "rb") as f:
+                    state = f.read().rsplit(b")", 1)[1].split()[0]
+            except Exception:
+                continue
+            if state != b"Z":
+                pids.append(int(name))
+    return pids
+
+def sweep():
+    # Kill every process of this pid namespace except the worker and its parents, again until
+    # none is left (a process forked while /proc was being read is caught by the next pass).
+    if not IN_PID_NAMESPACE:
+        return
+    for _ in range(100):
+        pids = alive_others()
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
             except Exception:
                 pass
+        time.sleep(0.001)
 
 def make_writable(func, path, exc):
     try:
@@ -182,6 +215,130 @@ def judge(req, base):
         answer.update({"result": "failed: exited with status %d before reporting" % os.WEXITSTATUS(status), "kind": "crash"})
     return answer
 
+def command_child(req, dirname, out_w, err_w):
+    try:
+        os.setsid()
+        os.chdir(dirname)
+        cpu = max(1, int(req["cpu"]))
+        try:
+            # SIGXCPU at the limit, SIGKILL a second later (as prlimit sets it for other commands).
+            resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+        except Exception:
+            resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
+        mem = int(req["memory"])
+        resource.setrlimit(resource.RLIMIT_DATA, (mem, mem))
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.dup2(out_w, 1)
+        os.dup2(err_w, 2)
+        env = dict(os.environ)
+        env.update(req.get("env") or {})
+        env["HOME"] = dirname
+        argv = req["argv"]
+        os.execvpe(argv[0], argv, env)
+    except BaseException as e:
+        try:
+            os.write(2, ("berth sample worker: cannot run %s: %s\n" % (req["argv"][0], e)).encode())
+        except BaseException:
+            pass
+    finally:
+        os._exit(127)
+
+def run_command(req, base):
+    # One command in a fresh folder holding req["files"], in its own process group, with the
+    # sample's limits, stdout and stderr captured up to req["max_output"] bytes together, killed
+    # (its group and every other process of the sandbox) at the end or at req["timeout"] seconds.
+    # A death by signal N is reported as exit status 128 + N, as bwrap reports it.
+    # The folder is the worker's own (/sample, emptied before and after), so paths in messages are
+    # the ones a sandbox per sample gives.
+    clean(base)
+    dirname = base
+    for name, text in req["files"].items():
+        if os.path.basename(name) != name or name in ("", ".", ".."):
+            raise ValueError("bad file name %r" % name)
+        fd = os.open(os.path.join(dirname, name), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    started = time.monotonic()
+    pid = os.fork()
+    if pid == 0:
+        os.close(out_r)
+        os.close(err_r)
+        command_child(req, dirname, out_w, err_w)
+    os.close(out_w)
+    os.close(err_w)
+    pidfd = os.pidfd_open(pid)
+    cap = int(req["max_output"])
+    kept = {out_r: [], err_r: []}
+    used = 0
+    dropped = 0
+    open_fds = [out_r, err_r]
+    timeout = float(req["timeout"])
+    deadline = started + timeout
+    timed_out = False
+    exited = False
+
+    def take(fd):
+        nonlocal used, dropped
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            open_fds.remove(fd)
+            return
+        room = cap - used
+        part = chunk[:max(0, room)]
+        dropped += len(chunk) - len(part)
+        if part:
+            kept[fd].append(part)
+            used += len(part)
+
+    while not exited:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            timed_out = True
+            break
+        ready, _, _ = select.select(open_fds + [pidfd], [], [], left)
+        for fd in ready:
+            if fd == pidfd:
+                exited = True
+            else:
+                take(fd)
+    # What the command wrote before it ended (processes it left behind are killed below).
+    while open_fds:
+        ready, _, _ = select.select(open_fds, [], [], 0)
+        if not ready:
+            break
+        for fd in ready:
+            take(fd)
+    elapsed = time.monotonic() - started
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except Exception:
+        pass
+    if timed_out:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except Exception:
+            pass
+    _, status = os.waitpid(pid, 0)
+    sweep()
+    for fd in (out_r, err_r, pidfd):
+        os.close(fd)
+    if os.WIFSIGNALED(status):
+        code = 128 + os.WTERMSIG(status)
+    else:
+        code = os.WEXITSTATUS(status)
+    return {
+        "id": req["id"],
+        "elapsed": elapsed,
+        "exit_code": code,
+        "timed_out": timed_out,
+        "stdout": b"".join(kept[out_r]).decode("utf-8", "replace"),
+        "stderr": b"".join(kept[err_r]).decode("utf-8", "replace"),
+        "dropped": dropped,
+    }
+
 def main():
     base = os.getcwd()
     sys.stdout.write(json.dumps({"ready": True}) + "\n")
@@ -191,7 +348,7 @@ def main():
             continue
         req = json.loads(line)
         try:
-            answer = judge(req, base)
+            answer = run_command(req, base) if "argv" in req else judge(req, base)
         except Exception as e:
             answer = {"id": req["id"], "elapsed": 0, "result": "failed: sandbox error: %s" % e, "kind": "crash"}
         try:

@@ -321,7 +321,7 @@ describe('values Harbor accepts by coercion (pydantic lax mode, issue 12)', () =
     expect(config.steps?.[0]).toMatchObject({ min_reward: { reward: 0.5 }, agent: { timeout_sec: 30 } });
     expect((config.raw.environment as { healthcheck: { retries: unknown } }).healthcheck.retries).toBe(5);
     const coerced = config.warnings.filter((w) => w.includes('as Harbor does'));
-    expect(coerced.map((w) => w.split(':')[1])).toEqual(['3', '5', '6', '8', '9', '10', '13', '18', '16']);
+    expect(coerced.map((w) => w.split(':')[1])).toEqual(['3', '5', '6', '8', '9', '10', '13', '16', '18']);
     // The form of every input message (src/errors.ts): FILE:LINE: field: message.
     expect(coerced[0]).toBe(
       'task.toml:3: agent.timeout_sec: "120" is read as 120, as Harbor does (write 120)',

@@ -498,9 +498,8 @@ export function parseTaskToml(text: string, file: string): HarborTaskConfig {
     field: fieldPath(path),
     message,
   });
-  const warnings: string[] = [];
-  // Warnings say where they are as errors do: `FILE:LINE: field: message`.
-  const warn: Warn = (path, message) => warnings.push(formatIssue(issueAt([...path], message)));
+  const warningIssues: InputIssue[] = [];
+  const warn: Warn = (path, message) => warningIssues.push(issueAt([...path], message));
   coerceAsHarbor(data, warn);
   const parsed = taskTomlSchema.safeParse(data);
   if (!parsed.success) {
@@ -615,7 +614,8 @@ export function parseTaskToml(text: string, file: string): HarborTaskConfig {
     metadata,
     steps: t.steps,
     artifacts: t.artifacts ?? [],
-    warnings,
+    // Warnings say where they are as errors do (`FILE:LINE: field: message`), in the file's order.
+    warnings: sortIssues(warningIssues).map(formatIssue),
     raw: data,
   };
 }

@@ -226,7 +226,7 @@ export function crossCheck(input: CrossCheckInput): CrossCheckResult {
       nodeReport = true;
       checkNode(lines, end, input, finding);
       const pid = (started as { pid?: unknown } | undefined)?.pid;
-      checkNodeGuard(lines, end, typeof pid === 'number' ? pid : undefined, input, finding, notes);
+      checkNodeGuard(lines, typeof pid === 'number' ? pid : undefined, input, finding, notes);
     }
   }
   return { findings, notes, pytestReport, nodeReport };
@@ -428,7 +428,6 @@ interface NodeEvent extends GuardLine {
   todo?: boolean;
   nonce?: string;
   exitCode?: number | null;
-  isolation?: string;
 }
 
 /** One test outcome the runner reported, with its id as berth's TAP parser writes it. */
@@ -497,7 +496,6 @@ function checkNode(events: NodeEvent[], end: NodeEvent, input: CrossCheckInput, 
  */
 function checkNodeGuard(
   events: NodeEvent[],
-  end: NodeEvent,
   runnerPid: number | undefined,
   input: CrossCheckInput,
   finding: Add,
@@ -505,7 +503,8 @@ function checkNodeGuard(
 ): void {
   const key = input.armed.guardKey;
   if (!key) return;
-  if (end.isolation === 'none') {
+  // From the command berth ran, never from the report (a file the tests' processes can write).
+  if (/(^|\s)--(experimental-)?test-isolation[= ]none(\s|$)/.test(input.armed.testCommand)) {
     notes.push(
       "node --test ran the test files in its own process (--test-isolation=none): berth's guard in the test processes was not used",
     );
@@ -535,6 +534,7 @@ function checkNodeGuard(
 
   // Failures node decided (or functions that threw) in a test file's process that the runner never heard of.
   const rewritten: string[] = [];
+  const hooks: string[] = [];
   for (const [file, seen] of guard.files) {
     for (const id of new Set([...seen.failed.keys(), ...seen.threw.keys()])) {
       const evidence = Math.max(seen.failed.get(id) ?? 0, seen.threw.get(id) ?? 0);
@@ -545,14 +545,14 @@ function checkNodeGuard(
       seen.hooksThrew > 0 &&
       !outcomes.some((o) => !o.passed && o.file !== null && resolve('/', o.file) === file)
     )
-      rewritten.push(`a hook of ${seen.file}`);
+      hooks.push(`a hook in ${seen.file}`);
   }
-  if (rewritten.length > 0)
+  if (rewritten.length > 0 || hooks.length > 0)
     finding({
       kind: 'outcome-rewritten',
       veto: true,
-      message: `node failed tests in the test file's process that the runner's report has passing or missing (the child's report to the runner was rewritten): ${list(rewritten)}`,
-      tests: rewritten,
+      message: `node failed tests in the test file's process that the runner's report has passing or missing (the child's report to the runner was rewritten): ${list([...rewritten, ...hooks])}`,
+      ...(rewritten.length > 0 ? { tests: rewritten } : {}),
     });
 
   // Every pass the console shows must be a test whose function the guard saw return.
@@ -571,56 +571,54 @@ function checkNodeGuard(
       else if (!seen.ended) cut.push(pass);
     }
   }
-  const tell = (passes: ConsolePass[], kind: string, what: string) => {
-    const vetoing = passes.filter((p) => p.default);
-    const harnessOnly = passes.filter((p) => !p.default && p.swebench);
-    if (vetoing.length > 0)
-      finding({
-        kind,
-        veto: true,
-        message: `${what}: ${list(vetoing.map((p) => p.id))}`,
-        tests: vetoing.map((p) => p.id),
-      });
-    if (harnessOnly.length > 0)
-      finding({
-        kind,
-        veto: false,
-        message: `under the SWE-bench rules, ${what}: ${list(harnessOnly.map((p) => p.id))}`,
-        tests: harnessOnly.map((p) => p.id),
-      });
-  };
-  tell(
+  passFindings(
     [...new Set(replaced)],
     'test-replaced',
     "the console shows tests passing whose function was replaced after node's runner made them",
+    finding,
   );
-  tell(
+  passFindings(
     [...new Set(cut)],
     'guard-unconfirmed',
     'the console shows tests passing from a test file whose guard records stop before its process ended (the stream was cut short: later failures may be missing)',
+    finding,
   );
-  tell(
+  passFindings(
     [...new Set(unseen)],
     'guard-unconfirmed',
     "the console shows tests passing that berth's guard in the test file's process never saw run and return",
+    finding,
   );
 }
 
 function consoleFindings(disagreeing: ConsolePass[], source: string, finding: Add): void {
-  const vetoing = disagreeing.filter((p) => p.default);
-  const harnessOnly = disagreeing.filter((p) => !p.default && p.swebench);
+  passFindings(
+    disagreeing,
+    'console-disagrees',
+    `the console shows tests passing that ${source} does not`,
+    finding,
+  );
+}
+
+/**
+ * One finding for the passes berth's own verdict counts (a veto), one recorded for those only the
+ * SWE-bench rules grant.
+ */
+function passFindings(passes: ConsolePass[], kind: string, what: string, finding: Add): void {
+  const vetoing = passes.filter((p) => p.default);
+  const harnessOnly = passes.filter((p) => !p.default && p.swebench);
   if (vetoing.length > 0)
     finding({
-      kind: 'console-disagrees',
+      kind,
       veto: true,
-      message: `the console shows tests passing that ${source} does not: ${list(vetoing.map((p) => p.id))}`,
+      message: `${what}: ${list(vetoing.map((p) => p.id))}`,
       tests: vetoing.map((p) => p.id),
     });
   if (harnessOnly.length > 0)
     finding({
-      kind: 'console-disagrees',
+      kind,
       veto: false,
-      message: `under the SWE-bench rules the console shows tests passing that ${source} does not: ${list(harnessOnly.map((p) => p.id))}`,
+      message: `under the SWE-bench rules ${what}: ${list(harnessOnly.map((p) => p.id))}`,
       tests: harnessOnly.map((p) => p.id),
     });
 }

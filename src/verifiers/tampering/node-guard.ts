@@ -52,7 +52,8 @@ for (const name of ['node:assert', 'node:assert/strict', 'node:test']) {
 if (!process.env.NODE_TEST_CONTEXT) {
   // The runner (or a plain node): its children are the test files' processes.
   process.env.BERTH_GUARD_RUNNER = String(process.pid);
-} else if (process.env.BERTH_GUARD_RUNNER === String(process.ppid)) {
+} else if (process.env.NODE_TEST_CONTEXT === 'child-v8' && process.env.BERTH_GUARD_RUNNER === String(process.ppid)) {
+  // A test file's process of the runner, reporting to it in node's framed v8 messages.
   try {
     berthGuardChild('@@BERTH_PUBLIC_KEY@@');
   } catch {}

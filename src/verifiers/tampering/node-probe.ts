@@ -31,11 +31,6 @@ if (nonce) {
   try { writeFileSync(join(out, 'node-started'), JSON.stringify({ nonce, pid: process.pid })); } catch {}
 }
 
-// Test files run in child processes unless node is told otherwise (node 22's --test-isolation=none).
-const isolation = [...process.execArgv, ...process.argv].some((a) => /^--(experimental-)?test-isolation=none$/.test(a))
-  ? 'none'
-  : 'process';
-
 export default async function* berthProbe(source) {
   for await (const event of source) {
     if (!nonce) continue;
@@ -51,7 +46,7 @@ export default async function* berthProbe(source) {
       yield JSON.stringify({ type: 'guard', pid: d.pid, body: d.body, mac: d.mac, key: d.key }) + '\n';
     }
   }
-  if (nonce) yield JSON.stringify({ type: 'end', nonce, exitCode: process.exitCode ?? null, isolation }) + '\n';
+  if (nonce) yield JSON.stringify({ type: 'end', nonce, exitCode: process.exitCode ?? null }) + '\n';
 }
 `;
 
