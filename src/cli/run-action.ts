@@ -352,6 +352,10 @@ async function runInterruptible(
     if (candidates.length < tasks.length)
       notes.push(`${tasks.length - candidates.length} instance(s) have no prediction and are not run`);
   }
+  if (options.rules === 'harbor' && !tasks.some((t) => t.verifier.kind === 'harbor'))
+    throw new UsageError(
+      `--rules harbor applies to Harbor tasks (verified in the agent's environment as Harbor does); ${options.path} has none`,
+    );
   if (options.agent === 'oracle') {
     const withoutGold = candidates.find((t) => t.solution.kind === 'none');
     if (withoutGold) {
@@ -417,7 +421,7 @@ async function runInterruptible(
     },
     concurrency,
   });
-  const verifiers = createVerifiers(options.rules ? { rules: options.rules } : {});
+  const verifiers = createVerifiers(options.rules === 'swebench' ? { rules: options.rules } : {});
   const seen = new Set<string>();
   const problems: string[] = [];
   for (const kind of new Set(plan.map((p) => p.task.environment.kind))) {
@@ -566,8 +570,8 @@ async function runInterruptible(
         : {}),
     },
     identity: {
-      // A job graded under the SWE-bench rules is another job than one under berth's.
-      ...(options.rules === 'swebench' ? { rules: options.rules } : {}),
+      // A job graded under the SWE-bench or Harbor rules is another job than one under berth's.
+      ...(options.rules && options.rules !== 'default' ? { rules: options.rules } : {}),
       dataset: resolve(options.path),
       agent: options.agent,
       predictions: options.predictions ? resolve(options.predictions) : null,

@@ -810,6 +810,7 @@ class TrialRun {
                 : {}),
               keepOriginal: !isLast,
               result: this.result,
+              inPlace: this.spec.verification.rules === 'harbor',
             })
           : { environment: this.liveEnvironment(), killed: 0 };
       if ('failClosed' in chosen) return tamperingVerdict(chosen.failClosed);

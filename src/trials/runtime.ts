@@ -51,7 +51,7 @@ export async function runtimeFor(spec: TrialSpec): Promise<TrialRuntime> {
     agent: await createAgent(spec.agent.name, spec.agent.options),
     providers: providersFor(spec),
     verifiers: createVerifiers(
-      spec.verification.rules ? { rules: spec.verification.rules as SwebenchRules } : {},
+      spec.verification.rules === 'swebench' ? { rules: spec.verification.rules as SwebenchRules } : {},
     ),
   };
 }

@@ -109,7 +109,10 @@ export interface VerificationOptions {
   verifyEmptyPatch?: boolean;
   /**
    * Grading rules (`--rules`): absent is berth's default; `swebench` reproduces the SWE-bench
-   * harness's verdict exactly (findings still recorded).
+   * harness's verdict exactly (findings still recorded); `harbor` verifies a Harbor task in the
+   * agent's environment as Harbor does: the agent's processes are not killed and a change it made
+   * outside the work folder does not move the verifier to a fresh environment (recorded as a
+   * finding that refuses nothing). See src/trials/verifier-environment.ts.
    */
   rules?: string;
   /**

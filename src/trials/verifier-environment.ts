@@ -23,6 +23,10 @@
  *    - an environment that cannot copy its work folder into a fresh one fails closed:
  *      reward 0, status unresolved, reason `tampering`.
  *    Nothing changed there: the verifier runs in the agent's environment, as Harbor does.
+ * 3. `--rules harbor` (`inPlace`): the verifier runs in the agent's environment as Harbor does
+ *    whatever the agent left there (its processes alive, its changes outside the work folder in
+ *    place: a task whose solution is a service the agent started or a file in `/etc`). What was
+ *    seen outside the work folder is still recorded, as a finding that refuses nothing.
  *
  * Known limit: a path the task's own step set-up changed before the agent and the agent
  * changed again is not seen (the record says "changed", not by whom).
@@ -209,6 +213,11 @@ export interface VerifierEnvironmentOptions {
   keepOriginal: boolean;
   /** The trial's result, where a finding is recorded (`berth.tampering`). */
   result?: TrialResult;
+  /**
+   * `--rules harbor`: verify in the agent's environment as it was left (no process killed, no
+   * fresh environment); a change outside the work folder is recorded and not acted on.
+   */
+  inPlace?: boolean;
 }
 
 /**
@@ -228,6 +237,16 @@ export async function verifierEnvironment(
       environment.workdir,
       logsDir,
     );
+  }
+  if (options.inPlace) {
+    if (seen.length === 0) return { environment, killed: 0 };
+    const finding = environmentFinding(
+      seen,
+      false,
+      "verified in the agent's environment as Harbor does (--rules harbor): not acted on",
+    );
+    if (options.result) addEnvironmentFinding(options.result, finding);
+    return { environment, killed: 0, finding };
   }
   // Nothing of the agent runs any more (and nothing changes the work folder while it is copied).
   const killed = environment.killStrayProcesses ? await environment.killStrayProcesses() : 0;

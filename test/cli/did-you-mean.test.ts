@@ -23,7 +23,7 @@ describe('did you mean', () => {
   it('berth run --rules swebnech and -e dokcer: the list and a did you mean', () => {
     const rules = berth(['run', '-p', sample, '-a', 'oracle', '--rules', 'swebnech']);
     expect(rules.code).toBe(2);
-    expect(rules.stderr).toContain('Allowed choices are default, swebench. Did you mean "swebench"?');
+    expect(rules.stderr).toContain('Allowed choices are default, swebench, harbor. Did you mean "swebench"?');
     const env = berth([
       'run',
       '-p',

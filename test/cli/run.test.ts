@@ -497,7 +497,7 @@ describe('DockerLess rows whose dockerless.test_files is a plain string (issue 1
     );
     const empty = berth(['run', '-p', file, '--jobs-dir', join(dir, 'jobs2')]);
     expect(empty.code).toBe(2);
-    expect(empty.stderr).toMatch(/field `dockerless\.test_files`.*empty path/);
+    expect(empty.stderr).toMatch(/:1(:\d+)?: dockerless\.test_files: .*empty path/);
   });
 });
 

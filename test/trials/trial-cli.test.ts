@@ -87,7 +87,7 @@ describe('berth trial SPEC.json', () => {
     const run = spawnSync('node', [bin, 'trial', specFile], { encoding: 'utf8' });
     expect(run.status).toBe(2);
     expect(run.stderr).toContain(specFile);
-    expect(run.stderr).toMatch(/field `job\.\w+`/);
+    expect(run.stderr).toMatch(/: job\.\w+: /);
     expect(run.stderr).not.toMatch(/at .*\.ts:\d+/);
   });
 });

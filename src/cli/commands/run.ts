@@ -57,8 +57,11 @@ export interface RunCommandOptions extends ModelFlags {
    * a snapshot / `--repos` mirror); default: as each task says. Harbor's cloud environments are refused.
    */
   env?: string;
-  /** SWE-bench rows: whose verdict counts (`default`, berth's rules, or `swebench`: the harness's). */
-  rules?: 'default' | 'swebench';
+  /**
+   * Whose verdict counts: `default` (berth's rules), `swebench` (SWE-bench rows: the harness's)
+   * or `harbor` (Harbor tasks: verified in the agent's environment as Harbor does).
+   */
+  rules?: 'default' | 'swebench' | 'harbor';
   /** Harbor's spellings of berth's options (`--n-attempts` for `--attempts`...), hidden aliases. */
   nAttempts?: string;
   nConcurrent?: string;
@@ -286,9 +289,9 @@ export const registerRun: RegisterCommand = (program: Command) => {
       oneOf(
         new Option(
           '--rules <name>',
-          "SWE-bench rows: default (berth's rules: stricter where the harness is wrong, and a pass the tamper checks refuse is not resolved) or swebench (the SWE-bench harness's verdict exactly; tamper findings still recorded)",
+          "default (berth's rules: stricter where the harness is wrong, and a pass the tamper checks refuse is not resolved); swebench (SWE-bench rows: the SWE-bench harness's verdict exactly; tamper findings still recorded); harbor (Harbor tasks: verify in the agent's container as Harbor does, with the agent's processes and its changes outside the work folder left in place; findings still recorded)",
         ),
-        ['default', 'swebench'],
+        ['default', 'swebench', 'harbor'],
       ),
     )
     .option(
