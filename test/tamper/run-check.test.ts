@@ -57,4 +57,22 @@ describe('fingerprints of test and runner files', () => {
     expect(finding?.paths).toEqual(['tests/test_a.py']);
     expect(finding?.message).toContain('put back with the same content');
   });
+
+  it("gives a file's status only to its own hash line (an unreadable file's status goes with no other)", () => {
+    const hash = (c: string) => c.repeat(64);
+    const text = [
+      's:12_2026-12-01 23:04:36.950201627 +0000',
+      `${hash('a')}  tests/test_a.py`,
+      // A regular file whose stat answered and whose content could not be read: an empty line.
+      's:13_2026-12-01 23:04:37.000000000 +0000',
+      '',
+      `${hash('b')}  link-to-somewhere`,
+      `\\${hash('c')}  odd\\nname.py`,
+    ].join('\n');
+    expect([...parseFingerprints(text)]).toEqual([
+      ['tests/test_a.py', `${hash('a')} 12_2026-12-01_23:04:36.950201627_+0000`],
+      ['link-to-somewhere', hash('b')],
+      ['odd\\nname.py', hash('c')],
+    ]);
+  });
 });

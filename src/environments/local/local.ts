@@ -351,6 +351,9 @@ function bwrapSetupFailed(result: ExecResult): boolean {
 /** The root's folders sandboxed commands write (all else in the root is berth's). */
 const SANDBOX_DIRS = ['repo', 'logs', 'tmp', 'cache'] as const;
 
+/** The folders of the root berth makes at start besides `repo`, parents first; the trial's uid's. */
+const BERTH_MADE_DIRS = ['logs', 'logs/agent', 'logs/verifier', 'logs/artifacts', 'tmp', 'cache'] as const;
+
 /** `chown -R` (which never follows symlinks) of `paths` to `identity`, one process. */
 async function handOver(paths: string | readonly string[], identity: { uid: number; gid: number }) {
   const list = typeof paths === 'string' ? [paths] : paths;
@@ -413,8 +416,7 @@ export class LocalEnvironmentProvider implements EnvironmentProvider {
       // The root stays berth's (mkdtemp made it 0700): the trial's uid may pass through it, not list or change it.
       await chmod(root, 0o711);
       await mkdir(workdir);
-      for (const dir of ['logs/agent', 'logs/verifier', 'logs/artifacts', 'tmp', 'cache'])
-        await mkdir(join(root, dir), { recursive: true });
+      for (const dir of BERTH_MADE_DIRS) await mkdir(join(root, dir));
       const wanted = this.options.isolation ?? 'auto';
       const method =
         wanted === 'off'
@@ -465,13 +467,11 @@ export class LocalEnvironmentProvider implements EnvironmentProvider {
       const baseSha = entry ? entry.baseCommit : await commitBase(workdir);
       const toolInstall = context.tool ? await installTool(context.tool) : undefined;
       if (sandbox?.identity) {
+        const { uid, gid } = sandbox.identity;
+        // The folders berth just made, empty and untouched by anything else: no process needed.
+        for (const dir of BERTH_MADE_DIRS) await chown(join(root, dir), uid, gid);
         // A copy of an entry is the uid's already (and its layers are read-only mounts).
-        const copied = new Set<string>(entry ? ['repo', 'cache'] : []);
-        await handOver(
-          SANDBOX_DIRS.filter((dir) => !copied.has(dir)).map((dir) => join(root, dir)),
-          sandbox.identity,
-        );
-        if (entry) await chown(join(root, 'cache'), sandbox.identity.uid, sandbox.identity.gid);
+        if (!entry) await handOver(workdir, sandbox.identity);
       }
       const asRoot = isRoot && !sandbox?.identity;
       const record = new LocalLimits(limits, limitsRecord(limits, notCapped, asRoot));

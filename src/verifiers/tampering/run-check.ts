@@ -34,8 +34,8 @@ const RUNNER_GLOBS = [
 /**
  * Shell lines printing `sha256  path` for the test patch's files and every runner file git sees
  * (tracked or untracked, not ignored): a regular file's content hash, a link's target's (the link
- * is never followed). A regular file's line starts with `s:<inode>_<status change time>` (where
- * `stat` answers). Never fails (prints nothing where a tool is missing).
+ * is never followed). A regular file's line comes after an `s:<inode>_<status change time>` line
+ * (where `stat` answers). Never fails (prints nothing where a tool is missing).
  */
 export function fingerprintScript(testFiles: readonly string[]): string {
   const specs = [
@@ -54,19 +54,25 @@ export function fingerprintFilesScript(paths: readonly string[]): string {
 
 // Regular files by content; a link by its target (never followed: a link to a fifo or to a file
 // outside the repository must neither hang nor be read); anything else (a fifo) as `other`.
+// A regular file costs two processes: its `s:` line (stat), then its sha256sum line (an empty
+// line instead when it cannot be read, so the `s:` line never goes with another file's).
 const HASH = shellQuote(
-  'for f do if [ -L "$f" ]; then printf "%s  %s\\n" "$(printf "link:%s" "$(readlink "$f")" | sha256sum | cut -c1-64)" "$f"; elif [ -f "$f" ]; then s=$(stat -c %i_%z -- "$f" 2>/dev/null | tr " " _) && printf "s:%s " "$s"; sha256sum -- "$f"; elif [ -e "$f" ]; then printf "%s  %s\\n" "$(printf "other" | sha256sum | cut -c1-64)" "$f"; fi; done',
+  'for f do if [ -L "$f" ]; then printf "%s  %s\\n" "$(printf "link:%s" "$(readlink "$f")" | sha256sum | cut -c1-64)" "$f"; elif [ -f "$f" ]; then stat -c "s:%i_%z" -- "$f" 2>/dev/null; sha256sum -- "$f" 2>/dev/null || echo; elif [ -e "$f" ]; then printf "%s  %s\\n" "$(printf "other" | sha256sum | cut -c1-64)" "$f"; fi; done',
 );
 
 /**
- * `[s:status ]sha256  path` lines -> path -> `hash` or `hash status` (sha256sum's `\` escaping of
- * odd names kept as printed).
+ * `sha256  path` lines, each regular file's preceded by its `s:<inode>_<status change time>`
+ * line -> path -> `hash` or `hash status` (the status's spaces as `_`; sha256sum's `\` escaping
+ * of odd names kept as printed). An `s:` line belongs to the line right after it only.
  */
 export function parseFingerprints(text: string): Map<string, string> {
   const map = new Map<string, string>();
+  let status: string | undefined;
   for (const line of text.split('\n')) {
-    const m = line.match(/^(?:s:(\S+) )?\\?([0-9a-f]{64}) [ *](.+)$/);
-    if (m) map.set(m[3] as string, m[1] ? `${m[2]} ${m[1]}` : (m[2] as string));
+    const m = line.match(/^\\?([0-9a-f]{64}) [ *](.+)$/);
+    if (m) map.set(m[2] as string, status ? `${m[1]} ${status}` : (m[1] as string));
+    const s = m ? undefined : /^s:(\S.*)$/.exec(line);
+    status = s ? (s[1] as string).replaceAll(' ', '_') : undefined;
   }
   return map;
 }
