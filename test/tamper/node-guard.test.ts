@@ -277,6 +277,7 @@ test('promise', async () => { await new Promise((r) => setTimeout(r, 1)); });
 test('promise rejects', async () => { assert.equal(1, 2); });
 test('with subtests', async (t) => { await t.test('inner', () => {}); await t.test('inner fails', () => { throw new Error('x'); }); });
 test.skip('skipped', () => { throw new Error('never'); });
+test('skipped while it runs', (t) => { t.skip('not here'); });
 test.todo('todo fails', () => { throw new Error('todo'); });
 describe('suite', () => {
   beforeEach(() => {});
@@ -294,6 +295,7 @@ describe('suite', () => {
       'promise',
       'with subtests > inner',
       'skipped',
+      'skipped while it runs',
       'suite > inside',
       'suite > nested > deep',
     ];
@@ -318,6 +320,31 @@ describe('suite', () => {
       'with subtests',
       'with subtests > inner fails',
     ]);
+  });
+
+  it('a twin that keeps node from running the real test (marked finished, taken off the queue) is refused: the real test never ended', async () => {
+    const dir = await temp.make('berth-nodeguard-twin-');
+    await mkdir(join(dir, 'test'));
+    await writeFile(
+      join(dir, 'test', 'twin.test.cjs'),
+      `const test = require('node:test');
+const { executionAsyncResource } = require('node:async_hooks');
+test('parses', () => {
+  const me = executionAsyncResource();
+  me.root.pendingSubtests.length = 0;
+  for (const t of me.root.subtests) if (t !== me) t.finished = true;
+});
+test('parses', () => { throw new Error('the real test fails'); });
+`,
+    );
+    const r = await runIn(dir, 'node --test --test-reporter=tap test/twin.test.cjs', { ids: ['parses'] });
+    expect(r.exitCode).toBe(0);
+    expect(r.log.match(/^ok \d+ - parses$/gm)).toHaveLength(1);
+    expect(r.log).not.toMatch(/not ok/);
+    const found = crossCheck(r.input).findings;
+    expect(found.map((f) => `${f.kind}${f.veto ? '!' : ''}`)).toEqual(['guard-unconfirmed!']);
+    expect(found[0]?.message).toMatch(/harness finished/);
+    expect([...r.guard().files.values()][0]?.unfinished).toBe(1);
   });
 
   it("a test's function swapped inside node's Test constructor (a prototype setter) is caught", async () => {

@@ -271,13 +271,14 @@ function berthGuardChild(berthKey) {
     }
     return '[' + path + ']';
   }
-  function wrap(fn, kind, path) {
+  function wrap(fn, kind, path, settle) {
     const length = typeof fn.length === 'number' ? fn.length : 0;
     const wrapped = function (...args) {
       let done = false;
       const note = (event) => {
         if (done) return;
         done = true;
+        settle();
         record(kind, path, event);
       };
       const last = args.length - 1;
@@ -324,6 +325,15 @@ function berthGuardChild(berthKey) {
       const d = getOwn(res, 'parent');
       return !!d && apply(hasOwn, d, ['value']) && d.value === null;
     };
+    // A test or suite has ended for the guard when its function returned or threw, or node
+    // failed it (cancelled ones too), or it was made skipped: never by a flag code can set.
+    let counted = false;
+    let settled = false;
+    function settle() {
+      if (settled) return;
+      settled = true;
+      if (counted) unfinished--;
+    }
     // Flags node sets once in the constructor: a later change to true (t.todo(), t.skip(), or
     // code reaching the object) is recorded, so a failure it hides is still a failure.
     for (const flag of ['isTodo', 'skipped']) {
@@ -335,23 +345,23 @@ function berthGuardChild(berthKey) {
         get() { return value; },
         set(v) {
           if (declared && v && !value) record(kind, apply(wmGet, paths, [res]) ?? null, flag === 'isTodo' ? 'todo-set' : 'skip-set');
+          else if (!declared && v && flag === 'skipped') settle();
           declared = true;
           value = v;
         },
       });
     }
     let finished;
-    let counted = false;
     defineProperty(res, 'finished', {
       configurable: false,
       enumerable: true,
       get() { return finished; },
       set(v) {
-        if (!counted && (kind === 'Test' || kind === 'Suite') && !isParentNull()) {
+        // node's first assignment (in the constructor, its parent set): count the node.
+        if (!counted && finished === undefined && (kind === 'Test' || kind === 'Suite') && !isParentNull()) {
           counted = true;
-          unfinished++;
+          if (!settled) unfinished++;
         }
-        if (counted && v === true && finished !== true) unfinished--;
         finished = v;
       },
     });
@@ -383,7 +393,7 @@ function berthGuardChild(berthKey) {
         raw = value;
         const path = kind === 'TestHook' ? '[]' : pathOf(res);
         apply(wmSet, paths, [res, path]);
-        current = typeof value === 'function' ? wrap(value, kind, path) : value;
+        current = typeof value === 'function' ? wrap(value, kind, path, settle) : value;
       },
     });
     defineProperty(res, 'error', {
@@ -392,7 +402,7 @@ function berthGuardChild(berthKey) {
       get() { return error; },
       set(value) {
         if (value !== null && value !== undefined && (error === null || error === undefined))
-          record(kind, apply(wmGet, paths, [res]) ?? null, 'failed');
+          { settle(); record(kind, apply(wmGet, paths, [res]) ?? null, 'failed'); }
         error = value;
       },
     });
