@@ -7,6 +7,7 @@ import picomatch from 'picomatch';
 import type { Agent } from '../agents/agent.ts';
 import type { ModelTarget } from '../models/providers.ts';
 import type { Task } from '../tasks/task.ts';
+import { trialNameFor } from './names.ts';
 
 /** One planned trial. */
 export interface PlannedTrial {
@@ -44,11 +45,7 @@ export function globMatcher(glob: string): (name: string) => boolean {
   return picomatch(pattern, { bash: true, dot: true, nobrace: true, noextglob: true, nonegate: true });
 }
 
-/** A file-system-safe trial folder name. */
-export function trialNameFor(taskName: string, attempt: number): string {
-  const safe = taskName.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 120);
-  return `${safe}__${attempt}`;
-}
+export { trialNameFor };
 
 /** Plans tasks x attempts. Order: tasks in dataset order, attempts 1..k for each. */
 export function planTrials(tasks: Task[], options: PlanOptions = {}): PlannedTrial[] {

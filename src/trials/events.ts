@@ -15,13 +15,10 @@
  */
 import { z } from 'zod';
 import type { JobSummary } from '../jobs/job.ts';
+import { EVENTS_SCHEMA_VERSION, eventTime } from './event-stamp.ts';
 import { TRIAL_STATUSES, type TrialResult } from './result.ts';
 
-/**
- * Version of the event schema. Adding an event type or an optional field keeps it; renaming or
- * removing one, or changing a meaning, bumps it.
- */
-export const EVENTS_SCHEMA_VERSION = 1;
+export { EVENTS_SCHEMA_VERSION, eventTime };
 
 /** The phases of a trial, in the order they run (per step for multi-step tasks). */
 export const PHASES = [
@@ -217,9 +214,6 @@ export type TrialEventInput = DistributiveOmit<
 >;
 /** What the engine gives a trial's parts (the agent, the gateway): they emit without knowing the job. */
 export type TrialEmit = (event: TrialEventInput) => void;
-
-/** The current time as events carry it. */
-export const eventTime = (): string => new Date().toISOString();
 
 /** A `TrialEmit` that stamps `v`, `time`, `job` and `trial` and hands the event to `emit`. */
 export function trialEmitter(emit: Emit, job: string, trial: string): TrialEmit {

