@@ -22,6 +22,7 @@ import { runTrialWith } from '../../src/trials/trial.ts';
 import { reclaimLeftovers } from '../../src/util/leftovers.ts';
 import { SwebenchVerifier } from '../../src/verifiers/swebench.ts';
 import { statusLinesParser } from '../helpers/status-lines-parser.ts';
+import { swebenchTask } from '../helpers/swebench-task.ts';
 import { tempDirs } from '../helpers/temp-dirs.ts';
 
 const temp = tempDirs();
@@ -43,26 +44,13 @@ afterAll(async () => {
 const FIX =
   'diff --git a/fix.txt b/fix.txt\nnew file mode 100644\n--- /dev/null\n+++ b/fix.txt\n@@ -0,0 +1 @@\n+fixed\n';
 
-function task(environment: Task['environment'], testCommand = 'true', passToPass: string[] = []): Task {
-  return {
+const task = (environment: Task['environment'], testCommand = 'true', passToPass: string[] = []) =>
+  swebenchTask(environment, {
     name: 'install-cache',
-    format: 'swebench',
-    origin: { file: 'inline' },
-    instruction: '',
-    environment,
+    testCommand,
+    passToPass,
     solution: { kind: 'patch', patch: FIX },
-    verifier: {
-      kind: 'swebench',
-      testPatch: '',
-      testCommand,
-      testFiles: [],
-      failToPass: [],
-      passToPass,
-      timeoutSec: 60,
-    },
-    metadata: {},
-  };
-}
+  });
 
 const provider = new LocalEnvironmentProvider();
 /** Whether trials here get `node_modules` as a read-only layer (root, capped trial folders). */
