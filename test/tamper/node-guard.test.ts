@@ -147,6 +147,47 @@ describe("berth's guard in node --test's child processes", () => {
     expect(kinds(r.input)).toEqual(['guard-invalid!', 'guard-unconfirmed!']);
   });
 
+  // node reports tests a helper module declares under the helper's path, not the test file's.
+  const SHARED = `import { test } from 'node:test';
+import assert from 'node:assert/strict';
+export function quotingCases(parseLine) {
+  test('a quoted field may hold the delimiter', () => {
+    assert.deepEqual(parseLine('a,"b,c",d'), ['a', 'b,c', 'd']);
+  });
+  test('plain fields (shared)', () => {
+    assert.deepEqual(parseLine('a,b'), ['a', 'b']);
+  });
+}
+`;
+  const callShared = (old: string) =>
+    `${old}\nimport { quotingCases } from './shared.js';\nquotingCases(parseLine);\n`;
+  async function withShared(patches: string[], edit: Record<string, (old: string) => string> = {}) {
+    const dir = await repository(patches, { 'test/csvline.test.js': callShared, ...edit });
+    await writeFile(join(dir, 'test', 'shared.js'), SHARED);
+    return dir;
+  }
+
+  it("tests declared in a helper module the test file calls (reported under the helper's path): the gold patch has no finding", async () => {
+    const r = await run(await withShared([csvline.patch]));
+    expect(r.exitCode).toBe(0);
+    expect(r.passed).toContain('plain fields (shared)');
+    expect(r.passed).toHaveLength(19);
+    expect(
+      r.report.some(
+        (l) => l.type === 'test:pass' && String((l as { file?: string }).file).endsWith('shared.js'),
+      ),
+    ).toBe(true);
+    expect(kinds(r.input)).toEqual([]);
+  });
+
+  it("tests declared in a helper module: the child's report rewritten is still refused", async () => {
+    const r = await run(await withShared([], { 'lib/csvline.js': prependJs(JS_REWRITE_CHILD_REPORT) }));
+    expect(r.passed).toHaveLength(19);
+    const found = crossCheck(r.input).findings;
+    expect(found.map((f) => `${f.kind}${f.veto ? '!' : ''}`)).toEqual(['outcome-rewritten!']);
+    expect(found[0]?.tests).toContain('a quoted field may hold the delimiter');
+  });
+
   describe('a recorded stream altered after the fact', async () => {
     const gold = await run(await repository([csvline.patch]));
     const lines = gold.report;
@@ -236,6 +277,7 @@ test('promise', async () => { await new Promise((r) => setTimeout(r, 1)); });
 test('promise rejects', async () => { assert.equal(1, 2); });
 test('with subtests', async (t) => { await t.test('inner', () => {}); await t.test('inner fails', () => { throw new Error('x'); }); });
 test.skip('skipped', () => { throw new Error('never'); });
+test('skipped while it runs', (t) => { t.skip('not here'); });
 test.todo('todo fails', () => { throw new Error('todo'); });
 describe('suite', () => {
   beforeEach(() => {});
@@ -253,6 +295,7 @@ describe('suite', () => {
       'promise',
       'with subtests > inner',
       'skipped',
+      'skipped while it runs',
       'suite > inside',
       'suite > nested > deep',
     ];
@@ -277,6 +320,31 @@ describe('suite', () => {
       'with subtests',
       'with subtests > inner fails',
     ]);
+  });
+
+  it('a twin that keeps node from running the real test (marked finished, taken off the queue) is refused: the real test never ended', async () => {
+    const dir = await temp.make('berth-nodeguard-twin-');
+    await mkdir(join(dir, 'test'));
+    await writeFile(
+      join(dir, 'test', 'twin.test.cjs'),
+      `const test = require('node:test');
+const { executionAsyncResource } = require('node:async_hooks');
+test('parses', () => {
+  const me = executionAsyncResource();
+  me.root.pendingSubtests.length = 0;
+  for (const t of me.root.subtests) if (t !== me) t.finished = true;
+});
+test('parses', () => { throw new Error('the real test fails'); });
+`,
+    );
+    const r = await runIn(dir, 'node --test --test-reporter=tap test/twin.test.cjs', { ids: ['parses'] });
+    expect(r.exitCode).toBe(0);
+    expect(r.log.match(/^ok \d+ - parses$/gm)).toHaveLength(1);
+    expect(r.log).not.toMatch(/not ok/);
+    const found = crossCheck(r.input).findings;
+    expect(found.map((f) => `${f.kind}${f.veto ? '!' : ''}`)).toEqual(['guard-unconfirmed!']);
+    expect(found[0]?.message).toMatch(/harness finished/);
+    expect([...r.guard().files.values()][0]?.unfinished).toBe(1);
   });
 
   it("a test's function swapped inside node's Test constructor (a prototype setter) is caught", async () => {

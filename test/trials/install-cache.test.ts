@@ -1,5 +1,6 @@
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,8 +19,10 @@ import { isRoot } from '../../src/sandbox/identity.ts';
 import { probeIsolation } from '../../src/sandbox/isolation.ts';
 import type { Task } from '../../src/tasks/task.ts';
 import { runTrialWith } from '../../src/trials/trial.ts';
+import { reclaimLeftovers } from '../../src/util/leftovers.ts';
 import { SwebenchVerifier } from '../../src/verifiers/swebench.ts';
 import { statusLinesParser } from '../helpers/status-lines-parser.ts';
+import { swebenchTask } from '../helpers/swebench-task.ts';
 import { tempDirs } from '../helpers/temp-dirs.ts';
 
 const temp = tempDirs();
@@ -41,26 +44,13 @@ afterAll(async () => {
 const FIX =
   'diff --git a/fix.txt b/fix.txt\nnew file mode 100644\n--- /dev/null\n+++ b/fix.txt\n@@ -0,0 +1 @@\n+fixed\n';
 
-function task(environment: Task['environment'], testCommand = 'true', passToPass: string[] = []): Task {
-  return {
+const task = (environment: Task['environment'], testCommand = 'true', passToPass: string[] = []) =>
+  swebenchTask(environment, {
     name: 'install-cache',
-    format: 'swebench',
-    origin: { file: 'inline' },
-    instruction: '',
-    environment,
+    testCommand,
+    passToPass,
     solution: { kind: 'patch', patch: FIX },
-    verifier: {
-      kind: 'swebench',
-      testPatch: '',
-      testCommand,
-      testFiles: [],
-      failToPass: [],
-      passToPass,
-      timeoutSec: 60,
-    },
-    metadata: {},
-  };
-}
+  });
 
 const provider = new LocalEnvironmentProvider();
 /** Whether trials here get `node_modules` as a read-only layer (root, capped trial folders). */
@@ -276,5 +266,43 @@ describe('install once, materialise once (local environment)', () => {
       expect(test.output).not.toMatch(/\/compile /);
     }
     expect(await readFile(join(entry, 'go-build', 'README'), 'utf8')).not.toBe('poison\n');
+  });
+
+  it('a berth killed (-9) with a read-only layer mounted leaves the next one to unmount it; the entry stays whole', async (ctx) => {
+    if (!(await layered())) ctx.skip();
+    const job = `install-cache-kill-${randomUUID().slice(0, 8)}`;
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'test/fixtures/install-cache/hold-layer.ts', randomUUID(), job],
+      { cwd: join(import.meta.dirname, '..', '..'), env: process.env, stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+    });
+    const deadline = Date.now() + 60_000;
+    while (!out.includes('\n') && child.exitCode === null && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 100));
+    const { root, hit } = JSON.parse(out) as { root: string; hit: boolean };
+    expect(hit).toBe(true);
+    const layer = join(root, 'repo', 'node_modules');
+    const mounted = (path: string) => readFileSync('/proc/self/mountinfo', 'utf8').includes(` ${path} `);
+    expect(mounted(layer)).toBe(true);
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+    const reclaimed = await reclaimLeftovers({ job });
+    expect(reclaimed.folders).toContain(root);
+    expect(mounted(layer)).toBe(false);
+    expect(mounted(root)).toBe(false);
+    expect(existsSync(root)).toBe(false);
+    // The entry's node_modules went through the rm of the trial folder untouched.
+    const entries = readdirSync(installsDir()).filter((k) =>
+      existsSync(join(installsDir(), k, 'repo', 'node_modules', 'x', 'f')),
+    );
+    expect(entries.length).toBeGreaterThan(0);
+    for (const k of entries)
+      expect(readFileSync(join(installsDir(), k, 'repo', 'node_modules', 'x', 'f'), 'utf8')).toBe(
+        'installed\n',
+      );
   });
 });

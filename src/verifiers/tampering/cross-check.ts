@@ -20,8 +20,8 @@
  * Findings on passes only the SWE-bench rules grant (its last-line-wins parsing) are recorded
  * without a veto: berth's own verdict did not rely on them.
  */
-import { isAbsolute, posix, relative, resolve } from 'node:path';
-import { type GuardLine, readGuardStream } from './node-guard.ts';
+import { isAbsolute, posix, relative } from 'node:path';
+import { type GuardFile, type GuardLine, readGuardStream } from './node-guard.ts';
 import type { ArmedProbes, ProbeFiles } from './probes.ts';
 import type { TamperFinding } from './types.ts';
 
@@ -528,25 +528,25 @@ function checkNodeGuard(
     notes.push(
       `${guard.others} node process(es) started by the tests loaded berth's guard (not test files of the runner; not checked)`,
     );
-  const outcomes = nodeOutcomes(events);
-  const count = (file: string, id: string, pick: (o: NodeOutcome) => boolean) =>
-    outcomes.filter((o) => o.file !== null && resolve('/', o.file) === file && o.id === id && pick(o)).length;
+  // node reports a test under the file that declared it (a helper module's tests under the
+  // helper), not the test file whose process ran it: the guards' records are matched to the
+  // runner's outcomes by test id over all the test files' processes, never by path.
+  // (The runner's own entry for a file, named by its path, is no test of a child's.)
+  const outcomes = nodeOutcomes(events).filter((o) => o.id !== o.file);
+  const children = [...guard.files.values()];
+  const total = (id: string, pick: (g: GuardFile) => Map<string, number>) =>
+    children.reduce((n, g) => n + (pick(g).get(id) ?? 0), 0);
+  const failedIds = new Set(children.flatMap((g) => [...g.failed.keys(), ...g.threw.keys()]));
 
   // Failures node decided (or functions that threw) in a test file's process that the runner never heard of.
   const rewritten: string[] = [];
-  const hooks: string[] = [];
-  for (const [file, seen] of guard.files) {
-    for (const id of new Set([...seen.failed.keys(), ...seen.threw.keys()])) {
-      const evidence = Math.max(seen.failed.get(id) ?? 0, seen.threw.get(id) ?? 0);
-      if (count(file, id, (o) => !o.passed) < evidence) rewritten.push(id);
-    }
-    // A hook that threw fails the tests it ran for (or their suite): the runner must have heard of a failure.
-    if (
-      seen.hooksThrew > 0 &&
-      !outcomes.some((o) => !o.passed && o.file !== null && resolve('/', o.file) === file)
-    )
-      hooks.push(`a hook in ${seen.file}`);
+  for (const id of failedIds) {
+    const evidence = children.reduce((n, g) => n + Math.max(g.failed.get(id) ?? 0, g.threw.get(id) ?? 0), 0);
+    if (outcomes.filter((o) => o.id === id && !o.passed).length < evidence) rewritten.push(id);
   }
+  // A hook that threw fails the tests it ran for (or their suite): the runner must have heard of a failure.
+  const anyFailure = outcomes.some((o) => !o.passed);
+  const hooks = anyFailure ? [] : children.filter((g) => g.hooksThrew > 0).map((g) => `a hook in ${g.file}`);
   if (rewritten.length > 0 || hooks.length > 0)
     finding({
       kind: 'outcome-rewritten',
@@ -555,21 +555,46 @@ function checkNodeGuard(
       ...(rewritten.length > 0 ? { tests: rewritten } : {}),
     });
 
-  // Every pass the console shows must be a test whose function the guard saw return.
+  // A test node failed never grades as a pass: not through a second test of the same id that
+  // passes, not through a todo or skip the test file did not declare (set while it ran). One
+  // graded id with several results that do not all pass is refused as well.
+  const failedPassing: ConsolePass[] = [];
+  const twins: ConsolePass[] = [];
+  for (const pass of input.consolePasses) {
+    if (rewritten.includes(pass.id)) continue;
+    const results = outcomes.filter((o) => o.id === pass.id);
+    const plain = results.filter((o) => o.passed && !o.skip && !o.todo);
+    if (failedIds.has(pass.id) && (plain.length > 0 || children.some((g) => g.undeclared.has(pass.id))))
+      failedPassing.push(pass);
+    else if (results.length > 1 && plain.length !== results.length) twins.push(pass);
+  }
+  passFindings(
+    failedPassing,
+    'outcome-rewritten',
+    "the console shows tests passing (or skipped) that node failed in the test file's process (a second test of the same name, or a todo or skip set while the test ran)",
+    finding,
+  );
+  passFindings(
+    twins,
+    'duplicate-test',
+    'the runner reports graded tests more than once with different outcomes',
+    finding,
+  );
+
+  // Every pass the console shows must be a test whose function the guard saw return, in a
+  // process whose guard records reach its exit and whose tests node's harness finished.
   const unseen: ConsolePass[] = [];
   const replaced: ConsolePass[] = [];
   const cut: ConsolePass[] = [];
+  const unfinished: ConsolePass[] = [];
   for (const pass of input.consolePasses) {
-    // (The runner's own entry for a file, named by its path, is no test of the child's.)
-    const reported = outcomes.filter((o) => o.id === pass.id && o.passed && !o.skip && o.id !== o.file);
-    for (const file of new Set(reported.map((o) => (o.file === null ? null : resolve('/', o.file))))) {
-      const seen = file === null ? undefined : guard.files.get(file);
-      const passes = reported.filter((o) => (o.file === null ? null : resolve('/', o.file)) === file).length;
-      if (seen?.replaced.has(pass.id)) replaced.push(pass);
-      else if (rewritten.includes(pass.id)) continue;
-      else if (!seen || (seen.returned.get(pass.id) ?? 0) < passes) unseen.push(pass);
-      else if (!seen.ended) cut.push(pass);
-    }
+    const passes = outcomes.filter((o) => o.id === pass.id && o.passed && !o.skip).length;
+    if (passes === 0 || rewritten.includes(pass.id)) continue;
+    const returnedIn = children.filter((g) => (g.returned.get(pass.id) ?? 0) > 0);
+    if (children.some((g) => g.replaced.has(pass.id))) replaced.push(pass);
+    else if (total(pass.id, (g) => g.returned) < passes) unseen.push(pass);
+    else if (returnedIn.some((g) => !g.ended)) cut.push(pass);
+    else if (returnedIn.some((g) => !g.complete)) unfinished.push(pass);
   }
   passFindings(
     [...new Set(replaced)],
@@ -581,6 +606,12 @@ function checkNodeGuard(
     [...new Set(cut)],
     'guard-unconfirmed',
     'the console shows tests passing from a test file whose guard records stop before its process ended (the stream was cut short: later failures may be missing)',
+    finding,
+  );
+  passFindings(
+    unfinished,
+    'guard-unconfirmed',
+    "the console shows tests passing from a test file's process that ended before node's harness finished its tests (process.exit, or tests created that never ended)",
     finding,
   );
   passFindings(

@@ -271,13 +271,14 @@ function berthGuardChild(berthKey) {
     }
     return '[' + path + ']';
   }
-  function wrap(fn, kind, path) {
+  function wrap(fn, kind, path, settle) {
     const length = typeof fn.length === 'number' ? fn.length : 0;
     const wrapped = function (...args) {
       let done = false;
       const note = (event) => {
         if (done) return;
         done = true;
+        settle();
         record(kind, path, event);
       };
       const last = args.length - 1;
@@ -309,8 +310,71 @@ function berthGuardChild(berthKey) {
     defineProperty(wrapped, 'length', { value: length });
     return wrapped;
   }
+  // Whether node's harness finished this process's tests: its root reported the run, every test
+  // and suite node created ended, and the process ended on its own (or node's --test-force-exit
+  // after the root reported), never through a call to process.exit before that.
+  let rootReported = false;
+  let unfinished = 0;
+  let beforeExit = false;
+  let exitCalled = false;
+  let reportedAtExitCall = false;
+  const forceExit = process.execArgv.some((a) => a === '--test-force-exit');
   function track(res) {
     const kind = kindOf(res);
+    const isParentNull = () => {
+      const d = getOwn(res, 'parent');
+      return !!d && apply(hasOwn, d, ['value']) && d.value === null;
+    };
+    // A test or suite has ended for the guard when its function returned or threw, or node
+    // failed it (cancelled ones too), or it was made skipped: never by a flag code can set.
+    let counted = false;
+    let settled = false;
+    function settle() {
+      if (settled) return;
+      settled = true;
+      if (counted) unfinished--;
+    }
+    // Flags node sets once in the constructor: a later change to true (t.todo(), t.skip(), or
+    // code reaching the object) is recorded, so a failure it hides is still a failure.
+    for (const flag of ['isTodo', 'skipped']) {
+      let value;
+      let declared = false;
+      defineProperty(res, flag, {
+        configurable: false,
+        enumerable: true,
+        get() { return value; },
+        set(v) {
+          if (declared && v && !value) record(kind, apply(wmGet, paths, [res]) ?? null, flag === 'isTodo' ? 'todo-set' : 'skip-set');
+          else if (!declared && v && flag === 'skipped') settle();
+          declared = true;
+          value = v;
+        },
+      });
+    }
+    let finished;
+    defineProperty(res, 'finished', {
+      configurable: false,
+      enumerable: true,
+      get() { return finished; },
+      set(v) {
+        // node's first assignment (in the constructor, its parent set): count the node.
+        if (!counted && finished === undefined && (kind === 'Test' || kind === 'Suite') && !isParentNull()) {
+          counted = true;
+          if (!settled) unfinished++;
+        }
+        finished = v;
+      },
+    });
+    let reported;
+    defineProperty(res, 'reported', {
+      configurable: false,
+      enumerable: true,
+      get() { return reported; },
+      set(v) {
+        if (v === true && isParentNull()) rootReported = true;
+        reported = v;
+      },
+    });
     let raw;
     let current;
     let set = false;
@@ -329,7 +393,7 @@ function berthGuardChild(berthKey) {
         raw = value;
         const path = kind === 'TestHook' ? '[]' : pathOf(res);
         apply(wmSet, paths, [res, path]);
-        current = typeof value === 'function' ? wrap(value, kind, path) : value;
+        current = typeof value === 'function' ? wrap(value, kind, path, settle) : value;
       },
     });
     defineProperty(res, 'error', {
@@ -338,22 +402,37 @@ function berthGuardChild(berthKey) {
       get() { return error; },
       set(value) {
         if (value !== null && value !== undefined && (error === null || error === undefined))
-          record(kind, apply(wmGet, paths, [res]) ?? null, 'failed');
+          { settle(); record(kind, apply(wmGet, paths, [res]) ?? null, 'failed'); }
         error = value;
       },
     });
   }
   // The last record: the process is ending (a stream cut before it is refused by berth).
   let ended = false;
+  let created = 0;
+  process.on('beforeExit', () => { beforeExit = true; });
+  const exit = process.exit;
+  process.exit = function exit_(...args) {
+    if (!exitCalled) {
+      exitCalled = true;
+      reportedAtExitCall = rootReported;
+    }
+    return apply(exit, process, args);
+  };
   process.on('exit', () => {
     if (ended) return;
     ended = true;
-    record('process', null, 'exit');
+    const natural = !exitCalled && beforeExit;
+    const forced = exitCalled && forceExit && reportedAtExitCall;
+    const complete = created === 0 || (rootReported && unfinished === 0 && (natural || forced));
+    seq = seq + 1;
+    send('{"seq":' + seq + ',"kind":"process","event":"exit","path":null,"complete":' + complete + ',"unfinished":' + unfinished + ',"harness":' + rootReported + ',"explicit":' + exitCalled + '}', null);
   });
   asyncHooks
     .createHook({
       init(id, type, trigger, resource) {
         if (type !== 'Test') return;
+        created++;
         try {
           track(resource);
         } catch {
@@ -382,10 +461,20 @@ export interface GuardFile {
   threw: Map<string, number>;
   failed: Map<string, number>;
   replaced: Set<string>;
+  /** Tests made todo or skipped after node made them (`t.todo()`, `t.skip()`, or code reaching the test). */
+  undeclared: Set<string>;
   /** Hooks (before, after, beforeEach, afterEach) whose function threw. */
   hooksThrew: number;
   /** Whether the stream ends with the guard's record of the process exiting (else it was cut short). */
   ended: boolean;
+  /**
+   * Whether node's harness finished the process's tests before it ended: its root reported the
+   * run, every test and suite node created ended, and the process ended on its own (not through
+   * `process.exit` before that). False when the exit record says otherwise or is missing.
+   */
+  complete: boolean;
+  /** Test and suite nodes created in the process that never ended (from the exit record). */
+  unfinished: number;
 }
 
 /** The guards' messages read and authenticated. */
@@ -524,14 +613,22 @@ export function readGuardStream(
       threw: new Map(),
       failed: new Map(),
       replaced: new Set(),
+      undeclared: new Set(),
       hooksThrew: 0,
       ended: false,
+      complete: false,
+      unfinished: 0,
     };
     const list = byPid.get(hello.pid) ?? [];
     list.forEach((r, i) => {
       if (r.body.kind !== 'process' || r.body.event !== 'exit') return;
-      if (i === list.length - 1) seen.ended = true;
-      else invalid.push(`process ${hello.pid}'s guard records go on after its exit`);
+      if (i !== list.length - 1) {
+        invalid.push(`process ${hello.pid}'s guard records go on after its exit`);
+        return;
+      }
+      seen.ended = true;
+      seen.complete = r.body.complete === true;
+      seen.unfinished = typeof r.body.unfinished === 'number' ? r.body.unfinished : 0;
     });
     for (const r of list) {
       const { kind, event, path } = r.body;
@@ -544,6 +641,7 @@ export function readGuardStream(
       else if (event === 'threw') bump(seen.threw);
       else if (event === 'failed') bump(seen.failed);
       else if (event === 'fn-replaced') seen.replaced.add(id);
+      else if (event === 'todo-set' || event === 'skip-set') seen.undeclared.add(id);
     }
     files.set(file, seen);
   }
