@@ -149,6 +149,18 @@ def sweep():
 
 MODES = {}
 
+def finish(pid):
+    # Kills the sample's child (also before it made its own group), its group and every other
+    # process of the sandbox; returns the child's wait status.
+    for kill in (os.killpg, os.kill):
+        try:
+            kill(pid, signal.SIGKILL)
+        except Exception:
+            pass
+    _, status = os.waitpid(pid, 0)
+    sweep()
+    return status
+
 def make_writable(func, path, exc):
     try:
         os.chmod(os.path.dirname(path), stat.S_IRWXU)
@@ -216,12 +228,7 @@ def judge(req, base):
             break
     elapsed = time.monotonic() - started
     os.close(rfd)
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except Exception:
-        pass
-    _, status = os.waitpid(pid, 0)
-    sweep()
+    status = finish(pid)
     answer = {"id": req["id"], "elapsed": elapsed}
     line = data.split(b"\n", 1)[0]
     if line:
@@ -338,17 +345,7 @@ def run_command(req, base):
         for fd in ready:
             take(fd)
     elapsed = time.monotonic() - started
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except Exception:
-        pass
-    if timed_out:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except Exception:
-            pass
-    _, status = os.waitpid(pid, 0)
-    sweep()
+    status = finish(pid)
     for fd in (out_r, err_r, pidfd):
         os.close(fd)
     if os.WIFSIGNALED(status):
