@@ -347,6 +347,28 @@ test('parses', () => { throw new Error('the real test fails'); });
     expect([...r.guard().files.values()][0]?.unfinished).toBe(1);
   });
 
+  it("a class of the test's own named Test (an AsyncResource of type 'Test') is not tracked: its function returning is no record", async () => {
+    const dir = await temp.make('berth-nodeguard-fake-');
+    await mkdir(join(dir, 'test'));
+    await writeFile(
+      join(dir, 'test', 'fake.test.cjs'),
+      `const test = require('node:test');
+const { AsyncResource } = require('node:async_hooks');
+class Test extends AsyncResource {
+  constructor(name, parent) { super('Test'); this.parent = parent; this.name = name; this.fn = () => {}; }
+}
+const top = new Test('<root>', null);
+new Test('fake', top).fn();
+test('real', () => {});
+`,
+    );
+    const r = await runIn(dir, 'node --test --test-reporter=tap test/fake.test.cjs', { ids: ['real'] });
+    expect(r.exitCode).toBe(0);
+    expect(kinds(r.input)).toEqual([]);
+    const [seen] = [...r.guard().files.values()];
+    expect([...(seen?.returned.keys() ?? [])]).toEqual(['real']);
+  });
+
   it("a test's function swapped inside node's Test constructor (a prototype setter) is caught", async () => {
     const dir = await temp.make('berth-nodeguard-protos-');
     await mkdir(join(dir, 'test'));
