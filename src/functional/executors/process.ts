@@ -420,7 +420,8 @@ async function runOneWarm(
     maxOutputBytes: options.sandbox.maxOutputBytes,
   });
   if (!answer) {
-    // The worker died: the sample killed it, or its sandbox could not start.
+    // The worker died: the sample killed it, broke its answers, or its sandbox could not start.
+    if (worker.fault) return fail('error_of_run', `sandbox error: ${worker.fault}`);
     return worker.ready
       ? fail('crash', 'the sample killed or stopped its worker')
       : fail('error_of_run', `sandbox could not start: ${tail(worker.stderr.join(''), 500)}`);
