@@ -322,6 +322,44 @@ describe('suite', () => {
     ]);
   });
 
+  it('--test-force-exit (node ends the process with process.exit after its root reported): no finding', async () => {
+    const dir = await temp.make('berth-nodeguard-force-');
+    await mkdir(join(dir, 'test'));
+    await writeFile(
+      join(dir, 'test', 'force.test.cjs'),
+      `const test = require('node:test');
+test('keeps a handle open', () => { setInterval(() => {}, 1000); });
+test('after it', () => {});
+`,
+    );
+    const r = await runIn(dir, 'node --test --test-force-exit --test-reporter=tap test/force.test.cjs', {
+      ids: ['keeps a handle open', 'after it'],
+    });
+    expect(r.exitCode).toBe(0);
+    // (The runner's own end-of-run report is cut by the forced exit: runner-report-missing, not the guard's.)
+    expect(crossCheck(r.input).findings.filter((f) => f.kind !== 'runner-report-missing')).toEqual([]);
+    expect([...r.guard().files.values()][0]?.complete).toBe(true);
+  });
+
+  it('a test that ends its process with process.exit(0) before node reported the run: the passes are refused', async () => {
+    const dir = await temp.make('berth-nodeguard-exit-');
+    await mkdir(join(dir, 'test'));
+    await writeFile(
+      join(dir, 'test', 'exit.test.cjs'),
+      `const test = require('node:test');
+test('first', () => {});
+test('exits', () => { setImmediate(() => process.exit(0)); });
+test('never runs', () => { throw new Error('the real test fails'); });
+`,
+    );
+    const r = await runIn(dir, 'node --test --test-reporter=tap test/exit.test.cjs', {
+      ids: ['first', 'exits'],
+    });
+    const [seen] = [...r.guard().files.values()];
+    expect(seen?.complete).toBe(false);
+    expect(kinds(r.input)).toContain('guard-unconfirmed!');
+  });
+
   it('a twin that keeps node from running the real test (marked finished, taken off the queue) is refused: the real test never ended', async () => {
     const dir = await temp.make('berth-nodeguard-twin-');
     await mkdir(join(dir, 'test'));
