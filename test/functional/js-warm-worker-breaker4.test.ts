@@ -169,3 +169,33 @@ describe.skipIf(sandbox.kind !== 'bwrap')('Python warm worker: breaker round 4',
     expect(results.map((r) => r.passed)).toEqual([false, false, false]);
   });
 });
+
+describe.skipIf(sandbox.kind !== 'bwrap')('JavaScript warm worker: what else a sample could leave', () => {
+  it('System V shared memory, semaphores and queues are removed after each sample', async () => {
+    const leave = [
+      'import ctypes',
+      'libc = ctypes.CDLL(None, use_errno=True)',
+      'assert libc.shmget(1234, 4096, 0o1666) >= 0',
+      'assert libc.semget(1235, 1, 0o1666) >= 0',
+      'assert libc.msgget(1236, 0o1666) >= 0',
+    ].join('\n');
+    const look = [
+      "  const fs = require('fs');",
+      "  const left = ['shm', 'sem', 'msg'].map((k) => fs.readFileSync('/proc/sysvipc/' + k, 'utf8').trim().split('\\n').length - 1);",
+      '  return left.every((n) => n === 0) ? 1 : 0;',
+      '}',
+      '',
+    ].join('\n');
+    const check = [
+      "  const cp = require('child_process');",
+      `  const r = cp.spawnSync('/usr/bin/python3', ['-c', ${JSON.stringify(leave)}], { encoding: 'utf8' });`,
+      "  const fs = require('fs');",
+      "  const made = ['shm', 'sem', 'msg'].every((k) => fs.readFileSync('/proc/sysvipc/' + k, 'utf8').trim().split('\\n').length === 2);",
+      '  return r.status === 0 && made ? 1 : 0;',
+      '}',
+      '',
+    ].join('\n');
+    const results = await runAll([check, look]);
+    expect(results.map((r) => r.passed)).toEqual([true, true]);
+  });
+});

@@ -196,7 +196,34 @@ def clean(base):
                 ok = False
         except Exception:
             ok = False
+    if PRIVATE:
+        ok = clear_ipc() and ok
     return ok
+
+IPC_RMID = 0
+
+def ipc_ids(kind):
+    # Ids of the System V objects of this ipc namespace (/proc/sysvipc/<kind>: header, then key id ...).
+    try:
+        with open("/proc/sysvipc/" + kind) as f:
+            return [int(line.split()[1]) for line in f.readlines()[1:] if line.strip()]
+    except FileNotFoundError:
+        return []
+
+def clear_ipc():
+    # System V shared memory, semaphores and message queues a sample left in the sandbox's own ipc
+    # namespace are removed; True when none is left.
+    try:
+        for ident in ipc_ids("shm"):
+            _libc.shmctl(ident, IPC_RMID, None)
+        for ident in ipc_ids("sem"):
+            _libc.semctl(ident, 0, IPC_RMID)
+        for ident in ipc_ids("msg"):
+            _libc.msgctl(ident, IPC_RMID, None)
+        # A removed segment still attached by a dying process is listed until it is detached.
+        return not (ipc_ids("sem") or ipc_ids("msg"))
+    except Exception:
+        return False
 
 def judge(req, base):
     clean(base)
