@@ -124,6 +124,11 @@ export interface SandboxCommand {
    * that needs no file from the host, like the Python worker): the folder's size is bounded.
    */
   privateDir?: boolean;
+  /**
+   * bwrap only (a long-lived worker): read-only `/` and `/dev`, the command as pid 1
+   * (isolation.ts `MinimalViewSpec.sealed`).
+   */
+  sealed?: boolean;
   slot: number;
   options: SandboxOptions;
 }
@@ -228,6 +233,7 @@ export function spawnSandboxed(command: SandboxCommand & { timeoutSec?: number }
           at: SANDBOX_DIR,
           tmpfsBytes: TMPFS_BYTES,
           ...(command.privateDir ? { privateBytes: o.diskBytes ?? DEFAULT_SANDBOX.diskBytes } : {}),
+          ...(command.sealed ? { sealed: true } : {}),
         })
       : [];
   const { proc } = startCommand({

@@ -82,6 +82,12 @@ export interface MinimalViewSpec {
   tmpfsBytes?: number;
   /** Run as this uid/gid inside a user namespace (bwrap `--uid/--gid`) instead of the spawning uid. */
   mapTo?: { uid: number; gid: number };
+  /**
+   * bwrap: `/` and `/dev` read-only (only `/tmp`, `/dev/shm` and the writable folder can be written),
+   * and the command is the namespace's pid 1 (`--as-pid-1`: no bwrap init whose fds a process of
+   * the sandbox's uid could take; the command must reap orphans and be non-dumpable itself).
+   */
+  sealed?: boolean;
 }
 
 /** The argv prefix (ends with `--` or the wrapper's own argument) and the uid/gid to spawn it as. */
@@ -246,6 +252,7 @@ export function minimalViewPrefix(kind: MinimalKind, spec: MinimalViewSpec): str
     args.push('--size', String(spec.privateBytes), '--tmpfs', at, '--chdir', at);
   else if (spec.writable && spec.writable !== '/' && at)
     args.push('--bind', spec.writable, at, '--chdir', at);
+  if (spec.sealed) args.push('--remount-ro', '/dev', '--remount-ro', '/', '--as-pid-1');
   args.push('--');
   return args;
 }

@@ -322,6 +322,44 @@ describe('suite', () => {
     ]);
   });
 
+  it('--test-force-exit (node ends the process with process.exit after its root reported): no finding', async () => {
+    const dir = await temp.make('berth-nodeguard-force-');
+    await mkdir(join(dir, 'test'));
+    await writeFile(
+      join(dir, 'test', 'force.test.cjs'),
+      `const test = require('node:test');
+test('keeps a handle open', () => { setInterval(() => {}, 1000); });
+test('after it', () => {});
+`,
+    );
+    const r = await runIn(dir, 'node --test --test-force-exit --test-reporter=tap test/force.test.cjs', {
+      ids: ['keeps a handle open', 'after it'],
+    });
+    expect(r.exitCode).toBe(0);
+    // (The runner's own end-of-run report is cut by the forced exit: runner-report-missing, not the guard's.)
+    expect(crossCheck(r.input).findings.filter((f) => f.kind !== 'runner-report-missing')).toEqual([]);
+    expect([...r.guard().files.values()][0]?.complete).toBe(true);
+  });
+
+  it('a test that ends its process with process.exit(0) before node reported the run: the passes are refused', async () => {
+    const dir = await temp.make('berth-nodeguard-exit-');
+    await mkdir(join(dir, 'test'));
+    await writeFile(
+      join(dir, 'test', 'exit.test.cjs'),
+      `const test = require('node:test');
+test('first', () => {});
+test('exits', () => { setImmediate(() => process.exit(0)); });
+test('never runs', () => { throw new Error('the real test fails'); });
+`,
+    );
+    const r = await runIn(dir, 'node --test --test-reporter=tap test/exit.test.cjs', {
+      ids: ['first', 'exits'],
+    });
+    const [seen] = [...r.guard().files.values()];
+    expect(seen?.complete).toBe(false);
+    expect(kinds(r.input)).toContain('guard-unconfirmed!');
+  });
+
   it('a twin that keeps node from running the real test (marked finished, taken off the queue) is refused: the real test never ended', async () => {
     const dir = await temp.make('berth-nodeguard-twin-');
     await mkdir(join(dir, 'test'));
@@ -345,6 +383,28 @@ test('parses', () => { throw new Error('the real test fails'); });
     expect(found.map((f) => `${f.kind}${f.veto ? '!' : ''}`)).toEqual(['guard-unconfirmed!']);
     expect(found[0]?.message).toMatch(/harness finished/);
     expect([...r.guard().files.values()][0]?.unfinished).toBe(1);
+  });
+
+  it("a class of the test's own named Test (an AsyncResource of type 'Test') is not tracked: its function returning is no record", async () => {
+    const dir = await temp.make('berth-nodeguard-fake-');
+    await mkdir(join(dir, 'test'));
+    await writeFile(
+      join(dir, 'test', 'fake.test.cjs'),
+      `const test = require('node:test');
+const { AsyncResource } = require('node:async_hooks');
+class Test extends AsyncResource {
+  constructor(name, parent) { super('Test'); this.parent = parent; this.name = name; this.fn = () => {}; }
+}
+const top = new Test('<root>', null);
+new Test('fake', top).fn();
+test('real', () => {});
+`,
+    );
+    const r = await runIn(dir, 'node --test --test-reporter=tap test/fake.test.cjs', { ids: ['real'] });
+    expect(r.exitCode).toBe(0);
+    expect(kinds(r.input)).toEqual([]);
+    const [seen] = [...r.guard().files.values()];
+    expect([...(seen?.returned.keys() ?? [])]).toEqual(['real']);
   });
 
   it("a test's function swapped inside node's Test constructor (a prototype setter) is caught", async () => {

@@ -39,6 +39,7 @@ import type {
   FailureKind,
   LanguageExecutor,
   RunBatchOptions,
+  SandboxKind,
   SandboxOptions,
   ToolchainStatus,
 } from '../types.ts';
@@ -257,6 +258,30 @@ function classifyCrash(run: SandboxRunResult): string | undefined {
   return undefined;
 }
 
+type Fail = (kind: FailureKind, detail: string, output?: string) => ExecutionResult;
+type Base = () => Pick<ExecutionResult, 'time_elapsed' | 'sandbox' | 'warning'>;
+
+/** A sample's result fields (time since `started`, sandbox, warning) and its failures. */
+function outcomes(
+  started: number,
+  sandbox: SandboxKind,
+  warning: string | undefined,
+): { base: Base; fail: Fail } {
+  const base = () => ({
+    time_elapsed: (performance.now() - started) / 1000,
+    sandbox,
+    ...(warning ? { warning } : {}),
+  });
+  const fail: Fail = (kind, detail, output) => ({
+    passed: false,
+    result: kind === 'timeout' ? 'timed out' : `failed: ${detail}`,
+    kind,
+    ...base(),
+    ...(output !== undefined ? { output } : {}),
+  });
+  return { base, fail };
+}
+
 async function runOne(
   spec: LanguageSpec,
   item: ExecutionItem,
@@ -267,18 +292,7 @@ async function runOne(
   const hostDir = await makeSampleDir(slot, spec.language);
   const { kind: sandbox, warning } = detectSandbox(options.sandbox.kind);
   const ctx: Context = { dir: dirInside(sandbox, hostDir) };
-  const base = () => ({
-    time_elapsed: (performance.now() - started) / 1000,
-    sandbox,
-    ...(warning ? { warning } : {}),
-  });
-  const fail = (kind: FailureKind, detail: string, output?: string): ExecutionResult => ({
-    passed: false,
-    result: kind === 'timeout' ? 'timed out' : `failed: ${detail}`,
-    kind,
-    ...base(),
-    ...(output !== undefined ? { output } : {}),
-  });
+  const { base, fail } = outcomes(started, sandbox, warning);
   try {
     const program = assembleProgram(item.problem, item.sample.completion, spec.language);
     await writeFile(join(hostDir, spec.file), program);
@@ -339,8 +353,8 @@ function verdictOfRun(
   item: ExecutionItem,
   run: SandboxRunResult,
   compileOutput: string,
-  fail: (kind: FailureKind, detail: string, output?: string) => ExecutionResult,
-  base: () => Pick<ExecutionResult, 'time_elapsed' | 'sandbox' | 'warning'>,
+  fail: Fail,
+  base: Base,
 ): ExecutionResult {
   const output = `${run.stdout}${run.stderr}`;
   if (run.timedOut || run.signal === 'SIGXCPU' || run.exitCode === 128 + 24)
@@ -395,19 +409,7 @@ async function runOneWarm(
   worker: WarmWorker,
   options: RunBatchOptions,
 ): Promise<ExecutionResult> {
-  const started = performance.now();
-  const base = () => ({
-    time_elapsed: (performance.now() - started) / 1000,
-    sandbox: worker.kind,
-    ...(worker.warning ? { warning: worker.warning } : {}),
-  });
-  const fail = (kind: FailureKind, detail: string, output?: string): ExecutionResult => ({
-    passed: false,
-    result: kind === 'timeout' ? 'timed out' : `failed: ${detail}`,
-    kind,
-    ...base(),
-    ...(output !== undefined ? { output } : {}),
-  });
+  const { base, fail } = outcomes(performance.now(), worker.kind, worker.warning);
   const program = assembleProgram(item.problem, item.sample.completion, spec.language);
   const answer = await worker.exec({
     argv: spec.run({ dir: SANDBOX_DIR }),
@@ -418,7 +420,8 @@ async function runOneWarm(
     maxOutputBytes: options.sandbox.maxOutputBytes,
   });
   if (!answer) {
-    // The worker died: the sample killed it, or its sandbox could not start.
+    // The worker died: the sample killed it, broke its answers, or its sandbox could not start.
+    if (worker.fault) return fail('error_of_run', `sandbox error: ${worker.fault}`);
     return worker.ready
       ? fail('crash', 'the sample killed or stopped its worker')
       : fail('error_of_run', `sandbox could not start: ${tail(worker.stderr.join(''), 500)}`);

@@ -16,11 +16,17 @@
  * the worker makes itself non-dumpable (prctl PR_SET_DUMPABLE 0, through
  * ctypes), so the kernel refuses a sample (same uid, no capabilities)
  * /proc/<worker>/mem, /proc/<worker>/fd and ptrace, and a rewrite of the
- * worker's memory cannot turn later samples' failures into passes. Each
- * sample folder has a random name, everything a sample leaves in the
- * worker's folder is removed after it, and an error while preparing or
- * cleaning a sample is answered as that sample's crash instead of ending the
- * worker. The first line the worker writes is {"ready": true}.
+ * worker's memory cannot turn later samples' failures into passes. Under
+ * bwrap the worker is the sandbox's pid 1 (`--as-pid-1`, so no bwrap init
+ * holds its stdout within a sample's reach) with a read-only root and /dev.
+ * Each sample folder has a random name; after each sample the worker kills
+ * every other process of its pid namespace (zombie leaders included), reaps
+ * them, and empties its folder, /tmp and /dev/shm (argv[2] == "1": the
+ * sandbox's own), giving each its first mode back. When that fails (a process
+ * survives, a tree too deep to remove) the answer carries "retire": true and
+ * the worker exits: berth starts a fresh sandbox. An error while preparing a
+ * sample is answered as that sample's crash. The first line the worker writes
+ * is {"ready": true}.
  *
  * A request with `argv` instead of `program` runs a command (JavaScript's
  * `node main.js`): the worker writes the request's files into its own folder
@@ -48,6 +54,8 @@ if _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0 or _libc.prctl(PR_GET_DUMPABLE,
     sys.exit(3)
 
 IN_PID_NAMESPACE = sys.argv[1] == "1"
+# Folders of the sandbox's own (bwrap, docker) that samples may write and the worker empties too.
+PRIVATE = ["/tmp", "/dev/shm"] if len(sys.argv) > 2 and sys.argv[2] == "1" else []
 PROTECT = {os.getpid(), os.getppid(), 1}
 
 class TimeoutException(Exception):
@@ -100,35 +108,58 @@ def child(req, dirname, wfd):
         pass
     os._exit(0)
 
-def alive_others():
-    # Processes of this pid namespace other than the worker and its parents, zombies left out.
+def others():
+    # Every process of this pid namespace but the worker and its parents, whatever its state: a
+    # process whose main thread exited shows as a zombie while its other threads still run.
     pids = []
     for name in os.listdir("/proc"):
         if name.isdigit() and int(name) not in PROTECT:
-            try:
-                with open("/proc/%s/stat" % name, "rb") as f:
-                    state = f.read().rsplit(b")", 1)[1].split()[0]
-            except Exception:
-                continue
-            if state != b"Z":
-                pids.append(int(name))
+            pids.append(int(name))
     return pids
+
+def reap():
+    # The worker is the namespace's pid 1 under bwrap: orphans are its children, reap them.
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
 
 def sweep():
     # Kill every process of this pid namespace except the worker and its parents, again until
     # none is left (a process forked while /proc was being read is caught by the next pass).
+    # False when some are still there after the last pass (the worker must be replaced).
     if not IN_PID_NAMESPACE:
-        return
-    for _ in range(100):
-        pids = alive_others()
+        return True
+    for _ in range(200):
+        reap()
+        pids = others()
         if not pids:
-            return
+            return True
         for pid in pids:
             try:
                 os.kill(pid, signal.SIGKILL)
             except Exception:
                 pass
         time.sleep(0.001)
+    reap()
+    return not others()
+
+MODES = {}
+
+def finish(pid):
+    # Kills the sample's child (also before it made its own group), its group and every other
+    # process of the sandbox; returns the child's wait status.
+    for kill in (os.killpg, os.kill):
+        try:
+            kill(pid, signal.SIGKILL)
+        except Exception:
+            pass
+    _, status = os.waitpid(pid, 0)
+    sweep()
+    return status
 
 def make_writable(func, path, exc):
     try:
@@ -151,14 +182,48 @@ def empty(folder):
             pass
 
 def clean(base):
+    # Empties the sample folder and, in a sandbox of private mounts, /tmp and /dev/shm, giving each
+    # its first mode back (a sample may have chmodded it). True when all of them are empty after.
+    ok = True
+    for folder in [base] + PRIVATE:
+        try:
+            os.chmod(folder, MODES[folder])
+        except Exception:
+            pass
+        try:
+            empty(folder)
+            if os.listdir(folder):
+                ok = False
+        except Exception:
+            ok = False
+    if PRIVATE:
+        ok = clear_ipc() and ok
+    return ok
+
+IPC_RMID = 0
+
+def ipc_ids(kind):
+    # Ids of the System V objects of this ipc namespace (/proc/sysvipc/<kind>: header, then key id ...).
     try:
-        os.chmod(base, stat.S_IRWXU)
+        with open("/proc/sysvipc/" + kind) as f:
+            return [int(line.split()[1]) for line in f.readlines()[1:] if line.strip()]
+    except FileNotFoundError:
+        return []
+
+def clear_ipc():
+    # System V shared memory, semaphores and message queues a sample left in the sandbox's own ipc
+    # namespace are removed; True when none is left.
+    try:
+        for ident in ipc_ids("shm"):
+            _libc.shmctl(ident, IPC_RMID, None)
+        for ident in ipc_ids("sem"):
+            _libc.semctl(ident, 0, IPC_RMID)
+        for ident in ipc_ids("msg"):
+            _libc.msgctl(ident, IPC_RMID, None)
+        # A removed segment still attached by a dying process is listed until it is detached.
+        return not (ipc_ids("sem") or ipc_ids("msg"))
     except Exception:
-        pass
-    empty(base)
-    tmp = os.environ.get("TMPDIR", "/tmp")
-    if IN_PID_NAMESPACE and tmp == "/tmp":
-        empty(tmp)
+        return False
 
 def judge(req, base):
     clean(base)
@@ -190,12 +255,7 @@ def judge(req, base):
             break
     elapsed = time.monotonic() - started
     os.close(rfd)
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except Exception:
-        pass
-    _, status = os.waitpid(pid, 0)
-    sweep()
+    status = finish(pid)
     answer = {"id": req["id"], "elapsed": elapsed}
     line = data.split(b"\n", 1)[0]
     if line:
@@ -312,17 +372,7 @@ def run_command(req, base):
         for fd in ready:
             take(fd)
     elapsed = time.monotonic() - started
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except Exception:
-        pass
-    if timed_out:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except Exception:
-            pass
-    _, status = os.waitpid(pid, 0)
-    sweep()
+    status = finish(pid)
     for fd in (out_r, err_r, pidfd):
         os.close(fd)
     if os.WIFSIGNALED(status):
@@ -341,6 +391,11 @@ def run_command(req, base):
 
 def main():
     base = os.getcwd()
+    for folder in [base] + PRIVATE:
+        try:
+            MODES[folder] = stat.S_IMODE(os.stat(folder).st_mode)
+        except Exception:
+            MODES[folder] = stat.S_IRWXU
     sys.stdout.write(json.dumps({"ready": True}) + "\n")
     sys.stdout.flush()
     for line in sys.stdin:
@@ -351,12 +406,19 @@ def main():
             answer = run_command(req, base) if "argv" in req else judge(req, base)
         except Exception as e:
             answer = {"id": req["id"], "elapsed": 0, "result": "failed: sandbox error: %s" % e, "kind": "crash"}
+        # What this sample left must not reach the next: every other process gone, the folders
+        # empty. Otherwise the worker retires after this answer and berth starts a fresh sandbox.
+        clean_ok = False
         try:
-            clean(base)
+            clean_ok = sweep() and clean(base)
         except Exception:
             pass
+        if not clean_ok:
+            answer["retire"] = True
         sys.stdout.write(json.dumps(answer) + "\n")
         sys.stdout.flush()
+        if not clean_ok:
+            sys.exit(0)
 
 main()
 `;

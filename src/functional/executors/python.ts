@@ -111,17 +111,22 @@ export const pythonExecutor: LanguageExecutor = {
               : missingDependency('python', result.result, item.problem);
             if (missing) result = { ...result, result: `failed: ${missing}`, kind: 'error_of_run' };
           } else {
-            // The worker died: the sample killed it, or the sandbox could not start.
-            const startedOk = worker.ready;
+            // The worker died: the sample killed it, broke its answers, or the sandbox could not start.
+            const startedOk = worker.ready && !worker.fault;
             result = {
               passed: false,
-              result: startedOk
-                ? 'failed: the sample killed or stopped its worker'
-                : `failed: sandbox error: ${worker.stderr.join('').slice(0, 500)}`,
+              result: worker.fault
+                ? `failed: sandbox error: ${worker.fault}`
+                : startedOk
+                  ? 'failed: the sample killed or stopped its worker'
+                  : `failed: sandbox error: ${worker.stderr.join('').slice(0, 500)}`,
               kind: startedOk ? 'crash' : 'error_of_run',
               time_elapsed: (performance.now() - started) / 1000,
               sandbox: worker.kind,
             };
+          }
+          if (!worker.alive) {
+            // Dead, or retired after a clean-up that failed: the next sample gets a fresh sandbox.
             await worker.stop();
             worker = await WarmWorker.start(slot, options, { python: pythonPath() });
           }

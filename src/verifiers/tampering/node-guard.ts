@@ -240,7 +240,54 @@ function berthGuardChild(berthKey) {
     ourPublic,
   );
 
-  // ---- node's Test objects.
+  // ---- node's Test objects, by where they were made: an async resource of type 'Test' is one
+  // of node's tests, suites or hooks when the constructor that called AsyncResource's is node's
+  // own Test constructor (node:internal/test_runner/test), read from a stack trace formatted by
+  // the guard (its own prepareStackTrace, CallSite methods captured now). A class of the
+  // repository named Test is not tracked: its functions get no record.
+  const ErrorCtor = Error;
+  const captureStackTrace = Error.captureStackTrace;
+  const sitesOf = (e, cs) => cs;
+  let siteFile;
+  let siteIsConstructor;
+  {
+    const saved = ErrorCtor.prepareStackTrace;
+    ErrorCtor.prepareStackTrace = sitesOf;
+    const holder = {};
+    apply(captureStackTrace, ErrorCtor, [holder]);
+    const sites = holder.stack;
+    ErrorCtor.prepareStackTrace = saved;
+    const proto = getProto(sites[0]);
+    siteFile = proto.getFileName;
+    siteIsConstructor = proto.isConstructor;
+  }
+  function madeByNode() {
+    const saved = ErrorCtor.prepareStackTrace;
+    const limit = ErrorCtor.stackTraceLimit;
+    let sites;
+    try {
+      ErrorCtor.prepareStackTrace = sitesOf;
+      ErrorCtor.stackTraceLimit = 12;
+      const holder = {};
+      apply(captureStackTrace, ErrorCtor, [holder]);
+      sites = holder.stack;
+    } catch {
+      return false;
+    } finally {
+      try {
+        ErrorCtor.prepareStackTrace = saved;
+        ErrorCtor.stackTraceLimit = limit;
+      } catch {}
+    }
+    if (!sites || typeof sites !== 'object' || typeof sites.length !== 'number') return false;
+    for (let i = 0; i + 1 < sites.length && i < 12; i++) {
+      const site = sites[i];
+      if (apply(siteFile, site, []) !== 'node:async_hooks' || !apply(siteIsConstructor, site, [])) continue;
+      const next = sites[i + 1];
+      return apply(siteFile, next, []) === 'node:internal/test_runner/test' && apply(siteIsConstructor, next, []) === true;
+    }
+    return false;
+  }
   const kinds = new WM();
   const paths = new WM();
   function kindOf(res) {
@@ -431,7 +478,7 @@ function berthGuardChild(berthKey) {
   asyncHooks
     .createHook({
       init(id, type, trigger, resource) {
-        if (type !== 'Test') return;
+        if (type !== 'Test' || !madeByNode()) return;
         created++;
         try {
           track(resource);
