@@ -105,6 +105,14 @@ function run(dir: string) {
   return runIn(dir, command, { patchPaths: ['lib/csvline.js'] });
 }
 
+/** A folder with one node:test file, `test/<name>`. */
+async function testFile(prefix: string, name: string, source: string) {
+  const dir = await temp.make(prefix);
+  await mkdir(join(dir, 'test'));
+  await writeFile(join(dir, 'test', name), source);
+  return dir;
+}
+
 const kinds = (i: CrossCheckInput) => crossCheck(i).findings.map((f) => `${f.kind}${f.veto ? '!' : ''}`);
 
 describe("berth's guard in node --test's child processes", () => {
@@ -258,10 +266,9 @@ export function quotingCases(parseLine) {
 
 describe("the guard on node:test's other forms", () => {
   it('suites, subtests, hooks, callbacks, promises, skip and todo: passes confirmed, failures reach the runner', async () => {
-    const dir = await temp.make('berth-nodeguard-forms-');
-    await mkdir(join(dir, 'test'));
-    await writeFile(
-      join(dir, 'test', 'forms.test.cjs'),
+    const dir = await testFile(
+      'berth-nodeguard-forms-',
+      'forms.test.cjs',
       `const test = require('node:test');
 const { describe, it, before, beforeEach, afterEach } = require('node:test');
 const assert = require('node:assert');
@@ -323,10 +330,9 @@ describe('suite', () => {
   });
 
   it('--test-force-exit (node ends the process with process.exit after its root reported): no finding', async () => {
-    const dir = await temp.make('berth-nodeguard-force-');
-    await mkdir(join(dir, 'test'));
-    await writeFile(
-      join(dir, 'test', 'force.test.cjs'),
+    const dir = await testFile(
+      'berth-nodeguard-force-',
+      'force.test.cjs',
       `const test = require('node:test');
 test('keeps a handle open', () => { setInterval(() => {}, 1000); });
 test('after it', () => {});
@@ -342,10 +348,9 @@ test('after it', () => {});
   });
 
   it('a test that ends its process with process.exit(0) before node reported the run: the passes are refused', async () => {
-    const dir = await temp.make('berth-nodeguard-exit-');
-    await mkdir(join(dir, 'test'));
-    await writeFile(
-      join(dir, 'test', 'exit.test.cjs'),
+    const dir = await testFile(
+      'berth-nodeguard-exit-',
+      'exit.test.cjs',
       `const test = require('node:test');
 test('first', () => {});
 test('exits', () => { setImmediate(() => process.exit(0)); });
@@ -361,10 +366,9 @@ test('never runs', () => { throw new Error('the real test fails'); });
   });
 
   it('a twin that keeps node from running the real test (marked finished, taken off the queue) is refused: the real test never ended', async () => {
-    const dir = await temp.make('berth-nodeguard-twin-');
-    await mkdir(join(dir, 'test'));
-    await writeFile(
-      join(dir, 'test', 'twin.test.cjs'),
+    const dir = await testFile(
+      'berth-nodeguard-twin-',
+      'twin.test.cjs',
       `const test = require('node:test');
 const { executionAsyncResource } = require('node:async_hooks');
 test('parses', () => {
@@ -386,10 +390,9 @@ test('parses', () => { throw new Error('the real test fails'); });
   });
 
   it("a class of the test's own named Test (an AsyncResource of type 'Test') is not tracked: its function returning is no record", async () => {
-    const dir = await temp.make('berth-nodeguard-fake-');
-    await mkdir(join(dir, 'test'));
-    await writeFile(
-      join(dir, 'test', 'fake.test.cjs'),
+    const dir = await testFile(
+      'berth-nodeguard-fake-',
+      'fake.test.cjs',
       `const test = require('node:test');
 const { AsyncResource } = require('node:async_hooks');
 class Test extends AsyncResource {
@@ -408,10 +411,9 @@ test('real', () => {});
   });
 
   it("a test's function swapped inside node's Test constructor (a prototype setter) is caught", async () => {
-    const dir = await temp.make('berth-nodeguard-protos-');
-    await mkdir(join(dir, 'test'));
-    await writeFile(
-      join(dir, 'test', 'protos.test.cjs'),
+    const dir = await testFile(
+      'berth-nodeguard-protos-',
+      'protos.test.cjs',
       `const test = require('node:test');
 const hooks = require('node:async_hooks');
 let armed = false;
