@@ -365,6 +365,30 @@ test('never runs', () => { throw new Error('the real test fails'); });
     expect(kinds(r.input)).toContain('guard-unconfirmed!');
   });
 
+  it('a test made skipped by other code while it waits its turn is no PASS_TO_PASS pass; one skipping itself while it runs is', async () => {
+    const dir = await testFile(
+      'berth-nodeguard-skipset-',
+      'skipset.test.cjs',
+      `const test = require('node:test');
+const { executionAsyncResource } = require('node:async_hooks');
+test('first', () => {
+  for (const t of executionAsyncResource().root.subtests) if (t.name === 'p2p') t.skipped = true;
+});
+test('p2p', () => { throw new Error('the real test fails'); });
+test('skipped while it runs', (t) => { t.skip(); });
+`,
+    );
+    const r = await runIn(dir, 'node --test --test-reporter=tap test/skipset.test.cjs', {
+      ids: ['first', 'p2p', 'skipped while it runs'],
+    });
+    // (node 20 still runs it: the failure is a `not ok ... # SKIP`, which graders count as skipped.)
+    expect(r.log).toMatch(/^(not )?ok \d+ - p2p # SKIP/m);
+    const found = crossCheck(r.input).findings.filter((f) => f.tests?.includes('p2p'));
+    expect(found.length).toBeGreaterThan(0);
+    expect(found.every((f) => f.veto)).toBe(true);
+    expect(crossCheck(r.input).findings.some((f) => f.tests?.includes('skipped while it runs'))).toBe(false);
+  });
+
   it('a twin that keeps node from running the real test (marked finished, taken off the queue) is refused: the real test never ended', async () => {
     const dir = await testFile(
       'berth-nodeguard-twin-',
