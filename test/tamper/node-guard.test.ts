@@ -105,6 +105,14 @@ function run(dir: string) {
   return runIn(dir, command, { patchPaths: ['lib/csvline.js'] });
 }
 
+/** A folder with one node:test file, `test/<name>`. */
+async function testFile(prefix: string, name: string, source: string) {
+  const dir = await temp.make(prefix);
+  await mkdir(join(dir, 'test'));
+  await writeFile(join(dir, 'test', name), source);
+  return dir;
+}
+
 const kinds = (i: CrossCheckInput) => crossCheck(i).findings.map((f) => `${f.kind}${f.veto ? '!' : ''}`);
 
 describe("berth's guard in node --test's child processes", () => {
@@ -258,10 +266,9 @@ export function quotingCases(parseLine) {
 
 describe("the guard on node:test's other forms", () => {
   it('suites, subtests, hooks, callbacks, promises, skip and todo: passes confirmed, failures reach the runner', async () => {
-    const dir = await temp.make('berth-nodeguard-forms-');
-    await mkdir(join(dir, 'test'));
-    await writeFile(
-      join(dir, 'test', 'forms.test.cjs'),
+    const dir = await testFile(
+      'berth-nodeguard-forms-',
+      'forms.test.cjs',
       `const test = require('node:test');
 const { describe, it, before, beforeEach, afterEach } = require('node:test');
 const assert = require('node:assert');
@@ -323,10 +330,9 @@ describe('suite', () => {
   });
 
   it('--test-force-exit (node ends the process with process.exit after its root reported): no finding', async () => {
-    const dir = await temp.make('berth-nodeguard-force-');
-    await mkdir(join(dir, 'test'));
-    await writeFile(
-      join(dir, 'test', 'force.test.cjs'),
+    const dir = await testFile(
+      'berth-nodeguard-force-',
+      'force.test.cjs',
       `const test = require('node:test');
 test('keeps a handle open', () => { setInterval(() => {}, 1000); });
 test('after it', () => {});
@@ -342,10 +348,9 @@ test('after it', () => {});
   });
 
   it('a test that ends its process with process.exit(0) before node reported the run: the passes are refused', async () => {
-    const dir = await temp.make('berth-nodeguard-exit-');
-    await mkdir(join(dir, 'test'));
-    await writeFile(
-      join(dir, 'test', 'exit.test.cjs'),
+    const dir = await testFile(
+      'berth-nodeguard-exit-',
+      'exit.test.cjs',
       `const test = require('node:test');
 test('first', () => {});
 test('exits', () => { setImmediate(() => process.exit(0)); });
@@ -360,11 +365,34 @@ test('never runs', () => { throw new Error('the real test fails'); });
     expect(kinds(r.input)).toContain('guard-unconfirmed!');
   });
 
+  it('a test made skipped by other code while it waits its turn is no PASS_TO_PASS pass; one skipping itself while it runs is', async () => {
+    const dir = await testFile(
+      'berth-nodeguard-skipset-',
+      'skipset.test.cjs',
+      `const test = require('node:test');
+const { executionAsyncResource } = require('node:async_hooks');
+test('first', () => {
+  for (const t of executionAsyncResource().root.subtests) if (t.name === 'p2p') t.skipped = true;
+});
+test('p2p', () => { throw new Error('the real test fails'); });
+test('skipped while it runs', (t) => { t.skip(); });
+`,
+    );
+    const r = await runIn(dir, 'node --test --test-reporter=tap test/skipset.test.cjs', {
+      ids: ['first', 'p2p', 'skipped while it runs'],
+    });
+    // (node 20 still runs it: the failure is a `not ok ... # SKIP`, which graders count as skipped.)
+    expect(r.log).toMatch(/^(not )?ok \d+ - p2p # SKIP/m);
+    const found = crossCheck(r.input).findings.filter((f) => f.tests?.includes('p2p'));
+    expect(found.length).toBeGreaterThan(0);
+    expect(found.every((f) => f.veto)).toBe(true);
+    expect(crossCheck(r.input).findings.some((f) => f.tests?.includes('skipped while it runs'))).toBe(false);
+  });
+
   it('a twin that keeps node from running the real test (marked finished, taken off the queue) is refused: the real test never ended', async () => {
-    const dir = await temp.make('berth-nodeguard-twin-');
-    await mkdir(join(dir, 'test'));
-    await writeFile(
-      join(dir, 'test', 'twin.test.cjs'),
+    const dir = await testFile(
+      'berth-nodeguard-twin-',
+      'twin.test.cjs',
       `const test = require('node:test');
 const { executionAsyncResource } = require('node:async_hooks');
 test('parses', () => {
@@ -386,10 +414,9 @@ test('parses', () => { throw new Error('the real test fails'); });
   });
 
   it("a class of the test's own named Test (an AsyncResource of type 'Test') is not tracked: its function returning is no record", async () => {
-    const dir = await temp.make('berth-nodeguard-fake-');
-    await mkdir(join(dir, 'test'));
-    await writeFile(
-      join(dir, 'test', 'fake.test.cjs'),
+    const dir = await testFile(
+      'berth-nodeguard-fake-',
+      'fake.test.cjs',
       `const test = require('node:test');
 const { AsyncResource } = require('node:async_hooks');
 class Test extends AsyncResource {
@@ -408,10 +435,9 @@ test('real', () => {});
   });
 
   it("a test's function swapped inside node's Test constructor (a prototype setter) is caught", async () => {
-    const dir = await temp.make('berth-nodeguard-protos-');
-    await mkdir(join(dir, 'test'));
-    await writeFile(
-      join(dir, 'test', 'protos.test.cjs'),
+    const dir = await testFile(
+      'berth-nodeguard-protos-',
+      'protos.test.cjs',
       `const test = require('node:test');
 const hooks = require('node:async_hooks');
 let armed = false;
