@@ -23,6 +23,7 @@ import {
   renameSync,
   rmSync,
   statSync,
+  symlinkSync,
   writeSync,
 } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -179,6 +180,14 @@ export async function compiledEntry(root) {
       rmSync(temp, { recursive: true, force: true });
       try {
         await build(src, files, temp);
+        // A build folder outside the checkout (BERTH_BUILD_DIR) resolves packages through a link
+        // to the checkout's node_modules: Node looks for them beside and above the importing file.
+        // src/util/package-root.ts finds the checkout through the linked package.json the same way.
+        const modules = join(root, 'node_modules');
+        if (!temp.startsWith(`${modules}/`)) {
+          symlinkSync(modules, join(temp, 'node_modules'), 'dir');
+          symlinkSync(join(root, 'package.json'), join(temp, 'package.json'));
+        }
         renameSync(temp, dir);
       } finally {
         rmSync(temp, { recursive: true, force: true });

@@ -2,9 +2,10 @@
  * berth's own package folder (the one holding its package.json), found upward from this
  * module: it works from the sources (`src/util/`), from `dist/util/` and from the compile
  * cache under `node_modules/.cache/berth-build/<key>/util/` (bin/compile.js), whose depth
- * below the package differs.
+ * below the package differs. A compile cache outside the package (`BERTH_BUILD_DIR`) holds a
+ * link to the package's package.json: the package is where the link leads.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -19,8 +20,8 @@ export function packageRoot(): string {
     if (existsSync(manifest)) {
       try {
         if ((JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === 'berth') {
-          found = dir;
-          return dir;
+          found = dirname(realpathSync(manifest));
+          return found;
         }
       } catch {
         // Not a readable manifest: keep looking above.

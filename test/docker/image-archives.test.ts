@@ -85,7 +85,9 @@ describe.skipIf(skipDocker)('image archives (tar_path)', () => {
     const trial = readFileSync(join(missing, 'jobs', 'm', `${ID}__1`, 'result.json'), 'utf8');
     expect(trial).toContain('berth-examples__csv-kit.tar is in none of');
     expect(trial).toContain(join(missing, 'sample_images', 'berth-examples__csv-kit.tar'));
-    expect(run.stdout).toMatch(/error .* in environment: image \S+ is not available locally/);
+    // The console's one line keeps the message's start and its end (the way out).
+    expect(run.stdout).toMatch(/error .* in environment: image \S+ is .*--image-map \S+=<local image>/);
+    expect(trial).toMatch(/image \S+ is not available locally/);
     // berth check agrees, and says where the archive is found once it is there.
     const check = (cwd: string) =>
       execa('node', [join(ROOT, 'bin', 'berth.js'), 'check', '-p', '.', '--json'], { cwd, reject: false });

@@ -86,6 +86,6 @@ describe('registry datasets (git fetch)', () => {
   it('names the entry of a file that is not Harbor’s registry format', () => {
     const file = join(dir, 'bad.json');
     writeFileSync(file, JSON.stringify([{ name: 'd', version: '1', tasks: [{ name: 'x' }] }]));
-    expect(() => readRegistry(file)).toThrow(/field `?\[0\]\.tasks\[0\]\.path/);
+    expect(() => readRegistry(file)).toThrow(/: \[0\]\.tasks\[0\]\.path: /);
   });
 });
