@@ -3,29 +3,14 @@
  * forked per sample). Each case: a hostile sample first, then wrong completions that must fail.
  */
 import { describe, expect, it } from 'vitest';
-import { findExecutor } from '../../src/functional/executors/index.ts';
-import { DEFAULT_SANDBOX, detectSandbox } from '../../src/functional/sandbox.ts';
-import type { ExecutionResult, Problem } from '../../src/functional/types.ts';
+import { detectSandbox } from '../../src/functional/sandbox.ts';
+import type { ExecutionResult } from '../../src/functional/types.ts';
+import { JS_PROBLEM, PY_PROBLEM, runSamples } from '../helpers/warm-samples.ts';
 
-const problem: Problem = {
-  task_id: 'MBJSP/0',
-  prompt: 'function f() {\n',
-  entry_point: 'f',
-  test: '\nconst _ = require("lodash");\nif (!_.isEqual(f(), 1)) { throw new Error("f() is not 1"); }\n',
-  language: 'javascript',
-  canonical_solution: '  return 1;\n}\n',
-  has_canonical_solution: true,
-  raw: {},
-};
+const problem = JS_PROBLEM;
 
-async function runAll(completions: string[], timeoutSec = 5): Promise<ExecutionResult[]> {
-  return findExecutor('javascript')!.runBatch(
-    completions.map((completion, index) => ({
-      problem,
-      sample: { task_id: problem.task_id, completion, index },
-    })),
-    { timeoutSec, workers: 1, sandbox: { ...DEFAULT_SANDBOX, memoryBytes: 1024 * 1024 * 1024 } },
-  );
+function runAll(completions: string[], timeoutSec = 5): Promise<ExecutionResult[]> {
+  return runSamples(problem, completions, timeoutSec, 1024 * 1024 * 1024);
 }
 
 /** A wrong completion that first runs `python` (a Python program) in the sandbox. */
@@ -121,16 +106,7 @@ describe.skipIf(sandbox.kind !== 'bwrap')('JavaScript warm worker: breaker round
   });
 });
 
-const pyProblem: Problem = {
-  task_id: 'T/0',
-  prompt: 'def f():\n',
-  entry_point: 'f',
-  test: '\ndef check(candidate):\n    assert candidate() == 1\n',
-  language: 'python',
-  canonical_solution: '    return 1\n',
-  has_canonical_solution: true,
-  raw: {},
-};
+const pyProblem = PY_PROBLEM;
 
 describe.skipIf(sandbox.kind !== 'bwrap')('Python warm worker: breaker round 4', () => {
   it("a Python sample cannot leave a process that forges later samples' answers", async () => {
@@ -159,12 +135,11 @@ describe.skipIf(sandbox.kind !== 'bwrap')('Python warm worker: breaker round 4',
       '    return 0',
       '',
     ].join('\n');
-    const results = await findExecutor('python')!.runBatch(
-      [attack, '    return 0\n', '    return 2\n'].map((completion, index) => ({
-        problem: pyProblem,
-        sample: { task_id: pyProblem.task_id, completion, index },
-      })),
-      { timeoutSec: 5, workers: 1, sandbox: { ...DEFAULT_SANDBOX, memoryBytes: 512 * 1024 * 1024 } },
+    const results = await runSamples(
+      pyProblem,
+      [attack, '    return 0\n', '    return 2\n'],
+      5,
+      512 * 1024 * 1024,
     );
     expect(results.map((r) => r.passed)).toEqual([false, false, false]);
   });

@@ -6,29 +6,14 @@
  * sample's verdict.
  */
 import { describe, expect, it } from 'vitest';
-import { findExecutor } from '../../src/functional/executors/index.ts';
 import { DEFAULT_SANDBOX, detectSandbox } from '../../src/functional/sandbox.ts';
-import type { ExecutionResult, Problem } from '../../src/functional/types.ts';
+import type { ExecutionResult } from '../../src/functional/types.ts';
+import { JS_PROBLEM, runSamples } from '../helpers/warm-samples.ts';
 
-const problem: Problem = {
-  task_id: 'MBJSP/0',
-  prompt: 'function f() {\n',
-  entry_point: 'f',
-  test: '\nconst _ = require("lodash");\nif (!_.isEqual(f(), 1)) { throw new Error("f() is not 1"); }\n',
-  language: 'javascript',
-  canonical_solution: '  return 1;\n}\n',
-  has_canonical_solution: true,
-  raw: {},
-};
+const problem = JS_PROBLEM;
 
-async function runAll(completions: string[], timeoutSec = 5): Promise<ExecutionResult[]> {
-  return findExecutor('javascript')!.runBatch(
-    completions.map((completion, index) => ({
-      problem,
-      sample: { task_id: problem.task_id, completion, index },
-    })),
-    { timeoutSec, workers: 1, sandbox: { ...DEFAULT_SANDBOX, memoryBytes: 1024 * 1024 * 1024 } },
-  );
+function runAll(completions: string[], timeoutSec = 5): Promise<ExecutionResult[]> {
+  return runSamples(problem, completions, timeoutSec, 1024 * 1024 * 1024);
 }
 
 /** A completion whose body (JavaScript statements) runs, then returns 1 when `pass` holds. */

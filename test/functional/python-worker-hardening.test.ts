@@ -6,27 +6,13 @@
 import { describe, expect, it } from 'vitest';
 import { findExecutor } from '../../src/functional/executors/index.ts';
 import { DEFAULT_SANDBOX, detectSandbox } from '../../src/functional/sandbox.ts';
-import type { ExecutionResult, Problem } from '../../src/functional/types.ts';
+import type { ExecutionResult } from '../../src/functional/types.ts';
+import { PY_PROBLEM, runSamples } from '../helpers/warm-samples.ts';
 
-const problem: Problem = {
-  task_id: 'T/0',
-  prompt: 'def f():\n',
-  entry_point: 'f',
-  test: '\ndef check(candidate):\n    assert candidate() == 1\n',
-  language: 'python',
-  canonical_solution: '    return 1\n',
-  has_canonical_solution: true,
-  raw: {},
-};
+const problem = PY_PROBLEM;
 
-async function runAll(completions: string[], timeoutSec = 5): Promise<ExecutionResult[]> {
-  return findExecutor('python')!.runBatch(
-    completions.map((completion, index) => ({
-      problem,
-      sample: { task_id: problem.task_id, completion, index },
-    })),
-    { timeoutSec, workers: 1, sandbox: { ...DEFAULT_SANDBOX, memoryBytes: 512 * 1024 * 1024 } },
-  );
+function runAll(completions: string[], timeoutSec = 5): Promise<ExecutionResult[]> {
+  return runSamples(problem, completions, timeoutSec, 512 * 1024 * 1024);
 }
 
 /** A completion that returns 1 (passes) when `probe` (Python statements) runs without an exception. */

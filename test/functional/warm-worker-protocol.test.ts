@@ -11,7 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pythonExecutor } from '../../src/functional/executors/python.ts';
 import { WarmWorker } from '../../src/functional/executors/warm-worker.ts';
 import { DEFAULT_SANDBOX } from '../../src/functional/sandbox.ts';
-import type { ExecutionResult, Problem, RunBatchOptions } from '../../src/functional/types.ts';
+import type { ExecutionResult, RunBatchOptions } from '../../src/functional/types.ts';
+import { PY_PROBLEM } from '../helpers/warm-samples.ts';
 
 /** Each stand-in answers every request (one JSON line on stdin) with its `answer(id)` line. */
 const STANDINS: Record<string, string> = {
@@ -58,16 +59,7 @@ const options: RunBatchOptions = {
   sandbox: { ...DEFAULT_SANDBOX, kind: 'none', maxOutputBytes: 1024 },
 };
 
-const problem: Problem = {
-  task_id: 'T/0',
-  prompt: 'def f():\n',
-  entry_point: 'f',
-  test: '\ndef check(candidate):\n    assert candidate() == 1\n',
-  language: 'python',
-  canonical_solution: '    return 1\n',
-  has_canonical_solution: true,
-  raw: {},
-};
+const problem = PY_PROBLEM;
 
 describe('answers of a warm worker are checked, never trusted', () => {
   for (const name of Object.keys(STANDINS)) {
