@@ -213,7 +213,10 @@ export class SwebenchVerifier implements Verifier {
     const listed = `@@berth-listed-${randomBytes(8).toString('hex')}@@`;
     const reset = `@@berth-reset-${randomBytes(8).toString('hex')}@@`;
     const testPatch = spec.testPatch.trim() === '' ? undefined : spec.testPatch;
-    const script: string[] = [check.preScript()];
+    // One stream in program order: the environment interleaves stdout and stderr as they arrive,
+    // so `git apply -v`'s stderr could land inside the fingerprint lines that follow it (a status
+    // line parted from its file's hash: a gold patch vetoed as "written and put back").
+    const script: string[] = ['exec 2>&1', check.preScript()];
     if (paths.length > 0) {
       script.push(
         // What the agent changed among these paths (the record). stderr is dropped: git warns

@@ -125,6 +125,8 @@ export class TamperingCheck {
   async afterRun(signal?: AbortSignal): Promise<void> {
     // A container's probe code is fingerprinted before the collect script removes it.
     const script = [
+      // One stream in program order (see the bookkeeping script in src/verifiers/swebench.ts).
+      'exec 2>&1',
       this.ready ? fingerprintFilesScript(this.armed.codeFiles) : '',
       this.ready ? this.armed.collectScript : '',
       `echo '${this.marks.after}'`,
