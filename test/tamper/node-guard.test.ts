@@ -389,6 +389,20 @@ test('skipped while it runs', (t) => { t.skip(); });
     expect(crossCheck(r.input).findings.some((f) => f.tests?.includes('skipped while it runs'))).toBe(false);
   });
 
+  it('two tests of one name, one declared skipped, one passing: no finding', async () => {
+    const dir = await testFile(
+      'berth-nodeguard-samename-',
+      'same.test.cjs',
+      `const test = require('node:test');
+test('same', () => {});
+test.skip('same', () => { throw new Error('never'); });
+`,
+    );
+    const r = await runIn(dir, 'node --test --test-reporter=tap test/same.test.cjs', { ids: ['same'] });
+    expect(r.exitCode).toBe(0);
+    expect(kinds(r.input)).toEqual([]);
+  });
+
   it('a twin that keeps node from running the real test (marked finished, taken off the queue) is refused: the real test never ended', async () => {
     const dir = await testFile(
       'berth-nodeguard-twin-',

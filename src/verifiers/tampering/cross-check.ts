@@ -556,8 +556,8 @@ function checkNodeGuard(
     });
 
   // A test node failed never grades as a pass: not through a second test of the same id that
-  // passes, not through a todo or skip the test file did not declare (set while it ran). One
-  // graded id with several results that do not all pass is refused as well.
+  // passes, not through a todo or skip the test file did not declare (set while it ran). A
+  // graded id the runner reports both passing and failing is refused as well (duplicate-test).
   const failedPassing: ConsolePass[] = [];
   const twins: ConsolePass[] = [];
   for (const pass of input.consolePasses) {
@@ -566,7 +566,7 @@ function checkNodeGuard(
     const plain = results.filter((o) => o.passed && !o.skip && !o.todo);
     if (failedIds.has(pass.id) && (plain.length > 0 || children.some((g) => g.undeclared.has(pass.id))))
       failedPassing.push(pass);
-    else if (results.length > 1 && plain.length !== results.length) twins.push(pass);
+    else if (plain.length > 0 && results.some((o) => !o.passed)) twins.push(pass);
   }
   passFindings(
     failedPassing,
@@ -577,7 +577,7 @@ function checkNodeGuard(
   passFindings(
     twins,
     'duplicate-test',
-    'the runner reports graded tests more than once with different outcomes',
+    'the runner reports graded tests both passing and failing (tests of the same name)',
     finding,
   );
 
