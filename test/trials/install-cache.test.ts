@@ -52,6 +52,8 @@ const task = (environment: Task['environment'], testCommand = 'true', passToPass
     solution: { kind: 'patch', patch: FIX },
   });
 
+// The read-only node_modules layer is asked for (docs/speed.md); this file tests it too.
+process.env.BERTH_READONLY_NODE_MODULES = '1';
 const provider = new LocalEnvironmentProvider();
 /** Whether trials here get `node_modules` as a read-only layer (root, capped trial folders). */
 const layered = async () => isRoot && (await cappedFolderSupport()) === undefined;

@@ -432,10 +432,12 @@ export class LocalEnvironmentProvider implements EnvironmentProvider {
         (this.options.installCache ?? installCacheEnabled()) ? installCacheKey(spec, context.env) : undefined;
       const entry = key ? await readEntry(key) : undefined;
       if (key && entry) {
-        // Read-only layers need a folder of the trial's own to mount in (the capped tmpfs).
+        // Read-only layers need a folder of the trial's own to mount in (the capped tmpfs), and
+        // are asked for (BERTH_READONLY_NODE_MODULES=1): a read-only node_modules fails an agent's
+        // `npm install` and tools that write node_modules/.cache, where a harness's image lets them.
         layers = await copyEntryInto(key, entry, workdir, join(root, 'cache', 'go-build'), {
           owner: sandbox?.identity,
-          layers: capped,
+          layers: capped && process.env.BERTH_READONLY_NODE_MODULES === '1',
         });
       } else if (spec.snapshot) {
         await writeSnapshot(workdir, spec.snapshot);
