@@ -5,17 +5,20 @@
  * that shares this checkout's node_modules), interleaved over several rounds in one run.
  *
  * Reports the median of the summed trial times (`berth.duration_sec` of each result.json, so
- * process start-up is left out) and of the verifier phases, and the ratio this/base. Target
+ * process start-up is left out) and of the verifier phases, and the ratio this/base; and the
+ * CPU seconds of each whole `berth run`, all its processes (a cpuacct cgroup where there is one,
+ * else bench/child-cpu.ts; start-up included, hardly moved by other people's load). Target
  * (issue 10): at most 1.10. Other work landed since the base commit counts in the ratio too.
  *
  *   npx tsx bench/tamper-overhead.ts [--rounds 5] [--base 4826c82]
  */
 import { execFile } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, symlinkSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { runCounted } from './child-cpu.ts';
 
 const run = promisify(execFile);
 const args = process.argv.slice(2);
@@ -33,35 +36,39 @@ const baseTree = join(scratch, 'base');
 await run('git', ['-C', root, 'worktree', 'add', '--detach', baseTree, baseCommit]);
 symlinkSync(join(root, 'node_modules'), join(baseTree, 'node_modules'));
 
+/** cgroup v1's CPU accounting hierarchy (root only). */
+const CPUACCT = '/sys/fs/cgroup/cpuacct';
+
 interface Timing {
   trials: number;
   verifier: number;
+  /** CPU seconds (user + system) of the whole `berth run`, its processes and theirs. */
+  cpu: number;
 }
 
 /** One job of the sample with the oracle, -n 1; summed trial and verifier seconds. */
 async function job(tree: string, name: string): Promise<Timing> {
   const jobs = join(scratch, 'jobs');
-  await run(
-    'node',
-    [
-      join(tree, 'bin', 'berth.js'),
-      'run',
-      '-p',
-      sample,
-      '-a',
-      'oracle',
-      '-n',
-      '1',
-      '--jobs-dir',
-      jobs,
-      '--job-name',
-      name,
-    ],
-    {
-      env: { ...process.env, CI: '1' },
-      maxBuffer: 64 * 1024 * 1024,
-    },
-  );
+  const argv = [join(tree, 'bin', 'berth.js'), 'run', '-p', sample, '-a', 'oracle', '-n', '1'];
+  argv.push('--jobs-dir', jobs, '--job-name', name);
+  const options = { env: { ...process.env, CI: '1' }, maxBuffer: 64 * 1024 * 1024 };
+  // CPU: a cgroup v1 cpuacct group of its own counts every process of the run, sandboxed ones
+  // killed with their pid namespace too; else perf's count over the whole tree (child-cpu.ts).
+  const group = join(CPUACCT, `berth-bench-${process.pid}-${name}`);
+  let cpu = 0;
+  try {
+    mkdirSync(group);
+  } catch {
+    cpu = await runCounted('node', argv, options);
+  }
+  if (existsSync(group)) {
+    try {
+      await run('sh', ['-c', `echo $$ > ${group}/cgroup.procs && exec node "$@"`, 'sh', ...argv], options);
+      cpu = Number(readFileSync(join(group, 'cpuacct.usage'), 'utf8')) / 1e9;
+    } finally {
+      rmdirSync(group);
+    }
+  }
   let trials = 0;
   let verifier = 0;
   for (const entry of readdirSync(join(jobs, name))) {
@@ -73,7 +80,7 @@ async function job(tree: string, name: string): Promise<Timing> {
     if (result.verifier)
       verifier += (Date.parse(result.verifier.finished_at) - Date.parse(result.verifier.started_at)) / 1000;
   }
-  return { trials, verifier };
+  return { trials, verifier, cpu };
 }
 
 const median = (xs: number[]) => {
@@ -102,6 +109,8 @@ try {
   const m = median(mine.map((t) => t.trials));
   const bv = median(base.map((t) => t.verifier));
   const mv = median(mine.map((t) => t.verifier));
+  const bc = median(base.map((t) => t.cpu));
+  const mc = median(mine.map((t) => t.cpu));
   const loadAfter = loadavg()[0] as number;
   console.log(
     `rounds: ${rounds}; base ${baseCommit}; load average ${loadBefore.toFixed(1)} before, ${loadAfter.toFixed(1)} after${Math.max(loadBefore, loadAfter) > 1.5 ? ' (LOADED: not a figure to quote)' : ''}`,
@@ -111,6 +120,9 @@ try {
   );
   console.log(
     `verifier phases (summed, median): base ${bv.toFixed(2)} s, this ${mv.toFixed(2)} s, ratio ${(mv / bv).toFixed(3)}`,
+  );
+  console.log(
+    `CPU of the whole berth run (all its processes, median; hardly moved by others' load): base ${bc.toFixed(2)} s, this ${mc.toFixed(2)} s, ratio ${(mc / bc).toFixed(3)}`,
   );
   console.log(
     `all rounds (trial s): base ${base.map((t) => t.trials.toFixed(2)).join(' ')}; this ${mine.map((t) => t.trials.toFixed(2)).join(' ')}`,

@@ -5,6 +5,7 @@
  */
 import { extname } from 'node:path';
 import type { Task } from '../tasks/task.ts';
+import { patchFiles } from '../util/patch-files.ts';
 
 /** A trial's categories; a key is absent when the task does not tell. */
 export interface TaskCategories {
@@ -52,8 +53,8 @@ export function languageOfPatches(...patches: Array<string | undefined>): string
   const counts = new Map<string, number>();
   for (const patch of patches) {
     if (!patch) continue;
-    for (const match of patch.matchAll(/^diff --git a\/(\S+) b\//gm)) {
-      const language = LANGUAGES[extname(match[1] as string).toLowerCase()];
+    for (const file of patchFiles(patch)) {
+      const language = LANGUAGES[extname(file.newPath ?? file.oldPath ?? '').toLowerCase()];
       if (language) counts.set(language, (counts.get(language) ?? 0) + 1);
     }
   }

@@ -22,11 +22,14 @@
  *   exists at the destination is kept (berth's own records win) and recorded.
  * - `copyInBeneath`: a trusted host file or folder copied into an untrusted place (the
  *   local environment's folder) without following what is planted there.
+ * - `fingerprintBeneath` and `findBeneath`: a file's content hash and status, and the names
+ *   below a folder that match, read without following a link (the tamper checks' fingerprint
+ *   of test and runner files in a local environment, src/verifiers/tampering/host-fingerprint.ts).
  *
  * The root passed to each function is trusted (berth made it or the user named it); only
  * what lies below it is treated as hostile. Linux only (berth's sandboxes are).
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { constants, type Stats } from 'node:fs';
 import {
   type FileHandle,
@@ -851,4 +854,131 @@ export function describeSkipped(report: CopyReport): string[] {
   if (report.skippedCount > report.skipped.length)
     lines.push(`... and ${report.skippedCount - report.skipped.length} more`);
   return lines;
+}
+
+/** What `fingerprintBeneath` saw at one path. */
+export type FingerprintEntry =
+  /** A regular file (one name or several): its content's SHA-256, inode, status change time and size. */
+  | { kind: 'file'; sha256: string; ino: bigint; ctimeNs: bigint; size: bigint }
+  /** A link at the path itself: its target as text (never followed). */
+  | { kind: 'symlink'; target: string }
+  | { kind: 'missing' }
+  /** A link or a file where a folder on the way should be. */
+  | { kind: 'beyond-link' }
+  /** A folder, fifo, socket or device (never opened). */
+  | { kind: 'other' };
+
+/**
+ * What is at `root/relative`, never following a link on the way or at the end: a regular
+ * file's SHA-256 (its whole content, read through the descriptor that was checked; with
+ * `content: false` only its inode, status change time and size), a link's target, or what
+ * else is there. A fifo or device is never opened.
+ * @throws UnsafePathError for a path with `..`; the file system's errors other than a missing name
+ */
+export async function fingerprintBeneath(
+  root: string,
+  relative: string,
+  options: { content?: boolean } = {},
+): Promise<FingerprintEntry> {
+  const names = pathNames(relative);
+  const last = names.pop();
+  if (last === undefined) return { kind: 'other' };
+  let dir: Dir;
+  try {
+    dir = await walk(root, names, false);
+  } catch (error) {
+    if (errno(error) === 'ENOENT') return { kind: 'missing' };
+    if (error instanceof UnsafePathError) return { kind: 'beyond-link' };
+    throw error;
+  }
+  try {
+    let handle: FileHandle;
+    try {
+      handle = await open(dir.at(last), O_PATH | O_NOFOLLOW);
+    } catch (error) {
+      if (errno(error) === 'ENOENT') return { kind: 'missing' };
+      if (errno(error) === 'ENOTDIR') return { kind: 'beyond-link' };
+      throw error;
+    }
+    try {
+      const stats = await handle.stat({ bigint: true });
+      if (stats.isSymbolicLink())
+        return { kind: 'symlink', target: await readlink(dir.at(last)).catch(() => '') };
+      if (!stats.isFile()) return { kind: 'other' };
+      const status = { ino: stats.ino, ctimeNs: stats.ctimeNs, size: stats.size };
+      if (options.content === false) return { kind: 'file', sha256: '', ...status };
+      const hash = createHash('sha256');
+      const file = await open(`/proc/self/fd/${handle.fd}`, O_RDONLY | O_NONBLOCK);
+      try {
+        const buffer = Buffer.allocUnsafe(1024 * 1024);
+        for (;;) {
+          const { bytesRead } = await file.read(buffer, 0, buffer.length, null);
+          if (bytesRead === 0) break;
+          hash.update(buffer.subarray(0, bytesRead));
+        }
+      } finally {
+        await file.close();
+      }
+      return { kind: 'file', sha256: hash.digest('hex'), ...status };
+    } finally {
+      await handle.close();
+    }
+  } finally {
+    await dir.close();
+  }
+}
+
+/** Folder levels `findBeneath` enters at most (one open folder each). */
+export const MAX_FIND_DEPTH = 128;
+
+/**
+ * The paths below `root` (relative, `/`-separated) of every entry that is not a folder and
+ * that `match` accepts, found without following a link: folders are opened one by one with
+ * no-follow, those `skip` names are not entered. `complete` is false when the walk stopped at
+ * `maxEntries` entries, below `MAX_FIND_DEPTH` folder levels or at a name that is not UTF-8 (what
+ * was found is then not all there is).
+ */
+export async function findBeneath(
+  rootPath: string,
+  options: { match: (path: string) => boolean; skip: (name: string) => boolean; maxEntries: number },
+): Promise<{ paths: string[]; complete: boolean }> {
+  const paths: string[] = [];
+  let seen = 0;
+  // Depth first: one open folder per level, never one per folder waiting its turn.
+  const visit = async (dir: Dir, prefix: string, depth: number): Promise<boolean> => {
+    if (depth > MAX_FIND_DEPTH) return false;
+    const entries = await readdir(Buffer.from(dir.at('')), { withFileTypes: true, encoding: 'buffer' });
+    for (const entry of entries) {
+      if (++seen > options.maxEntries) return false;
+      const raw = entry.name as unknown as Buffer;
+      const name = raw.toString('utf8');
+      if (!Buffer.from(name, 'utf8').equals(raw)) return false;
+      const path = `${prefix}${name}`;
+      if (!entry.isDirectory()) {
+        if (options.match(path)) paths.push(path);
+        continue;
+      }
+      if (options.skip(name)) continue;
+      let child: Dir;
+      try {
+        child = await dir.dir(name);
+      } catch (error) {
+        // Gone or swapped for something else since it was listed: nothing to enter.
+        if (error instanceof UnsafePathError || errno(error) === 'ENOENT') continue;
+        throw error;
+      }
+      try {
+        if (!(await visit(child, `${path}/`, depth + 1))) return false;
+      } finally {
+        await child.close();
+      }
+    }
+    return true;
+  };
+  const root = await Dir.root(rootPath);
+  try {
+    return { paths, complete: await visit(root, '', 0) };
+  } finally {
+    await root.close();
+  }
 }

@@ -286,7 +286,20 @@ export class SwebenchVerifier implements Verifier {
       );
     }
 
-    // 3. Run the tests between this run's markers.
+    // 3. The test run's build cache, where the environment keeps one (local Go: compiled by the
+    // toolchain alone before any test code runs; src/environments/local/go-cache.ts).
+    const prepared = await env.prepareTestRun?.({
+      testFiles: spec.testFiles,
+      ...(context.signal ? { signal: context.signal } : {}),
+    });
+    if (context.signal?.aborted) throw context.signal.reason ?? new Error('cancelled');
+    if (prepared)
+      await writeFileAtomic(join(dir, 'build-cache.json'), `${JSON.stringify(prepared, null, 2)}\n`);
+
+    // 4. Run the tests between this run's markers (the tamper check's first fingerprint, where
+    // berth takes it itself, right before).
+    await check.beforeRun(context.signal);
+    if (context.signal?.aborted) throw context.signal.reason ?? new Error('cancelled');
     const nonce = randomBytes(16).toString('hex');
     const run = await env.exec(check.command, {
       timeoutSec: context.timeoutSec,
@@ -304,7 +317,7 @@ export class SwebenchVerifier implements Verifier {
       (run.timedOut ? `>>>>> Tests Timed Out ${nonce}: ${context.timeoutSec} s\n` : '');
     await writeFileAtomic(join(dir, 'test-output.txt'), log);
 
-    // 4. Parse.
+    // 5. Parse.
     const slice = betweenMarkers(log, nonce) ?? '';
     const warnings: string[] = [];
     let parser: Parser | undefined;
@@ -343,7 +356,7 @@ export class SwebenchVerifier implements Verifier {
       warnings.push(...parse.warnings);
     }
 
-    // 5. Grade: berth's reading and the SWE-bench harness's (a repeated id: its last line wins),
+    // 6. Grade: berth's reading and the SWE-bench harness's (a repeated id: its last line wins),
     // then the tamper checks, which refuse a pass under berth's rules.
     const gradeInput = {
       failToPass: spec.failToPass,

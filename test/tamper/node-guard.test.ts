@@ -342,9 +342,37 @@ test('after it', () => {});
       ids: ['keeps a handle open', 'after it'],
     });
     expect(r.exitCode).toBe(0);
-    // (The runner's own end-of-run report is cut by the forced exit: runner-report-missing, not the guard's.)
-    expect(crossCheck(r.input).findings.filter((f) => f.kind !== 'runner-report-missing')).toEqual([]);
+    // The probe writes its end when the forced exit comes after the runner summed the run up.
+    expect(crossCheck(r.input).findings).toEqual([]);
+    expect(r.report.at(-1)).toMatchObject({ type: 'end', forced: true });
     expect([...r.guard().files.values()][0]?.complete).toBe(true);
+  });
+
+  it('--test-force-exit, but the runner ends before it summed the run up: its report never ended', async () => {
+    const dir = await testFile(
+      'berth-nodeguard-force-early-',
+      'force.test.cjs',
+      `const test = require('node:test');
+test('slow', async () => { await new Promise((resolve) => setTimeout(resolve, 3000)); });
+`,
+    );
+    // Loaded into the runner too: it leaves (process.exit, exit handlers run) long before the run is over.
+    await writeFile(
+      join(dir, 'early.cjs'),
+      'if (!process.env.NODE_TEST_CONTEXT) setTimeout(() => process.exit(0), 300);\n',
+    );
+    const r = await runIn(
+      dir,
+      'node --require=./early.cjs --test --test-force-exit --test-reporter=tap test/force.test.cjs',
+      {
+        ids: ['slow'],
+      },
+    );
+    expect(r.exitCode).toBe(0);
+    expect(r.report.some((l) => l.type === 'end')).toBe(false);
+    expect(crossCheck(r.input).findings).toContainEqual(
+      expect.objectContaining({ kind: 'runner-report-missing', veto: true }),
+    );
   });
 
   it('a test that ends its process with process.exit(0) before node reported the run: the passes are refused', async () => {

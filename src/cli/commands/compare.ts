@@ -16,7 +16,11 @@ export const registerCompare: RegisterCommand = (program: Command) => {
     .option('--json', 'print the comparison as JSON')
     .option('--html <file>', 'also write the comparison as an HTML page')
     .option('--seed <n>', 'seed of the bootstrap', '1')
-    .option('--resamples <n>', 'bootstrap resamples (the interval; the permutation test beyond 20 tasks)', '10000')
+    .option(
+      '--resamples <n>',
+      'bootstrap resamples (the interval; the permutation test beyond 20 tasks)',
+      '10000',
+    )
     .action(
       async (
         jobDirs: string[],

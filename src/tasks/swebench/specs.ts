@@ -348,7 +348,8 @@ const NON_TEST_EXTS = [
 /**
  * The harness's test directives (`get_test_directives`): the `b/` path of every
  * `diff --git a/... b/...` header of the test patch (a renamed file by its new name, a deleted
- * one too), minus non-test extensions; Django runs module labels (`tests/a/b.py` -> `a.b`),
+ * one too), minus non-test extensions. This is the harness's own regex on purpose, not berth's
+ * diff parser (src/util/patch-files.ts): a quoted or spaced path yields what the harness yields. Django runs module labels (`tests/a/b.py` -> `a.b`),
  * the other repositories the paths themselves.
  */
 export function harnessDirectives(repo: string, testPatch: string): string[] {

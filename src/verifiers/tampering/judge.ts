@@ -4,9 +4,12 @@
  * 1. `begin`: arm the runner probes (probes.ts) and plan what to read;
  * 2. `preScript` / `postApplyScript`: shell lines for berth's bookkeeping script (the submitted
  *    patch's pytest settings files before the reset; after the test patch, a fingerprint of the
- *    test and runner files and, in containers, the probe folder);
- * 3. `command` / `execOptions`: the test command as run;
- * 4. `afterRun`: read the probes' files and fingerprint again (one trusted command);
+ *    test and runner files, or in a local environment git's list of runner files, and, in
+ *    containers, the probe folder);
+ * 3. `beforeRun`: a local environment's fingerprint, taken by berth (host-fingerprint.ts);
+ *    `command` / `execOptions`: the test command as run;
+ * 4. `afterRun`: read the probes' files and fingerprint again (one trusted command; in a local
+ *    environment none, unless git's list of runner files may have changed);
  * 5. `judge`: every layer's findings (patch-scan.ts, cross-check.ts, run-check.ts) in one record.
  *
  * Layer (c), the engine's record of changes outside the work folder in containers, is helper
@@ -18,6 +21,13 @@ import type { SwebenchGrade } from '../../grading/swebench.ts';
 import { patchFiles } from '../../util/patch-files.ts';
 import { shellQuote } from '../../util/shell.ts';
 import { type ConsolePass, crossCheck } from './cross-check.ts';
+import {
+  hostFingerprints,
+  type ListingState,
+  listingState,
+  parseListing,
+  sameListing,
+} from './host-fingerprint.ts';
 import { scanPatch, sectionedConfigsIn } from './patch-scan.ts';
 import { type ArmedProbes, armProbes, disarmProbes, type ProbeFiles, readProbeFiles } from './probes.ts';
 import {
@@ -25,6 +35,7 @@ import {
   fingerprintFilesScript,
   fingerprintScript,
   parseFingerprints,
+  runnerListingScript,
 } from './run-check.ts';
 import type { TamperFinding, TamperRecord } from './types.ts';
 
@@ -50,6 +61,17 @@ export class TamperingCheck {
   private files: ProbeFiles = {};
   private ready: boolean;
   private readonly sectioned: string[];
+  /**
+   * A local environment's repository (a host folder): berth fingerprints it itself
+   * (host-fingerprint.ts); undefined in containers, or when git's list had a name that is not
+   * UTF-8 (then the shell fingerprints, as in containers).
+   */
+  private hostRepo: string | undefined;
+  /** git's list of runner files after the test patch (local environments). */
+  private listed: string[] = [];
+  private listingBefore: ListingState | undefined;
+  /** git listed a name that is not UTF-8: the shell fingerprints this run (`beforeRun`, `afterRun`). */
+  private fingerprintInShell = false;
 
   private constructor(
     private readonly env: Environment,
@@ -59,6 +81,7 @@ export class TamperingCheck {
     this.sectioned = options.patch ? sectionedConfigsIn(options.patch) : [];
     // Local probes are in place already; a container's are made by the bookkeeping script.
     this.ready = armed.setupScript === '';
+    this.hostRepo = env.kind === 'local' ? env.workdir : undefined;
   }
 
   static async begin(env: Environment, options: TamperingCheckOptions): Promise<TamperingCheck> {
@@ -76,9 +99,16 @@ export class TamperingCheck {
       .join('\n');
   }
 
-  /** Shell lines run after the test patch is applied: the first fingerprint, then (containers) the probe folder. */
+  /**
+   * Shell lines run after the test patch is applied: the first fingerprint (a local
+   * environment: git's list of runner files, fingerprinted by `beforeRun`), then (containers)
+   * the probe folder.
+   */
   postApplyScript(): string {
-    const lines = [`echo '${this.marks.before}'`, fingerprintScript(this.options.testPatchPaths)];
+    const lines = [
+      `echo '${this.marks.before}'`,
+      this.hostRepo ? runnerListingScript() : fingerprintScript(this.options.testPatchPaths),
+    ];
     if (this.armed.setupScript)
       lines.push(
         `{ ${this.armed.setupScript}\n} >/dev/null 2>&1 && echo '${this.marks.ready}' && ${fingerprintFilesScript(this.armed.codeFiles)}`,
@@ -106,9 +136,34 @@ export class TamperingCheck {
       const tail = rest.slice(at + this.marks.before.length + 1);
       rest = rest.slice(0, at);
       if (tail.includes(this.marks.ready)) this.ready = true;
-      this.before = parseFingerprints(tail);
+      if (!this.hostRepo) this.before = parseFingerprints(tail);
+      else {
+        const listed = parseListing(tail);
+        if (listed) this.listed = listed;
+        // A name that is not UTF-8: the shell fingerprints it byte for byte, in beforeRun.
+        else this.hostRepo = undefined;
+        this.fingerprintInShell = listed === undefined;
+      }
     }
     return rest;
+  }
+
+  /**
+   * Right before the tests: a local environment's first fingerprint, taken by berth (or by the
+   * shell in the sandbox when git listed a name that is not UTF-8).
+   */
+  async beforeRun(signal?: AbortSignal): Promise<void> {
+    if (this.hostRepo) {
+      this.before = await hostFingerprints(this.hostRepo, [...this.options.testPatchPaths, ...this.listed]);
+      this.listingBefore = await listingState(this.hostRepo);
+    } else if (this.fingerprintInShell) {
+      const run = await this.env.exec(fingerprintScript(this.options.testPatchPaths), {
+        timeoutSec: 120,
+        trusted: true,
+        ...(signal ? { signal } : {}),
+      });
+      this.before = parseFingerprints(run.output);
+    }
   }
 
   /** The test command to run: with the probes when they are in place, else as given. */
@@ -121,8 +176,12 @@ export class TamperingCheck {
     return this.ready && this.armed.binds.length > 0 ? { binds: this.armed.binds } : {};
   }
 
-  /** After the tests: the probes' files and the second fingerprint (one trusted command). */
+  /** After the tests: the probes' files and the second fingerprint (one trusted command, or none locally). */
   async afterRun(signal?: AbortSignal): Promise<void> {
+    if (this.hostRepo) {
+      await this.afterRunOnHost(this.hostRepo, signal);
+      return;
+    }
     // A container's probe code is fingerprinted before the collect script removes it.
     const script = [
       // One stream in program order (see the bookkeeping script in src/verifiers/swebench.ts).
@@ -147,6 +206,31 @@ export class TamperingCheck {
         if (this.armed.codeFiles.includes(path)) this.after.set(path, value);
     }
     if (this.ready) this.files = await readProbeFiles(this.armed, collected);
+  }
+
+  /** `afterRun` of a local environment: berth reads the probes' files and fingerprints itself. */
+  private async afterRunOnHost(repo: string, signal?: AbortSignal): Promise<void> {
+    let listed = this.listed;
+    const state = await listingState(repo);
+    if (!this.listingBefore || !sameListing(this.listingBefore, state)) {
+      // git's list may differ now: take it again, in the sandbox.
+      const run = await this.env.exec(runnerListingScript(), {
+        timeoutSec: 120,
+        trusted: true,
+        ...(signal ? { signal } : {}),
+      });
+      const again = parseListing(run.output);
+      if (again) listed = again;
+      else {
+        // A new name that is not UTF-8: listed now, not before, so it counts as created.
+        listed = run.output.split('\0').filter((p) => p !== '' && p !== '\n');
+      }
+    }
+    this.after = await hostFingerprints(repo, [...this.options.testPatchPaths, ...listed]);
+    for (const path of listed)
+      if (!this.after.has(path) && !this.listed.includes(path))
+        this.after.set(path, 'listed, not readable by name');
+    if (this.ready) this.files = await readProbeFiles(this.armed);
   }
 
   /**

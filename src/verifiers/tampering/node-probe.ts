@@ -2,9 +2,11 @@
  * berth's node:test probe: a test reporter berth adds to a `node --test` command
  * (`--test-reporter=<probe> --test-reporter-destination=<file>`, beside the command's own
  * reporters). It runs in the parent `node --test` process, which never runs the tested code (each
- * test file runs in a child process), and writes one JSON line per event it receives from
+ * test file runs in a child process), and writes (itself, at once: its reporter destination is
+ * /dev/null) one JSON line per event it receives from
  * node's runner: test starts, passes, failures (name, nesting, file), then, when the stream
- * ends, a closing line with the run's secret. The verifier checks the console's results against
+ * ends, a closing line with the run's secret (under `--test-force-exit`, when the process exits
+ * after the runner summed its run up: `forced: true`). The verifier checks the console's results against
  * it (src/verifiers/tampering/cross-check.ts): lines a child wrote past node's protocol (to the
  * parent's stdout, for instance) are not events. It also writes down the messages of berth's
  * guard in each test file's process (node-guard.ts), which node's runner passes on.
@@ -17,7 +19,7 @@
 
 /** The reporter module's source (an ES module; Node 18.15+ / 20+). */
 export const NODE_PROBE_SOURCE = String.raw`// berth's node:test probe (see berth: src/verifiers/tampering/node-probe.ts).
-import { readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 
 const out = process.env.BERTH_PROBE_OUT;
@@ -30,23 +32,47 @@ try {
 if (nonce) {
   try { writeFileSync(join(out, 'node-started'), JSON.stringify({ nonce, pid: process.pid })); } catch {}
 }
+// Every line is written at once, not through node's reporter stream: under --test-force-exit
+// the runner ends the process right after its summary, before a stream would flush or end.
+let fd = null;
+if (nonce) {
+  try { fd = openSync(join(out, 'node-report.jsonl'), 'w'); } catch { nonce = null; }
+}
+function line(value) {
+  const bytes = Buffer.from(JSON.stringify(value) + '\n');
+  let at = 0;
+  while (at < bytes.length) at += writeSync(fd, bytes, at, bytes.length - at);
+}
+let ended = false;
+function end(forced) {
+  if (ended || !nonce) return;
+  ended = true;
+  line(forced ? { type: 'end', nonce, exitCode: process.exitCode ?? null, forced: true } : { type: 'end', nonce, exitCode: process.exitCode ?? null });
+  closeSync(fd);
+}
+// --test-force-exit: the runner calls process.exit once its run is over and summed up (the
+// root's counts, which name no file); an end is written then, and only then.
+const forceExit = process.execArgv.includes('--test-force-exit');
+let summed = false;
+if (nonce && forceExit) process.on('exit', () => { if (summed) end(true); });
 
 export default async function* berthProbe(source) {
   for await (const event of source) {
-    if (!nonce) continue;
+    if (!nonce || ended) continue;
     const t = event.type;
+    const d = event.data ?? {};
     if (t === 'test:start' || t === 'test:pass' || t === 'test:fail') {
-      const d = event.data ?? {};
       const skip = d.skip !== undefined && d.skip !== false;
       const todo = d.todo !== undefined && d.todo !== false;
-      yield JSON.stringify({ type: t, name: d.name, nesting: d.nesting, file: d.file ?? null, skip, todo }) + '\n';
+      line({ type: t, name: d.name, nesting: d.nesting, file: d.file ?? null, skip, todo });
     } else if (t === 'berth:guard') {
       // A message of berth's guard in a test file's process (node-guard.ts), checked by berth.
-      const d = event.data ?? {};
-      yield JSON.stringify({ type: 'guard', pid: d.pid, body: d.body, mac: d.mac, key: d.key }) + '\n';
+      line({ type: 'guard', pid: d.pid, body: d.body, mac: d.mac, key: d.key });
+    } else if (t === 'test:diagnostic' && d.nesting === 0 && !d.file && typeof d.message === 'string' && /^tests \d+$/.test(d.message)) {
+      summed = true;
     }
   }
-  if (nonce) yield JSON.stringify({ type: 'end', nonce, exitCode: process.exitCode ?? null }) + '\n';
+  end(false);
 }
 `;
 

@@ -134,7 +134,8 @@ export async function armProbes(env: Environment, command: string): Promise<Arme
 
   let run = addNodeGuard(command, `${code}/${guardName}`) ?? command;
   let node = false;
-  const planned = addNodeProbe(run, `${code}/${reporterName}`, `${out}/node-report.jsonl`);
+  // The probe writes out/node-report.jsonl itself (node-probe.ts): node's stream gets nothing.
+  const planned = addNodeProbe(run, `${code}/${reporterName}`, '/dev/null');
   if (planned) {
     run = planned.command;
     node = true;

@@ -12,7 +12,7 @@ import { shellQuote } from '../../util/shell.ts';
 import type { TamperFinding } from './types.ts';
 
 /** Runner files looked for anywhere in the repository (git pathspecs; node_modules left out). */
-const RUNNER_GLOBS = [
+export const RUNNER_GLOBS = [
   '**/conftest.py',
   '**/pytest.ini',
   '**/.pytest.ini',
@@ -38,12 +38,23 @@ const RUNNER_GLOBS = [
  * (where `stat` answers). Never fails (prints nothing where a tool is missing).
  */
 export function fingerprintScript(testFiles: readonly string[]): string {
-  const specs = [
-    ...RUNNER_GLOBS.map((g) => shellQuote(`:(glob)${g}`)),
-    shellQuote(':(exclude,glob)**/node_modules/**'),
-  ].join(' ');
   const listed = testFiles.length > 0 ? `printf '%s\\0' ${testFiles.map(shellQuote).join(' ')}; ` : '';
-  return `{ { ${listed}git -c core.quotePath=false ls-files -z -co --exclude-standard -- ${specs}; } 2>/dev/null | sort -zu | xargs -0 -r sh -c ${HASH} sh 2>/dev/null; } || true`;
+  return `{ { ${listed}${RUNNER_LISTING}; } 2>/dev/null | sort -zu | xargs -0 -r sh -c ${HASH} sh 2>/dev/null; } || true`;
+}
+
+/** git's list of the runner files it sees (tracked or untracked, not ignored), NUL-separated. */
+const RUNNER_LISTING = `git -c core.quotePath=false ls-files -z -co --exclude-standard -- ${[
+  ...RUNNER_GLOBS.map((g) => shellQuote(`:(glob)${g}`)),
+  shellQuote(':(exclude,glob)**/node_modules/**'),
+].join(' ')}`;
+
+/**
+ * Shell lines printing git's list of the runner files (`RUNNER_GLOBS`, tracked or untracked,
+ * not ignored), each path followed by a NUL; nothing where git fails. For berth to fingerprint
+ * itself (host-fingerprint.ts).
+ */
+export function runnerListingScript(): string {
+  return `{ ${RUNNER_LISTING}; } 2>/dev/null || true`;
 }
 
 /** The same lines for the files named (absolute paths, e.g. berth's probe code in a container). */
