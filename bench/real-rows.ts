@@ -13,7 +13,13 @@
  * snapshot, such as the install) and the median of the later trials, the ratio later/raw, and the
  * geometric mean of the ratios per language and overall.
  *
- *   npx tsx bench/real-rows.ts --mirrors /work/.mirror [--rounds 5] [--only tomli] [--scratch DIR]
+ *   npx tsx bench/real-rows.ts --mirrors /work/.mirror [--rounds 5] [--only tomli] [--scratch DIR] [--copy]
+ *
+ * `--copy` adds, in every round, a later trial whose repository is copied from the install cache
+ * (`BERTH_INSTALL_OVERLAY=0`) beside the one that gets it copy-on-write (an overlay, where berth
+ * can mount one), and prints the two medians and their ratio: overlay against copy in one run.
+ * `--against VAR=VALUE` does the same with that variable set in the extra trial instead (e.g.
+ * `--against BERTH_GO_VERIFY_CACHE=0`: Go rows with and without the verifier's build cache).
  *
  * berth's caches live in `<scratch>/berth-cache` (BERTH_CACHE_DIR), emptied at the start, so the
  * first trial of each row pays its install. `BERTH_INSTALL_CACHE=0` measures without the cache.
@@ -45,6 +51,8 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '5' },
     only: { type: 'string' },
     fresh: { type: 'boolean', default: false },
+    copy: { type: 'boolean', default: false },
+    against: { type: 'string' },
   },
 });
 const root = resolve(import.meta.dirname, '..');
@@ -76,6 +84,10 @@ interface Row {
   raw: number[];
   trials: number[];
   resolved: boolean[];
+  /** `--copy`: later trials with the repository copied from the install cache. */
+  copies: number[];
+  /** How each trial's repository was made from the install cache (`berth.install_cache.method`). */
+  methods: string[];
 }
 
 async function sh(command: string, cwd: string): Promise<number> {
@@ -114,23 +126,43 @@ for (const task of tasks) {
   const dir = join(scratch, 'raw', task.name, 'repo');
   const command = await prepareRaw(task, dir);
   await sh(command, dir); // warm up: page cache, bytecode, the raw folder's own build caches
-  rows.push({ task, language: spec?.language ?? '?', dir, command, raw: [], trials: [], resolved: [] });
+  rows.push({
+    task,
+    language: spec?.language ?? '?',
+    dir,
+    command,
+    raw: [],
+    trials: [],
+    resolved: [],
+    copies: [],
+    methods: [],
+  });
 }
 
 const jobs = join(scratch, 'jobs');
 await rm(jobs, { recursive: true, force: true });
-const trial = async (row: Row, round: number) => {
+const [againstVar, againstValue] = values.against
+  ? [values.against.split('=')[0] as string, values.against.split('=').slice(1).join('=')]
+  : ['BERTH_INSTALL_OVERLAY', '0'];
+if (values.against) values.copy = true;
+const trial = async (row: Row, round: number, copy = false) => {
+  if (copy) process.env[againstVar] = againstValue;
   const started = performance.now();
-  const [result] = await runAll(
-    [row.task],
-    new OracleAgent(),
-    jobs,
-    `${row.task.name}-${round}`,
-    1,
-    undefined,
-  );
-  row.trials.push((performance.now() - started) / 1000);
-  row.resolved.push(result?.berth.resolved === true);
+  try {
+    const [result] = await runAll(
+      [row.task],
+      new OracleAgent(),
+      jobs,
+      `${row.task.name}-${round}${copy ? '-copy' : ''}`,
+      1,
+      undefined,
+    );
+    (copy ? row.copies : row.trials).push((performance.now() - started) / 1000);
+    row.resolved.push(result?.berth.resolved === true);
+    row.methods.push(result?.berth.install_cache?.method ?? '-');
+  } finally {
+    delete process.env[againstVar];
+  }
 };
 
 console.log(`${rows.length} rows, ${rounds} rounds, load average at the start: ${loadavg()[0]?.toFixed(1)}`);
@@ -139,16 +171,34 @@ for (let round = 0; round < rounds; round++) {
     // Alternate which goes first, so a trend in the machine's load hits both alike.
     if (round % 2) {
       row.raw.push(await sh(row.command, row.dir));
+      if (values.copy) await trial(row, round, true);
       await trial(row, round);
     } else {
       await trial(row, round);
       row.raw.push(await sh(row.command, row.dir));
+      if (values.copy) await trial(row, round, true);
     }
   }
   console.log(`round ${round + 1}/${rounds} done`);
 }
 
-const table: string[][] = [['row', 'lang', 'raw s', 'first s', 'later s', 'later/raw', 'resolved']];
+const table: string[][] = [
+  [
+    'row',
+    'lang',
+    'raw s',
+    'first s',
+    'later s',
+    'later/raw',
+    ...(values.copy
+      ? values.against
+        ? ['against s', 'against/raw', 'later/against']
+        : ['copy s', 'copy/raw', 'later/copy']
+      : []),
+    'resolved',
+    'methods',
+  ],
+];
 const ratios = new Map<string, number[]>();
 for (const row of rows) {
   const raw = median(row.raw);
@@ -162,7 +212,16 @@ for (const row of rows) {
     (row.trials[0] as number).toFixed(2),
     later.toFixed(2),
     ratio.toFixed(2),
+    ...(values.copy
+      ? [
+          median(row.copies).toFixed(2),
+          (median(row.copies) / raw).toFixed(2),
+          (later / median(row.copies)).toFixed(2),
+        ]
+      : []),
     `${row.resolved.filter(Boolean).length}/${row.resolved.length}`,
+    // How each trial's repository was made: o(verlay), c(opy), - (no cache hit: the first).
+    row.methods.map((m) => (m === '-' ? '-' : (m[0] ?? '?'))).join(''),
   ]);
 }
 const widths = (table[0] as string[]).map((_, i) => Math.max(...table.map((r) => (r[i] as string).length)));
@@ -178,7 +237,14 @@ console.log(`load average at the end: ${loadavg()[0]?.toFixed(1)}`);
 await writeFile(
   join(scratch, 'last-run.json'),
   JSON.stringify(
-    rows.map((r) => ({ id: r.task.name, raw: r.raw, trials: r.trials, resolved: r.resolved })),
+    rows.map((r) => ({
+      id: r.task.name,
+      raw: r.raw,
+      trials: r.trials,
+      copies: r.copies,
+      resolved: r.resolved,
+      methods: r.methods,
+    })),
     null,
     2,
   ),

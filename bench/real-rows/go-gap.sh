@@ -3,8 +3,9 @@
 # After `npx tsx bench/real-rows.ts --scratch DIR ...` ran the Go rows, for each: the raw
 # folder's test command with its own build cache (warm for the patched code, as the bench's raw
 # side runs it), against the same patched folder seen at /tmp/berth-trial/repo (as berth's
-# sandbox shows a trial's repository) on a fresh copy of berth's warm cache (compiled at the base
-# commit by the row's first trial), three rounds each, in milliseconds.
+# sandbox shows a trial's repository) on a fresh copy of berth's verifier Go build cache
+# (go-verify/: the base commit plus what the go tool compiled for each trial's content; the older
+# go-build/ where there is none), three rounds each, in milliseconds.
 #   bash bench/real-rows/go-gap.sh [DIR]   (DIR default node_modules/.cache/berth-bench-rows)
 set -u
 S=${1:-node_modules/.cache/berth-bench-rows}
@@ -26,7 +27,8 @@ for raw in "$S"/raw/*/repo; do
   rm -rf "$W/repo" && cp -a "$raw" "$W/repo"
   warm=() cold=()
   for _ in 1 2 3; do
-    rm -rf "$W/cache" && cp -a "$entry/go-build" "$W/cache"
+    cached=$entry/go-build; [ -d "$entry/go-verify" ] && cached=$entry/go-verify
+    rm -rf "$W/cache" && cp -a "$cached" "$W/cache"
     s=$(date +%s%N)
     (cd "$W/repo" && bwrap --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --dir "$W" --bind "$W" "$W" \
       --symlink "$W" /tmp/berth-trial --chdir /tmp/berth-trial/repo --setenv PWD /tmp/berth-trial/repo \
@@ -36,5 +38,5 @@ for raw in "$S"/raw/*/repo; do
     (cd "$raw" && bash -c "$cmd" >/dev/null 2>&1)
     warm+=($((($(date +%s%N) - s) / 1000000)))
   done
-  echo "$row: raw (cache warm for the patched code) ${warm[*]} ms; patched code on berth's warm cache ${cold[*]} ms"
+  echo "$row: raw (cache warm for the patched code) ${warm[*]} ms; patched code on $(basename "$cached") ${cold[*]} ms"
 done

@@ -134,8 +134,36 @@ export interface InstallCache {
   readonly hit: boolean;
   /** The entry's key (sha256 of snapshot, install command, platform). */
   readonly key: string;
+  /**
+   * On a hit, how the environment's files were made from the entry: `overlay` (copy-on-write,
+   * nothing copied) or `copy`.
+   */
+  readonly method?: 'overlay' | 'copy';
+  /** Why not an overlay, when one was tried and could not be mounted. */
+  readonly note?: string;
   /** Saves the environment's repository as the entry (no-op on a hit); never throws (a failure is a warning). */
   save(): Promise<void>;
+}
+
+/** What an environment's {@link Environment.prepareTestRun} did. */
+export interface TestRunPreparation {
+  /** The toolchain whose build cache was prepared. */
+  tool: 'go';
+  /**
+   * `hit`: this repository content was compiled into the shared cache before (nothing compiled
+   * now); `filled`: the go tool compiled it now and what it made was kept; `failed`: the
+   * compile step could not run or timed out (the tests compile what they need themselves);
+   * `cgo`: a package the tests build has C files or imports one (`net`...), which the compile
+   * step (cgo off, src/environments/local/go-cache.ts) cannot warm: nothing compiled, the tests
+   * compile as without the cache.
+   */
+  outcome: 'hit' | 'filled' | 'failed' | 'cgo';
+  /** sha256 of the repository's files (without `.git`) and the toolchain's version, when known. */
+  content?: string;
+  /** Files added to the shared cache. */
+  added: number;
+  /** Seconds it took. */
+  durationSec: number;
 }
 
 /**
@@ -244,6 +272,20 @@ export interface Environment {
    * in every environment.
    */
   readonly installCache?: InstallCache;
+  /**
+   * Capability "test-run build cache": called by a verifier after the test patch is applied and
+   * before the tests run, when no untrusted process is alive. The environment drops the build
+   * cache the agent could write, gives the test run a fresh copy of a shared one, and first has
+   * the toolchain alone (no repository code runs: compiling, vetting and linking only) compile
+   * the repository into it, keeping what it made for later trials (local Go repositories:
+   * src/environments/local/go-cache.ts). Resolves to undefined when there was nothing to
+   * prepare. Absent: the tests run with whatever build cache the environment has.
+   */
+  prepareTestRun?(options?: {
+    /** The files the tests are in, relative to the work folder (SWE-bench's `{tests}`): Go compiles their packages as the test command will. */
+    testFiles?: readonly string[];
+    signal?: AbortSignal;
+  }): Promise<TestRunPreparation | undefined>;
   /**
    * Capability "installed tool": what the environment did at start with the tool its start
    * context asked for (an installed agent). Absent: no tool was asked, or the environment

@@ -8,7 +8,7 @@
  * environment. Process counts (RLIMIT_NPROC) are per uid, so a fork bomb in
  * one slot cannot starve another. The uids need no /etc/passwd entry.
  */
-import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -31,6 +31,32 @@ export function processAlive(pid: number): boolean {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
+}
+
+/**
+ * The pids of the host's processes whose real, effective, saved or file-system uid is `uid`
+ * (from `/proc/<pid>/status`; a process gone meanwhile is left out). Empty where /proc is absent.
+ */
+export function processesOfUid(uid: number): number[] {
+  const pids: number[] = [];
+  let names: string[];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return pids;
+  }
+  for (const name of names) {
+    if (!/^\d+$/.test(name)) continue;
+    let status: string;
+    try {
+      status = readFileSync(`/proc/${name}/status`, 'utf8');
+    } catch {
+      continue;
+    }
+    const uids = /^Uid:\s+(.*)$/m.exec(status)?.[1]?.trim().split(/\s+/).map(Number) ?? [];
+    if (uids.includes(uid)) pids.push(Number(name));
+  }
+  return pids;
 }
 
 /** The first uid of this process's block (claimed once, see the module's comment). */

@@ -378,6 +378,13 @@ class TrialRun {
         ? (environment.isolationMethodName ?? environment.kind)
         : null;
       if (environment.limits) this.result.berth.limits = environment.limits.record;
+      const cache = environment.installCache;
+      if (cache)
+        this.result.berth.install_cache = {
+          hit: cache.hit,
+          ...(cache.method ? { method: cache.method } : {}),
+          ...(cache.note ? { note: cache.note } : {}),
+        };
     }
     await this.checkRepository(environment);
     this.baseCommit = await this.baseCommitOf(environment);

@@ -98,6 +98,12 @@ export interface BerthTrialFacts {
     /** The environment started from the install cache: the install ran once, in an earlier trial. */
     cached?: boolean;
   } | null;
+  /**
+   * The environment's entry in the install cache (src/environments/local/install-cache.ts), when
+   * it has one: `hit` when it started from the entry, and then how its files were made from it
+   * (`overlay`: copy-on-write; `copy`), with why not an overlay when one could not be mounted.
+   */
+  install_cache?: { hit: boolean; method?: 'overlay' | 'copy'; note?: string };
   /** Whether untrusted commands ran without network, and how. */
   isolated: boolean;
   isolation_method: string | null;

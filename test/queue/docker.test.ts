@@ -83,7 +83,7 @@ describe('Harbor tasks on Docker through workers', () => {
       expect(Object.keys(v)).toEqual(['calc__1', 'tool-1__1']);
       expect(v).toEqual(verdicts(join(jobs, `${agent}-local`)));
     }
-    expect(verdicts(join(jobs, 'oracle-queued'))['calc__1']).toEqual(['resolved', { reward: 1 }]);
+    expect(verdicts(join(jobs, 'oracle-queued')).calc__1).toEqual(['resolved', { reward: 1 }]);
     // The workers ran them (their logs arrive once this test yields).
     await Promise.any(workers.map((w) => w.waitFor(/oracle-queued\/tool-1__1: resolved/, 10_000)));
   });

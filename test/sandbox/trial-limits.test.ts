@@ -4,13 +4,18 @@
  * `command` agent and a patch agent's tests) and the verifier, each recorded with the phase's
  * error type, never a generic engine error; the trial's `berth.limits` says how limits were enforced.
  */
+import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Agent } from '../../src/agents/agent.ts';
 import { CommandAgent } from '../../src/agents/command.ts';
 import { OracleAgent } from '../../src/agents/oracle.ts';
+import { installCacheKey, installsDir } from '../../src/environments/local/install-cache.ts';
 import { LocalEnvironmentProvider } from '../../src/environments/local/local.ts';
+import { cappedFolderSupport } from '../../src/sandbox/capped-folder.ts';
 import { cgroupSupport } from '../../src/sandbox/cgroup.ts';
+import { isRoot } from '../../src/sandbox/identity.ts';
 import { type LimitRequest, MiB } from '../../src/sandbox/limits.ts';
 import type { Task } from '../../src/tasks/task.ts';
 import type { TrialResult } from '../../src/trials/result.ts';
@@ -98,5 +103,44 @@ describe('a trial records its limits', () => {
       disk_bytes: 64 * MiB,
     });
     expect(result.berth.limits?.enforced_by.cpu_time).toBe('rlimit');
+  });
+});
+
+describe('a trial started from the install cache (its repository an overlay on the entry)', () => {
+  it('writes into node_modules count against the trial folder cap: a filler gets AgentDiskLimitError', async (ctx) => {
+    if (!isRoot || (await cappedFolderSupport()) !== undefined)
+      ctx.skip('needs root and capped trial folders');
+    const saved = process.env.BERTH_CACHE_DIR;
+    process.env.BERTH_CACHE_DIR = await temp.make('berth-limits-cache-');
+    try {
+      const task = await shellTask();
+      if (task.environment.kind !== 'local') throw new Error('shellTask is local');
+      task.environment.install = `mkdir -p node_modules/x && echo installed > node_modules/x/f # ${randomUUID()}`;
+      const first = await trial(task, new OracleAgent());
+      expect(first.berth.status).toBe('resolved');
+      // 6 x 32 MiB into an installed package's folder, past the 64 MiB cap.
+      const filler = new CommandAgent({
+        command:
+          'for i in 1 2 3 4 5 6; do head -c 33554432 /dev/zero > node_modules/x/fill.$i || break; done',
+      });
+      const filled = await trial(task, filler);
+      expect(filled.berth.install_cache).toEqual({ hit: true, method: 'overlay' });
+      expect(filled.berth.status).toBe('error');
+      expect(filled.exception_info?.exception_type).toBe('AgentDiskLimitError');
+      // Nothing of it reached the entry, and the next trial is graded as the first.
+      const entry = join(
+        installsDir(),
+        installCacheKey(task.environment) as string,
+        'repo',
+        'node_modules',
+        'x',
+      );
+      expect(await readFile(join(entry, 'f'), 'utf8')).toBe('installed\n');
+      const after = await trial(task, new OracleAgent());
+      expect(after.berth.status).toBe('resolved');
+    } finally {
+      if (saved === undefined) delete process.env.BERTH_CACHE_DIR;
+      else process.env.BERTH_CACHE_DIR = saved;
+    }
   });
 });

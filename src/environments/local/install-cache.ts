@@ -2,42 +2,39 @@
  * Install once, materialise once (issue 18): the local environment's repository as it stands
  * after materialising (files, base commit) and the dataset's install step, kept once per
  * (snapshot content hash, install command, platform) under `<cache root>/installs/<key>/`, with a
- * warm Go build cache beside it for Go repositories. Each later trial starts from a copy of the
- * entry in its own folder: what a trial writes (the agent, the tests) lands in its copy, never in
- * the entry, so no trial can change what the next one starts from.
+ * warm Go build cache beside it for Go repositories. Each later trial starts from the entry in its
+ * own folder: what a trial writes (the agent, the tests) lands in that folder, never in the
+ * entry, so no trial can change what the next one starts from.
  *
- * A copy, not hard links: the trial folder is its own size-capped tmpfs (src/sandbox/capped-folder.ts),
- * and neither hard links nor reflinks cross file systems. (An overlay mount costs no copy, but the
- * trial's uid must own its files, and `chown -R` through an overlay copies every file up: slower
- * than the copy, measured.) Entries are written by berth (root) before any agent code ran, owned by berth, in a
- * folder only berth can read (0700); the sandbox sees the host read-only.
- *
- * Read-only layers: a top-level folder of the install's products that no test needs to write
- * (`node_modules`, see {@link READ_ONLY_LAYERS}) is not copied at all where the trial folder is a
- * capped tmpfs (berth as root): it is bind-mounted read-only from the entry into the trial's
- * copy (nothing, not even root in the sandbox, can write through it), and unmounted at stop.
- * The rest is copied as the trial's uid (`tar --owner`), so no `chown -R` walks it afterwards.
+ * Copy-on-write where it can (overlay.ts): as root, with the trial folder a size-capped tmpfs
+ * (src/sandbox/capped-folder.ts), the entry's `repo/` is the read-only lower layer of an overlay
+ * mounted on the trial's repository, seen as the trial's uid's through an idmapped mount; its
+ * upper folder is in the trial's tmpfs, so a trial pays only for what it changes and writes count
+ * against its cap. Elsewhere (not root, `--keep-environments`, no python3, a kernel or file system
+ * that refuses, `BERTH_INSTALL_OVERLAY=0`) the entry is copied as the trial's uid (`tar --owner`,
+ * no `chown -R` after it); neither hard links nor reflinks cross into the tmpfs. Which one a trial
+ * got is its `installCache.method` (recorded in the trial's result). Entries are written by berth
+ * (root) before any agent code ran, owned by berth, in a folder only berth can read (0700); the
+ * sandbox sees the host read-only and no path leads to an overlay's lower layer.
  *
  * Layout of an entry: `repo/` (the working folder with its `.git`), `go-build/` (GOCACHE, when
- * warmed), `entry.json` ({@link InstallEntry}).
+ * warmed: compiled at the base commit, what every trial's agent starts from), `go-verify/` (the
+ * verifier's Go build cache: `go-build/` plus what the go tool compiled for the patched and
+ * test-patched repositories of earlier trials, see {@link mergeGoCache}), `go-verify-filled/`
+ * (one empty file per repository content already compiled into `go-verify/`), `entry.json`
+ * ({@link InstallEntry}).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, lstatSync } from 'node:fs';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { constants, existsSync } from 'node:fs';
+import { link, lstat, mkdir, open, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import type { EnvironmentSpec } from '../../tasks/task.ts';
 import { cacheRoot } from '../../util/cache.ts';
+import { mountOverlay } from './overlay.ts';
 
 /** Bump when an entry's layout or meaning changes: old entries are then never read. */
-const FORMAT = 2;
-
-/**
- * Top-level folders of an installed repository that trials get read-only (bound from the entry,
- * never copied) when git ignores them and tracks no file in them: what `npm install` writes,
- * which a project's tests read and do not write.
- */
-export const READ_ONLY_LAYERS = ['node_modules'] as const;
+const FORMAT = 5;
 
 /** What `entry.json` records. */
 export interface InstallEntry {
@@ -48,8 +45,6 @@ export interface InstallEntry {
   install: string;
   /** Whether `go-build/` holds a warm Go build cache. */
   goCache: boolean;
-  /** Top-level folders of `repo/` a trial may get as read-only layers ({@link READ_ONLY_LAYERS}). */
-  layers: string[];
   /** ISO time it was written. */
   createdAt: string;
 }
@@ -62,6 +57,14 @@ export function installsDir(): string {
 /** Whether the install cache is on (`BERTH_INSTALL_CACHE=0` turns it off, e.g. to measure without it). */
 export function installCacheEnabled(): boolean {
   return process.env.BERTH_INSTALL_CACHE !== '0';
+}
+
+/**
+ * Whether a trial's repository may be an overlay on the entry (default) rather than a copy:
+ * `BERTH_INSTALL_OVERLAY=0` copies (to compare the two, or where an overlay misbehaves).
+ */
+export function installOverlayEnabled(): boolean {
+  return process.env.BERTH_INSTALL_OVERLAY !== '0';
 }
 
 /**
@@ -110,17 +113,11 @@ export type CopyOwner = { uid: number; gid: number } | undefined;
  * Copies the contents of `from` into the existing folder `to`: links as links, modes, times and
  * hard links kept, every file owned by `owner` (default root, berth) in the copy, `to` itself
  * included; nothing is followed. A `tar` pipe: two processes, on a loaded 2-core machine 0.9–2 s
- * for 250 MB in 29,000 files where `cp -R` took 5–10 s. `exclude`: top-level names left out.
+ * for 250 MB in 29,000 files where `cp -R` took 5–10 s.
  */
-async function copyTree(from: string, to: string, owner?: CopyOwner, exclude: readonly string[] = []) {
+async function copyTree(from: string, to: string, owner?: CopyOwner) {
   // NAME:ID, so the id is never read as a name (the name is not stored: --numeric-owner).
-  const create = [
-    `--owner=berth:${owner?.uid ?? 0}`,
-    `--group=berth:${owner?.gid ?? 0}`,
-    '--numeric-owner',
-    // Anchored: only the top-level folder of that name, never one deeper down.
-    ...(exclude.length > 0 ? ['--anchored', ...exclude.map((name) => `--exclude=./${name}`)] : []),
-  ];
+  const create = [`--owner=berth:${owner?.uid ?? 0}`, `--group=berth:${owner?.gid ?? 0}`, '--numeric-owner'];
   await execa('bash', [
     '-c',
     'set -o pipefail; from=$1 to=$2; shift 2; tar -C "$from" "$@" -cf - . | tar -C "$to" --numeric-owner -xpf -',
@@ -135,80 +132,61 @@ async function copyTree(from: string, to: string, owner?: CopyOwner, exclude: re
 export async function readEntry(key: string): Promise<InstallEntry | undefined> {
   try {
     const entry = JSON.parse(await readFile(join(installsDir(), key, 'entry.json'), 'utf8')) as InstallEntry;
-    return entry.format === FORMAT && typeof entry.baseCommit === 'string' && Array.isArray(entry.layers)
-      ? entry
-      : undefined;
+    return entry.format === FORMAT && typeof entry.baseCommit === 'string' ? entry : undefined;
   } catch {
     return undefined;
   }
 }
 
+/** How a trial's repository was made from an entry, and the mounts to undo at stop. */
+export interface Restored {
+  /** `overlay`: copy-on-write on the entry; `copy`: a copy of it. */
+  method: 'overlay' | 'copy';
+  /** Why not an overlay, when one was asked for and could not be mounted. */
+  note?: string;
+  /** Mount points to unmount (with {@link unmountAll}) before the trial folder is removed. */
+  mounts: string[];
+}
+
 /**
- * Copies the entry's repository into `workdir` and, when it has one, its Go build cache into
- * `goCache`, both owned by `owner`. With `layers`, the entry's read-only layers are left out of
- * the copy and bind-mounted read-only in its place (berth must be root; `workdir` on a file
- * system of the trial's own, unmounted with {@link unmountLayers} before it is removed).
- * @returns the mount points of the layers, to unmount at stop.
+ * Makes `workdir` (an empty folder) the entry's repository for one trial, owned by `owner`:
+ * copy-on-write when `overlay` names a scratch folder (a new path on the trial's own capped tmpfs)
+ * and the overlay can be mounted (overlay.ts), else a copy. The entry's warm Go build cache,
+ * when it has one, is copied into `goCache`.
  */
-export async function copyEntryInto(
+export async function restoreEntry(
   key: string,
   entry: InstallEntry,
   workdir: string,
   goCache: string,
-  options: { owner?: CopyOwner; layers?: boolean } = {},
-): Promise<string[]> {
+  options: { owner?: CopyOwner; overlay?: { scratch: string } } = {},
+): Promise<Restored> {
   const dir = join(installsDir(), key);
-  const layers = options.layers ? entry.layers : [];
-  await copyTree(join(dir, 'repo'), workdir, options.owner, layers);
-  if (entry.goCache) {
-    await mkdir(goCache, { recursive: true });
-    await copyTree(join(dir, 'go-build'), goCache, options.owner);
+  const restored: Restored = { method: 'copy', mounts: [] };
+  if (options.overlay) {
+    const why = await mountOverlay(join(dir, 'repo'), workdir, options.overlay.scratch, options.owner);
+    if (why === undefined) {
+      restored.method = 'overlay';
+      restored.mounts.push(workdir);
+    } else restored.note = `overlay not mounted (${why}): copied`;
   }
-  const mounted: string[] = [];
   try {
-    for (const name of layers) {
-      const point = join(workdir, name);
-      await mkdir(point);
-      // ro on the bind itself: no process of the trial, root in a sandbox included, writes through it.
-      await execa('mount', ['--bind', '-o', 'ro,nosuid,nodev', '--', join(dir, 'repo', name), point]);
-      mounted.push(point);
+    if (restored.method === 'copy') await copyTree(join(dir, 'repo'), workdir, options.owner);
+    if (entry.goCache) {
+      await mkdir(goCache, { recursive: true });
+      await copyTree(join(dir, 'go-build'), goCache, options.owner);
     }
   } catch (error) {
-    await unmountLayers(mounted);
+    await unmountAll(restored.mounts);
     throw error;
   }
-  return mounted;
+  return restored;
 }
 
-/** Unmounts layers mounted by {@link copyEntryInto} (lazily when busy); never throws. */
-export async function unmountLayers(points: readonly string[]): Promise<void> {
+/** Unmounts what {@link restoreEntry} mounted (lazily when busy), last first; never throws. */
+export async function unmountAll(points: readonly string[]): Promise<void> {
   for (const point of [...points].reverse())
     await execa('umount', ['--', point]).catch(() => execa('umount', ['-l', '--', point]).catch(() => {}));
-}
-
-/**
- * The {@link READ_ONLY_LAYERS} of `workdir`: real folders (not links) that git ignores and holds
- * no tracked file of. Ignored, so no diff of the repository (an agent's patch) ever names a file
- * in them; a folder git would diff is copied like the rest.
- */
-async function layersOf(workdir: string): Promise<string[]> {
-  const git = (...args: string[]) =>
-    execa('git', ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', ...args], {
-      cwd: workdir,
-      reject: false,
-    });
-  const layers: string[] = [];
-  for (const name of READ_ONLY_LAYERS) {
-    try {
-      if (!lstatSync(join(workdir, name)).isDirectory()) continue;
-    } catch {
-      continue;
-    }
-    const ignored = await git('check-ignore', '-q', '--', name);
-    const tracked = await git('ls-files', '-z', '--', name);
-    if (ignored.exitCode === 0 && tracked.exitCode === 0 && tracked.stdout === '') layers.push(name);
-  }
-  return layers;
 }
 
 /**
@@ -220,7 +198,7 @@ export async function saveEntry(
   key: string,
   workdir: string,
   goCache: string | undefined,
-  meta: Omit<InstallEntry, 'format' | 'createdAt' | 'goCache' | 'layers'>,
+  meta: Omit<InstallEntry, 'format' | 'createdAt' | 'goCache'>,
 ): Promise<void> {
   const dir = installsDir();
   await mkdir(dir, { recursive: true, mode: 0o700 });
@@ -234,13 +212,14 @@ export async function saveEntry(
     if (warm) {
       await mkdir(join(temporary, 'go-build'));
       await copyTree(goCache, join(temporary, 'go-build'));
+      await mkdir(join(temporary, 'go-verify'));
+      await copyTree(goCache, join(temporary, 'go-verify'));
+      await mkdir(join(temporary, 'go-verify-filled'));
     }
     const entry: InstallEntry = {
       format: FORMAT,
       ...meta,
       goCache: warm,
-      // Read from the entry's own copy (root's, in berth's folder), not the trial's folder.
-      layers: await layersOf(join(temporary, 'repo')),
       createdAt: new Date().toISOString(),
     };
     await writeFile(join(temporary, 'entry.json'), `${JSON.stringify(entry, null, 2)}\n`);
@@ -252,4 +231,102 @@ export async function saveEntry(
   } finally {
     await rm(temporary, { recursive: true, force: true });
   }
+}
+
+/** A file of Go's build cache: `<2 hex>/<64 hex>-a` (an action's index entry) or `-d` (an output). */
+const GO_CACHE_FILE = /^[0-9a-f]{64}-[ad]$/;
+/** A repository content hash naming a `go-verify-filled/` marker. */
+const CONTENT_HASH = /^[0-9a-f]{64}$/;
+/** At most this many bytes are added to `go-verify/` by one merge (what is beyond is left out). */
+export const MERGE_CAP_BYTES = 256 << 20;
+/** `go-verify/` grows no further than this many bytes (nothing is evicted: past it, no merge adds). */
+export const GO_VERIFY_CAP_BYTES = 4 * 2 ** 30;
+
+/** Bytes of the regular files one level down in `dir` (Go's `xx/` layout), links not followed. */
+async function goCacheBytes(dir: string): Promise<number> {
+  let total = 0;
+  for (const sub of await readdir(dir).catch(() => [] as string[])) {
+    for (const name of await readdir(join(dir, sub)).catch(() => [] as string[])) {
+      const stat = await lstat(join(dir, sub, name)).catch(() => undefined);
+      if (stat?.isFile()) total += stat.size;
+    }
+  }
+  return total;
+}
+
+/**
+ * Copies the entry's verifier Go build cache (`go-verify/`) into the existing empty folder `to`,
+ * owned by `owner`: the build cache of one trial's test run, which nothing of that trial can
+ * write back into the entry.
+ */
+export async function copyVerifierGoCache(key: string, to: string, owner?: CopyOwner): Promise<void> {
+  await copyTree(join(installsDir(), key, 'go-verify'), to, owner);
+}
+
+/** The repository contents already compiled into the entry's `go-verify/` (see {@link mergeGoCache}). */
+export async function goCacheFilled(key: string): Promise<string[]> {
+  const names = await readdir(join(installsDir(), key, 'go-verify-filled')).catch(() => [] as string[]);
+  return names.filter((name) => CONTENT_HASH.test(name));
+}
+
+/**
+ * Adds to the entry's `go-verify/` the files of Go's build cache `from` that it lacks (written
+ * by the go tool alone, compiling a trial's repository before its tests ran: the caller's
+ * promise), and marks `content` as compiled. Only names of Go's own layout are taken, only
+ * regular files, opened without following links, never one already there (an entry is never
+ * replaced), at most {@link MERGE_CAP_BYTES} in all and never past {@link GO_VERIFY_CAP_BYTES} for
+ * the folder (`caps` lowers them, in bytes). Go's cache is content-addressed: an entry the go
+ * tool made for sources X serves only a build of sources X; a file left out costs a later
+ * trial a compile, never a verdict.
+ * @returns how many files were added.
+ */
+export async function mergeGoCache(
+  key: string,
+  from: string,
+  content: string,
+  caps: { mergeBytes?: number; folderBytes?: number } = {},
+): Promise<number> {
+  const into = join(installsDir(), key, 'go-verify');
+  if (!CONTENT_HASH.test(content) || !existsSync(into)) return 0;
+  let added = 0;
+  let bytes = 0;
+  const folderCap = caps.folderBytes ?? GO_VERIFY_CAP_BYTES;
+  const cap = Math.min(
+    caps.mergeBytes ?? MERGE_CAP_BYTES,
+    Math.max(0, folderCap - (await goCacheBytes(into))),
+  );
+  for (const sub of await readdir(from)) {
+    if (!/^[0-9a-f]{2}$/.test(sub)) continue;
+    const dir = join(from, sub);
+    if (!(await lstat(dir)).isDirectory()) continue;
+    for (const name of await readdir(dir)) {
+      if (!GO_CACHE_FILE.test(name) || name.slice(0, 2) !== sub) continue;
+      const target = join(into, sub, name);
+      if (existsSync(target)) continue;
+      const handle = await open(join(dir, name), constants.O_RDONLY | constants.O_NOFOLLOW).catch(
+        () => undefined,
+      );
+      if (!handle) continue;
+      try {
+        const stat = await handle.stat();
+        if (!stat.isFile() || bytes + stat.size > cap) continue;
+        const data = await handle.readFile();
+        bytes += data.length;
+        await mkdir(join(into, sub), { recursive: true });
+        const temporary = join(into, sub, `.${name}.${randomBytes(4).toString('hex')}`);
+        await writeFile(temporary, data, { mode: 0o644, flag: 'wx' });
+        // link(2) never replaces: a file another trial added meanwhile is kept.
+        await link(temporary, target).then(
+          () => added++,
+          () => {},
+        );
+        await rm(temporary, { force: true });
+      } finally {
+        await handle.close();
+      }
+    }
+  }
+  await mkdir(join(installsDir(), key, 'go-verify-filled'), { recursive: true });
+  await writeFile(join(installsDir(), key, 'go-verify-filled', content), '');
+  return added;
 }

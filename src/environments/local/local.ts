@@ -15,19 +15,26 @@
  * to the trial's uid; the root does not, so sandboxed code can neither rename nor replace
  * them. Files cross the boundary only through `upload` and `download`, which never follow
  * a link planted below the root (src/util/safe-fs.ts). A repository started from the install
- * cache is a copy made as the trial's uid, with its git-ignored `node_modules` bound read-only
- * from the entry (install-cache.ts). With bwrap, commands see the root also at `TRIAL_ALIAS`
- * and start there (`PWD`), the same path in every trial.
+ * cache is an overlay on the entry (copy-on-write, seen as the trial's uid's; its upper folder in
+ * `<root>/.overlay`, root's, 0700), else a copy made as the trial's uid (install-cache.ts).
+ * With bwrap, commands see the root also at `TRIAL_ALIAS` and start there (`PWD`), the same
+ * path in every trial.
  */
 import { existsSync } from 'node:fs';
-import { chmod, chown, cp, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, chown, cp, lchown, lstat, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { execa } from 'execa';
 import { InputError } from '../../errors.ts';
 import { capFolder, releaseFolder } from '../../sandbox/capped-folder.ts';
 import { cgroupSupport } from '../../sandbox/cgroup.ts';
-import { claimIdentity, isRoot, releaseIdentity, type SandboxIdentity } from '../../sandbox/identity.ts';
+import {
+  claimIdentity,
+  isRoot,
+  processesOfUid,
+  releaseIdentity,
+  type SandboxIdentity,
+} from '../../sandbox/identity.ts';
 import {
   checkHostMethod,
   hostViewPrefix,
@@ -55,17 +62,25 @@ import type {
   ExecOptions,
   ExecResult,
   InstallCache,
+  TestRunPreparation,
   ToolInstall,
   ToolInstallRecord,
 } from '../environment.ts';
 import { failedInstall } from '../tool-install.ts';
+import { COMPILE_ENV, compileScript, goFlags, goPackagesOf, goTool, readCompileOutput } from './go-cache.ts';
 import {
-  copyEntryInto,
+  copyVerifierGoCache,
+  goCacheFilled,
   installCacheEnabled,
   installCacheKey,
+  installOverlayEnabled,
+  installsDir,
+  mergeGoCache,
+  type Restored,
   readEntry,
+  restoreEntry,
   saveEntry,
-  unmountLayers,
+  unmountAll,
 } from './install-cache.ts';
 import { checkoutFromMirror, commitBase, writeSnapshot } from './materialise.ts';
 import { runProcess } from './process.ts';
@@ -165,6 +180,8 @@ export class LocalEnvironment implements Environment {
   installCache?: InstallCache;
   /** Aborted by stop(): every running command's process group is killed. */
   private readonly stopping = new AbortController();
+  /** The install cache entry whose verifier Go build cache the test run gets (go-cache.ts). */
+  goEntry?: string;
 
   constructor(
     /** Temporary root; the repository is `<root>/repo`. */
@@ -183,8 +200,8 @@ export class LocalEnvironment implements Environment {
     ),
     /** Whether `root` is a size-capped tmpfs (unmounted at stop). */
     private readonly capped = false,
-    /** Read-only layers bind-mounted into the repository (install-cache.ts), unmounted at stop. */
-    private readonly layers: readonly string[] = [],
+    /** Mounts made in the trial folder (the repository's overlay, install-cache.ts), unmounted at stop. */
+    private readonly mounts: readonly string[] = [],
   ) {}
 
   get isolated(): boolean {
@@ -227,8 +244,12 @@ export class LocalEnvironment implements Environment {
     const argv = ['bash', '-c', command];
     let prefix: string[] = [];
     let spawnAs: SandboxIdentity;
-    // Go's build cache: the trial's own copy of the warm one (install-cache.ts), never the host's.
-    const extra: Record<string, string> = { GOCACHE: join(this.root, 'cache', 'go-build') };
+    // Go's build cache: the trial's own copy of the warm one (install-cache.ts), never the host's;
+    // no go test result is ever served from a cache (go-cache.ts).
+    const extra: Record<string, string> = {
+      GOCACHE: join(this.root, 'cache', 'go-build'),
+      GOFLAGS: goFlags(),
+    };
     const limits = this.limits.limits;
     const cwd = options.cwd ? this.inside(options.cwd) : this.workdir;
     if (this.isolationMethod && !options.setup) {
@@ -238,7 +259,7 @@ export class LocalEnvironment implements Environment {
           ? { at: TRIAL_ALIAS, of: this.root, cwd: join(TRIAL_ALIAS, below) }
           : undefined;
       if (alias) extra.PWD = alias.cwd;
-      for (const bind of options.binds ?? []) if (bind.writable) await this.handOver(bind.path);
+      for (const bind of options.binds ?? []) if (bind.writable) await this.handOverBind(bind.path);
       const sandbox = hostViewPrefix(this.isolationMethod, {
         writable: this.root,
         ...(options.binds ? { binds: options.binds } : {}),
@@ -294,10 +315,12 @@ export class LocalEnvironment implements Environment {
    * its `save()` warms a Go repository's build cache (compiling the tests, running none) and keeps
    * the repository as it is now as the entry. Called before any agent code ran in it.
    */
-  cacheOn(key: string, hit: boolean, install: string): void {
+  cacheOn(key: string, hit: boolean, install: string, restored?: Omit<Restored, 'mounts'>): void {
     this.installCache = {
       hit,
       key,
+      ...(restored ? { method: restored.method } : {}),
+      ...(restored?.note ? { note: restored.note } : {}),
       save: async () => {
         if (hit || this.stopped) return;
         try {
@@ -305,8 +328,12 @@ export class LocalEnvironment implements Environment {
           if (existsSync(join(this.workdir, 'go.mod')))
             await this.exec(`go test -count=1 -run '^$' -exec /bin/true ./... >/dev/null 2>&1 || true`, {
               timeoutSec: 600,
+              // The row's own base commit, before any agent ran: cgo as the tests will have it
+              // (go's default), so `net`, `runtime/cgo` and what imports them are warm too.
+              env: WARM_ENV,
             });
           await saveEntry(key, this.workdir, goCache, { baseCommit: this.baseCommit, install });
+          if (existsSync(join(installsDir(), key, 'go-verify'))) this.goEntry = key;
         } catch (error) {
           // A cache that cannot be written never fails a trial.
           process.emitWarning(`berth: install cache not saved: ${(error as Error).message}`);
@@ -315,10 +342,65 @@ export class LocalEnvironment implements Environment {
     };
   }
 
+  /**
+   * The test run's Go build cache (go-cache.ts): the agent's is dropped, the entry's verifier
+   * cache copied in its place, the repository compiled into it by the go tool alone (unless this
+   * content was compiled before) and what that made added to the entry for later trials. Called
+   * by the verifier after the test patch is applied, when no process of the trial is alive.
+   */
+  async prepareTestRun(
+    options: { testFiles?: readonly string[]; signal?: AbortSignal } = {},
+  ): Promise<TestRunPreparation | undefined> {
+    const { signal } = options;
+    const key = this.goEntry;
+    const go = goTool();
+    // BERTH_GO_VERIFY_CACHE=0: the tests run on the environment's cache as before (to measure without it).
+    if (key === undefined || go === undefined || this.stopped || process.env.BERTH_GO_VERIFY_CACHE === '0')
+      return undefined;
+    const started = performance.now();
+    const seconds = () => Math.round(performance.now() - started) / 1000;
+    const cacheDir = join(this.root, 'cache');
+    const goCache = join(cacheDir, 'go-build');
+    // `cache/` is the trial's uid's: whatever the agent made of it (links included) goes whole.
+    await rm(cacheDir, { recursive: true, force: true });
+    await mkdir(goCache, { recursive: true });
+    const owner = this.isolationMethod ? this.sandbox?.identity : undefined;
+    await copyVerifierGoCache(key, goCache, owner);
+    if (owner) await chown(cacheDir, owner.uid, owner.gid);
+    const filled = await goCacheFilled(key);
+    const run = await this.exec(compileScript(go, goPackagesOf(options.testFiles ?? [])), {
+      env: { ...COMPILE_ENV, BERTH_GO_FILLED: filled.join(' ') },
+      timeoutSec: 600,
+      ...(signal ? { signal } : {}),
+    });
+    const out = readCompileOutput(run.output);
+    const content = out.content ? { content: out.content } : {};
+    if (out.hit) return { tool: 'go', outcome: 'hit', ...content, added: 0, durationSec: seconds() };
+    if (out.cgo) return { tool: 'go', outcome: 'cgo', ...content, added: 0, durationSec: seconds() };
+    if (run.timedOut || out.exit === undefined || out.content === undefined)
+      return { tool: 'go', outcome: 'failed', ...content, added: 0, durationSec: seconds() };
+    // The copy is the trial's uid's: merge only once no process of that uid can still write it
+    // (the step's pid namespace and cgroup are gone; this checks the host's whole process table).
+    if (owner && processesOfUid(owner.uid).length > 0)
+      return { tool: 'go', outcome: 'failed', ...content, added: 0, durationSec: seconds() };
+    const added = await mergeGoCache(key, goCache, out.content);
+    return { tool: 'go', outcome: 'filled', ...content, added, durationSec: seconds() };
+  }
+
   /** Gives the trial's uid the files under `paths` (symlinks themselves, never their targets). */
   private async handOver(paths: string | readonly string[]): Promise<void> {
     const identity = this.sandbox?.identity;
     if (identity && this.isolationMethod) await handOver(paths, identity);
+  }
+
+  /**
+   * Gives the trial's uid a writable host folder bound into the sandbox (berth's own, small: the
+   * tamper probes' output folder): in this process when it holds a few entries, else `chown -R`.
+   */
+  private async handOverBind(path: string): Promise<void> {
+    const identity = this.sandbox?.identity;
+    if (!identity || !this.isolationMethod) return;
+    if (!(await chownSmallTree(path, identity, 64))) await handOver(path, identity);
   }
 
   /** Copies a host file or folder in, replacing links planted on the way; what it writes goes to the trial's uid. */
@@ -337,7 +419,7 @@ export class LocalEnvironment implements Environment {
     this.stopped = true;
     this.stopping.abort();
     if (this.sandbox) releaseIdentity(this.sandbox.slot);
-    await unmountLayers(this.layers);
+    await unmountAll(this.mounts);
     if (this.capped) await releaseFolder(this.root);
     if (!this.keep) await rm(this.root, { recursive: true, force: true, maxRetries: 3 });
   }
@@ -348,16 +430,49 @@ function bwrapSetupFailed(result: ExecResult): boolean {
   return result.exitCode === 1 && /^bwrap: Can't (bind mount|remount|mount)/.test(result.output.trimStart());
 }
 
+/** The base-commit warm step's variables: the compile step's, with go's own cgo and linker defaults. */
+const WARM_ENV: Record<string, string> = Object.fromEntries(
+  Object.entries(COMPILE_ENV).filter(([name]) => name !== 'CGO_ENABLED' && name !== 'GO_EXTLINK_ENABLED'),
+);
+
 /** The root's folders sandboxed commands write (all else in the root is berth's). */
 const SANDBOX_DIRS = ['repo', 'logs', 'tmp', 'cache'] as const;
 
 /** The folders of the root berth makes at start besides `repo`, parents first; the trial's uid's. */
 const BERTH_MADE_DIRS = ['logs', 'logs/agent', 'logs/verifier', 'logs/artifacts', 'tmp', 'cache'] as const;
 
-/** `chown -R` (which never follows symlinks) of `paths` to `identity`, one process. */
+/**
+ * `chown -R` (which never follows symlinks) of `paths` to `identity`, one process: only what
+ * root owns (what berth or a set-up command made). `--from=0` leaves every other file alone
+ * without a chown call, so a repository on an overlay (install-cache.ts) is not copied up file
+ * by file (which costs the whole tree and fails when the trial's tmpfs is full).
+ */
 async function handOver(paths: string | readonly string[], identity: { uid: number; gid: number }) {
   const list = typeof paths === 'string' ? [paths] : paths;
-  if (list.length > 0) await execa('chown', ['-R', '-P', `${identity.uid}:${identity.gid}`, '--', ...list]);
+  if (list.length > 0)
+    await execa('chown', ['-R', '-P', '--from=0', `${identity.uid}:${identity.gid}`, '--', ...list]);
+}
+
+/**
+ * `lchown` of `path` and what is below it (never following a link) to `identity`, when it holds
+ * at most `maxEntries` entries; false (nothing or part changed) when it holds more.
+ */
+async function chownSmallTree(
+  path: string,
+  identity: { uid: number; gid: number },
+  maxEntries: number,
+): Promise<boolean> {
+  const found: string[] = [path];
+  for (let i = 0; i < found.length; i++) {
+    const at = found[i] as string;
+    if (!(await lstat(at)).isDirectory()) continue;
+    for (const entry of await readdir(at, { withFileTypes: true })) {
+      found.push(join(at, entry.name));
+      if (found.length > maxEntries + 1) return false;
+    }
+  }
+  for (const at of found) await lchown(at, identity.uid, identity.gid);
+  return true;
 }
 
 /** A tool for this machine: its prepared host folder (cached), seen read-only at the same path. */
@@ -411,7 +526,7 @@ export class LocalEnvironmentProvider implements EnvironmentProvider {
       : await capFolder(root, limits.diskBytes, undefined, 0o700);
     const capped = notCapped === undefined;
     let sandbox: ReturnType<typeof claimIdentity> | undefined;
-    let layers: string[] = [];
+    let restored: Restored | undefined;
     try {
       // The root stays berth's (mkdtemp made it 0700): the trial's uid may pass through it, not list or change it.
       await chmod(root, 0o711);
@@ -432,12 +547,10 @@ export class LocalEnvironmentProvider implements EnvironmentProvider {
         (this.options.installCache ?? installCacheEnabled()) ? installCacheKey(spec, context.env) : undefined;
       const entry = key ? await readEntry(key) : undefined;
       if (key && entry) {
-        // Read-only layers need a folder of the trial's own to mount in (the capped tmpfs), and
-        // are asked for (BERTH_READONLY_NODE_MODULES=1): a read-only node_modules fails an agent's
-        // `npm install` and tools that write node_modules/.cache, where a harness's image lets them.
-        layers = await copyEntryInto(key, entry, workdir, join(root, 'cache', 'go-build'), {
+        // An overlay's upper folder must be on the trial's own capped tmpfs (its writes count there).
+        restored = await restoreEntry(key, entry, workdir, join(root, 'cache', 'go-build'), {
           owner: sandbox?.identity,
-          layers: capped && process.env.BERTH_READONLY_NODE_MODULES === '1',
+          ...(capped && installOverlayEnabled() ? { overlay: { scratch: join(root, '.overlay') } } : {}),
         });
       } else if (spec.snapshot) {
         await writeSnapshot(workdir, spec.snapshot);
@@ -472,7 +585,7 @@ export class LocalEnvironmentProvider implements EnvironmentProvider {
         const { uid, gid } = sandbox.identity;
         // The folders berth just made, empty and untouched by anything else: no process needed.
         for (const dir of BERTH_MADE_DIRS) await chown(join(root, dir), uid, gid);
-        // A copy of an entry is the uid's already (and its layers are read-only mounts).
+        // A repository made from an entry is the uid's already (copied as the uid, or idmapped).
         if (!entry) await handOver(workdir, sandbox.identity);
       }
       const asRoot = isRoot && !sandbox?.identity;
@@ -486,19 +599,20 @@ export class LocalEnvironmentProvider implements EnvironmentProvider {
         sandbox,
         record,
         capped,
-        layers,
+        restored?.mounts,
       );
       if (toolInstall) environment.toolInstall = toolInstall;
+      if (key && entry?.goCache) environment.goEntry = key;
       if (key) {
         const install = spec.install?.trim() ?? '';
-        environment.cacheOn(key, entry !== undefined, install);
+        environment.cacheOn(key, entry !== undefined, install, restored);
         // Nothing to install: the materialised repository is the entry (the engine saves after an install).
         if (!entry && install === '') await environment.installCache?.save();
       }
       return environment;
     } catch (error) {
       if (sandbox) releaseIdentity(sandbox.slot);
-      await unmountLayers(layers);
+      await unmountAll(restored?.mounts ?? []);
       if (capped) await releaseFolder(root);
       await rm(root, { recursive: true, force: true });
       throw error;
