@@ -12,28 +12,45 @@
  * checks that both give the same pass@1. The anchors are not vendored: give their checkouts.
  *
  *   npx tsx bench/function-level-anchors.ts --human-eval DIR --mxeval DIR [--rounds 3] [--only humaneval|mbjsp]
+ *     [--anchor-env clean|inherit]
+ *
+ * Both sides run without NODE_EXTRA_CA_CERTS and NODE_OPTIONS (`--anchor-env clean`, the default):
+ * berth's samples never get them (the sandbox's environment is its own), while mxeval's `node`
+ * per sample inherits them, and NODE_EXTRA_CA_CERTS alone makes each node start parse a CA bundle
+ * (on this machine, set for its TLS-intercepting proxy: about 40 ms of CPU more per sample, nearly
+ * doubling mxeval's cost). `--anchor-env inherit` runs both with the caller's environment as is.
  *
  * Needs `/usr/bin/python3` with tqdm, fire and numpy (Debian: python3-tqdm python3-fire
  * python3-numpy) and the data folder named by BERTH_DATA (default ../shared/data).
  */
-import { execFile } from 'node:child_process';
 import { createReadStream, existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import { parseArgs, promisify } from 'node:util';
+import { parseArgs } from 'node:util';
 import { createGunzip } from 'node:zlib';
+import { runCounted } from './child-cpu.ts';
 
-const run = promisify(execFile);
 const { values } = parseArgs({
   options: {
     'human-eval': { type: 'string' },
     mxeval: { type: 'string' },
     rounds: { type: 'string', default: '3' },
     only: { type: 'string' },
+    'anchor-env': { type: 'string', default: 'clean' },
   },
 });
+if (values['anchor-env'] !== 'clean' && values['anchor-env'] !== 'inherit') {
+  console.error('--anchor-env is clean or inherit');
+  process.exit(2);
+}
+/** The environment both sides run in (see --anchor-env above). */
+const baseEnv: NodeJS.ProcessEnv = { ...process.env };
+if (values['anchor-env'] === 'clean') {
+  delete baseEnv.NODE_EXTRA_CA_CERTS;
+  delete baseEnv.NODE_OPTIONS;
+}
 const root = resolve(import.meta.dirname, '..');
 const data = resolve(root, process.env.BERTH_DATA ?? '../shared/data');
 const python = '/usr/bin/python3';
@@ -59,6 +76,18 @@ async function readJsonl(file: string): Promise<Record<string, unknown>[]> {
   const rows: Record<string, unknown>[] = [];
   for await (const line of createInterface({ input })) if (line.trim()) rows.push(JSON.parse(line));
   return rows;
+}
+
+/** CPU seconds of the last command run with `counted` (perf task-clock; NaN without perf). */
+let lastCpu = 0;
+
+/** Runs a command to the end, keeping its CPU seconds in `lastCpu`. */
+async function counted(
+  command: string,
+  args: string[],
+  options: Parameters<typeof runCounted>[2],
+): Promise<void> {
+  lastCpu = await runCounted(command, args, options);
 }
 
 async function timed(fn: () => Promise<unknown>): Promise<number> {
@@ -92,7 +121,7 @@ if (values['human-eval'] && values.only !== 'mbjsp') {
     problems,
     samples,
     anchor: async (file) => {
-      await run(
+      await counted(
         python,
         [
           '-c',
@@ -101,7 +130,7 @@ if (values['human-eval'] && values.only !== 'mbjsp') {
           file,
           problems,
         ],
-        { env: { ...process.env, PYTHONPATH: dir }, maxBuffer: 64 << 20 },
+        { env: { ...baseEnv, PYTHONPATH: dir }, maxBuffer: 64 << 20 },
       );
       return passAt1Gz(`${file}_results.jsonl`);
     },
@@ -118,7 +147,7 @@ if (values.mxeval && values.only !== 'humaneval') {
     problems,
     samples,
     anchor: async (file) => {
-      await run(
+      await counted(
         python,
         [
           '-m',
@@ -132,7 +161,7 @@ if (values.mxeval && values.only !== 'humaneval') {
           '[1]',
         ],
         {
-          env: { ...process.env, PYTHONPATH: dir, NODE_PATH: join(root, 'node_modules') },
+          env: { ...baseEnv, PYTHONPATH: dir, NODE_PATH: join(root, 'node_modules') },
           cwd: scratch,
           maxBuffer: 64 << 20,
         },
@@ -155,10 +184,15 @@ if (suites.length === 0) {
 }
 
 const loadBefore = loadavg()[0] as number;
+console.log(
+  `environment: ${values['anchor-env']}${process.env.NODE_EXTRA_CA_CERTS ? ` (NODE_EXTRA_CA_CERTS is set here: ${values['anchor-env'] === 'clean' ? 'removed for both sides' : "kept: each of mxeval's node starts parses it"})` : ''}`,
+);
 try {
   for (const suite of suites) {
     const anchorTimes: number[] = [];
     const berthTimes: number[] = [];
+    const anchorCpu: number[] = [];
+    const berthCpu: number[] = [];
     let anchorPass = Number.NaN;
     let berthPass = Number.NaN;
     const anchorOnce = async (r: number) => {
@@ -169,13 +203,14 @@ try {
           anchorPass = await suite.anchor(file);
         }),
       );
+      anchorCpu.push(lastCpu);
     };
     const berthOnce = async (r: number) => {
       const file = join(scratch, `berth-${r}-${suite.samples.split('/').pop()}`);
       await writeFile(file, await readFile(suite.samples));
       berthTimes.push(
         await timed(() =>
-          run(
+          counted(
             'node',
             [
               berth,
@@ -189,10 +224,11 @@ try {
               '--jobs-dir',
               join(scratch, 'jobs'),
             ],
-            { env: { ...process.env, CI: '1' }, maxBuffer: 64 << 20 },
+            { env: { ...baseEnv, CI: '1' }, maxBuffer: 64 << 20 },
           ),
         ),
       );
+      berthCpu.push(lastCpu);
       berthPass = await passAt1(`${file}_results.jsonl`);
     };
     // One warm-up each (page cache, compile caches), not counted.
@@ -200,6 +236,8 @@ try {
     await berthOnce(-1);
     anchorTimes.length = 0;
     berthTimes.length = 0;
+    anchorCpu.length = 0;
+    berthCpu.length = 0;
     for (let r = 0; r < rounds; r++) {
       if (r % 2 === 0) {
         await anchorOnce(r);
@@ -209,13 +247,14 @@ try {
         await anchorOnce(r);
       }
       console.log(
-        `${suite.name} round ${r + 1}: anchor ${anchorTimes.at(-1)?.toFixed(2)} s, berth ${berthTimes.at(-1)?.toFixed(2)} s`,
+        `${suite.name} round ${r + 1}: anchor ${anchorTimes.at(-1)?.toFixed(2)} s (CPU ${anchorCpu.at(-1)?.toFixed(2)} s), berth ${berthTimes.at(-1)?.toFixed(2)} s (CPU ${berthCpu.at(-1)?.toFixed(2)} s)`,
       );
     }
     const a = median(anchorTimes);
     const b = median(berthTimes);
+    const [ac, bc] = [median(anchorCpu), median(berthCpu)];
     console.log(
-      `${suite.name}: anchor ${a.toFixed(2)} s (pass@1 ${(anchorPass * 100).toFixed(2)}%), berth ${b.toFixed(2)} s (pass@1 ${(berthPass * 100).toFixed(2)}%), berth is ${(a / b).toFixed(2)}x faster${anchorPass === berthPass ? '' : ' (PASS@1 DIFFERS)'}`,
+      `${suite.name}: anchor ${a.toFixed(2)} s (pass@1 ${(anchorPass * 100).toFixed(2)}%), berth ${b.toFixed(2)} s (pass@1 ${(berthPass * 100).toFixed(2)}%), berth is ${(a / b).toFixed(2)}x faster; CPU of the whole command ${ac.toFixed(2)} s vs ${bc.toFixed(2)} s (${(ac / bc).toFixed(2)}x less)${anchorPass === berthPass ? '' : ' (PASS@1 DIFFERS)'}`,
     );
   }
   const loadAfter = loadavg()[0] as number;

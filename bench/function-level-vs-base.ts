@@ -3,7 +3,8 @@
  * started), on the same samples, interleaved round by round (issue 18: all 966 MBKP samples at
  * least 1.5x faster than that commit). The base is checked out beside this one as a git worktree
  * sharing this checkout's node_modules; both are run as whole commands (`node bin/berth.js eval
- * --samples ... -n 2`), timed from spawn to exit, and their pass@1 compared.
+ * --samples ... -n 2`), timed from spawn to exit, and their pass@1 and per-sample results (`passed`
+ * and `result`, line by line) compared.
  *
  *   npx tsx bench/function-level-vs-base.ts [--suite mbkp|mbjsp] [--rounds 3] [--base 4826c82]
  *
@@ -15,6 +16,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
+import { runCounted } from './child-cpu.ts';
 
 const run = promisify(execFile);
 const { values } = parseArgs({
@@ -54,29 +56,28 @@ const median = (xs: number[]) => {
   return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
 };
 
-/** One whole `berth eval` of the suite's samples by the checkout at `tree`: seconds and pass@1. */
-async function once(tree: string, label: string): Promise<{ seconds: number; pass: number }> {
+type Row = { passed: boolean; result: string };
+
+/** One whole `berth eval` of the suite's samples by the checkout at `tree`: seconds (wall, CPU), pass@1, rows. */
+async function once(
+  tree: string,
+  label: string,
+): Promise<{ seconds: number; cpu: number; pass: number; rows: Row[] }> {
   const file = join(scratch, `${label}.jsonl`);
   await writeFile(file, await readFile(suite!.samples));
   const start = performance.now();
-  await run(
+  const cpu = await runCounted(
     'node',
-    [
-      join(tree, 'bin', 'berth.js'),
-      'eval',
-      '--problems',
-      suite!.problems,
-      '--samples',
-      file,
-      '-n',
-      '2',
-    ],
+    [join(tree, 'bin', 'berth.js'), 'eval', '--problems', suite!.problems, '--samples', file, '-n', '2'],
     { env: { ...process.env, CI: '1' }, maxBuffer: 64 << 20, cwd: scratch },
   );
   const seconds = (performance.now() - start) / 1000;
-  const lines = (await readFile(`${file}_results.jsonl`, 'utf8')).split('\n').filter(Boolean);
-  const pass = lines.filter((line) => JSON.parse(line).passed === true).length / lines.length;
-  return { seconds, pass };
+  const rows = (await readFile(`${file}_results.jsonl`, 'utf8'))
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Row);
+  const pass = rows.filter((row) => row.passed === true).length / rows.length;
+  return { seconds, cpu, pass, rows };
 }
 
 const loadBefore = loadavg()[0] as number;
@@ -86,21 +87,35 @@ try {
   await once(root, 'warm-this');
   const base: number[] = [];
   const mine: number[] = [];
+  const cpu: Record<string, number[]> = { base: [], this: [] };
   const passes = new Set<string>();
+  const last: Record<string, Row[]> = {};
   for (let r = 0; r < rounds; r++) {
     const order = r % 2 === 0 ? ['base', 'this'] : ['this', 'base'];
     for (const side of order) {
       const result = await once(side === 'base' ? baseTree : root, `${side}-${r}`);
       (side === 'base' ? base : mine).push(result.seconds);
+      cpu[side]?.push(result.cpu);
+      last[side] = result.rows;
       passes.add(`${side} ${(result.pass * 100).toFixed(2)}%`);
     }
-    console.log(`round ${r + 1}: base ${base.at(-1)?.toFixed(2)} s, this ${mine.at(-1)?.toFixed(2)} s`);
+    console.log(
+      `round ${r + 1}: base ${base.at(-1)?.toFixed(2)} s (CPU ${cpu.base?.at(-1)?.toFixed(2)} s), this ${mine.at(-1)?.toFixed(2)} s (CPU ${cpu.this?.at(-1)?.toFixed(2)} s)`,
+    );
   }
   const b = median(base);
   const m = median(mine);
+  const [bc, mc] = [median(cpu.base ?? []), median(cpu.this ?? [])];
   console.log(
-    `${values.suite}: base ${values.base} ${b.toFixed(2)} s, this ${m.toFixed(2)} s: this is ${(b / m).toFixed(2)}x faster; pass@1 ${[...passes].join(', ')}`,
+    `${values.suite}: base ${values.base} ${b.toFixed(2)} s, this ${m.toFixed(2)} s: this is ${(b / m).toFixed(2)}x faster; CPU of the whole command ${bc.toFixed(2)} s vs ${mc.toFixed(2)} s (${(bc / mc).toFixed(2)}x less); pass@1 ${[...passes].join(', ')}`,
   );
+  const [b0, m0] = [last.base ?? [], last.this ?? []];
+  const differ = (f: (r: Row) => unknown) => b0.filter((r, i) => f(r) !== (m0[i] ? f(m0[i]) : undefined));
+  console.log(
+    `per sample (last round): ${differ((r) => r.passed).length} of ${b0.length} differ in passed, ${differ((r) => r.result).length} in result`,
+  );
+  for (const r of differ((r) => r.result).slice(0, 3))
+    console.log(`  differs: ${JSON.stringify(r).slice(0, 300)}`);
   console.log(
     `load average ${loadBefore.toFixed(1)} before, ${(loadavg()[0] as number).toFixed(1)} after (2 cores)`,
   );

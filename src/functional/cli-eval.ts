@@ -10,6 +10,7 @@ import { runEvalJob } from './eval-job.ts';
 import { agentSamples } from './evaluate.ts';
 import { readProblems, resultsPath } from './formats.ts';
 import { parseKs } from './pass-at-k.ts';
+import { prepareSandbox } from './sandbox.ts';
 import type { SandboxOptions } from './types.ts';
 
 export interface EvalCommandOptions {
@@ -102,6 +103,9 @@ export async function runEvalCommand(options: EvalCommandOptions): Promise<void>
     { flag: 'the results file', path: resultsPath(plannedSamples) },
     { flag: 'the summary file', path: `${plannedSamples}_berth.json` },
   ]);
+  // The sandbox is probed (a process of its own) while the files are read.
+  const sandboxKind = options.env === 'docker' ? 'docker' : options.sandbox;
+  const sandboxReady = prepareSandbox(sandboxKind).catch(() => {});
   const problems = await readProblems(options.problems);
   let samplesFile = options.samples;
   let samples: Awaited<ReturnType<typeof agentSamples>>['samples'] | undefined;
@@ -118,6 +122,7 @@ export async function runEvalCommand(options: EvalCommandOptions): Promise<void>
     samplesFile = plannedSamples;
     await writeFileAtomic(samplesFile, `${samples.map((sample) => JSON.stringify(sample.raw)).join('\n')}\n`);
   }
+  await sandboxReady;
   const controller = new AbortController();
   const onSigint = () => controller.abort();
   process.once('SIGINT', onSigint);

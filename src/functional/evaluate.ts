@@ -108,8 +108,20 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluateSummar
 
   const byLanguage: EvaluateSummary['by_language'] = {};
   const missing: string[] = [];
-  for (const language of groups.keys()) {
-    const status = await findExecutor(language)!.checkToolchain(sandbox);
+  // The toolchain checks run while the sandbox is probed (a blocking probe: the checks' own
+  // processes start first and run beside it); a missing toolchain is said before a sandbox error.
+  const checks = [...groups.keys()].map(async (language) => ({
+    language,
+    status: await findExecutor(language)!.checkToolchain(sandbox),
+  }));
+  let detected: ReturnType<typeof detectSandbox> | undefined;
+  let detectError: unknown;
+  try {
+    detected = detectSandbox(sandbox.kind);
+  } catch (error) {
+    detectError = error;
+  }
+  for (const { language, status } of await Promise.all(checks)) {
     if (!status.ok) missing.push(status.message);
     byLanguage[language] = {
       samples: groups.get(language)!.length,
@@ -118,8 +130,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvaluateSummar
     };
   }
   if (missing.length > 0) throw new PrerequisiteError(`cannot evaluate: ${missing.join('; ')}`);
-
-  const detected = detectSandbox(sandbox.kind);
+  if (detectError !== undefined || detected === undefined) throw detectError;
   if (detected.warning) warnings.push(detected.warning);
 
   const results: ExecutionResult[] = new Array(samples.length);

@@ -9,6 +9,7 @@
  * module wherever the import stands (a prompt or a test, the first line or the middle of one,
  * inside a function, after `;`, in `import a, b`).
  */
+import type { ExecutionItem, ExecutionResult } from './types.ts';
 
 /** The problem text that may import things: the prompt and the tests (never the completion). */
 export interface ProblemText {
@@ -114,4 +115,65 @@ export function missingDependency(
     if (rule.imports(text, name)) return `the problem needs ${JSON.stringify(name)}, which is not installed`;
   }
   return undefined;
+}
+
+/**
+ * The verdicts to confirm: a missing-dependency error of the run drawn from output the sample
+ * could have written (its own stderr, or a compiler's message quoting its source), with the
+ * verdict the sample gets when the claim is not confirmed.
+ */
+const claims = new WeakMap<ExecutionResult, ExecutionResult>();
+
+/**
+ * `verdict` (the sample's failure as if nothing were missing), or, when `missing` says the
+ * problem's dependency is not installed, an error of the run to confirm with
+ * `DependencyConfirmation` before it stands.
+ */
+export function withMissingDependency(
+  verdict: ExecutionResult,
+  missing: string | undefined,
+  output?: string,
+): ExecutionResult {
+  if (!missing) return verdict;
+  const { kind: _kind, result: _result, output: _output, ...rest } = verdict;
+  const claim: ExecutionResult = {
+    ...rest,
+    passed: false,
+    result: `failed: ${missing}`,
+    kind: 'error_of_run',
+    ...(output !== undefined ? { output } : {}),
+  };
+  claims.set(claim, verdict);
+  return claim;
+}
+
+/**
+ * Confirms missing-dependency claims, once per problem, by running the problem's canonical
+ * solution (the problems file is trusted input; a sample is not) the way the samples run: the
+ * claim stands (an error of the run, which refuses the run) only when the canonical solution
+ * fails with the same claim. Otherwise, or when the problem has no canonical solution, the sample
+ * gets its own failure: a sample that prints `Cannot find module 'lodash'` or raises
+ * `ModuleNotFoundError("No module named 'numpy'")` itself fails alone and never stops the run.
+ */
+export class DependencyConfirmation {
+  private readonly canonical = new Map<string, Promise<ExecutionResult>>();
+
+  /** The verdict to keep: `result` itself, or the sample's own failure when its claim is not confirmed. */
+  async settle(
+    item: ExecutionItem,
+    result: ExecutionResult,
+    run: (item: ExecutionItem) => Promise<ExecutionResult>,
+  ): Promise<ExecutionResult> {
+    const fallback = claims.get(result);
+    if (!fallback) return result;
+    const { problem, sample } = item;
+    if (!problem.has_canonical_solution) return fallback;
+    let reference = this.canonical.get(problem.task_id);
+    if (!reference) {
+      reference = run({ problem, sample: { ...sample, completion: problem.canonical_solution } });
+      this.canonical.set(problem.task_id, reference);
+    }
+    const canonical = await reference;
+    return canonical.kind === 'error_of_run' && canonical.result === result.result ? result : fallback;
+  }
 }

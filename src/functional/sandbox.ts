@@ -35,7 +35,12 @@ import { join } from 'node:path';
 import { PrerequisiteError } from '../errors.ts';
 import { startCommand } from '../sandbox/command.ts';
 import { slotIdentity } from '../sandbox/identity.ts';
-import { checkMinimalKind, minimalViewPrefix } from '../sandbox/isolation.ts';
+import {
+  checkMinimalKind,
+  checkMinimalKindAsync,
+  closeInheritedFds,
+  minimalViewPrefix,
+} from '../sandbox/isolation.ts';
 import { type LimitName, limitsHit } from '../sandbox/limits.ts';
 import { runToEnd, SandboxProcess } from '../sandbox/process.ts';
 import type { SandboxKind, SandboxOptions } from './types.ts';
@@ -102,6 +107,17 @@ export function detectSandbox(preferred: SandboxOptions['kind'] = 'auto'): {
   return result;
 }
 
+/**
+ * Probes the isolation `detectSandbox(preferred)` will pick without blocking, so that the probe
+ * runs while berth reads its files; `detectSandbox` then answers from what it found.
+ */
+export async function prepareSandbox(preferred: SandboxOptions['kind'] = 'auto'): Promise<void> {
+  if (preferred !== 'auto' && preferred !== 'bwrap' && preferred !== 'unshare') return;
+  if (preferred === 'auto' && detected) return;
+  if (preferred !== 'unshare' && (await checkMinimalKindAsync('bwrap')) === undefined) return;
+  if (preferred !== 'bwrap') await checkMinimalKindAsync('unshare');
+}
+
 /** Largest file a command may write: the per-file cap, or the folder's size when that is smaller. */
 function fileLimit(options: SandboxOptions): number {
   return Math.min(MAX_FILE_BYTES, options.diskBytes ?? MAX_FILE_BYTES);
@@ -117,6 +133,8 @@ export interface SandboxCommand {
   env?: Record<string, string>;
   /** Extra host paths made visible read-only at the same path (e.g. a node_modules folder). */
   readOnlyPaths?: readonly string[];
+  /** bwrap only: host folders made visible read-only at another path (isolation.ts `MinimalViewSpec.readOnlyAt`). */
+  readOnlyAt?: readonly { source: string; target: string }[];
   /** CPU-time limit in seconds (RLIMIT_CPU); default from the wall-clock limit (src/sandbox/limits.ts). */
   cpuSec?: number;
   /**
@@ -225,17 +243,21 @@ export function spawnSandboxed(command: SandboxCommand & { timeoutSec?: number }
     return { proc, kind };
   }
   const o = command.options;
-  const prefix =
-    kind === 'bwrap' || kind === 'unshare'
+  // Descriptors berth's parent leaked (not close-on-exec) are closed before the sandbox starts.
+  const prefix = [
+    ...closeInheritedFds(),
+    ...(kind === 'bwrap' || kind === 'unshare'
       ? minimalViewPrefix(kind, {
           readOnly: command.readOnlyPaths ?? [],
+          ...(command.readOnlyAt ? { readOnlyAt: command.readOnlyAt } : {}),
           writable: command.workDir,
           at: SANDBOX_DIR,
           tmpfsBytes: TMPFS_BYTES,
           ...(command.privateDir ? { privateBytes: o.diskBytes ?? DEFAULT_SANDBOX.diskBytes } : {}),
           ...(command.sealed ? { sealed: true } : {}),
         })
-      : [];
+      : []),
+  ];
   const { proc } = startCommand({
     argv: command.argv,
     prefix,
@@ -255,6 +277,18 @@ export function spawnSandboxed(command: SandboxCommand & { timeoutSec?: number }
   return { proc, kind, ...(warning ? { warning } : {}) };
 }
 
+/**
+ * The line a command run with `markStart` writes first on stdout, from inside the sandbox, just
+ * before the command itself is run: once it is there, the sandbox was set up and whatever else
+ * the command prints or exits with is the sample's, never berth's or bwrap's own failure.
+ */
+const START_MARK = 'berth-sandbox-started';
+
+/** `argv` behind a step that writes START_MARK on stdout and then runs it (same process). */
+function markingStart(argv: string[]): string[] {
+  return ['sh', '-c', `printf '%s\\n' ${START_MARK} && exec "$@"`, 'berth-start', ...argv];
+}
+
 export interface SandboxRunResult {
   exitCode: number | null;
   signal: NodeJS.Signals | null;
@@ -271,13 +305,27 @@ export interface SandboxRunResult {
   spawnError?: string;
   /** Limits the command ran into (src/sandbox/limits.ts; from its cgroup where there is one). */
   limitsHit: LimitName[];
+  /**
+   * With `markStart`: whether the sandbox was set up and the command started (its start mark came,
+   * through stdout, before anything the command could write). False: the sandbox (bwrap, unshare,
+   * prlimit, the cgroup step, docker) failed, and stderr is its message.
+   */
+  started?: boolean;
 }
 
 /** Runs a sandboxed command to completion, killing its group after `timeoutSec` of wall time. */
 export async function runSandboxed(
-  command: SandboxCommand & { timeoutSec: number; stdin?: string; signal?: AbortSignal },
+  command: SandboxCommand & {
+    timeoutSec: number;
+    stdin?: string;
+    signal?: AbortSignal;
+    /** Tell the sandbox's own failures from the command's (`started` in the result). */
+    markStart?: boolean;
+  },
 ): Promise<SandboxRunResult> {
-  const { proc, kind, warning } = spawnSandboxed(command);
+  const { proc, kind, warning } = spawnSandboxed(
+    command.markStart ? { ...command, argv: markingStart(command.argv) } : command,
+  );
   const run = await runToEnd(proc, {
     timeoutSec: command.timeoutSec,
     ...(command.signal ? { signal: command.signal } : {}),
@@ -286,17 +334,20 @@ export async function runSandboxed(
     capture: 'separate',
   });
   const truncated = run.droppedBytes > 0;
+  const mark = `${START_MARK}\n`;
+  const started = command.markStart ? run.stdout.startsWith(mark) : undefined;
   return {
     exitCode: run.exitCode,
     signal: run.signal,
     timedOut: run.timedOut,
-    stdout: run.stdout,
+    stdout: started ? run.stdout.slice(mark.length) : run.stdout,
     stderr: run.stderr,
     truncated,
     durationSec: run.durationSec,
     kind,
     ...(warning ? { warning } : {}),
     ...(run.spawnError ? { spawnError: run.spawnError } : {}),
+    ...(started !== undefined ? { started } : {}),
     limitsHit: limitsHit({
       exitCode: run.exitCode,
       signal: run.signal,

@@ -31,7 +31,7 @@
  * Each (method, view) is probed once per process: the probe checks that the
  * command is in a fresh pid namespace and sees no network interface but `lo`.
  */
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { accessSync, constants, lstatSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, relative, sep } from 'node:path';
 import { isRoot, type SandboxIdentity, slotIdentity } from './identity.ts';
@@ -72,6 +72,8 @@ export interface MinimalViewSpec {
   wholeHost?: boolean;
   /** Host paths visible read-only at the same path. */
   readOnly?: readonly string[];
+  /** Host folders visible read-only at another path (bwrap): e.g. a folder under the host's /tmp, which the sandbox's /tmp would hide. */
+  readOnlyAt?: readonly { source: string; target: string }[];
   /** The writable host folder, bound at `at` (default its own path); omitted with `privateBytes`. */
   writable?: string;
   /** Where the writable folder appears inside (e.g. `/sample`). */
@@ -88,6 +90,12 @@ export interface MinimalViewSpec {
    * the sandbox's uid could take; the command must reap orphans and be non-dumpable itself).
    */
   sealed?: boolean;
+  /**
+   * bwrap started by root: no user namespace (root's would map the sandbox to the host's uid 0);
+   * the command drops to `dropTo` itself inside (`setpriv`, see `dropTo`), so the host's permission
+   * checks see that unprivileged uid, and bwrap can still bind paths only root may reach.
+   */
+  privileged?: { dropTo: { uid: number; gid: number } };
 }
 
 /** The argv prefix (ends with `--` or the wrapper's own argument) and the uid/gid to spawn it as. */
@@ -112,6 +120,22 @@ export function dropTo(identity: SandboxIdentity): string[] {
     '--bounding-set=-all',
     '--no-new-privs',
     '--',
+  ];
+}
+
+/**
+ * An argv prefix that closes every descriptor above 2, then runs the rest: a descriptor that
+ * berth's own parent leaked without close-on-exec would otherwise reach the sandbox, since
+ * Node's spawn, setpriv, prlimit, bwrap and unshare all pass every open descriptor on (bwrap's
+ * init and the command too). bash, because dash cannot name a descriptor above 9.
+ */
+export function closeInheritedFds(): string[] {
+  return [
+    'bash',
+    '-c',
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's own parameter expansion
+    'for f in /proc/self/fd/*; do n=${f##*/}; [ "$n" -gt 2 ] 2>/dev/null && eval "exec $n>&-"; done; exec "$@"',
+    'berth-close-fds',
   ];
 }
 
@@ -232,8 +256,11 @@ export function minimalViewPrefix(kind: MinimalKind, spec: MinimalViewSpec): str
   if (kind === 'unshare')
     return ['unshare', '--user', '--net', '--pid', '--ipc', '--uts', '--fork', '--kill-child', '--'];
   if (kind === 'none') return [];
-  const args = ['bwrap', '--unshare-all'];
-  if (spec.mapTo) args.push('--uid', String(spec.mapTo.uid), '--gid', String(spec.mapTo.gid));
+  const args = spec.privileged
+    ? ['bwrap', '--unshare-ipc', '--unshare-pid', '--unshare-net', '--unshare-uts', '--unshare-cgroup-try']
+    : ['bwrap', '--unshare-all'];
+  if (spec.mapTo && !spec.privileged)
+    args.push('--uid', String(spec.mapTo.uid), '--gid', String(spec.mapTo.gid));
   args.push('--die-with-parent', '--new-session');
   if (spec.wholeHost) args.push('--ro-bind', '/', '/');
   else {
@@ -246,7 +273,14 @@ export function minimalViewPrefix(kind: MinimalKind, spec: MinimalViewSpec): str
   const tmpfsBytes = spec.tmpfsBytes ?? DEFAULT_TMPFS_BYTES;
   args.push('--dev', '/dev', ...devShm(tmpfsBytes), '--proc', '/proc');
   args.push('--size', String(tmpfsBytes), '--tmpfs', '/tmp');
-  for (const path of spec.readOnly ?? []) args.push('--ro-bind', path, path);
+  const hidden = new Set<string>();
+  for (const path of spec.readOnly ?? []) {
+    // A path below a folder the dropped uid cannot enter (root's 0700 home with berth's cache): that
+    // folder becomes an empty tmpfs with 0755 folders down to the path (bwrap would make them 0700).
+    if (spec.privileged) args.push(...reachable(path, spec.privileged.dropTo.uid, hidden));
+    args.push('--ro-bind', path, path);
+  }
+  for (const { source, target } of spec.readOnlyAt ?? []) args.push('--ro-bind', source, target);
   const at = spec.at ?? spec.writable;
   if (spec.privateBytes !== undefined && at)
     args.push('--size', String(spec.privateBytes), '--tmpfs', at, '--chdir', at);
@@ -254,20 +288,57 @@ export function minimalViewPrefix(kind: MinimalKind, spec: MinimalViewSpec): str
     args.push('--bind', spec.writable, at, '--chdir', at);
   if (spec.sealed) args.push('--remount-ro', '/dev', '--remount-ro', '/', '--as-pid-1');
   args.push('--');
+  if (spec.privileged) args.push(...dropTo(spec.privileged.dropTo));
   return args;
 }
 
-/** Runs a probe command; the reason it fails to isolate, or undefined when it does. */
-function probe(prefix: string[], spawnAs: SandboxIdentity): string | undefined {
-  // The probe checks the namespace really has no route out (only `lo` may exist) and that
-  // the command is a low pid in a fresh pid namespace.
-  const argv = [...prefix, 'sh', '-c', 'cat /proc/net/dev; echo "pid $$"'];
-  const out = spawnSync(argv[0] as string, argv.slice(1), {
-    encoding: 'utf8',
-    timeout: 10_000,
-    cwd: '/',
-    ...(spawnAs ? { uid: spawnAs.uid, gid: spawnAs.gid } : {}),
-  });
+/**
+ * bwrap arguments that make `path` reachable by `uid` (not its owner, no groups): the first folder
+ * above it that others cannot enter is replaced by an empty tmpfs (nothing in it was reachable),
+ * and the folders below it down to `path` are made 0755 (bwrap would make them 0700), as are
+ * those below the sandbox's own /tmp.
+ */
+function reachable(path: string, uid: number, hidden: Set<string>): string[] {
+  const parts = path.split('/').filter(Boolean);
+  const below = (i: number) =>
+    parts
+      .slice(i + 1, -1)
+      .flatMap((_, k) => ['--perms', '0755', '--dir', `/${parts.slice(0, i + 2 + k).join('/')}`]);
+  for (let i = 0; i < parts.length - 1; i++) {
+    const dir = `/${parts.slice(0, i + 1).join('/')}`;
+    if (dir === '/tmp') return below(i);
+    let st: ReturnType<typeof statSync>;
+    try {
+      st = statSync(dir);
+    } catch {
+      return [];
+    }
+    if (st.uid === uid || (st.mode & 0o001) !== 0) continue;
+    const args = hidden.has(dir) ? [] : ['--perms', '0755', '--tmpfs', dir];
+    hidden.add(dir);
+    return [...args, ...below(i)];
+  }
+  return [];
+}
+
+/**
+ * The probe command: it checks the namespace really has no route out (only `lo` may exist) and
+ * that the command is a low pid in a fresh pid namespace.
+ */
+function probeArgv(prefix: string[]): string[] {
+  return [...prefix, 'sh', '-c', 'cat /proc/net/dev; echo "pid $$"'];
+}
+
+const PROBE_TIMEOUT_MS = 10_000;
+
+/** What the probe's end says: the reason the command is not isolated, or undefined when it is. */
+function probeVerdict(out: {
+  error?: Error | null;
+  status: number | null;
+  signal?: string | null;
+  stdout: string;
+  stderr: string;
+}): string | undefined {
   if (out.error) return out.error.message;
   if (out.status !== 0) return (out.stderr || `exit ${out.status ?? out.signal}`).split('\n')[0];
   const lines = out.stdout.split('\n');
@@ -278,6 +349,48 @@ function probe(prefix: string[], spawnAs: SandboxIdentity): string | undefined {
     .map((line) => line.split(':')[0]?.trim())
     .filter((name) => name && name !== 'lo');
   return interfaces.length === 0 ? undefined : `network interfaces still visible: ${interfaces.join(', ')}`;
+}
+
+/** Runs a probe command; the reason it fails to isolate, or undefined when it does. */
+function probe(prefix: string[], spawnAs: SandboxIdentity): string | undefined {
+  const argv = probeArgv(prefix);
+  const out = spawnSync(argv[0] as string, argv.slice(1), {
+    encoding: 'utf8',
+    timeout: PROBE_TIMEOUT_MS,
+    cwd: '/',
+    ...(spawnAs ? { uid: spawnAs.uid, gid: spawnAs.gid } : {}),
+  });
+  return probeVerdict(out);
+}
+
+/** The same probe without blocking: other work goes on while the sandbox starts. */
+function probeAsync(prefix: string[], spawnAs: SandboxIdentity): Promise<string | undefined> {
+  const argv = probeArgv(prefix);
+  return new Promise((resolve) => {
+    execFile(
+      argv[0] as string,
+      argv.slice(1),
+      {
+        encoding: 'utf8',
+        timeout: PROBE_TIMEOUT_MS,
+        cwd: '/',
+        ...(spawnAs ? { uid: spawnAs.uid, gid: spawnAs.gid } : {}),
+      },
+      (error, stdout, stderr) => {
+        const status = error ? (typeof error.code === 'number' ? error.code : null) : 0;
+        const spawnFailed = error && typeof error.code !== 'number' && !error.signal;
+        resolve(
+          probeVerdict({
+            ...(spawnFailed ? { error } : {}),
+            status,
+            signal: error?.signal ?? null,
+            stdout,
+            stderr,
+          }),
+        );
+      },
+    );
+  });
 }
 
 const checked = new Map<string, string | undefined>();
@@ -294,6 +407,18 @@ export function checkHostMethod(method: IsolationMethod): string | undefined {
     const { prefix, spawnAs } = hostViewPrefix(method, { identity: slotIdentity(32) });
     problem = probe(prefix, spawnAs);
   }
+  checked.set(key, problem);
+  return problem;
+}
+
+/**
+ * `checkMinimalKind` without blocking the event loop (`berth eval` probes while it reads its
+ * files); its answer is kept for `checkMinimalKind`.
+ */
+export async function checkMinimalKindAsync(kind: Exclude<MinimalKind, 'none'>): Promise<string | undefined> {
+  const key = `minimal:${kind}`;
+  if (checked.has(key)) return checked.get(key);
+  const problem = await probeAsync(minimalViewPrefix(kind, { writable: '/' }), slotIdentity(0));
   checked.set(key, problem);
   return problem;
 }

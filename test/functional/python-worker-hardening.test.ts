@@ -108,6 +108,27 @@ describe.skipIf(sandbox.kind === 'none')('the Python worker is out of reach of i
       [false, 'test_failure'],
     ]);
   });
+
+  it("a sample's files (in its folder, a sub-folder, beside it, in /tmp) are gone for the next", async () => {
+    const results = await runAll([
+      "    import os\n    open('a', 'w').write('x')\n    os.makedirs('d/e')\n    open('d/e/f', 'w').write('x')\n    os.chmod('d', 0o500)\n    open('../beside', 'w').write('x')\n    open('/tmp/left', 'w').write('x')\n    return 2\n".replace(
+        sandbox.kind === 'bwrap' ? '' : "    open('/tmp/left', 'w').write('x')\n",
+        '',
+      ),
+      "    import os\n    here = os.getcwd()\n    assert os.listdir(here) == []\n    assert os.listdir(os.path.dirname(here)) == [os.path.basename(here)]\n    assert not os.path.exists('/tmp/left')\n    return 1\n",
+    ]);
+    expect(results.map((r) => r.result)).toEqual(['failed: ', 'passed']);
+  });
+
+  it('what a sample does to the modules the worker preloads, its GC or its builtins stays in that sample', async () => {
+    // typing, math, collections... are imported once by the worker and every sample is forked
+    // with them: a sample that rewrites them (or the GC, or builtins) changes only its own copy.
+    const results = await runAll([
+      '    import typing, math, collections, builtins, gc\n    typing.List = None\n    math.sqrt = lambda x: 1\n    collections.Counter = None\n    builtins.abs = lambda x: 1\n    gc.unfreeze()\n    gc.disable()\n    return 2\n',
+      '    import typing, math, collections, gc\n    assert typing.List is not None and math.sqrt(16) == 4.0\n    assert collections.Counter("aab")["a"] == 2 and abs(-3) == 3\n    assert gc.isenabled() and gc.get_freeze_count() > 0\n    return 1\n',
+    ]);
+    expect(results.map((r) => r.result)).toEqual(['failed: ', 'passed']);
+  });
 });
 
 describe.skipIf(sandbox.kind !== 'bwrap')('the Python sample folder has a size limit (bwrap)', () => {

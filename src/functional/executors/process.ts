@@ -22,7 +22,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { limitsHit } from '../../sandbox/limits.ts';
 import { assembleProgram } from '../assemble.ts';
-import { missingDependency } from '../missing-dependency.ts';
+import { DependencyConfirmation, missingDependency, withMissingDependency } from '../missing-dependency.ts';
 import {
   DEFAULT_IMAGE,
   detectSandbox,
@@ -43,6 +43,16 @@ import type {
   SandboxOptions,
   ToolchainStatus,
 } from '../types.ts';
+import {
+  buildNodeSnapshot,
+  type NodeSnapshot,
+  PROBE_OK,
+  probeProgram,
+  removeNodeSnapshot,
+  SNAPSHOT_DIR_INSIDE,
+  snapshotsEnabled,
+  withSnapshot,
+} from './node-snapshot.ts';
 import { WarmWorker } from './warm-worker.ts';
 
 /** Compile steps get this wall-clock limit in seconds (mxeval's `compile_timeout`). */
@@ -93,6 +103,11 @@ interface LanguageSpec {
    * languages without a compile step.
    */
   warm?: boolean;
+  /**
+   * Warm workers only: a package every test requires, preloaded in a node start-up snapshot that
+   * each sample's `node` starts from (node-snapshot.ts).
+   */
+  preload?: string;
 }
 
 const lodashDir = () => packageDir('lodash');
@@ -120,6 +135,7 @@ export const LANGUAGES: LanguageSpec[] = [
         : 'lodash is missing (the MBJSP tests require("lodash")): run npm ci in the berth folder',
     syntaxError: /^SyntaxError: /m,
     warm: true,
+    preload: 'lodash',
   },
   {
     language: 'typescript',
@@ -232,10 +248,13 @@ function tail(text: string, max = 2000): string {
   return trimmed.length > max ? `…${trimmed.slice(-max)}` : trimmed;
 }
 
-/** bwrap / unshare / prlimit themselves failed (a path to bind is unreadable, namespaces refused...). */
+/**
+ * bwrap / unshare / prlimit / the cgroup step themselves failed (a path to bind is unreadable,
+ * namespaces refused...): the command never started. Told by the start mark (sandbox.ts
+ * `markStart`), never by what the output says: a sample may print `bwrap: ...` itself.
+ */
 function sandboxFailed(run: SandboxRunResult): boolean {
-  if (run.exitCode === 0) return false;
-  return /^(bwrap|unshare|prlimit): |^berth: cannot enter the cgroup/.test(run.stderr);
+  return run.started === false;
 }
 
 function classifyCrash(run: SandboxRunResult): string | undefined {
@@ -303,6 +322,7 @@ async function runOne(
       slot,
       options: options.sandbox,
       ...(options.signal ? { signal: options.signal } : {}),
+      markStart: true,
     };
     let compileOutput = '';
     if (spec.compile) {
@@ -320,12 +340,13 @@ async function runOne(
       if (compile.timedOut) return fail('timeout', '', output);
       const ok = spec.compiled ? spec.compiled(compile, hostDir) : compile.exitCode === 0;
       if (!ok) {
-        // A module the problem imports is not installed: no completion could compile.
-        const missing = missingDependency(spec.language, output, item.problem);
-        if (missing) return fail('error_of_run', missing, output);
+        // A module the problem imports is not installed: no completion could compile (a claim
+        // confirmed in runBatch: the compiler's message may quote the sample's own source).
         const crash = classifyCrash(compile);
-        if (crash) return fail('crash', `compiler ${crash}`, output);
-        return fail('compile_error', `compile error: ${tail(output)}`, output);
+        const verdict = crash
+          ? fail('crash', `compiler ${crash}`, output)
+          : fail('compile_error', `compile error: ${tail(output)}`, output);
+        return withMissingDependency(verdict, missingDependency(spec.language, output, item.problem), output);
       }
     }
     const run = await runSandboxed({
@@ -360,8 +381,19 @@ function verdictOfRun(
   if (run.timedOut || run.signal === 'SIGXCPU' || run.exitCode === 128 + 24)
     return fail('timeout', '', output);
   if (run.exitCode === 0) return { passed: true, result: 'passed', ...base(), output };
+  // Confirmed in runBatch before it stands: the sample writes its own stderr.
   const missing = missingDependency(spec.language, `${compileOutput}\n${run.stderr}`, item.problem);
-  if (missing) return fail('error_of_run', missing, output);
+  return withMissingDependency(failedRun(spec, run, compileOutput, fail), missing, output);
+}
+
+/** The failure of a run that ended with a status other than 0, in time. */
+function failedRun(
+  spec: LanguageSpec,
+  run: SandboxRunResult,
+  compileOutput: string,
+  fail: Fail,
+): ExecutionResult {
+  const output = `${run.stdout}${run.stderr}`;
   const crash = classifyCrash(run);
   if (crash) return fail('crash', `${crash}: ${tail(run.stderr, 500)}`, output);
   if (spec.compileSyntaxError?.test(compileOutput)) {
@@ -390,13 +422,49 @@ function runsWarm(spec: LanguageSpec, options: RunBatchOptions): boolean {
   );
 }
 
-/** Starts a warm worker whose sandbox shows what `spec`'s run step needs. */
-function startWarm(spec: LanguageSpec, slot: number, options: RunBatchOptions): Promise<WarmWorker> {
+/** Starts a warm worker whose sandbox shows what `spec`'s run step needs (and the snapshot's folder). */
+function startWarm(
+  spec: LanguageSpec,
+  slot: number,
+  options: RunBatchOptions,
+  snapshot: NodeSnapshot | undefined,
+): Promise<WarmWorker> {
   return WarmWorker.start(slot, options, {
     env: spec.env?.({ dir: SANDBOX_DIR }) ?? {},
     readOnlyPaths: spec.readOnlyPaths?.() ?? [],
+    ...(snapshot ? { readOnlyAt: [{ source: snapshot.dir, target: SNAPSHOT_DIR_INSIDE }] } : {}),
     python: WARM_PYTHON,
   });
+}
+
+/** The snapshot of `spec`'s preloaded package for this batch, or undefined (none wanted, or it cannot be built). */
+async function snapshotFor(spec: LanguageSpec): Promise<NodeSnapshot | undefined> {
+  if (!spec.preload || !snapshotsEnabled()) return undefined;
+  let file: string;
+  try {
+    file = require.resolve(spec.preload);
+  } catch {
+    return undefined;
+  }
+  return buildNodeSnapshot(spec.preload, file);
+}
+
+/** Whether a worker's node starts from `snapshot` and gets the preloaded package from it. */
+async function snapshotWorks(
+  spec: LanguageSpec,
+  worker: WarmWorker,
+  snapshot: NodeSnapshot,
+  options: RunBatchOptions,
+): Promise<boolean> {
+  const answer = await worker.exec({
+    argv: withSnapshot(spec.run({ dir: SANDBOX_DIR }), snapshot),
+    files: { [spec.file]: probeProgram(snapshot) },
+    timeoutSec: 30,
+    cpuSec: 30,
+    memoryBytes: options.sandbox.memoryBytes,
+    maxOutputBytes: options.sandbox.maxOutputBytes,
+  });
+  return answer?.exit_code === 0 && answer.stdout === PROBE_OK;
 }
 
 /**
@@ -408,11 +476,13 @@ async function runOneWarm(
   item: ExecutionItem,
   worker: WarmWorker,
   options: RunBatchOptions,
+  snapshot: NodeSnapshot | undefined,
 ): Promise<ExecutionResult> {
   const { base, fail } = outcomes(performance.now(), worker.kind, worker.warning);
   const program = assembleProgram(item.problem, item.sample.completion, spec.language);
+  const argv = spec.run({ dir: SANDBOX_DIR });
   const answer = await worker.exec({
-    argv: spec.run({ dir: SANDBOX_DIR }),
+    argv: snapshot ? withSnapshot(argv, snapshot) : argv,
     files: { [spec.file]: program },
     timeoutSec: options.timeoutSec,
     cpuSec: options.timeoutSec + 1,
@@ -485,22 +555,38 @@ function makeExecutor(spec: LanguageSpec): LanguageExecutor {
       const results: ExecutionResult[] = new Array(items.length);
       let next = 0;
       const warm = runsWarm(spec, options);
+      const built = warm && items.length > 0 ? await snapshotFor(spec) : undefined;
+      // Checked once, in the first worker ready, before any sample starts from it.
+      let works: Promise<boolean> | undefined;
+      const dependencies = new DependencyConfirmation();
       const lanes = Array.from(
         { length: Math.max(1, Math.min(options.workers, items.length)) },
         async (_, slot) => {
-          let worker = warm ? await startWarm(spec, slot, options) : undefined;
+          let worker = warm ? await startWarm(spec, slot, options, built) : undefined;
+          let snapshot: NodeSnapshot | undefined;
+          const runItem = async (item: ExecutionItem): Promise<ExecutionResult> => {
+            if (!worker) return runOne(spec, item, slot, options);
+            const result = await runOneWarm(spec, item, worker, options, snapshot);
+            if (!worker.alive) {
+              await worker.stop();
+              worker = await startWarm(spec, slot, options, built);
+            }
+            return result;
+          };
           try {
+            if (worker && built) {
+              works ??= snapshotWorks(spec, worker, built, options);
+              await works;
+              if (!worker.alive) {
+                await worker.stop();
+                worker = await startWarm(spec, slot, options, built);
+              }
+            }
+            snapshot = built && (await works) ? built : undefined;
             while (next < items.length && !options.signal?.aborted) {
               const index = next++;
               const item = items[index] as ExecutionItem;
-              let result: ExecutionResult;
-              if (worker) {
-                result = await runOneWarm(spec, item, worker, options);
-                if (!worker.alive) {
-                  await worker.stop();
-                  worker = await startWarm(spec, slot, options);
-                }
-              } else result = await runOne(spec, item, slot, options);
+              const result = await dependencies.settle(item, await runItem(item), runItem);
               results[index] = result;
               options.onResult?.(index, result);
             }
@@ -509,7 +595,11 @@ function makeExecutor(spec: LanguageSpec): LanguageExecutor {
           }
         },
       );
-      await Promise.all(lanes);
+      try {
+        await Promise.all(lanes);
+      } finally {
+        if (built) await removeNodeSnapshot(built);
+      }
       return results;
     },
   };

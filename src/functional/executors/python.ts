@@ -7,10 +7,10 @@
  * `python3` on PATH; it must be readable by the sandbox user.
  */
 
-import { spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { assembleProgram } from '../assemble.ts';
-import { missingDependency } from '../missing-dependency.ts';
+import { DependencyConfirmation, missingDependency, withMissingDependency } from '../missing-dependency.ts';
 import { DEFAULT_IMAGE, makeSampleDir, removeDir, runSandboxed } from '../sandbox.ts';
 import type {
   ExecutionItem,
@@ -80,56 +80,65 @@ export const pythonExecutor: LanguageExecutor = {
         await removeDir(dir);
       }
     }
-    const out = spawnSync(pythonPath(), ['--version'], { encoding: 'utf8' });
-    if (out.status !== 0) {
+    // Not spawnSync: the interpreter starts while evaluate() probes the sandbox.
+    const out = await new Promise<{ ok: boolean; text: string }>((resolve) => {
+      execFile(pythonPath(), ['--version'], { encoding: 'utf8', timeout: 30_000 }, (error, stdout, stderr) =>
+        resolve({ ok: !error, text: `${stdout}${stderr}` }),
+      );
+    });
+    if (!out.ok) {
       return {
         ok: false,
         message: `python3 not found (${pythonPath()}): install Debian package python3, or set BERTH_PYTHON`,
       };
     }
-    return { ok: true, version: `${out.stdout}${out.stderr}`.trim() };
+    return { ok: true, version: out.text.trim() };
   },
 
   async runBatch(items: ExecutionItem[], options: RunBatchOptions): Promise<ExecutionResult[]> {
     const results: ExecutionResult[] = new Array(items.length);
     const workerCount = Math.max(1, Math.min(options.workers, items.length));
     let next = 0;
+    const dependencies = new DependencyConfirmation();
     const lanes = Array.from({ length: workerCount }, async (_, slot) => {
       let worker = await WarmWorker.start(slot, options, { python: pythonPath() });
+      const runItem = async (item: ExecutionItem): Promise<ExecutionResult> => {
+        const program = assembleProgram(item.problem, item.sample.completion, 'python');
+        const started = performance.now();
+        const answer = await worker.run(program, options.timeoutSec, options.sandbox.memoryBytes);
+        let result: ExecutionResult;
+        if (answer) {
+          result = toResult(answer, worker.kind, worker.warning);
+          // The exception's text is the sample's to write: a claim confirmed below before it stands.
+          if (!result.passed)
+            result = withMissingDependency(result, missingDependency('python', result.result, item.problem));
+        } else {
+          // The worker died: the sample killed it, broke its answers, or the sandbox could not start.
+          const startedOk = worker.ready && !worker.fault;
+          result = {
+            passed: false,
+            result: worker.fault
+              ? `failed: sandbox error: ${worker.fault}`
+              : startedOk
+                ? 'failed: the sample killed or stopped its worker'
+                : `failed: sandbox error: ${worker.stderr.join('').slice(0, 500)}`,
+            kind: startedOk ? 'crash' : 'error_of_run',
+            time_elapsed: (performance.now() - started) / 1000,
+            sandbox: worker.kind,
+          };
+        }
+        if (!worker.alive) {
+          // Dead, or retired after a clean-up that failed: the next sample gets a fresh sandbox.
+          await worker.stop();
+          worker = await WarmWorker.start(slot, options, { python: pythonPath() });
+        }
+        return result;
+      };
       try {
         while (next < items.length && !options.signal?.aborted) {
           const index = next++;
           const item = items[index] as ExecutionItem;
-          const program = assembleProgram(item.problem, item.sample.completion, 'python');
-          const started = performance.now();
-          const answer = await worker.run(program, options.timeoutSec, options.sandbox.memoryBytes);
-          let result: ExecutionResult;
-          if (answer) {
-            result = toResult(answer, worker.kind, worker.warning);
-            const missing = result.passed
-              ? undefined
-              : missingDependency('python', result.result, item.problem);
-            if (missing) result = { ...result, result: `failed: ${missing}`, kind: 'error_of_run' };
-          } else {
-            // The worker died: the sample killed it, broke its answers, or the sandbox could not start.
-            const startedOk = worker.ready && !worker.fault;
-            result = {
-              passed: false,
-              result: worker.fault
-                ? `failed: sandbox error: ${worker.fault}`
-                : startedOk
-                  ? 'failed: the sample killed or stopped its worker'
-                  : `failed: sandbox error: ${worker.stderr.join('').slice(0, 500)}`,
-              kind: startedOk ? 'crash' : 'error_of_run',
-              time_elapsed: (performance.now() - started) / 1000,
-              sandbox: worker.kind,
-            };
-          }
-          if (!worker.alive) {
-            // Dead, or retired after a clean-up that failed: the next sample gets a fresh sandbox.
-            await worker.stop();
-            worker = await WarmWorker.start(slot, options, { python: pythonPath() });
-          }
+          const result = await dependencies.settle(item, await runItem(item), runItem);
           results[index] = result;
           options.onResult?.(index, result);
         }

@@ -60,6 +60,8 @@ export interface WorkerView {
   env?: Record<string, string>;
   /** Host paths visible read-only at the same path. */
   readOnlyPaths?: readonly string[];
+  /** Host folders visible read-only at another path (a node start-up snapshot's folder). */
+  readOnlyAt?: readonly { source: string; target: string }[];
   /** The interpreter that runs the worker (default /usr/bin/python3). */
   python?: string;
 }
@@ -219,6 +221,7 @@ export class WarmWorker {
       options: options.sandbox,
       ...(view.env ? { env: view.env } : {}),
       ...(view.readOnlyPaths ? { readOnlyPaths: view.readOnlyPaths } : {}),
+      ...(view.readOnlyAt ? { readOnlyAt: view.readOnlyAt } : {}),
       // Under bwrap the worker's folder is a tmpfs of --disk-mb: samples cannot fill the host's disk.
       privateDir: true,
       // Under bwrap: a read-only root and /dev, the worker as pid 1 (non-dumpable, so no sample

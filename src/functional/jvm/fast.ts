@@ -1,20 +1,30 @@
 /**
  * The fast JVM path: many samples per compiler call in a warm compiler JVM, each sample in its own
- * package; then each sample's `main` in a warm runner JVM, in a fresh class loader, with its own
- * time limit. A sample whose code breaks a batch is found from the compiler's per-file messages
- * (or by bisection when a message names no file) and only that sample fails. A runner that hangs
- * or dies is killed with its process group and replaced.
+ * package; then each sample's `main` in a fresh runner JVM of its own (started ahead, sandboxed,
+ * from a class-data archive), with its own time limit. A sample whose code breaks a batch is found
+ * from the compiler's per-file messages (or by bisection when a message names no file) and only
+ * that sample fails. The JVM that compiles never runs sample code; no JVM runs two samples.
  *
  * Verdicts are meant to equal those of the reference path (`reference.ts`, mxeval's commands).
  */
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import PQueue from 'p-queue';
+import { MAX_SLOTS, slotIdentity } from '../../sandbox/identity.ts';
 import { SandboxProcess } from '../../sandbox/process.ts';
+import {
+  archiveOptions,
+  COMPILER_JVM_OPTIONS,
+  ensureArchives,
+  type JvmArchives,
+  RUNNER_JVM_OPTIONS,
+  runnerClasspath,
+  runnerPreload,
+} from './cds.ts';
 import { splitDiagnostics } from './diagnostics.ts';
-import { ensureHelper } from './helper.ts';
+import { ensureHelper, type HelperBuild } from './helper.ts';
 import { HELPER_CLASS } from './helper-source.ts';
 import { DEFAULTS, type JvmRunOptions, type JvmSample, type JvmVerdict } from './jvm-types.ts';
 import {
@@ -54,8 +64,12 @@ function defaultWorkers(): number {
   return Math.max(1, Math.min(2, cpus().length));
 }
 
-/** Recycle a runner JVM after this many samples (class loaders are collected, but be safe). */
-const RUNNER_RECYCLE = 400;
+/** `BERTH_JVM_DEBUG=1`: one line per compiler call and per sample run, on stderr, stamped from the module's load. */
+const loaded = performance.now();
+function debug(line: string) {
+  console.error(`[berth jvm +${((performance.now() - loaded) / 1000).toFixed(2)} s] ${line}`);
+}
+
 /** Recycle the compiler JVM after this many calls. */
 const COMPILER_RECYCLE = 60;
 
@@ -72,7 +86,8 @@ export async function runFast(
 
   const jdk = await findJdk();
   const kotlin = samples.some((s) => s.language === 'kotlin') ? await findKotlin() : undefined;
-  const helperDir = await ensureHelper();
+  const helper = await ensureHelper();
+  const archives = await ensureArchives(jdk, kotlin, helper);
   const { kind: sandbox, warning: sandboxWarning } = resolveSandbox(options.sandbox);
 
   // Identical programs (same language and -ea) run once.
@@ -106,10 +121,10 @@ export async function runFast(
   const compilerCount = Math.max(1, options.compilers ?? workers);
   const compilers = Array.from(
     { length: compilerCount },
-    () => new CompilerHandle(jdk, kotlin, helperDir, root),
+    () => new CompilerHandle(jdk, kotlin, helper, archives, root),
   );
   const idleCompilers = [...compilers];
-  const runners = new RunnerPools({ jdk, kotlin, helperDir, root, sandbox, workers, memoryMiB });
+  const runners = new RunnerPools({ jdk, kotlin, helper, archives, root, sandbox, workers, memoryMiB });
   const compileQueue = new PQueue({ concurrency: compilerCount });
   const runQueue = new PQueue({ concurrency: workers });
   // An error that no answer could cause (a runner JVM that cannot start) stops the run.
@@ -186,7 +201,8 @@ class CompilerHandle {
   constructor(
     private readonly jdk: JdkInfo,
     private readonly kotlin: KotlinInfo | undefined,
-    private readonly helperDir: string,
+    private readonly helper: HelperBuild,
+    private readonly archives: JvmArchives,
     private readonly root: string,
   ) {}
 
@@ -195,12 +211,11 @@ class CompilerHandle {
     void this.server?.stop();
     const argv = [
       this.jdk.java,
-      '-Xmx1g',
-      '-Xss4m',
-      '-XX:+UseSerialGC',
+      ...COMPILER_JVM_OPTIONS,
+      ...archiveOptions(this.archives.compile),
       '-Djava.awt.headless=true',
       '-cp',
-      this.helperDir,
+      this.helper.jar,
       HELPER_CLASS,
       'compile',
       this.kotlin?.home ?? '-',
@@ -221,8 +236,8 @@ class CompilerHandle {
       timeoutSeconds,
     );
     if (process.env.BERTH_JVM_DEBUG) {
-      console.error(
-        `[berth jvm] compiled ${files.length} ${language} file(s) in ${((performance.now() - t0) / 1000).toFixed(2)} s, exit ${f[2]}`,
+      debug(
+        `compiled ${files.length} ${language} file(s) in ${((performance.now() - t0) / 1000).toFixed(2)} s, exit ${f[2]}`,
       );
     }
     return { code: Number(f[2]), messages: decode(f[3]) };
@@ -319,68 +334,133 @@ async function compileBatch(
 interface PoolConfig {
   jdk: JdkInfo;
   kotlin: KotlinInfo | undefined;
-  helperDir: string;
+  helper: HelperBuild;
+  archives: JvmArchives;
   root: string;
   sandbox: SandboxKind;
   workers: number;
   memoryMiB: number;
 }
 
-/** Runner JVMs, one set per `-ea` setting, each slot used by one sample at a time. */
+/**
+ * Runner JVMs: each runs exactly one sample and is then killed with its sandbox and scratch
+ * folder, so nothing a sample changes in its JVM (JDK statics, security properties, files in its
+ * folder, threads) can reach another sample. Up to `workers` spares per `-ea` setting are started
+ * ahead, so a sample waits for a JVM only when the machine is busier than its workers.
+ */
 class RunnerPools {
-  private readonly free = new Map<boolean, JvmServer[]>();
+  private readonly spares = new Map<boolean, JvmServer[]>();
   private readonly all = new Set<JvmServer>();
+  private readonly scratchOf = new Map<JvmServer, string>();
+  private readonly slotOf = new Map<JvmServer, number>();
+  /** Function-level slots (the lower half of the uid block, identity.ts) not held by a live runner. */
+  private readonly freeSlots = Array.from({ length: MAX_SLOTS / 2 }, (_, i) => i);
+  private readonly slotWaiters: ((slot: number) => void)[] = [];
   private seq = 0;
 
   constructor(private readonly cfg: PoolConfig) {}
 
-  private async make(assertions: boolean): Promise<JvmServer> {
+  /**
+   * A new runner on a slot of its own (its uid, `slotIdentity`: no two live runners share one, so
+   * none can read another's scratch folder); undefined when `wait` is false and no slot is free.
+   */
+  private async make(assertions: boolean, wait: boolean): Promise<JvmServer | undefined> {
+    const slot = await this.takeSlot(wait);
+    if (slot === undefined) return undefined;
+    const identity = slotIdentity(slot);
     const scratch = join(this.cfg.root, `scratch-${randomBytes(4).toString('hex')}`);
-    await mkdir(scratch);
-    await chmod(scratch, 0o777);
-    const cp = [this.cfg.helperDir, ...(this.cfg.kotlin ? [this.cfg.kotlin.stdlib] : [])].join(':');
+    // Only the runner's uid may enter it (the root above is 0755, other runners see it read-only).
+    await mkdir(scratch, { mode: 0o700 });
+    if (identity) await chown(scratch, identity.uid, identity.gid);
     const javaArgs = [
       ...(assertions ? ['-ea'] : []),
       `-Xmx${this.cfg.memoryMiB}m`,
-      '-XX:+UseSerialGC',
-      '-XX:-UsePerfData',
+      ...RUNNER_JVM_OPTIONS,
+      ...archiveOptions(this.cfg.archives.run),
       '-Djava.security.manager=allow',
       `-Djava.io.tmpdir=${scratch}`,
       '-cp',
-      cp,
+      runnerClasspath(this.cfg.helper, this.cfg.kotlin),
       HELPER_CLASS,
       'run',
-      ...(this.cfg.kotlin ? ['kotlin.Unit', 'kotlin.collections.CollectionsKt'] : []),
+      ...runnerPreload(this.cfg.kotlin),
     ];
     const server = new JvmServer({
       launch: () =>
         sandboxedJvm(this.cfg.sandbox, this.cfg.jdk.java, javaArgs, {
           scratch,
-          readOnly: [this.cfg.root, this.cfg.helperDir, ...(this.cfg.kotlin ? [this.cfg.kotlin.home] : [])],
+          readOnly: [this.cfg.root, this.cfg.helper.dir, ...(this.cfg.kotlin ? [this.cfg.kotlin.home] : [])],
           limits: jvmLimits(this.cfg.memoryMiB),
+          ...(identity ? { identity } : {}),
         }),
     });
     this.all.add(server);
+    this.scratchOf.set(server, scratch);
+    this.slotOf.set(server, slot);
     return server;
   }
 
-  private async acquire(assertions: boolean): Promise<JvmServer> {
-    const list = this.free.get(assertions) ?? [];
-    this.free.set(assertions, list);
-    while (list.length > 0) {
-      const s = list.pop()!;
-      if (s.alive && s.served < RUNNER_RECYCLE) return s;
-      this.retire(s);
+  /** A free slot; when none is and `wait`, an idle spare is retired and its slot awaited. */
+  private takeSlot(wait: boolean): Promise<number | undefined> {
+    const free = this.freeSlots.shift();
+    if (free !== undefined || !wait) return Promise.resolve(free);
+    for (const list of this.spares.values()) {
+      const spare = list.shift();
+      if (spare) {
+        this.retire(spare);
+        break;
+      }
     }
-    return this.make(assertions);
+    return new Promise((resolve) => this.slotWaiters.push(resolve));
   }
 
+  private giveSlot(slot: number) {
+    const waiter = this.slotWaiters.shift();
+    if (waiter) waiter(slot);
+    else this.freeSlots.push(slot);
+  }
+
+  /** A started (or starting) runner that has run nothing; tops the spares up again. */
+  private async acquire(assertions: boolean): Promise<JvmServer> {
+    const list = this.spares.get(assertions) ?? [];
+    this.spares.set(assertions, list);
+    let server: JvmServer | undefined;
+    while (list.length > 0 && !server) {
+      const s = list.shift()!;
+      if (s.alive) server = s;
+      else this.retire(s);
+    }
+    server ??= (await this.make(assertions, true))!;
+    while (list.length < this.cfg.workers) {
+      const spare = await this.make(assertions, false);
+      if (!spare) break;
+      // A spare that cannot start fails the sample that takes it (run() awaits start() again).
+      spare.start().catch(() => undefined);
+      list.push(spare);
+    }
+    return server;
+  }
+
+  /** Kills the runner's process group and removes its scratch folder. */
   private retire(s: JvmServer) {
     this.all.delete(s);
-    void s.stop();
+    const scratch = this.scratchOf.get(s);
+    const slot = this.slotOf.get(s);
+    this.scratchOf.delete(s);
+    this.slotOf.delete(s);
+    s.kill();
+    // The slot (its uid) is free again once nothing of the runner is left: process and files.
+    void s
+      .exited()
+      .then(() => (scratch ? rm(scratch, { recursive: true, force: true }) : undefined))
+      .catch(() => undefined)
+      .then(() => {
+        if (slot !== undefined) this.giveSlot(slot);
+      });
   }
 
   async run(u: Unit, classesDir: string, pkg: string, cap: number, timeoutSeconds: number) {
+    const t0 = performance.now();
     const server = await this.acquire(u.assertions);
     try {
       await server.start();
@@ -389,6 +469,7 @@ class RunnerPools {
       this.retire(server);
       throw err;
     }
+    const ready = performance.now();
     try {
       const f = await server.request(
         ['RUN', String(this.seq++), classesDir, pkg, mainClassName(u.language), String(cap)],
@@ -396,9 +477,13 @@ class RunnerPools {
       );
       const exitCode = Number(f[2]);
       const stderr = fromB64(f[5]);
-      const dirty = f[6] === '1' || stderr.includes('java.lang.OutOfMemoryError');
-      if (dirty) this.retire(server);
-      else this.free.get(u.assertions)!.push(server);
+      this.retire(server);
+      if (process.env.BERTH_JVM_DEBUG) {
+        const t = (performance.now() - t0) / 1000;
+        debug(
+          `ran ${pkg}: runner started in ${server.startSeconds?.toFixed(3)} s, waited for it ${((ready - t0) / 1000).toFixed(3)} s, main ${f[3]} ms, answered ${((performance.now() - ready) / 1000).toFixed(3)} s after, ${t.toFixed(3)} s in all`,
+        );
+      }
       return {
         status: exitCode === 0 ? ('passed' as const) : ('failed' as const),
         message: stderr,

@@ -1,8 +1,9 @@
 /**
  * Compiles berth's JVM helper (`helper-source.ts`) with javac at first use, into a cache folder
  * keyed by the source's hash and the JDK version: `$BERTH_CACHE_DIR/jvm-helper/<hash>/`
- * (default `~/.cache/berth`). Concurrent first uses are safe: each compiles into its own temporary
- * folder and renames it into place.
+ * (default `~/.cache/berth`), and packs it into `helper.jar` there (a class-data archive, `cds.ts`,
+ * accepts only jar files on the class path). Concurrent first uses are safe: each compiles into its
+ * own temporary folder and renames it into place.
  */
 import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
@@ -17,28 +18,50 @@ import { findJdk } from './toolchain.ts';
 
 const execFileAsync = promisify(execFile);
 
-let helperCache: Promise<string> | undefined;
+/** The compiled helper: its cache folder and the class path entry to start it with. */
+export interface HelperBuild {
+  /** `$BERTH_CACHE_DIR/jvm-helper/<hash>/`: the classes, `helper.jar`, the class-data archives. */
+  dir: string;
+  /** `<dir>/helper.jar`. */
+  jar: string;
+}
 
-/** Returns the folder holding the compiled helper class (compiling it the first time). */
-export function ensureHelper(): Promise<string> {
+/** How the helper is built; part of the cache key (a change rebuilds it). */
+const BUILD = 'javac -XDstringConcat=inline; helper.jar';
+
+let helperCache: Promise<HelperBuild> | undefined;
+
+/** Returns the compiled helper (compiling it the first time). */
+export function ensureHelper(): Promise<HelperBuild> {
   helperCache ??= (async () => {
     const jdk = await findJdk();
     const hash = createHash('sha256')
       .update(HELPER_SOURCE)
       .update(jdk.versionLine)
+      .update(BUILD)
       .digest('hex')
       .slice(0, 16);
     const dir = join(cacheRoot(), 'jvm-helper', hash);
-    if (existsSync(join(dir, `${HELPER_CLASS}.class`))) return dir;
+    const build = { dir, jar: join(dir, 'helper.jar') };
+    if (existsSync(build.jar)) return build;
     const tmp = `${dir}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
     await mkdir(tmp, { recursive: true });
     try {
       const src = join(tmp, `${HELPER_CLASS}.java`);
       await writeFile(src, HELPER_SOURCE);
       try {
-        await execFileAsync(jdk.javac, ['-nowarn', '-encoding', 'UTF-8', '-d', tmp, src], {
-          timeout: 120_000,
-        });
+        // String concatenation compiled inline, not through invokedynamic: a runner JVM (one per
+        // sample) then spins no method handles for the protocol's lines.
+        await execFileAsync(
+          jdk.javac,
+          ['-nowarn', '-XDstringConcat=inline', '-encoding', 'UTF-8', '-d', join(tmp, 'classes'), src],
+          { timeout: 120_000 },
+        );
+        await execFileAsync(
+          jdk.jar,
+          ['--create', '--file', join(tmp, 'helper.jar'), '-C', join(tmp, 'classes'), '.'],
+          { timeout: 120_000 },
+        );
       } catch (err) {
         const e = err as { stderr?: string; message: string };
         throw new PrerequisiteError(
@@ -50,12 +73,12 @@ export function ensureHelper(): Promise<string> {
       try {
         await rename(tmp, dir);
       } catch (err) {
-        if (!existsSync(join(dir, `${HELPER_CLASS}.class`))) throw err;
+        if (!existsSync(build.jar)) throw err;
       }
     } finally {
       await rm(tmp, { recursive: true, force: true });
     }
-    return dir;
+    return build;
   })();
   helperCache.catch(() => {
     helperCache = undefined;

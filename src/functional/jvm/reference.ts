@@ -11,10 +11,11 @@
  * kill on timeout; an output cap; `-ea` (assertions enabled) unless `assertions: false`.
  */
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import PQueue from 'p-queue';
+import { MAX_SLOTS, slotIdentity } from '../../sandbox/identity.ts';
 import { runToEnd, SandboxProcess } from '../../sandbox/process.ts';
 import { DEFAULTS, type JvmRunOptions, type JvmSample, type JvmVerdict } from './jvm-types.ts';
 import { assembleProgram } from './program.ts';
@@ -77,11 +78,13 @@ export async function runReference(
   const timeoutSeconds = options.timeoutSeconds ?? DEFAULTS.timeoutSeconds;
   const compileTimeout = options.compileTimeoutSeconds ?? DEFAULTS.compileTimeoutSeconds;
   const cap = options.outputCapBytes ?? DEFAULTS.outputCapBytes;
-  const workers = Math.max(1, options.workers ?? Math.min(2, cpus().length));
+  const workers = Math.min(MAX_SLOTS / 2, Math.max(1, options.workers ?? Math.min(2, cpus().length)));
   const jdk = await findJdk();
   const kotlin = samples.some((s) => s.language === 'kotlin') ? await findKotlin() : undefined;
   const { kind: sandbox, warning: sandboxWarning } = resolveSandbox(options.sandbox);
   const queue = new PQueue({ concurrency: workers });
+  // One slot (uid, `slotIdentity`) per sample running at once.
+  const freeSlots = Array.from({ length: workers }, (_, i) => i);
   const results = await Promise.all(
     samples.map((s) =>
       queue.add(async () => {
@@ -160,12 +163,18 @@ export async function runReference(
           timeMs: null,
         };
       }
+      // The program runs as a slot's uid (berth as root), the only one that may enter its folder.
+      const slot = freeSlots.shift()!;
+      const identity = slotIdentity(slot);
+      if (identity) await chown(dir, identity.uid, identity.gid);
+      await chmod(dir, 0o700);
       const proc = sandboxedJvm(sandbox, run.command, run.args, {
         scratch: dir,
         readOnly: [],
         limits: jvmLimits(options.memoryMiB ?? DEFAULTS.memoryMiB),
+        ...(identity ? { identity } : {}),
       });
-      const r = await runCommand(proc, { timeoutSeconds, capBytes: cap });
+      const r = await runCommand(proc, { timeoutSeconds, capBytes: cap }).finally(() => freeSlots.push(slot));
       if (r.timedOut) {
         return {
           ...base,

@@ -5,7 +5,8 @@
  */
 import { createInterface } from 'node:readline';
 import { startCommand } from '../../sandbox/command.ts';
-import { minimalViewPrefix } from '../../sandbox/isolation.ts';
+import type { SandboxIdentity } from '../../sandbox/identity.ts';
+import { closeInheritedFds, minimalViewPrefix } from '../../sandbox/isolation.ts';
 import type { SandboxProcess } from '../../sandbox/process.ts';
 import { detectSandbox } from '../sandbox.ts';
 import type { SandboxKind } from '../types.ts';
@@ -39,6 +40,8 @@ export class JvmServer {
   unguarded = false;
   /** Requests answered so far. */
   served = 0;
+  /** Seconds from launch to READY (undefined until ready). */
+  startSeconds: number | undefined;
 
   constructor(private readonly spec: ServerSpec) {}
 
@@ -49,6 +52,7 @@ export class JvmServer {
   /** Starts the JVM and waits for its READY line. */
   start(): Promise<void> {
     if (this.ready) return this.ready;
+    const launched = performance.now();
     const proc = this.spec.launch();
     this.proc = proc;
     const child = proc.child;
@@ -78,6 +82,7 @@ export class JvmServer {
       if (line.startsWith('READY')) {
         this.unguarded = line.includes('unguarded');
         clearTimeout(timer);
+        this.startSeconds = (performance.now() - launched) / 1000;
         onReady?.();
         return;
       }
@@ -134,6 +139,11 @@ export class JvmServer {
     this.proc?.kill();
   }
 
+  /** Settles when the JVM has exited (at once when it never started). */
+  async exited(): Promise<void> {
+    await this.proc?.closed;
+  }
+
   /** Closes stdin and waits briefly, then kills. */
   async stop(): Promise<void> {
     if (!this.proc || this.dead) return;
@@ -175,25 +185,41 @@ export function jvmLimits(heapMiB: number): JvmLimits {
 }
 
 /**
- * Starts a JVM without network, as an unprivileged user, with the file system read-only except
+ * Starts a JVM with no descriptor but stdio inherited, without network, as an unprivileged user, with the file system read-only except
  * `scratch` (writable) and `readOnly` (visible again after /tmp is hidden), within `limits`
  * (src/sandbox/command.ts); `none` runs it with the limits only.
+ *
+ * `identity` (a slot's uid, `slotIdentity`; set when berth is root): under bwrap the JVM runs as
+ * that host uid (bwrap without a user namespace, `setpriv` inside), so it reads only what any user
+ * may and what it writes is that uid's. Without one (berth is not root) bwrap's user namespace maps
+ * the sandbox's uid 65534 to berth's own unprivileged uid.
  */
 export function sandboxedJvm(
   kind: SandboxKind,
   command: string,
   args: readonly string[],
-  opts: { scratch: string; readOnly: readonly string[]; limits: JvmLimits; env?: Record<string, string> },
+  opts: {
+    scratch: string;
+    readOnly: readonly string[];
+    limits: JvmLimits;
+    env?: Record<string, string>;
+    identity?: SandboxIdentity;
+  },
 ): SandboxProcess {
-  const prefix =
-    kind === 'bwrap' || kind === 'unshare'
+  // Descriptors berth's own parent leaked without close-on-exec are closed before the sandbox.
+  const prefix = [
+    ...closeInheritedFds(),
+    ...(kind === 'bwrap' || kind === 'unshare'
       ? minimalViewPrefix(kind, {
           wholeHost: true,
           readOnly: opts.readOnly,
           writable: opts.scratch,
-          mapTo: { uid: 65534, gid: 65534 },
+          ...(kind === 'bwrap' && opts.identity
+            ? { privileged: { dropTo: opts.identity } }
+            : { mapTo: { uid: 65534, gid: 65534 } }),
         })
-      : [];
+      : []),
+  ];
   return startCommand({
     argv: [command, ...args],
     prefix,

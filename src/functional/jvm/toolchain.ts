@@ -27,6 +27,8 @@ export interface JdkInfo {
   java: string;
   /** `javac` command. */
   javac: string;
+  /** `jar` command (beside javac). */
+  jar: string;
   /** Major version, e.g. 17. */
   major: number;
   /** The full `java -version` first line. */
@@ -64,6 +66,8 @@ export function findJdk(): Promise<JdkInfo> {
       home && existsSync(join(home, 'bin', b)) ? join(home, 'bin', b) : undefined;
     const java = fromHome('java') ?? which('java');
     const javac = fromHome('javac') ?? which('javac');
+    // jar lives beside the real javac (PATH usually holds a link through /etc/alternatives).
+    const jar = javac ? join(dirname(realpathSync(javac)), 'jar') : undefined;
     if (!java || !javac)
       throw new PrerequisiteError(`${INSTALL_JDK} (${!java ? 'java' : 'javac'} not found)`);
     let versionLine = '';
@@ -77,7 +81,7 @@ export function findJdk(): Promise<JdkInfo> {
     const major = m ? (m[1] === '1' ? Number(m[2]) : Number(m[1])) : 0;
     if (major < 17)
       throw new PrerequisiteError(`${INSTALL_JDK} (found: ${versionLine || 'unknown version'})`);
-    return { java, javac, major, versionLine };
+    return { java, javac, jar: jar && existsSync(jar) ? jar : 'jar', major, versionLine };
   })();
   jdkCache.catch(() => {
     jdkCache = undefined;
