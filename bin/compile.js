@@ -11,7 +11,6 @@
 // src/ (HTML assets, prices.json) are copied beside them. A build is written to a temporary
 // folder and renamed into place, under a lock file so that concurrent first starts build once.
 // When nothing can be built (no esbuild, an unwritable cache) the caller falls back to tsx.
-import { createHash } from 'node:crypto';
 import {
   closeSync,
   cpSync,
@@ -26,7 +25,7 @@ import {
   symlinkSync,
   writeSync,
 } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 /** A lock older than this (milliseconds) is taken over: its builder died. */
@@ -36,26 +35,38 @@ const PRUNE_AFTER_MS = 24 * 3600_000;
 
 const isTest = (name) => name.endsWith('.test.ts');
 
-/** Every file under `dir` (relative paths), test files excluded. */
-function sourceFiles(dir, base = dir, out = []) {
+/**
+ * Every file under `dir` (paths relative to it, `/`-separated), test files excluded. Paths are
+ * joined by hand: this runs on every start, before anything is warm.
+ */
+function sourceFiles(dir, prefix = '', out = []) {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) sourceFiles(path, base, out);
-    else if (entry.isFile() && !isTest(entry.name)) out.push(relative(base, path));
+    const name = entry.name;
+    if (entry.isDirectory()) sourceFiles(`${dir}/${name}`, `${prefix}${name}/`, out);
+    else if (entry.isFile() && !isTest(name)) out.push(prefix + name);
   }
   return out;
 }
 
-/** The cache key of the sources: their paths, sizes and modification times, and this compiler. */
+/**
+ * The cache key of the sources: their paths, sizes and modification times, and this compiler,
+ * hashed with two 32-bit FNV-1a variants (a cache folder's name, not a security check: loading
+ * node:crypto for it cost more than the rest of the check).
+ */
 function sourceKey(src, files) {
-  const hash = createHash('sha256');
-  hash.update(readFileSync(new URL(import.meta.url)));
-  hash.update(`\0${src}\n`);
+  let text = `${readFileSync(new URL(import.meta.url), 'utf8')}\0${src}\n`;
   for (const file of files) {
-    const stat = statSync(join(src, file));
-    hash.update(`${file}\0${stat.size}\0${stat.mtimeMs}\n`);
+    const stat = statSync(`${src}/${file}`);
+    text += `${file}\0${stat.size}\0${stat.mtimeMs}\n`;
   }
-  return hash.digest('hex').slice(0, 20);
+  let a = 0x811c9dc5;
+  let b = 0x01000193;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x5bd1e995) ^ (b >>> 15);
+  }
+  return `${(a >>> 0).toString(16).padStart(8, '0')}${(b >>> 0).toString(16).padStart(8, '0')}${files.length.toString(16)}`;
 }
 
 function processAlive(pid) {
