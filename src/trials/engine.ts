@@ -9,6 +9,7 @@ import { environmentVariables, resolveEnvTemplates, secretsAllowed } from '../ta
 import { aggregateStepRewards, minRewardFailure } from '../tasks/harbor/steps.ts';
 import type { Task } from '../tasks/task.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
+import { traced } from '../util/trace.ts';
 import { withTimeout } from '../util/with-timeout.ts';
 import { recordTampering } from '../verifiers/tampering/record.ts';
 import type { Verifier, VerifierResult } from '../verifiers/verifier.ts';
@@ -805,36 +806,42 @@ class TrialRun {
       // outside its work folder moves the verifier to a fresh environment (src/trials/verifier-environment.ts).
       const chosen =
         agentResult.patch === undefined
-          ? await verifierEnvironment(this.liveEnvironment(), {
-              before: this.fileSystemBefore,
-              start: () => this.startVerifierCopy(healthcheck),
-              ...(healthcheck
-                ? {
-                    afterRestart: async (e: Environment) => {
-                      await runHealthcheck(e, healthcheck, this.signal ? { signal: this.signal } : {});
-                    },
-                  }
-                : {}),
-              keepOriginal: !isLast,
-              result: this.result,
-              inPlace: this.spec.verification.rules === 'harbor',
-            })
+          ? await traced('engine: verifierEnvironment', () =>
+              verifierEnvironment(this.liveEnvironment(), {
+                before: this.fileSystemBefore,
+                start: () => this.startVerifierCopy(healthcheck),
+                ...(healthcheck
+                  ? {
+                      afterRestart: async (e: Environment) => {
+                        await runHealthcheck(e, healthcheck, this.signal ? { signal: this.signal } : {});
+                      },
+                    }
+                  : {}),
+                keepOriginal: !isLast,
+                result: this.result,
+                inPlace: this.spec.verification.rules === 'harbor',
+              }),
+            )
           : { environment: this.liveEnvironment(), killed: 0 };
       if ('failClosed' in chosen) return tamperingVerdict(chosen.failClosed);
       const { environment, fresh, finding } = chosen;
       try {
-        await applyPhaseNetwork(environment, step.networkTask, 'verifier');
+        await traced('engine: applyPhaseNetwork', () =>
+          applyPhaseNetwork(environment, step.networkTask, 'verifier'),
+        );
         // A resource limit hit by the tests is the verifier's error (VerifierOutOfMemoryError, ...).
-        const verdict = await withLimitErrors('verifier', environment, () =>
-          verifier.verify({
-            task: { ...step.verifier.task, verifier: verifierSpec },
-            environment: withCommandEvents(environment, this.emitEvent, () => this.currentPhase),
-            agentResult,
-            trialDir: this.trialDir,
-            timeoutSec,
-            ...(this.baseCommit ? { baseCommit: this.baseCommit } : {}),
-            ...(this.signal ? { signal: this.signal } : {}),
-          }),
+        const verdict = await traced('engine: verify', () =>
+          withLimitErrors('verifier', environment, () =>
+            verifier.verify({
+              task: { ...step.verifier.task, verifier: verifierSpec },
+              environment: withCommandEvents(environment, this.emitEvent, () => this.currentPhase),
+              agentResult,
+              trialDir: this.trialDir,
+              timeoutSec,
+              ...(this.baseCommit ? { baseCommit: this.baseCommit } : {}),
+              ...(this.signal ? { signal: this.signal } : {}),
+            }),
+          ),
         );
         if (chosen.killed > 0)
           verdict.details = { ...(verdict.details ?? {}), killed_agent_processes: chosen.killed };

@@ -35,6 +35,7 @@ import { roundSec, verdictsForFile } from '../trials/file-format.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic-write.ts';
 import { patchFiles } from '../util/patch-files.ts';
 import { shellQuote, unlinkLeadingSymlinks } from '../util/shell.ts';
+import { traced } from '../util/trace.ts';
 import { TamperingCheck } from './tampering/judge.ts';
 import type { TamperRecord } from './tampering/types.ts';
 import type { TestCounts, Verifier, VerifierResult, VerifyContext } from './verifier.ts';
@@ -177,15 +178,17 @@ export class SwebenchVerifier implements Verifier {
     }
     const paths = [...touched].filter((p) => checkSnapshotPath(p) === undefined);
     const command = spec.testCommand.replaceAll('{tests}', spec.testFiles.map(shellQuote).join(' '));
-    const check = await TamperingCheck.begin(context.environment, {
-      command,
-      ...(context.agentResult.patch !== undefined ? { patch: context.agentResult.patch } : {}),
-      testPatchPaths: paths,
-    });
+    const check = await traced('verifier: arm probes', () =>
+      TamperingCheck.begin(context.environment, {
+        command,
+        ...(context.agentResult.patch !== undefined ? { patch: context.agentResult.patch } : {}),
+        testPatchPaths: paths,
+      }),
+    );
     try {
       return await this.verifyWith(context, spec, { started, paths, command, check });
     } finally {
-      await check.dispose();
+      await traced('verifier: dispose', () => check.dispose());
     }
   }
 
@@ -244,12 +247,14 @@ export class SwebenchVerifier implements Verifier {
     // 2. Apply the test patch (then the tamper check's fingerprint of test and runner files).
     script.push(testPatch ? `if ${GIT} apply -v -; then berth_rc=0; else berth_rc=$?; fi` : 'berth_rc=0');
     script.push(check.postApplyScript(), 'exit $berth_rc');
-    const bookkeeping = await env.exec(script.join('\n'), {
-      timeoutSec: 300,
-      trusted: true,
-      ...(testPatch ? { input: testPatch.endsWith('\n') ? testPatch : `${testPatch}\n` } : {}),
-      ...(context.signal ? { signal: context.signal } : {}),
-    });
+    const bookkeeping = await traced('verifier: bookkeeping exec', () =>
+      env.exec(script.join('\n'), {
+        timeoutSec: 300,
+        trusted: true,
+        ...(testPatch ? { input: testPatch.endsWith('\n') ? testPatch : `${testPatch}\n` } : {}),
+        ...(context.signal ? { signal: context.signal } : {}),
+      }),
+    );
     if (context.signal?.aborted) throw context.signal.reason ?? new Error('cancelled');
     const discarded: string[] = [];
     let rest = check.absorbBookkeeping(bookkeeping.output);
@@ -288,27 +293,33 @@ export class SwebenchVerifier implements Verifier {
 
     // 3. The test run's build cache, where the environment keeps one (local Go: compiled by the
     // toolchain alone before any test code runs; src/environments/local/go-cache.ts).
-    const prepared = await env.prepareTestRun?.({
-      testFiles: spec.testFiles,
-      ...(context.signal ? { signal: context.signal } : {}),
-    });
+    const prepared = await traced('verifier: prepareTestRun', async () =>
+      env.prepareTestRun?.({
+        testFiles: spec.testFiles,
+        ...(context.signal ? { signal: context.signal } : {}),
+      }),
+    );
     if (context.signal?.aborted) throw context.signal.reason ?? new Error('cancelled');
     if (prepared)
       await writeFileAtomic(join(dir, 'build-cache.json'), `${JSON.stringify(prepared, null, 2)}\n`);
 
     // 4. Run the tests between this run's markers (the tamper check's first fingerprint, where
     // berth takes it itself, right before).
-    await check.beforeRun(context.signal);
+    await traced('verifier: beforeRun', () => check.beforeRun(context.signal));
     if (context.signal?.aborted) throw context.signal.reason ?? new Error('cancelled');
     const nonce = randomBytes(16).toString('hex');
-    const run = await env.exec(check.command, {
-      timeoutSec: context.timeoutSec,
-      network: { mode: 'no-network' },
-      ...check.execOptions,
-      ...(this.options.maxOutputBytes !== undefined ? { maxOutputBytes: this.options.maxOutputBytes } : {}),
-      ...(context.signal ? { signal: context.signal } : {}),
-    });
+    const run = await traced('verifier: test exec', () =>
+      env.exec(check.command, {
+        timeoutSec: context.timeoutSec,
+        network: { mode: 'no-network' },
+        ...check.execOptions,
+        ...(this.options.maxOutputBytes !== undefined ? { maxOutputBytes: this.options.maxOutputBytes } : {}),
+        ...(context.signal ? { signal: context.signal } : {}),
+      }),
+    );
     if (context.signal?.aborted) throw context.signal.reason ?? new Error('cancelled');
+    // The tamper check's reads after the run go on while the log is written, parsed and graded.
+    check.startAfterRun(context.signal);
     const body = run.output.endsWith('\n') || run.output === '' ? run.output : `${run.output}\n`;
     const log =
       `>>>>> berth test command: ${command}\n` +
@@ -369,7 +380,9 @@ export class SwebenchVerifier implements Verifier {
     // berth's rules map skips that pytest reported only by location (`SKIPPED [1] file:line`)
     // back to their tests from the test files; the harness's reading leaves them missing.
     const berthParse = parse
-      ? await mapSkipLocations(parse, (file) => readRepoFile(env, file, context.signal))
+      ? await traced('verifier: mapSkipLocations', () =>
+          mapSkipLocations(parse, (file) => readRepoFile(env, file, context.signal)),
+        )
       : undefined;
     if (berthParse && parse && berthParse !== parse)
       warnings.push(...berthParse.warnings.slice(parse.warnings.length));
@@ -389,7 +402,7 @@ export class SwebenchVerifier implements Verifier {
             "the test output passed berth's cap and was cut: the SWE-bench harness's verdict, which reads the whole log, cannot be reproduced",
         }
       : harnessRead;
-    await check.afterRun(context.signal);
+    await traced('verifier: afterRun', () => check.afterRun(context.signal));
     if (context.signal?.aborted) throw context.signal.reason ?? new Error('cancelled');
     const tampering = check.judge({
       grades: { default: berthGrade, swebench: harnessGrade },

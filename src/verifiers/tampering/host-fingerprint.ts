@@ -23,6 +23,7 @@
 import { createHash } from 'node:crypto';
 import { lstat } from 'node:fs/promises';
 import { join } from 'node:path';
+import PQueue from 'p-queue';
 import picomatch from 'picomatch';
 import {
   type FingerprintEntry,
@@ -60,21 +61,37 @@ function fingerprintValue(entry: FingerprintEntry): string | undefined {
   }
 }
 
+/**
+ * Files read at once by one fingerprint (each read is a few calls on libuv's thread pool, four
+ * threads by default: side by side, their waits overlap; bounded, so that a repository with
+ * thousands of runner files does not hold thousands of descriptors open).
+ */
+const READS_AT_ONCE = 8;
+
+/** `read` of every item, at most `READS_AT_ONCE` at a time, results in the items' order. */
+async function readAll<T, R>(items: readonly T[], read: (item: T) => Promise<R>): Promise<R[]> {
+  const queue = new PQueue({ concurrency: READS_AT_ONCE });
+  return Promise.all(items.map((item) => queue.add(() => read(item)) as Promise<R>));
+}
+
 /** Fingerprints of `paths` (repository-relative) below the host folder `repo`: path -> value. */
 export async function hostFingerprints(repo: string, paths: Iterable<string>): Promise<Map<string, string>> {
-  const map = new Map<string, string>();
-  for (const path of new Set(paths)) {
-    let entry: FingerprintEntry;
+  const unique = [...new Set(paths)];
+  const entries = await readAll(unique, async (path): Promise<FingerprintEntry | undefined> => {
     try {
-      entry = await fingerprintBeneath(repo, path);
+      return await fingerprintBeneath(repo, path);
     } catch (error) {
       // A path with `..` is never the repository's (git lists none).
-      if (error instanceof UnsafePathError) continue;
+      if (error instanceof UnsafePathError) return undefined;
       throw error;
     }
-    const value = fingerprintValue(entry);
+  });
+  const map = new Map<string, string>();
+  unique.forEach((path, i) => {
+    const entry = entries[i];
+    const value = entry ? fingerprintValue(entry) : undefined;
     if (value !== undefined) map.set(path, value);
-  }
+  });
   return map;
 }
 
@@ -109,24 +126,36 @@ export async function listingState(repo: string): Promise<ListingState> {
   } catch {
     complete = false;
   }
-  for (const path of [...GIT_STATE, ...found.paths.filter(isIgnoreFile)]) {
-    if (path === '.git/index') {
-      // Tools the tests run rewrite the index with fresh file times (`git describe --dirty`,
-      // `git status`): what git lists depends on the names and flags of its entries only.
-      const index = await readFileBeneath(repo, path, { maxBytes: MAX_INDEX_BYTES });
-      const names = index.kind === 'file' && !index.truncated ? indexEntries(index.data) : undefined;
-      if (index.kind !== 'missing' && names === undefined) complete = false;
-      ignoreState.set(path, names === undefined ? index.kind : sha256(names));
-      continue;
-    }
-    const entry = await fingerprintBeneath(repo, path, { content: false });
-    if (entry.kind === 'symlink' || entry.kind === 'beyond-link') complete = false;
-    ignoreState.set(path, entry.kind === 'file' ? `${entry.ino}_${entry.ctimeNs}_${entry.size}` : entry.kind);
-  }
+  const statePaths = [...GIT_STATE, ...found.paths.filter(isIgnoreFile)];
+  // Each file's state, and the configuration's text, read side by side.
+  const [states, config] = await Promise.all([
+    readAll(statePaths, async (path): Promise<{ value: string; whole: boolean }> => {
+      if (path === '.git/index') {
+        // Tools the tests run rewrite the index with fresh file times (`git describe --dirty`,
+        // `git status`): what git lists depends on the names and flags of its entries only.
+        const index = await readFileBeneath(repo, path, { maxBytes: MAX_INDEX_BYTES });
+        const names = index.kind === 'file' && !index.truncated ? indexEntries(index.data) : undefined;
+        return {
+          value: names === undefined ? index.kind : sha256(names),
+          whole: index.kind === 'missing' || names !== undefined,
+        };
+      }
+      const entry = await fingerprintBeneath(repo, path, { content: false });
+      return {
+        value: entry.kind === 'file' ? `${entry.ino}_${entry.ctimeNs}_${entry.size}` : entry.kind,
+        whole: entry.kind !== 'symlink' && entry.kind !== 'beyond-link',
+      };
+    }),
+    readFileBeneath(repo, '.git/config', { maxBytes: 1024 * 1024 }),
+  ]);
+  statePaths.forEach((path, i) => {
+    const state = states[i] as { value: string; whole: boolean };
+    if (!state.whole) complete = false;
+    ignoreState.set(path, state.value);
+  });
   if (complete) {
     // A configuration that reads other files (include, includeIf) or names its own excludes
     // file depends on files this state does not follow.
-    const config = await readFileBeneath(repo, '.git/config', { maxBytes: 1024 * 1024 });
     if (
       config.kind === 'file' &&
       (config.truncated || /include|excludesfile|objectformat|splitindex/i.test(config.data.toString('utf8')))

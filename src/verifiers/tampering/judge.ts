@@ -73,19 +73,49 @@ export class TamperingCheck {
   /** git listed a name that is not UTF-8: the shell fingerprints this run (`beforeRun`, `afterRun`). */
   private fingerprintInShell = false;
 
+  /** The probes, once armed (`begin` and `beforeRun` wait for them). */
+  private armed!: ArmedProbes;
+  /**
+   * A local environment's probes being armed (host files, no command): this runs while the
+   * bookkeeping script does, and `beforeRun` waits for it.
+   */
+  private arming: Promise<ArmedProbes> | undefined;
+  /** `afterRun` under way (started by `startAfterRun`). */
+  private afterRunning: Promise<void> | undefined;
+
   private constructor(
     private readonly env: Environment,
     private readonly options: TamperingCheckOptions,
-    private readonly armed: ArmedProbes,
   ) {
     this.sectioned = options.patch ? sectionedConfigsIn(options.patch) : [];
-    // Local probes are in place already; a container's are made by the bookkeeping script.
-    this.ready = armed.setupScript === '';
+    // Local probes are in place once armed; a container's are made by the bookkeeping script.
+    this.ready = env.kind === 'local';
     this.hostRepo = env.kind === 'local' ? env.workdir : undefined;
   }
 
+  /**
+   * Plans the check. A container's probes are armed now (their set-up script goes into the
+   * bookkeeping script); a local environment's host folder is made meanwhile (the bookkeeping
+   * script does not use it) and is in place when `beforeRun` returns.
+   */
   static async begin(env: Environment, options: TamperingCheckOptions): Promise<TamperingCheck> {
-    return new TamperingCheck(env, options, await armProbes(env, options.command));
+    const check = new TamperingCheck(env, options);
+    const arming = armProbes(env, options.command);
+    if (env.kind === 'local') {
+      // Never an unhandled rejection: `beforeRun` or `dispose` takes the outcome.
+      arming.catch(() => undefined);
+      check.arming = arming;
+    } else check.armed = await arming;
+    return check;
+  }
+
+  /** The armed probes (a local environment's: waited for). */
+  private async probes(): Promise<ArmedProbes> {
+    if (this.arming) {
+      this.armed = await this.arming;
+      this.arming = undefined;
+    }
+    return this.armed;
   }
 
   /** Shell lines run first in the bookkeeping script: the patch's pytest settings files as it left them. */
@@ -109,7 +139,7 @@ export class TamperingCheck {
       `echo '${this.marks.before}'`,
       this.hostRepo ? runnerListingScript() : fingerprintScript(this.options.testPatchPaths),
     ];
-    if (this.armed.setupScript)
+    if (!this.hostRepo && this.armed.setupScript)
       lines.push(
         `{ ${this.armed.setupScript}\n} >/dev/null 2>&1 && echo '${this.marks.ready}' && ${fingerprintFilesScript(this.armed.codeFiles)}`,
       );
@@ -153,9 +183,15 @@ export class TamperingCheck {
    * shell in the sandbox when git listed a name that is not UTF-8).
    */
   async beforeRun(signal?: AbortSignal): Promise<void> {
+    const armed = this.probes();
     if (this.hostRepo) {
-      this.before = await hostFingerprints(this.hostRepo, [...this.options.testPatchPaths, ...this.listed]);
-      this.listingBefore = await listingState(this.hostRepo);
+      // Both only read the repository (no untrusted process runs now): taken side by side.
+      const repo = this.hostRepo;
+      [this.before, this.listingBefore] = await Promise.all([
+        hostFingerprints(repo, [...this.options.testPatchPaths, ...this.listed]),
+        listingState(repo),
+        armed,
+      ]);
     } else if (this.fingerprintInShell) {
       const run = await this.env.exec(fingerprintScript(this.options.testPatchPaths), {
         timeoutSec: 120,
@@ -164,6 +200,7 @@ export class TamperingCheck {
       });
       this.before = parseFingerprints(run.output);
     }
+    await armed;
   }
 
   /** The test command to run: with the probes when they are in place, else as given. */
@@ -176,8 +213,23 @@ export class TamperingCheck {
     return this.ready && this.armed.binds.length > 0 ? { binds: this.armed.binds } : {};
   }
 
+  /**
+   * Starts `afterRun` right after the test command ended, so that it runs while the verifier
+   * writes, parses and grades the log; `afterRun` then waits for it.
+   */
+  startAfterRun(signal?: AbortSignal): void {
+    this.afterRunning ??= this.collectAfterRun(signal);
+    // Never an unhandled rejection: `afterRun` takes the outcome.
+    this.afterRunning.catch(() => undefined);
+  }
+
   /** After the tests: the probes' files and the second fingerprint (one trusted command, or none locally). */
   async afterRun(signal?: AbortSignal): Promise<void> {
+    this.startAfterRun(signal);
+    await this.afterRunning;
+  }
+
+  private async collectAfterRun(signal?: AbortSignal): Promise<void> {
     if (this.hostRepo) {
       await this.afterRunOnHost(this.hostRepo, signal);
       return;
@@ -211,7 +263,15 @@ export class TamperingCheck {
   /** `afterRun` of a local environment: berth reads the probes' files and fingerprints itself. */
   private async afterRunOnHost(repo: string, signal?: AbortSignal): Promise<void> {
     let listed = this.listed;
-    const state = await listingState(repo);
+    // The probes' files, the fingerprints of the files listed before and git's list's state,
+    // side by side (nothing untrusted runs any more); a path only a new list names is
+    // fingerprinted after it.
+    const files = this.ready ? readProbeFiles(this.armed) : Promise.resolve<ProbeFiles>({});
+    const [state, known] = await Promise.all([
+      listingState(repo),
+      hostFingerprints(repo, [...this.options.testPatchPaths, ...listed]),
+      files,
+    ]);
     if (!this.listingBefore || !sameListing(this.listingBefore, state)) {
       // git's list may differ now: take it again, in the sandbox.
       const run = await this.env.exec(runnerListingScript(), {
@@ -226,11 +286,21 @@ export class TamperingCheck {
         listed = run.output.split('\0').filter((p) => p !== '' && p !== '\n');
       }
     }
-    this.after = await hostFingerprints(repo, [...this.options.testPatchPaths, ...listed]);
+    const wanted = new Set([...this.options.testPatchPaths, ...listed]);
+    const taken = new Set([...this.options.testPatchPaths, ...this.listed]);
+    const more = await hostFingerprints(
+      repo,
+      [...wanted].filter((p) => !taken.has(p)),
+    );
+    this.after = new Map();
+    for (const path of wanted) {
+      const value = known.get(path) ?? more.get(path);
+      if (value !== undefined) this.after.set(path, value);
+    }
     for (const path of listed)
       if (!this.after.has(path) && !this.listed.includes(path))
         this.after.set(path, 'listed, not readable by name');
-    if (this.ready) this.files = await readProbeFiles(this.armed);
+    this.files = await files;
   }
 
   /**
@@ -302,6 +372,8 @@ export class TamperingCheck {
 
   /** Removes what the check left on the host (a local environment's probe folder). */
   async dispose(): Promise<void> {
-    await disarmProbes(this.armed);
+    await this.afterRunning?.catch(() => undefined);
+    const armed = this.arming ? await this.arming.catch(() => undefined) : this.armed;
+    if (armed) await disarmProbes(armed);
   }
 }
