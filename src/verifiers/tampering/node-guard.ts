@@ -106,18 +106,21 @@ function berthGuardChild(berthKey) {
     0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
   ]);
   const H0 = new U32([0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]);
-  function sha256(bytes, len) {
-    const total = (((len + 9 + 63) / 64) | 0) * 64;
+  // The hash of (the blocks already absorbed into start: done bytes) followed by bytes[0, len).
+  function sha256(start, done, bytes, len, pad) {
+    const total = pad ? (((len + 9 + 63) / 64) | 0) * 64 : len;
     const m = new U8(total);
     for (let i = 0; i < len; i++) m[i] = bytes[i];
-    m[len] = 0x80;
-    const bits = len * 8;
-    m[total - 1] = bits & 255;
-    m[total - 2] = (bits >>> 8) & 255;
-    m[total - 3] = (bits >>> 16) & 255;
-    m[total - 4] = (bits >>> 24) & 255;
+    if (pad) {
+      m[len] = 0x80;
+      const bits = (done + len) * 8;
+      m[total - 1] = bits & 255;
+      m[total - 2] = (bits >>> 8) & 255;
+      m[total - 3] = (bits >>> 16) & 255;
+      m[total - 4] = (bits >>> 24) & 255;
+    }
     const h = new U32(8);
-    for (let i = 0; i < 8; i++) h[i] = H0[i];
+    for (let i = 0; i < 8; i++) h[i] = start[i];
     const w = new U32(64);
     for (let off = 0; off < total; off += 64) {
       for (let t = 0; t < 16; t++) {
@@ -144,6 +147,7 @@ function berthGuardChild(berthKey) {
       h[0] = (h[0] + a) | 0; h[1] = (h[1] + b) | 0; h[2] = (h[2] + c) | 0; h[3] = (h[3] + d) | 0;
       h[4] = (h[4] + e) | 0; h[5] = (h[5] + f) | 0; h[6] = (h[6] + g) | 0; h[7] = (h[7] + k) | 0;
     }
+    if (!pad) return h;
     const out = new U8(32);
     for (let i = 0; i < 8; i++) {
       out[i * 4] = h[i] >>> 24; out[i * 4 + 1] = (h[i] >>> 16) & 255;
@@ -181,16 +185,15 @@ function berthGuardChild(berthKey) {
     opad[i] = b ^ 0x5c;
   }
   secret.fill(0);
+  // HMAC's padded keys hashed once (RFC 2104: each is one block), kept as hash states.
+  const innerStart = sha256(H0, 0, ipad, 64, false);
+  const outerStart = sha256(H0, 0, opad, 64, false);
+  ipad.fill(0);
+  opad.fill(0);
   function mac(text) {
     const m = utf8(text);
-    const inner = new U8(64 + m.length);
-    for (let i = 0; i < 64; i++) inner[i] = ipad[i];
-    for (let i = 0; i < m.length; i++) inner[64 + i] = m.bytes[i];
-    const ih = sha256(inner, 64 + m.length);
-    const outer = new U8(96);
-    for (let i = 0; i < 64; i++) outer[i] = opad[i];
-    for (let i = 0; i < 32; i++) outer[64 + i] = ih[i];
-    const d = sha256(outer, 96);
+    const ih = sha256(innerStart, 64, m.bytes, m.length, true);
+    const d = sha256(outerStart, 64, ih, 32, true);
     let hex = '';
     for (let i = 0; i < 32; i++) hex = hex + HEX[d[i] >>> 4] + HEX[d[i] & 15];
     return hex;

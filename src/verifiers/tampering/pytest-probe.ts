@@ -28,10 +28,17 @@
  * code that runs later in the process (conftest.py, the package, the tests) finds neither the
  * file nor the value in the environment; the report carries it back. The probe is written for
  * Python 3.5+ and pytest 3+ (no f-strings, old-style hookwrappers).
+ *
+ * pytest marks a `-p` plugin's module for its assertion rewriting (an AST pass before the
+ * compile, on every run: the probe's folder is new each time and read-only, so no `.pyc` is
+ * kept); the probe has no `assert` and opts out (`PYTEST_DONT_REWRITE` in its docstring).
  */
 
 /** The probe's module source. `__MODULE__` is replaced by the module's name. */
-export const PYTEST_PROBE_SOURCE = String.raw`"""berth's pytest probe (see berth: src/verifiers/tampering/pytest-probe.ts)."""
+export const PYTEST_PROBE_SOURCE = String.raw`"""berth's pytest probe (see berth: src/verifiers/tampering/pytest-probe.ts).
+
+PYTEST_DONT_REWRITE: it has no assert; pytest compiles it as it is, without its rewriting pass.
+"""
 import json as _json
 import os as _os
 import sys as _sys
