@@ -82,6 +82,8 @@ export class TamperingCheck {
   private arming: Promise<ArmedProbes> | undefined;
   /** `afterRun` under way (started by `startAfterRun`). */
   private afterRunning: Promise<void> | undefined;
+  /** A local environment's probe folder being removed once its files were read. */
+  private disarming: Promise<void> | undefined;
 
   private constructor(
     private readonly env: Environment,
@@ -301,6 +303,9 @@ export class TamperingCheck {
       if (!this.after.has(path) && !this.listed.includes(path))
         this.after.set(path, 'listed, not readable by name');
     this.files = await files;
+    // Read: the folder goes now, while the verifier grades (`dispose` waits for it).
+    this.disarming = disarmProbes(this.armed);
+    this.disarming.catch(() => undefined);
   }
 
   /**
@@ -373,6 +378,7 @@ export class TamperingCheck {
   /** Removes what the check left on the host (a local environment's probe folder). */
   async dispose(): Promise<void> {
     await this.afterRunning?.catch(() => undefined);
+    if (this.disarming) return this.disarming;
     const armed = this.arming ? await this.arming.catch(() => undefined) : this.armed;
     if (armed) await disarmProbes(armed);
   }

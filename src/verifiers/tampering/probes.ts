@@ -207,10 +207,13 @@ export async function readProbeFiles(armed: ArmedProbes, collected?: string): Pr
       nodeStarted: 'node-started',
       nodeReport: 'node-report.jsonl',
     };
-    for (const [key, name] of Object.entries(names) as [keyof ProbeFiles, string][]) {
-      const text = await readNoFollow(join(armed.outDir, name));
+    // Read side by side (each read is a few calls on libuv's thread pool).
+    const entries = Object.entries(names) as [keyof ProbeFiles, string][];
+    const texts = await Promise.all(entries.map(([, name]) => readNoFollow(join(armed.outDir, name))));
+    entries.forEach(([key], i) => {
+      const text = texts[i];
       if (text !== undefined) files[key] = text;
-    }
+    });
     return files;
   }
   if (collected === undefined) return files;
