@@ -1,43 +1,48 @@
 /**
- * Step timings for finding where wall time goes: with `BERTH_TRACE=1` in the environment,
- * `traced` prints `[berth trace] <label> <wall> ms cpu <self> ms children <children> ms` to
- * stderr when a step ends: its wall time (`performance.now()`), berth's own CPU time over it
- * (`process.cpuUsage`) and the CPU time of the child processes that ended during it and were
- * waited for (`cutime` + `cstime` of /proc/self/stat, in clock ticks of 10 ms: a sum over
- * many steps means more than one). Off by default: then it only runs the step.
+ * A debug trace of the wall time of berth's steps (issues 10 and 18: where a trial's time goes).
+ * Off unless `BERTH_TRACE` is set: `BERTH_TRACE=1` writes one line per step to stderr,
+ * `BERTH_TRACE=/abs/file` appends them to that file (a bench's trials, whose stderr is not shown).
+ * A line: `berth-trace <start ms> <duration ms> <label>`, the start in milliseconds since this
+ * process began (`performance.now()`), so concurrent steps show as overlapping intervals.
+ * One facility for every part of berth: the environment, the verifier, the engine.
  */
-import { readFileSync } from 'node:fs';
+import { appendFileSync } from 'node:fs';
+import { isAbsolute } from 'node:path';
 
-const enabled = process.env.BERTH_TRACE === '1';
+const setting = process.env.BERTH_TRACE;
 
-/** CPU milliseconds of the children waited for so far (Linux; 0 elsewhere). */
-function childrenMs(): number {
+/** Whether steps are traced (`BERTH_TRACE` set to `1` or an absolute file path). */
+export const tracing = setting === '1' || (setting !== undefined && isAbsolute(setting));
+
+function write(line: string): void {
   try {
-    const stat = readFileSync('/proc/self/stat', 'utf8');
-    // The fields after the command name, which is in parentheses and may hold spaces.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // cutime and cstime are fields 16 and 17 of proc(5), 14 and 15 here (from 3).
-    return (Number(fields[13]) + Number(fields[14])) * 10;
+    if (setting === '1') process.stderr.write(`${line}\n`);
+    else appendFileSync(setting as string, `${line}\n`);
   } catch {
-    return 0;
+    // A trace never fails what it traces.
   }
 }
 
-/** Runs `step`; with `BERTH_TRACE=1`, prints its wall and CPU time (ms) under `label` to stderr. */
-export async function traced<T>(label: string, step: () => Promise<T>): Promise<T> {
-  if (!enabled) return step();
-  const started = performance.now();
-  const cpu = process.cpuUsage();
-  const children = childrenMs();
+/** Records the step `label` that started at `start` (a `performance.now()` value) and ends now. */
+export function traceSince(label: string, start: number): void {
+  if (!tracing) return;
+  const end = performance.now();
+  write(`berth-trace ${start.toFixed(1)} ${(end - start).toFixed(1)} ${label}`);
+}
+
+/**
+ * Runs `work` as the traced step `label`: its wall time is written when it settles (failures
+ * included, marked `!`). Without tracing, just `work()`.
+ */
+export async function traced<T>(label: string, work: () => Promise<T>): Promise<T> {
+  if (!tracing) return work();
+  const start = performance.now();
   try {
-    return await step();
-  } finally {
-    const self = process.cpuUsage(cpu);
-    process.stderr.write(
-      `[berth trace] ${label} ${(performance.now() - started).toFixed(1)} ms cpu ${((self.user + self.system) / 1000).toFixed(1)} ms children ${childrenMs() - children} ms\n`,
-    );
+    const value = await work();
+    traceSince(label, start);
+    return value;
+  } catch (error) {
+    traceSince(`${label} !`, start);
+    throw error;
   }
 }
-
-/** Whether `BERTH_TRACE=1` was set when berth started. */
-export const tracing = enabled;
