@@ -277,11 +277,20 @@ export class SwebenchVerifier implements Verifier {
         paths,
       });
     }
-    await writeFileAtomic(
-      join(dir, 'test-patch-apply.log'),
-      `${resetLog}${testPatch ? applyLog : '(empty test patch)\n'}`,
+    // Records are written while the verifier goes on (awaited before report.json).
+    const records: Promise<void>[] = [];
+    const record = (write: Promise<void>) => {
+      write.catch(() => undefined);
+      records.push(write);
+    };
+    record(
+      writeFileAtomic(
+        join(dir, 'test-patch-apply.log'),
+        `${resetLog}${testPatch ? applyLog : '(empty test patch)\n'}`,
+      ),
     );
     if (testPatch && bookkeeping.exitCode !== 0) {
+      await Promise.all(records);
       return this.failed(
         dir,
         spec,
@@ -326,7 +335,7 @@ export class SwebenchVerifier implements Verifier {
       `>>>>> Start Test Output ${nonce}\n${body}>>>>> End Test Output ${nonce}\n` +
       `>>>>> Test Exit Code ${nonce}: ${run.exitCode ?? `killed (${run.signal ?? 'signal'})`}\n` +
       (run.timedOut ? `>>>>> Tests Timed Out ${nonce}: ${context.timeoutSec} s\n` : '');
-    await writeFileAtomic(join(dir, 'test-output.txt'), log);
+    record(writeFileAtomic(join(dir, 'test-output.txt'), log));
 
     // 5. Parse.
     const slice = betweenMarkers(log, nonce) ?? '';
@@ -445,6 +454,7 @@ export class SwebenchVerifier implements Verifier {
     };
     // Verdicts in snake_case, as every file berth writes (matchedBy -> matched_by).
     const verdicts = verdictsForFile(grade.verdicts);
+    await Promise.all(records);
     await writeJsonAtomic(join(dir, 'report.json'), {
       ...details,
       tests: verdicts,
