@@ -5,11 +5,13 @@
  * - `compile <kotlinHome|->`: a warm compiler server. Reads requests on stdin and compiles a
  *   batch of Kotlin files (the Kotlin compiler from `<kotlinHome>/lib/kotlin-compiler.jar`, loaded
  *   once, called in-process as kotlinc does) or Java files (javax.tools, in-process javac).
- * - `run`: a warm runner. Loads each sample's classes in a fresh class loader and calls its
- *   `main` on a thread of its own thread group, with stdout/stderr captured (capped) and a
- *   security manager that turns `System.exit` into a recorded exit status and refuses process
+ * - `run`: a runner for one sample: loads the sample's classes in a class loader of their own and
+ *   calls its `main` on a thread of its own thread group, with stdout/stderr captured (capped) and
+ *   a security manager that turns `System.exit` into a recorded exit status and refuses process
  *   creation, sockets, writes outside the scratch folder and raw writes to the protocol's file
- *   descriptors. A sample that never returns is handled by the parent (kill + restart).
+ *   descriptors; after its answer the JVM halts (no JVM runs two samples). A sample that never
+ *   returns is handled by the parent (kill). `train`: the same for several requests, for berth's
+ *   own training programs only (`cds.ts`).
  *
  * Protocol: one request per line, tab-separated, free text base64-encoded (UTF-8).
  *   KC id outDir classpath file...   -> "R id exitCode b64(messages)"
@@ -51,7 +53,7 @@ public final class BerthJvmHelper {
           Runtime.getRuntime().halt(3);
         }
       }
-      runLoop(in);
+      runLoop(in, args[0].equals("run"));
     }
     Runtime.getRuntime().halt(0);
   }
@@ -169,44 +171,17 @@ public final class BerthJvmHelper {
     }
   }
 
-  /**
-   * JVM-global state a sample can change and a fresh java would not carry over: the default
-   * Locale (all categories), TimeZone, System properties, System.in (empty), the default
-   * uncaught-exception handler and the security providers. Restored before each sample. (The
-   * default charset is fixed at start-up; the security manager and one-shot factories are refused
-   * by the Guard.)
-   */
-  static final class Snapshot {
-    final Locale locale = Locale.getDefault();
-    final Locale display = Locale.getDefault(Locale.Category.DISPLAY);
-    final Locale format = Locale.getDefault(Locale.Category.FORMAT);
-    final TimeZone zone = (TimeZone) TimeZone.getDefault().clone();
-    final Properties props = (Properties) System.getProperties().clone();
-    final Thread.UncaughtExceptionHandler handler = Thread.getDefaultUncaughtExceptionHandler();
-    final java.security.Provider[] providers = java.security.Security.getProviders();
-
-    void restore() {
-      Locale.setDefault(locale);
-      Locale.setDefault(Locale.Category.DISPLAY, display);
-      Locale.setDefault(Locale.Category.FORMAT, format);
-      TimeZone.setDefault((TimeZone) zone.clone());
-      if (!System.getProperties().equals(props)) System.setProperties((Properties) props.clone());
-      System.setIn(new ByteArrayInputStream(new byte[0]));
-      Thread.setDefaultUncaughtExceptionHandler(handler);
-      if (!Arrays.equals(java.security.Security.getProviders(), providers)) {
-        for (java.security.Provider p : java.security.Security.getProviders())
-          java.security.Security.removeProvider(p.getName());
-        for (java.security.Provider p : providers) java.security.Security.addProvider(p);
-      }
-    }
-  }
-
   static Throwable unwrap(Throwable t) {
     while (t instanceof InvocationTargetException && t.getCause() != null) t = t.getCause();
     return t;
   }
 
-  static void runLoop(BufferedReader in) throws Exception {
+  /**
+   * Runs samples' mains, one per request; with once (mode run), exactly one: the JVM then halts, so
+   * nothing a sample changes in it (JDK statics, properties, threads) can reach another sample.
+   * Mode train (berth's own training programs, cds.ts) takes several, restoring nothing.
+   */
+  static void runLoop(BufferedReader in, boolean once) throws Exception {
     scratch = new File(".").getCanonicalPath();
     System.setIn(new ByteArrayInputStream(new byte[0]));
     boolean guarded = true;
@@ -216,7 +191,6 @@ public final class BerthJvmHelper {
       guarded = false; // JDK 24+: no security manager; System.exit then ends the runner
     }
     PrintStream origErr = System.err;
-    Snapshot initial = new Snapshot();
     proto.println(guarded ? "READY" : "READY\tunguarded");
     String line;
     int seq = 0;
@@ -231,7 +205,6 @@ public final class BerthJvmHelper {
       CappedStream err = new CappedStream(cap);
       PrintStream pout = new PrintStream(out, true, "UTF-8");
       PrintStream perr = new PrintStream(err, true, "UTF-8");
-      initial.restore();
       exitStatus = null;
       boolean dirty = false;
       final int[] code = { 0 };
@@ -285,6 +258,7 @@ public final class BerthJvmHelper {
       try { loader.close(); } catch (IOException e) { }
       pout.flush(); perr.flush();
       proto.println("R\t" + id + "\t" + code[0] + "\t" + ms + "\t" + b64(out.text()) + "\t" + b64(err.text()) + "\t" + (dirty ? 1 : 0));
+      if (once) return;
     }
   }
 
