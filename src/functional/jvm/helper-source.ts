@@ -171,6 +171,35 @@ public final class BerthJvmHelper {
     }
   }
 
+  // No JVM-global state is saved or restored between samples: a runner JVM answers one request
+  // (mode run) and halts, so the next sample starts in a fresh JVM with the state a fresh java
+  // has: default Locale (all categories), TimeZone, System properties, System.in (set empty
+  // below), no default uncaught-exception handler, the JDK's security providers and properties,
+  // JDK statics, no threads of another sample, an empty scratch folder of its own.
+  // (Until December 2026 a warm runner ran up to 400 samples one after another and restored only
+  // the state it knew of; later its snapshot, taken at every start although one sample ran, cost
+  // a quarter of a runner JVM's CPU: it initialised TimeZone and every security provider.)
+  //
+  // What the runner still does for its one sample:
+  // - a class loader of the sample's own over its classes folder (the compiler's output for its
+  //   batch; other samples' packages are there too, but only this sample's main is called);
+  // - the main on a thread named "main" in a thread group of its own, so the Guard can tell the
+  //   sample's threads (and the threads they start) from the runner's;
+  // - System.out and System.err replaced by capped buffers while the sample runs;
+  // - the JVM waits for the sample's non-daemon threads, as java does;
+  // - System.exit(n) recorded by the Guard as the exit status (JDK 17-23);
+  // - an uncaught exception printed as the java launcher prints it, exit status 1.
+  //
+  // The answer line is written only by this thread, after the sample's main thread ended.
+  // A sample can always decide its own verdict (System.exit(0) passes, as under mxeval's
+  // java -jar); it cannot reach another sample's, which runs in another JVM, sandbox and uid.
+  //
+  // These comment lines also keep the helper's own frames at the line numbers they had before
+  // (a test failure's text ends with "at BerthJvmHelper.lambda$runLoop$0(BerthJvmHelper.java:232)"),
+  // so per-sample result texts stay comparable with earlier berth versions. Keep the count of
+  // lines above runLoop's lambda unchanged, or say in docs/function-level-jvm.md that it moved.
+  // ------------------------------------------------------------------------------------------------
+
   static Throwable unwrap(Throwable t) {
     while (t instanceof InvocationTargetException && t.getCause() != null) t = t.getCause();
     return t;
