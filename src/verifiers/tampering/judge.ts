@@ -16,8 +16,9 @@
  * trust-fs's; it is merged here through `environmentFindings` when it exists.
  */
 import { randomBytes } from 'node:crypto';
-import type { Environment, ExecOptions } from '../../environments/environment.ts';
+import type { Environment, ExecOptions, FileSystemChange } from '../../environments/environment.ts';
 import type { SwebenchGrade } from '../../grading/swebench.ts';
+import { changesByTests, environmentFinding, fileSystemBefore } from '../../trials/verifier-environment.ts';
 import { patchFiles } from '../../util/patch-files.ts';
 import { shellQuote } from '../../util/shell.ts';
 import { type ConsolePass, crossCheck } from './cross-check.ts';
@@ -25,8 +26,8 @@ import {
   hostFingerprints,
   type ListingState,
   listingState,
+  MAX_WALK_ENTRIES,
   parseListing,
-  sameListing,
 } from './host-fingerprint.ts';
 import { scanPatch, sectionedConfigsIn } from './patch-scan.ts';
 import { type ArmedProbes, armProbes, disarmProbes, type ProbeFiles, readProbeFiles } from './probes.ts';
@@ -72,6 +73,16 @@ export class TamperingCheck {
   private listingBefore: ListingState | undefined;
   /** git listed a name that is not UTF-8: the shell fingerprints this run (`beforeRun`, `afterRun`). */
   private fingerprintInShell = false;
+  /** The repository could be walked whole before the tests and not after them (local environments). */
+  private unwalkable = false;
+  /** Containers: the engine's record of the file system right before the tests. */
+  private fileSystemBefore: Set<string> | undefined;
+  /** Containers: what the tests changed in the places berth's commands after them depend on. */
+  private changedByTests: FileSystemChange[] = [];
+  /** Containers: the engine's list of processes right before the tests. */
+  private processesBefore: Set<string> | undefined;
+  /** Containers: processes the test run left running, killed before berth's commands after it. */
+  private strayKilled = 0;
 
   /** The probes, once armed (`begin` and `beforeRun` wait for them). */
   private armed!: ArmedProbes;
@@ -187,14 +198,22 @@ export class TamperingCheck {
   async beforeRun(signal?: AbortSignal): Promise<void> {
     const armed = this.probes();
     if (this.hostRepo) {
-      // Both only read the repository (no untrusted process runs now): taken side by side.
-      const repo = this.hostRepo;
-      [this.before, this.listingBefore] = await Promise.all([
-        hostFingerprints(repo, [...this.options.testPatchPaths, ...this.listed]),
-        listingState(repo),
-        armed,
+      // git's list and every runner file on disk, ignored by git or not (pytest reads a
+      // conftest.py whatever a .gitignore says). The walk decides what is fingerprinted, so
+      // the two go one after the other (the probes are armed meanwhile).
+      this.listingBefore = await listingState(this.hostRepo);
+      this.before = await hostFingerprints(this.hostRepo, [
+        ...this.options.testPatchPaths,
+        ...this.listed,
+        ...this.listingBefore.runnerNames,
       ]);
-    } else if (this.fingerprintInShell) {
+    } else if (this.env.kind !== 'local') {
+      // The tests may run as root: what they change outside the work folder is read after them,
+      // and what they leave running is killed before berth's commands after them.
+      this.fileSystemBefore = await fileSystemBefore(this.env);
+      if (this.env.processList) this.processesBefore = new Set(await this.env.processList());
+    }
+    if (!this.hostRepo && this.fingerprintInShell) {
       const run = await this.env.exec(fingerprintScript(this.options.testPatchPaths), {
         timeoutSec: 120,
         trusted: true,
@@ -216,10 +235,13 @@ export class TamperingCheck {
   }
 
   /**
-   * Starts `afterRun` right after the test command ended, so that it runs while the verifier
-   * writes, parses and grades the log; `afterRun` then waits for it.
+   * A local environment: starts `afterRun` right after the test command ended, so that it runs
+   * while the verifier writes, parses and grades the log; `afterRun` then waits for it. In a
+   * container nothing starts early: `afterRun` kills what the tests left running before its
+   * own command, and runs where it always did (after the verifier's reads of the log's files).
    */
   startAfterRun(signal?: AbortSignal): void {
+    if (!this.hostRepo) return;
     this.afterRunning ??= this.collectAfterRun(signal);
     // Never an unhandled rejection: `afterRun` takes the outcome.
     this.afterRunning.catch(() => undefined);
@@ -227,7 +249,7 @@ export class TamperingCheck {
 
   /** After the tests: the probes' files and the second fingerprint (one trusted command, or none locally). */
   async afterRun(signal?: AbortSignal): Promise<void> {
-    this.startAfterRun(signal);
+    this.afterRunning ??= this.collectAfterRun(signal);
     await this.afterRunning;
   }
 
@@ -235,6 +257,16 @@ export class TamperingCheck {
     if (this.hostRepo) {
       await this.afterRunOnHost(this.hostRepo, signal);
       return;
+    }
+    // A process the tests left (root, like berth's commands here) could signal berth's next
+    // command, or write into its output through /proc/<pid>/fd (breaker7:
+    // `pytest-restore-and-forge-after-run`): none may be alive when it runs. The engine lists
+    // the processes from outside; any not there before the tests (a pid and its start time)
+    // means the container's whole pid namespace is killed (its PID 1, then started again).
+    if (this.env.killStrayProcesses) {
+      const now = this.env.processList ? await this.env.processList() : undefined;
+      if (!now || !this.processesBefore || now.some((p) => !this.processesBefore?.has(p)))
+        this.strayKilled = Math.max(1, await this.env.killStrayProcesses());
     }
     // A container's probe code is fingerprinted before the collect script removes it.
     const script = [
@@ -260,22 +292,32 @@ export class TamperingCheck {
         if (this.armed.codeFiles.includes(path)) this.after.set(path, value);
     }
     if (this.ready) this.files = await readProbeFiles(this.armed, collected);
+    // After berth's commands: a tool they ran that the tests replaced is in the engine's record,
+    // which nothing in the container can edit.
+    if (this.fileSystemBefore && this.env.fileSystemChanges)
+      this.changedByTests = changesByTests(
+        await this.env.fileSystemChanges(),
+        this.fileSystemBefore,
+        this.env.workdir,
+      );
   }
 
   /** `afterRun` of a local environment: berth reads the probes' files and fingerprints itself. */
   private async afterRunOnHost(repo: string, signal?: AbortSignal): Promise<void> {
     let listed = this.listed;
-    // The probes' files, the fingerprints of the files listed before and git's list's state,
-    // side by side (nothing untrusted runs any more); a path only a new list names is
-    // fingerprinted after it.
+    // The probes' files are read while the repository is walked (nothing untrusted runs any more).
     const files = this.ready ? readProbeFiles(this.armed) : Promise.resolve<ProbeFiles>({});
-    const [state, known] = await Promise.all([
-      listingState(repo),
-      hostFingerprints(repo, [...this.options.testPatchPaths, ...listed]),
-      files,
-    ]);
-    if (!this.listingBefore || !sameListing(this.listingBefore, state)) {
-      // git's list may differ now: take it again, in the sandbox.
+    files.catch(() => undefined);
+    const state = await listingState(repo);
+    // The walk saw every file: its runner names (ignored by git or not) and git's list from
+    // before the run are all there is to fingerprint; nothing the run did to git's state
+    // (a .gitignore, info/exclude, config) can hide a file from it. A walk the run made
+    // incomplete (past the entry cap, a name that is not UTF-8, folders too deep) is a finding:
+    // git, whose state the run may have changed, would have to say what is there.
+    if (this.listingBefore?.walked && !state.walked) this.unwalkable = true;
+    if (!state.walked) {
+      // The repository was too big for the walk before the run already: take git's list again,
+      // in the sandbox (ignored files included).
       const run = await this.env.exec(runnerListingScript(), {
         timeoutSec: 120,
         trusted: true,
@@ -288,17 +330,11 @@ export class TamperingCheck {
         listed = run.output.split('\0').filter((p) => p !== '' && p !== '\n');
       }
     }
-    const wanted = new Set([...this.options.testPatchPaths, ...listed]);
-    const taken = new Set([...this.options.testPatchPaths, ...this.listed]);
-    const more = await hostFingerprints(
-      repo,
-      [...wanted].filter((p) => !taken.has(p)),
-    );
-    this.after = new Map();
-    for (const path of wanted) {
-      const value = known.get(path) ?? more.get(path);
-      if (value !== undefined) this.after.set(path, value);
-    }
+    this.after = await hostFingerprints(repo, [
+      ...this.options.testPatchPaths,
+      ...listed,
+      ...state.runnerNames,
+    ]);
     for (const path of listed)
       if (!this.after.has(path) && !this.listed.includes(path))
         this.after.set(path, 'listed, not readable by name');
@@ -370,6 +406,27 @@ export class TamperingCheck {
     if (this.before.size > 0 || this.after.size > 0) {
       const changed = compareFingerprints(this.before, this.after);
       if (changed) findings.push(changed);
+    }
+    if (this.unwalkable)
+      findings.push({
+        kind: 'changed-during-run',
+        layer: 'run',
+        veto: true,
+        message: `the test run made the repository impossible to walk whole (more than ${MAX_WALK_ENTRIES} entries, a name that is not UTF-8 or folders too deep): the runner files it created cannot be told`,
+      });
+    if (this.strayKilled > 0)
+      notes.push(
+        `the test run left processes running in the container: all were killed before berth's commands after it (${this.strayKilled})`,
+      );
+    if (this.changedByTests.length > 0) {
+      findings.push(
+        environmentFinding(
+          this.changedByTests,
+          true,
+          "berth's checks after the tests run the container's tools, so the run is not trusted",
+          'the test run',
+        ),
+      );
     }
     findings.push(...(input.environmentFindings ?? []));
     return { vetoed: findings.some((f) => f.veto), findings, notes };
