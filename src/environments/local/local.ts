@@ -379,7 +379,9 @@ export class LocalEnvironment implements Environment {
     } else {
       const cacheDir = join(this.root, 'cache');
       const goCache = join(cacheDir, 'go-build');
-      // `cache/` is the trial's uid's: whatever the agent made of it (links included) goes whole.
+      // `cache/` is the trial's uid's: whatever the agent made of it (links included) goes whole;
+      // the agent's overlay on `go-build/` first (rm would empty it file by file, then fail).
+      await unmountAll(this.mounts.filter((point) => point.startsWith(`${cacheDir}${sep}`)));
       await rm(cacheDir, { recursive: true, force: true });
       await mkdir(goCache, { recursive: true });
       await traced('local go: copy go-verify', () => copyVerifierGoCache(key, goCache, owner));
