@@ -54,6 +54,7 @@ import type { NetworkPolicy } from '../../tasks/task.ts';
 import { ownedTempDir } from '../../util/leftovers.ts';
 import { hostPlatform } from '../../util/platform.ts';
 import { type CopyLimits, type CopyReport, copyInBeneath, copyOutBeneath } from '../../util/safe-fs.ts';
+import { traced, traceSince, tracing } from '../../util/trace.ts';
 import type {
   Environment,
   EnvironmentLimits,
@@ -299,12 +300,15 @@ export class LocalEnvironment implements Environment {
           ? AbortSignal.any([options.signal, this.stopping.signal])
           : this.stopping.signal,
       });
+    const traceStart = performance.now();
     let result = await run();
     // bwrap binds the host's mounts one by one: a mount that goes away meanwhile (a container
     // of the Docker engine stopping) fails the set-up before the command ran. Run it again.
     for (let retry = 0; retry < 3 && prefix[0] === 'bwrap' && bwrapSetupFailed(result); retry++)
       result = await run();
     this.limits.note(result.limitsHit);
+    if (tracing)
+      traceSince(`local exec ${options.setup ? '(setup) ' : ''}${traceLabel(command)}`, traceStart);
     // What a set-up command (berth's user) left in the trial folder goes back to the trial's uid.
     if (options.setup) await this.handOver(SANDBOX_DIRS.map((dir) => join(this.root, dir)));
     return result;
@@ -365,7 +369,7 @@ export class LocalEnvironment implements Environment {
     await rm(cacheDir, { recursive: true, force: true });
     await mkdir(goCache, { recursive: true });
     const owner = this.isolationMethod ? this.sandbox?.identity : undefined;
-    await copyVerifierGoCache(key, goCache, owner);
+    await traced('local go: copy go-verify', () => copyVerifierGoCache(key, goCache, owner));
     if (owner) await chown(cacheDir, owner.uid, owner.gid);
     const filled = await goCacheFilled(key);
     const run = await this.exec(compileScript(go, goPackagesOf(options.testFiles ?? [])), {
@@ -383,7 +387,7 @@ export class LocalEnvironment implements Environment {
     // (the step's pid namespace and cgroup are gone; this checks the host's whole process table).
     if (owner && processesOfUid(owner.uid).length > 0)
       return { tool: 'go', outcome: 'failed', ...content, added: 0, durationSec: seconds() };
-    const added = await mergeGoCache(key, goCache, out.content);
+    const added = await traced('local go: merge', () => mergeGoCache(key, goCache, out.content as string));
     return { tool: 'go', outcome: 'filled', ...content, added, durationSec: seconds() };
   }
 
@@ -419,9 +423,12 @@ export class LocalEnvironment implements Environment {
     this.stopped = true;
     this.stopping.abort();
     if (this.sandbox) releaseIdentity(this.sandbox.slot);
-    await unmountAll(this.mounts);
-    if (this.capped) await releaseFolder(this.root);
-    if (!this.keep) await rm(this.root, { recursive: true, force: true, maxRetries: 3 });
+    await traced('local stop: unmount', () => unmountAll(this.mounts));
+    if (this.capped) await traced('local stop: tmpfs', () => releaseFolder(this.root));
+    if (!this.keep)
+      await traced('local stop: remove', () =>
+        rm(this.root, { recursive: true, force: true, maxRetries: 3 }),
+      );
   }
 }
 
@@ -509,6 +516,10 @@ export class LocalEnvironmentProvider implements EnvironmentProvider {
    * @throws InputError when the task has neither a snapshot nor a usable mirror.
    */
   async start(context: EnvironmentStartContext): Promise<LocalEnvironment> {
+    return traced('local start', () => this.startOnce(context));
+  }
+
+  private async startOnce(context: EnvironmentStartContext): Promise<LocalEnvironment> {
     const spec = context.task.environment;
     if (spec.kind !== 'local') throw new Error(`the local provider cannot start a ${spec.kind} environment`);
     const parent = this.options.tmpRoot ?? tmpdir();
@@ -523,7 +534,7 @@ export class LocalEnvironmentProvider implements EnvironmentProvider {
     // The trial folder is a tmpfs of the storage size (as root), kept as a plain folder with --keep.
     const notCapped = this.options.keep
       ? 'kept for debugging (--keep-environments)'
-      : await capFolder(root, limits.diskBytes, undefined, 0o700);
+      : await traced('local start: tmpfs', () => capFolder(root, limits.diskBytes, undefined, 0o700));
     const capped = notCapped === undefined;
     let sandbox: ReturnType<typeof claimIdentity> | undefined;
     let restored: Restored | undefined;
@@ -548,10 +559,12 @@ export class LocalEnvironmentProvider implements EnvironmentProvider {
       const entry = key ? await readEntry(key) : undefined;
       if (key && entry) {
         // An overlay's upper folder must be on the trial's own capped tmpfs (its writes count there).
-        restored = await restoreEntry(key, entry, workdir, join(root, 'cache', 'go-build'), {
-          owner: sandbox?.identity,
-          ...(capped && installOverlayEnabled() ? { overlay: { scratch: join(root, '.overlay') } } : {}),
-        });
+        restored = await traced('local start: restore entry', () =>
+          restoreEntry(key, entry, workdir, join(root, 'cache', 'go-build'), {
+            owner: sandbox?.identity,
+            ...(capped && installOverlayEnabled() ? { overlay: { scratch: join(root, '.overlay') } } : {}),
+          }),
+        );
       } else if (spec.snapshot) {
         await writeSnapshot(workdir, spec.snapshot);
       } else if (spec.folder) {
@@ -618,4 +631,10 @@ export class LocalEnvironmentProvider implements EnvironmentProvider {
       throw error;
     }
   }
+}
+
+/** A command's first line, shortened, for the trace (src/util/trace.ts). */
+function traceLabel(command: string): string {
+  const line = command.trimStart().split('\n')[0] ?? '';
+  return line.length > 80 ? `${line.slice(0, 77)}...` : line;
 }
