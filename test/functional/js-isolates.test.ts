@@ -90,11 +90,11 @@ describe.skipIf(sandbox.kind !== 'bwrap' || setup === undefined)(
       ].join('\n');
       const completions = [poison, wrong, right, wrong];
       const { value: results, stats } = await counting(() => runAll(completions));
-      // The poison passes itself (its own _.isEqual, as under node) and nothing else.
+      // Whatever the poison's own verdict (node's: it breaks lodash for itself), the next ones keep theirs.
       expect(results.map(verdict)).toEqual((await reference(completions)).map(verdict));
-      expect(results.map((r) => r.passed)).toEqual([true, false, true, false]);
+      expect(results.slice(1).map((r) => r.passed)).toEqual([false, true, false]);
       expect(results[1]?.kind).toBe('test_failure');
-      expect(stats.passed).toBe(2);
+      expect(stats.passed).toBe(1);
     }, 120_000);
 
     it('escapes through constructors, errors, dynamic import or stack frames reach nothing of the worker', async () => {
