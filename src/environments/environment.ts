@@ -251,6 +251,12 @@ export interface Environment {
    */
   killStrayProcesses?(): Promise<number>;
   /**
+   * Capability "process list": the environment's running processes as the engine lists them
+   * from outside (Docker's `top`: each as `<pid> <start time>`, host pids, start times to the
+   * second, so a reused pid reads differently). Nothing inside the environment can edit it.
+   */
+  processList?(): Promise<string[]>;
+  /**
    * Capability "file-system record": every change of the environment's file system against
    * its image, as the engine (not the environment's own commands) records it (Docker's
    * container diff). Absent: no record (the local sandbox keeps the host read-only).

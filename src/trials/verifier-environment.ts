@@ -142,6 +142,36 @@ export function allowedChange(path: string, workdir: string, logsDir: string): b
 
 const key = (c: FileSystemChange) => `${c.kind} ${c.path}`;
 
+/**
+ * What a test run changed that berth's own commands after it depend on: new entries of the
+ * engine's record against `before` (taken right before the tests) in a `PROTECTED` place the
+ * work folder is not inside of, the deepest paths only. In a container the tests run as root,
+ * and berth's fingerprint and probe collection after them run the container's shell, `git`,
+ * `stat` and `sha256sum`, its loader and libraries: a test run that replaced one of them could
+ * make those commands print what it likes (breaker7: `pytest-restore-and-shim-stat`). Left out,
+ * as nothing those commands run reads them: Python's byte-code caches (`__pycache__`, which an
+ * interpreter running as root writes next to the modules it imports) and `~/.config` but for
+ * git's (`~/.config/git`: matplotlib keeps its settings folder there).
+ */
+export function changesByTests(
+  changes: readonly FileSystemChange[],
+  before: ReadonlySet<string>,
+  workdir: string,
+): FileSystemChange[] {
+  const fresh = changes.filter((c) => !before.has(key(c)));
+  const paths = fresh.map((c) => c.path);
+  const dir = workdir.replace(/\/+$/, '') || '/';
+  return fresh.filter((c) => {
+    if (paths.some((p) => p !== c.path && below(p, c.path))) return false;
+    if (/\/__pycache__(\/|$)/.test(c.path)) return false;
+    if (dir !== '/' && below(c.path, dir)) return false;
+    const place = placeOf(c.path, PROTECTED);
+    if (place === undefined) return false;
+    if (place.endsWith('/.config')) return below(c.path, `${place}/git`);
+    return true;
+  });
+}
+
 /** The record before the agent phase (undefined: the environment keeps none). */
 export async function fileSystemBefore(environment: Environment): Promise<Set<string> | undefined> {
   if (!environment.fileSystemChanges) return undefined;
@@ -170,13 +200,14 @@ export function environmentFinding(
   seen: readonly FileSystemChange[],
   veto: boolean,
   action: string,
+  actor = 'the agent',
 ): TamperFinding {
   const listed = seen.slice(0, LISTED).map((c) => `${c.kind} ${c.path}`);
   const more = seen.length > LISTED ? ` and ${seen.length - LISTED} more` : '';
   return {
     kind: 'environment-changed',
     layer: 'environment',
-    message: `the agent changed the environment outside the work folder (${listed.join(', ')}${more}); ${action}`,
+    message: `${actor} changed the environment outside the work folder (${listed.join(', ')}${more}); ${action}`,
     veto,
     paths: seen.slice(0, LISTED).map((c) => c.path),
   };

@@ -68,6 +68,7 @@ describe("berth's own fingerprint of test and runner files", () => {
     const dir = await repo();
     const before = await listingState(dir);
     expect(before.complete).toBe(true);
+    expect(before.walked).toBe(true);
     // node_modules is left out, as git's pathspec leaves it out.
     expect([...before.runnerNames]).toEqual(['tests/conftest.py']);
     // Ordinary files the tests write change nothing.
@@ -75,10 +76,13 @@ describe("berth's own fingerprint of test and runner files", () => {
     mkdirSync(join(dir, 'node_modules', 'y'));
     writeFileSync(join(dir, 'node_modules', 'y', 'pytest.ini'), '');
     expect(sameListing(before, await listingState(dir))).toBe(true);
-    // A new runner file, even an ignored one (git decides).
+    // A new runner file, even an ignored one: the walk has it (the verifier fingerprints it,
+    // breaker7: pytest reads a conftest.py git ignores).
     mkdirSync(join(dir, 'build'));
     writeFileSync(join(dir, 'build', 'setup.cfg'), '');
-    expect(sameListing(before, await listingState(dir))).toBe(false);
+    const after = await listingState(dir);
+    expect(sameListing(before, after)).toBe(false);
+    expect([...after.runnerNames].sort()).toEqual(['build/setup.cfg', 'tests/conftest.py']);
   });
 
   it('a changed .gitignore, git index or a new .gitignore makes git list again', async () => {
@@ -117,6 +121,8 @@ describe("berth's own fingerprint of test and runner files", () => {
       parseListing(execFileSync('sh', ['-c', runnerListingScript()], { cwd: dir }).toString()),
     ).toBeUndefined();
     expect((await listingState(dir)).complete).toBe(false);
+    // The walk stops at such a name: the verifier vetoes a run that made one (judge.ts).
+    expect((await listingState(dir)).walked).toBe(false);
   });
 });
 

@@ -36,9 +36,28 @@ describe('fingerprints of test and runner files', () => {
     const after = fingerprint(dir, ['tests/test_a.py', 'tests/new_in_patch.py']);
     const finding = compareFingerprints(before, after);
     expect(finding?.kind).toBe('changed-during-run');
-    // git lists no fifo (nor would pytest read one without hanging): it is neither hashed nor waited on.
-    expect(finding?.paths).toEqual(['setup.cfg', 'tests/conftest.py', 'tests/test_a.py']);
+    // A fifo is listed (find) but neither hashed nor waited on.
+    expect(finding?.paths).toEqual(['pytest.ini', 'setup.cfg', 'tests/conftest.py', 'tests/test_a.py']);
     expect(compareFingerprints(after, fingerprint(dir, ['tests/test_a.py']))).toBeUndefined();
+  });
+
+  it('sees runner files the run hid from git: ignored, excluded, or behind another core.worktree (breaker7)', async () => {
+    const dir = await temp.make('berth-fingerprint-');
+    mkdirSync(join(dir, 'tests'));
+    writeFileSync(join(dir, 'tests', 'test_a.py'), 'def test_a():\n    assert False\n');
+    execFileSync('git', ['init', '-q'], { cwd: dir });
+    const before = fingerprint(dir, ['tests/test_a.py']);
+    // The run tells git to ignore what it writes, and to look at another folder altogether.
+    writeFileSync(join(dir, '.gitignore'), 'extra/\n');
+    mkdirSync(join(dir, 'tests', 'extra'));
+    writeFileSync(join(dir, 'tests', 'extra', 'conftest.py'), 'import pytest\n');
+    mkdirSync(join(dir, '.git', 'info'), { recursive: true });
+    writeFileSync(join(dir, '.git', 'info', 'exclude'), 'conftest.py\n');
+    writeFileSync(join(dir, 'tests', 'conftest.py'), 'import pytest\n');
+    const elsewhere = await temp.make('berth-fingerprint-elsewhere-');
+    execFileSync('git', ['config', 'core.worktree', elsewhere], { cwd: dir });
+    const finding = compareFingerprints(before, fingerprint(dir, ['tests/test_a.py']));
+    expect(finding?.paths).toEqual(['tests/conftest.py', 'tests/extra/conftest.py']);
   });
 
   it('sees a test file written during the run and put back byte for byte (its status change time)', async () => {

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { FileSystemChange } from '../../src/environments/environment.ts';
-import { allowedChange, changesOutside } from '../../src/trials/verifier-environment.ts';
+import { allowedChange, changesByTests, changesOutside } from '../../src/trials/verifier-environment.ts';
 
 const c = (kind: FileSystemChange['kind'], path: string): FileSystemChange => ({ kind, path });
 
@@ -84,5 +84,38 @@ describe('changes outside the work folder', () => {
       c('added', '/srv/app/x'),
       c('added', '/etc/x'),
     ]);
+  });
+});
+
+describe("what a SWE-bench row's tests changed that berth's commands after them run (containers)", () => {
+  it("keeps tools, libraries, /etc and git's settings; not the work folder, scratch, byte-code caches or other ~/.config", () => {
+    const before = new Set(['changed /usr', 'changed /usr/local/lib/node_modules/agent']);
+    const after = [
+      c('changed', '/usr'),
+      c('changed', '/usr/local/lib/node_modules/agent'),
+      c('changed', '/usr/bin'),
+      c('added', '/usr/bin/stat.real'),
+      c('changed', '/usr/bin/stat'),
+      c('added', '/etc/ld.so.preload'),
+      c('added', '/opt/conda/lib/python3.11/json/__pycache__'),
+      c('added', '/opt/conda/lib/python3.11/json/__pycache__/decoder.cpython-311.pyc'),
+      c('added', '/testbed/tests/__pycache__/test_a.cpython-311.pyc'),
+      c('added', '/testbed/tests/extra/conftest.py'),
+      c('added', '/tmp/.berth-probe-ab/report.json'),
+      c('added', '/root/.config/matplotlib'),
+      c('added', '/root/.config/git/config'),
+      c('added', '/root/.gitconfig'),
+    ];
+    expect(changesByTests(after, before, '/testbed')).toEqual([
+      c('added', '/usr/bin/stat.real'),
+      c('changed', '/usr/bin/stat'),
+      c('added', '/etc/ld.so.preload'),
+      c('added', '/root/.config/git/config'),
+    ]);
+  });
+
+  it('a work folder inside /usr exempts only itself', () => {
+    const after = [c('added', '/usr/src/app/conftest.py'), c('changed', '/usr/bin/git')];
+    expect(changesByTests(after, new Set(), '/usr/src/app')).toEqual([c('changed', '/usr/bin/git')]);
   });
 });

@@ -596,6 +596,15 @@ export class DockerContainerEnvironment implements Environment {
     return Math.max(0, running - this.baselineCount);
   }
 
+  /** Capability "process list": `<pid> <start time>` of each process, from the engine's `top`. */
+  async processList(): Promise<string[]> {
+    const top = (await this.container.top({ ps_args: '-o pid,lstart' })) as {
+      Titles?: string[];
+      Processes?: string[][];
+    };
+    return (top.Processes ?? []).map((row) => row.join(' ').replace(/\s+/g, ' ').trim());
+  }
+
   /** Capability "file-system record": the container's diff against its image (the engine's record). */
   async fileSystemChanges(): Promise<FileSystemChange[]> {
     const kinds: FileSystemChange['kind'][] = ['changed', 'added', 'deleted'];

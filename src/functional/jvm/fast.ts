@@ -189,6 +189,12 @@ export async function runFast(
   } finally {
     await Promise.all(compilers.map((c) => c.stop()));
     await runners.stop();
+    if (process.env.BERTH_JVM_DEBUG) {
+      const cpu = process.cpuUsage();
+      debug(
+        `CPU: compiler JVMs ${compilers.reduce((a, c) => a + c.cpu, 0).toFixed(2)} s, berth's own process ${((cpu.user + cpu.system) / 1e6).toFixed(2)} s`,
+      );
+    }
     await rm(root, { recursive: true, force: true });
   }
   return samples.map((s) => verdicts.get(s.key)!);
@@ -208,6 +214,7 @@ class CompilerHandle {
 
   private get(): JvmServer {
     if (this.server?.alive && this.server.served < COMPILER_RECYCLE) return this.server;
+    this.cpu += this.server?.cpuSeconds() || 0;
     void this.server?.stop();
     const argv = [
       this.jdk.java,
@@ -243,7 +250,11 @@ class CompilerHandle {
     return { code: Number(f[2]), messages: decode(f[3]) };
   }
 
+  /** CPU seconds of every compiler JVM this handle started (debug figures). */
+  cpu = 0;
+
   async stop() {
+    this.cpu += this.server?.cpuSeconds() || 0;
     await this.server?.stop();
   }
 }

@@ -5,11 +5,13 @@
  * - `compile <kotlinHome|->`: a warm compiler server. Reads requests on stdin and compiles a
  *   batch of Kotlin files (the Kotlin compiler from `<kotlinHome>/lib/kotlin-compiler.jar`, loaded
  *   once, called in-process as kotlinc does) or Java files (javax.tools, in-process javac).
- * - `run`: a warm runner. Loads each sample's classes in a fresh class loader and calls its
- *   `main` on a thread of its own thread group, with stdout/stderr captured (capped) and a
- *   security manager that turns `System.exit` into a recorded exit status and refuses process
+ * - `run`: a runner for one sample: loads the sample's classes in a class loader of their own and
+ *   calls its `main` on a thread of its own thread group, with stdout/stderr captured (capped) and
+ *   a security manager that turns `System.exit` into a recorded exit status and refuses process
  *   creation, sockets, writes outside the scratch folder and raw writes to the protocol's file
- *   descriptors. A sample that never returns is handled by the parent (kill + restart).
+ *   descriptors; after its answer the JVM halts (no JVM runs two samples). A sample that never
+ *   returns is handled by the parent (kill). `train`: the same for several requests, for berth's
+ *   own training programs only (`cds.ts`).
  *
  * Protocol: one request per line, tab-separated, free text base64-encoded (UTF-8).
  *   KC id outDir classpath file...   -> "R id exitCode b64(messages)"
@@ -51,7 +53,7 @@ public final class BerthJvmHelper {
           Runtime.getRuntime().halt(3);
         }
       }
-      runLoop(in);
+      runLoop(in, args[0].equals("run"));
     }
     Runtime.getRuntime().halt(0);
   }
@@ -169,44 +171,46 @@ public final class BerthJvmHelper {
     }
   }
 
-  /**
-   * JVM-global state a sample can change and a fresh java would not carry over: the default
-   * Locale (all categories), TimeZone, System properties, System.in (empty), the default
-   * uncaught-exception handler and the security providers. Restored before each sample. (The
-   * default charset is fixed at start-up; the security manager and one-shot factories are refused
-   * by the Guard.)
-   */
-  static final class Snapshot {
-    final Locale locale = Locale.getDefault();
-    final Locale display = Locale.getDefault(Locale.Category.DISPLAY);
-    final Locale format = Locale.getDefault(Locale.Category.FORMAT);
-    final TimeZone zone = (TimeZone) TimeZone.getDefault().clone();
-    final Properties props = (Properties) System.getProperties().clone();
-    final Thread.UncaughtExceptionHandler handler = Thread.getDefaultUncaughtExceptionHandler();
-    final java.security.Provider[] providers = java.security.Security.getProviders();
-
-    void restore() {
-      Locale.setDefault(locale);
-      Locale.setDefault(Locale.Category.DISPLAY, display);
-      Locale.setDefault(Locale.Category.FORMAT, format);
-      TimeZone.setDefault((TimeZone) zone.clone());
-      if (!System.getProperties().equals(props)) System.setProperties((Properties) props.clone());
-      System.setIn(new ByteArrayInputStream(new byte[0]));
-      Thread.setDefaultUncaughtExceptionHandler(handler);
-      if (!Arrays.equals(java.security.Security.getProviders(), providers)) {
-        for (java.security.Provider p : java.security.Security.getProviders())
-          java.security.Security.removeProvider(p.getName());
-        for (java.security.Provider p : providers) java.security.Security.addProvider(p);
-      }
-    }
-  }
+  // No JVM-global state is saved or restored between samples: a runner JVM answers one request
+  // (mode run) and halts, so the next sample starts in a fresh JVM with the state a fresh java
+  // has: default Locale (all categories), TimeZone, System properties, System.in (set empty
+  // below), no default uncaught-exception handler, the JDK's security providers and properties,
+  // JDK statics, no threads of another sample, an empty scratch folder of its own.
+  // (Until December 2026 a warm runner ran up to 400 samples one after another and restored only
+  // the state it knew of; later its snapshot, taken at every start although one sample ran, cost
+  // a quarter of a runner JVM's CPU: it initialised TimeZone and every security provider.)
+  //
+  // What the runner still does for its one sample:
+  // - a class loader of the sample's own over its classes folder (the compiler's output for its
+  //   batch; other samples' packages are there too, but only this sample's main is called);
+  // - the main on a thread named "main" in a thread group of its own, so the Guard can tell the
+  //   sample's threads (and the threads they start) from the runner's;
+  // - System.out and System.err replaced by capped buffers while the sample runs;
+  // - the JVM waits for the sample's non-daemon threads, as java does;
+  // - System.exit(n) recorded by the Guard as the exit status (JDK 17-23);
+  // - an uncaught exception printed as the java launcher prints it, exit status 1.
+  //
+  // The answer line is written only by this thread, after the sample's main thread ended.
+  // A sample can always decide its own verdict (System.exit(0) passes, as under mxeval's
+  // java -jar); it cannot reach another sample's, which runs in another JVM, sandbox and uid.
+  //
+  // These comment lines also keep the helper's own frames at the line numbers they had before
+  // (a test failure's text ends with "at BerthJvmHelper.lambda$runLoop$0(BerthJvmHelper.java:232)"),
+  // so per-sample result texts stay comparable with earlier berth versions. Keep the count of
+  // lines above runLoop's lambda unchanged, or say in docs/function-level-jvm.md that it moved.
+  // ------------------------------------------------------------------------------------------------
 
   static Throwable unwrap(Throwable t) {
     while (t instanceof InvocationTargetException && t.getCause() != null) t = t.getCause();
     return t;
   }
 
-  static void runLoop(BufferedReader in) throws Exception {
+  /**
+   * Runs samples' mains, one per request; with once (mode run), exactly one: the JVM then halts, so
+   * nothing a sample changes in it (JDK statics, properties, threads) can reach another sample.
+   * Mode train (berth's own training programs, cds.ts) takes several, restoring nothing.
+   */
+  static void runLoop(BufferedReader in, boolean once) throws Exception {
     scratch = new File(".").getCanonicalPath();
     System.setIn(new ByteArrayInputStream(new byte[0]));
     boolean guarded = true;
@@ -216,7 +220,6 @@ public final class BerthJvmHelper {
       guarded = false; // JDK 24+: no security manager; System.exit then ends the runner
     }
     PrintStream origErr = System.err;
-    Snapshot initial = new Snapshot();
     proto.println(guarded ? "READY" : "READY\tunguarded");
     String line;
     int seq = 0;
@@ -231,7 +234,6 @@ public final class BerthJvmHelper {
       CappedStream err = new CappedStream(cap);
       PrintStream pout = new PrintStream(out, true, "UTF-8");
       PrintStream perr = new PrintStream(err, true, "UTF-8");
-      initial.restore();
       exitStatus = null;
       boolean dirty = false;
       final int[] code = { 0 };
@@ -285,6 +287,7 @@ public final class BerthJvmHelper {
       try { loader.close(); } catch (IOException e) { }
       pout.flush(); perr.flush();
       proto.println("R\t" + id + "\t" + code[0] + "\t" + ms + "\t" + b64(out.text()) + "\t" + b64(err.text()) + "\t" + (dirty ? 1 : 0));
+      if (once) return;
     }
   }
 

@@ -3,6 +3,7 @@
  * (see `helper-source.ts`). One request at a time; a request that exceeds its time limit kills the
  * whole process group, and the caller starts a new server.
  */
+import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { startCommand } from '../../sandbox/command.ts';
 import type { SandboxIdentity } from '../../sandbox/identity.ts';
@@ -29,6 +30,8 @@ export interface ServerSpec {
 }
 
 const STDERR_TAIL = 8192;
+/** Linux's USER_HZ, the unit of `/proc/<pid>/stat`'s times (100 on every architecture Linux ships). */
+const CLOCK_TICKS = 100;
 
 export class JvmServer {
   private proc: SandboxProcess | undefined;
@@ -131,6 +134,24 @@ export class JvmServer {
       };
       this.proc!.child.stdin!.write(`${fields.join('\t')}\n`);
     });
+  }
+
+  /**
+   * CPU seconds (user + system, all threads) the JVM used so far, from `/proc/<pid>/stat`; NaN
+   * when it cannot be read (not started, gone, not Linux). Only meaningful for a JVM started
+   * directly (a compiler), not through a sandbox's wrappers.
+   */
+  cpuSeconds(): number {
+    const pid = this.proc?.child.pid;
+    if (pid === undefined) return Number.NaN;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      // Fields after the command's closing parenthesis: state is field 3, utime 14, stime 15 (clock ticks).
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return (Number(f[11]) + Number(f[12])) / CLOCK_TICKS;
+    } catch {
+      return Number.NaN;
+    }
   }
 
   /** Kills the whole process group (SIGKILL). */

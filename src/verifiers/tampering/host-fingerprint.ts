@@ -92,6 +92,11 @@ export interface ListingState {
   ignoreState: Map<string, string>;
   /** False when the state cannot stand for git's list (see the module comment). */
   complete: boolean;
+  /**
+   * Whether the walk saw every entry (no cap, no name that is not UTF-8, no folder too deep):
+   * then `runnerNames` holds every runner file on disk, ignored by git or not.
+   */
+  walked: boolean;
 }
 
 /** The repository's `ListingState` now. */
@@ -133,7 +138,7 @@ export async function listingState(repo: string): Promise<ListingState> {
     )
       complete = false;
   }
-  return { runnerNames, ignoreState, complete };
+  return { runnerNames, ignoreState, complete, walked: found.complete };
 }
 
 /** Largest git index berth reads (a bigger one: git lists again after the tests). */

@@ -16,8 +16,9 @@
  * trust-fs's; it is merged here through `environmentFindings` when it exists.
  */
 import { randomBytes } from 'node:crypto';
-import type { Environment, ExecOptions } from '../../environments/environment.ts';
+import type { Environment, ExecOptions, FileSystemChange } from '../../environments/environment.ts';
 import type { SwebenchGrade } from '../../grading/swebench.ts';
+import { changesByTests, environmentFinding, fileSystemBefore } from '../../trials/verifier-environment.ts';
 import { patchFiles } from '../../util/patch-files.ts';
 import { shellQuote } from '../../util/shell.ts';
 import { type ConsolePass, crossCheck } from './cross-check.ts';
@@ -25,8 +26,8 @@ import {
   hostFingerprints,
   type ListingState,
   listingState,
+  MAX_WALK_ENTRIES,
   parseListing,
-  sameListing,
 } from './host-fingerprint.ts';
 import { scanPatch, sectionedConfigsIn } from './patch-scan.ts';
 import { type ArmedProbes, armProbes, disarmProbes, type ProbeFiles, readProbeFiles } from './probes.ts';
@@ -72,6 +73,16 @@ export class TamperingCheck {
   private listingBefore: ListingState | undefined;
   /** git listed a name that is not UTF-8: the shell fingerprints this run (`beforeRun`, `afterRun`). */
   private fingerprintInShell = false;
+  /** The repository could be walked whole before the tests and not after them (local environments). */
+  private unwalkable = false;
+  /** Containers: the engine's record of the file system right before the tests. */
+  private fileSystemBefore: Set<string> | undefined;
+  /** Containers: what the tests changed in the places berth's commands after them depend on. */
+  private changedByTests: FileSystemChange[] = [];
+  /** Containers: the engine's list of processes right before the tests. */
+  private processesBefore: Set<string> | undefined;
+  /** Containers: processes the test run left running, killed before berth's commands after it. */
+  private strayKilled = 0;
 
   private constructor(
     private readonly env: Environment,
@@ -154,9 +165,21 @@ export class TamperingCheck {
    */
   async beforeRun(signal?: AbortSignal): Promise<void> {
     if (this.hostRepo) {
-      this.before = await hostFingerprints(this.hostRepo, [...this.options.testPatchPaths, ...this.listed]);
+      // git's list and every runner file on disk, ignored by git or not (pytest reads a
+      // conftest.py whatever a .gitignore says).
       this.listingBefore = await listingState(this.hostRepo);
-    } else if (this.fingerprintInShell) {
+      this.before = await hostFingerprints(this.hostRepo, [
+        ...this.options.testPatchPaths,
+        ...this.listed,
+        ...this.listingBefore.runnerNames,
+      ]);
+    } else if (this.env.kind !== 'local') {
+      // The tests may run as root: what they change outside the work folder is read after them,
+      // and what they leave running is killed before berth's commands after them.
+      this.fileSystemBefore = await fileSystemBefore(this.env);
+      if (this.env.processList) this.processesBefore = new Set(await this.env.processList());
+    }
+    if (!this.hostRepo && this.fingerprintInShell) {
       const run = await this.env.exec(fingerprintScript(this.options.testPatchPaths), {
         timeoutSec: 120,
         trusted: true,
@@ -182,6 +205,16 @@ export class TamperingCheck {
       await this.afterRunOnHost(this.hostRepo, signal);
       return;
     }
+    // A process the tests left (root, like berth's commands here) could signal berth's next
+    // command, or write into its output through /proc/<pid>/fd (breaker7:
+    // `pytest-restore-and-forge-after-run`): none may be alive when it runs. The engine lists
+    // the processes from outside; any not there before the tests (a pid and its start time)
+    // means the container's whole pid namespace is killed (its PID 1, then started again).
+    if (this.env.killStrayProcesses) {
+      const now = this.env.processList ? await this.env.processList() : undefined;
+      if (!now || !this.processesBefore || now.some((p) => !this.processesBefore?.has(p)))
+        this.strayKilled = Math.max(1, await this.env.killStrayProcesses());
+    }
     // A container's probe code is fingerprinted before the collect script removes it.
     const script = [
       // One stream in program order (see the bookkeeping script in src/verifiers/swebench.ts).
@@ -206,14 +239,29 @@ export class TamperingCheck {
         if (this.armed.codeFiles.includes(path)) this.after.set(path, value);
     }
     if (this.ready) this.files = await readProbeFiles(this.armed, collected);
+    // After berth's commands: a tool they ran that the tests replaced is in the engine's record,
+    // which nothing in the container can edit.
+    if (this.fileSystemBefore && this.env.fileSystemChanges)
+      this.changedByTests = changesByTests(
+        await this.env.fileSystemChanges(),
+        this.fileSystemBefore,
+        this.env.workdir,
+      );
   }
 
   /** `afterRun` of a local environment: berth reads the probes' files and fingerprints itself. */
   private async afterRunOnHost(repo: string, signal?: AbortSignal): Promise<void> {
     let listed = this.listed;
     const state = await listingState(repo);
-    if (!this.listingBefore || !sameListing(this.listingBefore, state)) {
-      // git's list may differ now: take it again, in the sandbox.
+    // The walk saw every file: its runner names (ignored by git or not) and git's list from
+    // before the run are all there is to fingerprint; nothing the run did to git's state
+    // (a .gitignore, info/exclude, config) can hide a file from it. A walk the run made
+    // incomplete (past the entry cap, a name that is not UTF-8, folders too deep) is a finding:
+    // git, whose state the run may have changed, would have to say what is there.
+    if (this.listingBefore?.walked && !state.walked) this.unwalkable = true;
+    if (!state.walked) {
+      // The repository was too big for the walk before the run already: take git's list again,
+      // in the sandbox (ignored files included).
       const run = await this.env.exec(runnerListingScript(), {
         timeoutSec: 120,
         trusted: true,
@@ -226,7 +274,11 @@ export class TamperingCheck {
         listed = run.output.split('\0').filter((p) => p !== '' && p !== '\n');
       }
     }
-    this.after = await hostFingerprints(repo, [...this.options.testPatchPaths, ...listed]);
+    this.after = await hostFingerprints(repo, [
+      ...this.options.testPatchPaths,
+      ...listed,
+      ...state.runnerNames,
+    ]);
     for (const path of listed)
       if (!this.after.has(path) && !this.listed.includes(path))
         this.after.set(path, 'listed, not readable by name');
@@ -295,6 +347,27 @@ export class TamperingCheck {
     if (this.before.size > 0 || this.after.size > 0) {
       const changed = compareFingerprints(this.before, this.after);
       if (changed) findings.push(changed);
+    }
+    if (this.unwalkable)
+      findings.push({
+        kind: 'changed-during-run',
+        layer: 'run',
+        veto: true,
+        message: `the test run made the repository impossible to walk whole (more than ${MAX_WALK_ENTRIES} entries, a name that is not UTF-8 or folders too deep): the runner files it created cannot be told`,
+      });
+    if (this.strayKilled > 0)
+      notes.push(
+        `the test run left processes running in the container: all were killed before berth's commands after it (${this.strayKilled})`,
+      );
+    if (this.changedByTests.length > 0) {
+      findings.push(
+        environmentFinding(
+          this.changedByTests,
+          true,
+          "berth's checks after the tests run the container's tools, so the run is not trusted",
+          'the test run',
+        ),
+      );
     }
     findings.push(...(input.environmentFindings ?? []));
     return { vetoed: findings.some((f) => f.veto), findings, notes };

@@ -33,24 +33,43 @@ export const RUNNER_GLOBS = [
 
 /**
  * Shell lines printing `sha256  path` for the test patch's files and every runner file git sees
- * (tracked or untracked, not ignored): a regular file's content hash, a link's target's (the link
+ * (tracked or untracked, ignored ones too): a regular file's content hash, a link's target's (the link
  * is never followed). A regular file's line comes after an `s:<inode>_<status change time>` line
  * (where `stat` answers). Never fails (prints nothing where a tool is missing).
  */
 export function fingerprintScript(testFiles: readonly string[]): string {
   const listed = testFiles.length > 0 ? `printf '%s\\0' ${testFiles.map(shellQuote).join(' ')}; ` : '';
-  return `{ { ${listed}${RUNNER_LISTING}; } 2>/dev/null | sort -zu | xargs -0 -r sh -c ${HASH} sh 2>/dev/null; } || true`;
+  return `{ { ${listed}${RUNNER_LISTING}; ${RUNNER_FIND}; } 2>/dev/null | sort -zu | xargs -0 -r sh -c ${HASH} sh 2>/dev/null; } || true`;
 }
 
-/** git's list of the runner files it sees (tracked or untracked, not ignored), NUL-separated. */
-const RUNNER_LISTING = `git -c core.quotePath=false ls-files -z -co --exclude-standard -- ${[
+/**
+ * The runner files on disk, found by name without git (GNU find, NUL-separated, `.git` and
+ * `node_modules` folders not entered, links listed, never followed): in a container the tests run
+ * as root and own the repository's `.git`, so what git lists after them (its index, its
+ * configuration's `core.worktree`) is theirs to choose; a file on disk is not hidden by that.
+ * Prints nothing where find has no `-printf` (BusyBox): git's list alone then.
+ */
+const RUNNER_FIND = `find . \\( -name .git -o -name node_modules \\) -prune -o ! -type d \\( ${RUNNER_GLOBS.map(
+  (g) => {
+    const rest = g.replace(/^\*\*\//, '');
+    return rest.includes('/') ? `-path ${shellQuote(`*/${rest}`)}` : `-name ${shellQuote(rest)}`;
+  },
+).join(' -o ')} \\) -printf '%P\\0'`;
+
+/**
+ * git's list of the runner files it sees, NUL-separated: tracked or untracked, ignored ones too
+ * (no `--exclude-standard`): pytest reads a conftest.py whatever a `.gitignore` or
+ * `.git/info/exclude` says, and the run can write both (breaker7:
+ * `pytest-ignored-conftest-created-during-run`, `pytest-conftest-created-git-excluded`).
+ */
+const RUNNER_LISTING = `git --git-dir=.git --work-tree=. -c core.quotePath=false -c core.fsmonitor=false ls-files -z -co -- ${[
   ...RUNNER_GLOBS.map((g) => shellQuote(`:(glob)${g}`)),
   shellQuote(':(exclude,glob)**/node_modules/**'),
 ].join(' ')}`;
 
 /**
  * Shell lines printing git's list of the runner files (`RUNNER_GLOBS`, tracked or untracked,
- * not ignored), each path followed by a NUL; nothing where git fails. For berth to fingerprint
+ * ignored ones too), each path followed by a NUL; nothing where git fails. For berth to fingerprint
  * itself (host-fingerprint.ts).
  */
 export function runnerListingScript(): string {
