@@ -205,7 +205,9 @@ describe.skipIf(skipDocker)('berth CLI on Harbor tasks (real engine)', () => {
   });
 
   it('berth check names what a task needs; berth clean removes what a crashed run left', async () => {
-    const check = berth('check', '-p', join(FIXTURES, 'based', 'tasks'), '--json');
+    // The image map as every run here uses it: without it the dataset base's own base
+    // (debian:bookworm-slim) is missing on a machine where no earlier test built the base.
+    const check = berth('check', '-p', join(FIXTURES, 'based', 'tasks'), '--json', ...map);
     expect(check.status, check.stderr).toBe(0);
     const report = JSON.parse(check.stdout);
     // The base is built locally by an earlier test, or named as a dataset base to build.

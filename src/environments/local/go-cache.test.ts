@@ -49,13 +49,19 @@ async function hostileModule(): Promise<{ repo: string; mark: string }> {
 }
 
 /** Runs the compile script in `repo` with `env` on top of the host's. */
-async function runScript(repo: string, go: string, env: Record<string, string>, cgoCheck = false) {
+async function runScript(
+  repo: string,
+  go: string,
+  env: Record<string, string>,
+  cgoCheck = false,
+  packages = ['./c'],
+) {
   if (!goCache) {
     goCache = await mkdtemp(join(tmpdir(), 'berth-gofix-cache-'));
     dirs.push(goCache);
   }
   // Without the cgo check (the step's own skip of a module with C files), to reach go itself.
-  const run = await execa('bash', ['-c', compileScript(go, ['./c'], { cgoCheck })], {
+  const run = await execa('bash', ['-c', compileScript(go, packages, { cgoCheck })], {
     cwd: repo,
     env: { ...process.env, GOCACHE: goCache, ...env },
     extendEnv: false,
@@ -116,6 +122,51 @@ describe('the Go compile step (go-cache.ts)', () => {
       all: true,
     });
     expect(readCompileOutput(pure.all ?? '')).toMatchObject({ cgo: false, exit: 0 });
+  });
+
+  it('compiles with cgo on when only the standard library uses cgo (net), and a //line-smuggled link flag reaches no linker', async (ctx) => {
+    const go = goTool();
+    if (!go) return ctx.skip('no go on PATH');
+    const repo = await mkdtemp(join(tmpdir(), 'berth-gofix-net-'));
+    dirs.push(repo);
+    const mark = join(repo, 'ran');
+    await writeFile(join(repo, 'go.mod'), 'module example.com/gonet\n\ngo 1.19\n');
+    await writeFile(
+      join(repo, 'n.go'),
+      'package gonet\n\nimport "net"\n\nfunc N() string { return net.JoinHostPort("a", "1") }\n',
+    );
+    await writeFile(
+      join(repo, 'n_test.go'),
+      'package gonet\n\nimport "testing"\n\nfunc TestN(t *testing.T) { _ = N() }\n',
+    );
+    // breaker5's trick without a cgo file: a Go file whose //line makes it look cgo-generated
+    // carries a link flag pointing gcc at the repository's own `ld` (CVE-2023-39323).
+    await writeFile(
+      join(repo, 'd.go'),
+      `package gonet\n\n//line _cgo_zz.go:1\n//go:cgo_ldflag "-B${repo}/hook/"\nfunc zz() {}\n`,
+    );
+    await mkdir(join(repo, 'hook'));
+    for (const tool of ['ld', 'gcc', 'cc', 'collect2', 'as']) {
+      for (const dir of [repo, join(repo, 'hook')]) {
+        await writeFile(join(dir, tool), `#!/bin/sh\necho ${tool} >> ${mark}\nexit 1\n`);
+        await chmod(join(dir, tool), 0o755);
+      }
+    }
+    // COMPILE_ENV's PATH (the system's) wins over a host PATH that holds the repository, as in
+    // the step: go finds gcc (for `net`'s C files, where the cache lacks them) on it alone.
+    const out = await runScript(repo, go, { PATH: `${repo}:${SYSTEM_PATH}`, ...COMPILE_ENV }, true, ['.']);
+    expect(out).toMatchObject({ cgo: false, stdCgo: true });
+    expect(out.exit).toBeDefined();
+    expect(existsSync(mark)).toBe(false);
+    // The same module with a cgo file of its own: nothing is compiled.
+    await writeFile(
+      join(repo, 'c.go'),
+      'package gonet\n\n// int one(void) { return 1; }\nimport "C"\n\nfunc One() int { return int(C.one()) }\n',
+    );
+    const withC = await runScript(repo, go, { PATH: `${repo}:${SYSTEM_PATH}`, ...COMPILE_ENV }, true, ['.']);
+    expect(withC).toMatchObject({ cgo: true, stdCgo: false });
+    expect(withC.exit).toBeUndefined();
+    expect(existsSync(mark)).toBe(false);
   });
 
   it('processesOfUid lists a process of a uid while it lives, and not after', async (ctx) => {

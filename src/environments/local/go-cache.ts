@@ -16,10 +16,16 @@
  *   compilers reset to go's defaults, GOTOOLCHAIN=local, PATH of the system's folders only and
  *   every tool named by absolute path; `-count=1` keeps go from caching the fake `ok` of /bin/true
  *   as a test result. Pure-Go packages get the same action ids as in a test run with cgo on (go
- *   hashes their files and imports, not CGO_ENABLED), so they hit; cgo packages are not warmed,
- *   nor what imports one (`net`, `os/user`): when the tests build any such package (`go list
- *   -deps -test` with cgo on), the step compiles nothing (outcome `cgo`), since the test run
- *   would compile all of it again (BurntSushi/toml's tests import `net`: twice the compile);
+ *   hashes their files and imports, not CGO_ENABLED), so they hit. When a package outside the
+ *   standard library that the tests build has C, SWIG or .syso files (`go list -e -deps -test`
+ *   with cgo on; a package go cannot load counts as one), the step compiles nothing (outcome
+ *   `cgo`): the test run compiles it. When only standard packages use cgo (`net`, `os/user`,
+ *   `runtime/cgo`: BurntSushi/toml's tests import `net`), the step runs with CGO_ENABLED=1, as
+ *   the test run will (with cgo off, everything importing `net` gets other keys and the test run
+ *   compiled it all again): gcc then compiles only the standard library's C files with its own
+ *   flags (the repository has no cgo file to put a flag in), and GO_EXTLINK_ENABLED=0 keeps the
+ *   link internal, so a `//go:cgo_ldflag` smuggled into a Go file by `//line` (CVE-2023-39323)
+ *   reaches no linker (go-cache.test.ts plants one, with `ld` and `gcc` in the repository);
  * - berth merges only once no process of the trial's uid is left (`LocalEnvironment.prepareTestRun`):
  *   nothing of the step writes the copy while it is read;
  * - berth (not the trial's uid) then copies into the shared cache only files of Go's own layout
@@ -85,6 +91,7 @@ export const COMPILE_ENV: Readonly<Record<string, string>> = Object.fromEntries(
 const CONTENT = '@@berth-go-content ';
 const HIT = '@@berth-go-hit@@';
 const CGO = '@@berth-go-cgo@@';
+const STD_CGO = '@@berth-go-std-cgo@@';
 const EXIT = '@@berth-go-exit ';
 
 /**
@@ -123,13 +130,21 @@ export function compileScript(
     `berth_h=$({ ${q} version; echo ${shellQuote(only)}; /usr/bin/tar --exclude=./.git --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf - .; } 2>/dev/null | /usr/bin/sha256sum | /usr/bin/cut -c1-64)`,
     `echo "${CONTENT}$berth_h"`,
     `case " \${BERTH_GO_FILLED-} " in *" $berth_h "*) echo '${HIT}'; exit 0;; esac`,
-    // With cgo off the step cannot warm a package with C files nor anything that imports one
-    // (`net`, `os/user`...): the tests (cgo on) would compile it all again. `go list` reads
-    // files and build tags only (no compiler, no linker).
+    // A package outside the standard library with files for gcc or the external linker (cgo,
+    // C/C++/ObjC/Fortran, SWIG, .syso): nothing is compiled, the tests compile it all. Else, when
+    // a standard package the tests build uses cgo (`net`, `os/user`, `runtime/cgo`), the step
+    // compiles with cgo on, as the tests will (with cgo off every package importing `net`
+    // would get other cache keys); gcc then sees only the standard library's C files and
+    // flags, with `-B`, `-l` and the like out of the repository's reach (it has no cgo file),
+    // and GO_EXTLINK_ENABLED=0 keeps the link internal (a `//go:cgo_ldflag` smuggled into a Go
+    // file by `//line`, CVE-2023-39323, reaches no linker). `go list` reads files and build
+    // tags only (no compiler, no linker).
     ...(options.cgoCheck === false
       ? []
       : [
-          `if CGO_ENABLED=1 ${q} list -deps -test -f '{{if or .CgoFiles .SwigFiles .SwigCXXFiles}}c{{end}}' ./... 2>/dev/null | /usr/bin/grep -q c; then echo '${CGO}'; exit 0; fi`,
+          // A package go cannot load (an error) counts as one with C files: nothing is compiled.
+          `berth_cgo=$(CGO_ENABLED=1 ${q} list -e -deps -test -f '{{if or .Error .DepsErrors}}c{{end}}{{if or .CgoFiles .CFiles .CXXFiles .MFiles .FFiles .SwigFiles .SwigCXXFiles .SysoFiles}}{{if .Standard}}s{{else}}c{{end}}{{end}}' ./... ${only} 2>/dev/null) || berth_cgo=c`,
+          `case "$berth_cgo" in *c*) echo '${CGO}'; exit 0;; *s*) echo '${STD_CGO}'; export CGO_ENABLED=1;; esac`,
         ]),
     compile('./...'),
     'berth_rc=$?',
@@ -144,6 +159,8 @@ export function readCompileOutput(output: string): {
   content?: string;
   hit: boolean;
   cgo: boolean;
+  /** Compiled with cgo on: a standard package the tests build uses cgo, no other package does. */
+  stdCgo: boolean;
   exit?: number;
 } {
   const content = new RegExp(`^${CONTENT}([0-9a-f]{64})$`, 'm').exec(output)?.[1];
@@ -152,6 +169,7 @@ export function readCompileOutput(output: string): {
     ...(content ? { content } : {}),
     hit: output.split('\n').includes(HIT),
     cgo: output.split('\n').includes(CGO),
+    stdCgo: output.split('\n').includes(STD_CGO),
     ...(exit !== undefined ? { exit: Number(exit) } : {}),
   };
 }

@@ -31,7 +31,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import type { EnvironmentSpec } from '../../tasks/task.ts';
 import { cacheRoot } from '../../util/cache.ts';
-import { mountOverlay } from './overlay.ts';
+import { mountOverlays, type OverlaySpec, overlayUpper, unmountAll } from './overlay.ts';
 
 /** Bump when an entry's layout or meaning changes: old entries are then never read. */
 const FORMAT = 5;
@@ -146,47 +146,62 @@ export interface Restored {
   note?: string;
   /** Mount points to unmount (with {@link unmountAll}) before the trial folder is removed. */
   mounts: string[];
+  /**
+   * The entry's verifier Go build cache seen copy-on-write (with the overlay, when the entry has
+   * one): `cache` (the merged folder, the trial's uid's) inside `gate` (root's, 0700 until the
+   * test run: no agent reaches it), and `upper` (what the go tool wrote into it).
+   */
+  goVerify?: { gate: string; cache: string; upper: string };
 }
 
 /**
- * Makes `workdir` (an empty folder) the entry's repository for one trial, owned by `owner`:
- * copy-on-write when `overlay` names a scratch folder (a new path on the trial's own capped tmpfs)
- * and the overlay can be mounted (overlay.ts), else a copy. The entry's warm Go build cache,
- * when it has one, is copied into `goCache`.
+ * Makes `workdir` (an empty folder) the entry's repository for one trial, owned by `owner`, and
+ * `goCache` the entry's warm Go build cache when it has one: copy-on-write when `overlay` names a
+ * scratch folder (a new path on the trial's own capped tmpfs) and the overlays can be mounted
+ * (overlay.ts, one process for all), else copies. With the overlay, an entry's verifier Go build
+ * cache is mounted too, in `overlay.goVerify` (a new path: see {@link Restored.goVerify});
+ * without, the verifier copies it ({@link copyVerifierGoCache}).
  */
 export async function restoreEntry(
   key: string,
   entry: InstallEntry,
   workdir: string,
   goCache: string,
-  options: { owner?: CopyOwner; overlay?: { scratch: string } } = {},
+  options: { owner?: CopyOwner; overlay?: { scratch: string; goVerify?: string } } = {},
 ): Promise<Restored> {
   const dir = join(installsDir(), key);
   const restored: Restored = { method: 'copy', mounts: [] };
+  if (entry.goCache) await mkdir(goCache, { recursive: true });
   if (options.overlay) {
-    const why = await mountOverlay(join(dir, 'repo'), workdir, options.overlay.scratch, options.owner);
+    const { scratch, goVerify } = options.overlay;
+    const specs: OverlaySpec[] = [
+      { lower: join(dir, 'repo'), target: workdir, scratch: join(scratch, 'repo') },
+    ];
+    if (entry.goCache)
+      specs.push({ lower: join(dir, 'go-build'), target: goCache, scratch: join(scratch, 'go') });
+    const verify =
+      entry.goCache && goVerify !== undefined && existsSync(join(dir, 'go-verify'))
+        ? { gate: goVerify, cache: join(goVerify, 'cache'), upper: overlayUpper(join(goVerify, 'o')) }
+        : undefined;
+    if (verify) {
+      await mkdir(verify.gate, { mode: 0o700 });
+      await mkdir(verify.cache);
+      specs.push({ lower: join(dir, 'go-verify'), target: verify.cache, scratch: join(verify.gate, 'o') });
+    }
+    await mkdir(scratch, { mode: 0o700 });
+    const why = await mountOverlays(specs, options.owner);
     if (why === undefined) {
       restored.method = 'overlay';
-      restored.mounts.push(workdir);
-    } else restored.note = `overlay not mounted (${why}): copied`;
-  }
-  try {
-    if (restored.method === 'copy') await copyTree(join(dir, 'repo'), workdir, options.owner);
-    if (entry.goCache) {
-      await mkdir(goCache, { recursive: true });
-      await copyTree(join(dir, 'go-build'), goCache, options.owner);
+      restored.mounts.push(...specs.map((spec) => spec.target));
+      if (verify) restored.goVerify = verify;
+      return restored;
     }
-  } catch (error) {
-    await unmountAll(restored.mounts);
-    throw error;
+    restored.note = `overlay not mounted (${why}): copied`;
+    if (verify) await rm(verify.gate, { recursive: true, force: true });
   }
+  await copyTree(join(dir, 'repo'), workdir, options.owner);
+  if (entry.goCache) await copyTree(join(dir, 'go-build'), goCache, options.owner);
   return restored;
-}
-
-/** Unmounts what {@link restoreEntry} mounted (lazily when busy), last first; never throws. */
-export async function unmountAll(points: readonly string[]): Promise<void> {
-  for (const point of [...points].reverse())
-    await execa('umount', ['--', point]).catch(() => execa('umount', ['-l', '--', point]).catch(() => {}));
 }
 
 /**

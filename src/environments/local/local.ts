@@ -81,9 +81,9 @@ import {
   readEntry,
   restoreEntry,
   saveEntry,
-  unmountAll,
 } from './install-cache.ts';
 import { checkoutFromMirror, commitBase, writeSnapshot } from './materialise.ts';
+import { unmountAll } from './overlay.ts';
 import { runProcess } from './process.ts';
 
 /**
@@ -183,6 +183,10 @@ export class LocalEnvironment implements Environment {
   private readonly stopping = new AbortController();
   /** The install cache entry whose verifier Go build cache the test run gets (go-cache.ts). */
   goEntry?: string;
+  /** The entry's verifier Go build cache, mounted copy-on-write at start (install-cache.ts `restoreEntry`). */
+  goVerify?: Restored['goVerify'];
+  /** GOCACHE of every command from the test run on (prepareTestRun), else `<root>/cache/go-build`. */
+  private testGoCache?: string;
 
   constructor(
     /** Temporary root; the repository is `<root>/repo`. */
@@ -248,7 +252,7 @@ export class LocalEnvironment implements Environment {
     // Go's build cache: the trial's own copy of the warm one (install-cache.ts), never the host's;
     // no go test result is ever served from a cache (go-cache.ts).
     const extra: Record<string, string> = {
-      GOCACHE: join(this.root, 'cache', 'go-build'),
+      GOCACHE: this.testGoCache ?? join(this.root, 'cache', 'go-build'),
       GOFLAGS: goFlags(),
     };
     const limits = this.limits.limits;
@@ -363,14 +367,27 @@ export class LocalEnvironment implements Environment {
       return undefined;
     const started = performance.now();
     const seconds = () => Math.round(performance.now() - started) / 1000;
-    const cacheDir = join(this.root, 'cache');
-    const goCache = join(cacheDir, 'go-build');
-    // `cache/` is the trial's uid's: whatever the agent made of it (links included) goes whole.
-    await rm(cacheDir, { recursive: true, force: true });
-    await mkdir(goCache, { recursive: true });
     const owner = this.isolationMethod ? this.sandbox?.identity : undefined;
-    await traced('local go: copy go-verify', () => copyVerifierGoCache(key, goCache, owner));
-    if (owner) await chown(cacheDir, owner.uid, owner.gid);
+    // What go writes from here on: the whole cache, or (an overlay) its upper folder.
+    let written: string;
+    if (this.goVerify) {
+      // Mounted at start behind a folder only root could pass (no agent reached it); from now
+      // on the trial's uid may, and the commands' GOCACHE is it: the agent's `cache/` is unused.
+      await chmod(this.goVerify.gate, 0o711);
+      this.testGoCache = this.goVerify.cache;
+      written = this.goVerify.upper;
+    } else {
+      const cacheDir = join(this.root, 'cache');
+      const goCache = join(cacheDir, 'go-build');
+      // `cache/` is the trial's uid's: whatever the agent made of it (links included) goes whole;
+      // the agent's overlay on `go-build/` first (rm would empty it file by file, then fail).
+      await unmountAll(this.mounts.filter((point) => point.startsWith(`${cacheDir}${sep}`)));
+      await rm(cacheDir, { recursive: true, force: true });
+      await mkdir(goCache, { recursive: true });
+      await traced('local go: copy go-verify', () => copyVerifierGoCache(key, goCache, owner));
+      if (owner) await chown(cacheDir, owner.uid, owner.gid);
+      written = goCache;
+    }
     const filled = await goCacheFilled(key);
     const run = await this.exec(compileScript(go, goPackagesOf(options.testFiles ?? [])), {
       env: { ...COMPILE_ENV, BERTH_GO_FILLED: filled.join(' ') },
@@ -387,7 +404,7 @@ export class LocalEnvironment implements Environment {
     // (the step's pid namespace and cgroup are gone; this checks the host's whole process table).
     if (owner && processesOfUid(owner.uid).length > 0)
       return { tool: 'go', outcome: 'failed', ...content, added: 0, durationSec: seconds() };
-    const added = await traced('local go: merge', () => mergeGoCache(key, goCache, out.content as string));
+    const added = await traced('local go: merge', () => mergeGoCache(key, written, out.content as string));
     return { tool: 'go', outcome: 'filled', ...content, added, durationSec: seconds() };
   }
 
@@ -423,7 +440,11 @@ export class LocalEnvironment implements Environment {
     this.stopped = true;
     this.stopping.abort();
     if (this.sandbox) releaseIdentity(this.sandbox.slot);
-    await traced('local stop: unmount', () => unmountAll(this.mounts));
+    // The overlays and then the trial's tmpfs under them, with one `umount`.
+    await traced('local stop: unmount', () =>
+      unmountAll(this.capped ? [this.root, ...this.mounts] : this.mounts),
+    );
+    // Left mounted (busy)? releaseFolder detaches it; else it only reads the mount table.
     if (this.capped) await traced('local stop: tmpfs', () => releaseFolder(this.root));
     if (!this.keep)
       await traced('local stop: remove', () =>
@@ -562,7 +583,16 @@ export class LocalEnvironmentProvider implements EnvironmentProvider {
         restored = await traced('local start: restore entry', () =>
           restoreEntry(key, entry, workdir, join(root, 'cache', 'go-build'), {
             owner: sandbox?.identity,
-            ...(capped && installOverlayEnabled() ? { overlay: { scratch: join(root, '.overlay') } } : {}),
+            ...(capped && installOverlayEnabled()
+              ? {
+                  overlay: {
+                    scratch: join(root, '.overlay'),
+                    ...(process.env.BERTH_GO_VERIFY_CACHE === '0'
+                      ? {}
+                      : { goVerify: join(root, '.go-verify') }),
+                  },
+                }
+              : {}),
           }),
         );
       } else if (spec.snapshot) {
@@ -616,6 +646,7 @@ export class LocalEnvironmentProvider implements EnvironmentProvider {
       );
       if (toolInstall) environment.toolInstall = toolInstall;
       if (key && entry?.goCache) environment.goEntry = key;
+      if (restored?.goVerify) environment.goVerify = restored.goVerify;
       if (key) {
         const install = spec.install?.trim() ?? '';
         environment.cacheOn(key, entry !== undefined, install, restored);

@@ -27,19 +27,25 @@ import { isRoot } from '../../sandbox/identity.ts';
 
 /**
  * The mounting program (Python 3, ctypes; open_tree and mount_setattr have one number on every
- * architecture since Linux 5.1's unified table). Arguments:
- * lower, target, upper, work, uid, gid. With uid and gid 0 the lower folder is used as it is.
- * Exit 0 when mounted; else a line on stderr naming the call that failed.
+ * architecture since Linux 5.1's unified table). Arguments: uid, gid, then for each overlay
+ * lower, target, upper, work. With uid and gid 0 the lower folders are used as they are, else
+ * each is an idmapped detached clone (root -> uid/gid; one user namespace for all of them).
+ * Exit 0 when every overlay is mounted; else none stays mounted and a line on stderr names the
+ * call that failed.
  */
 const MOUNT_PROGRAM = String.raw`
 import ctypes, os, struct, sys
 libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
 OPEN_TREE, MOUNT_SETATTR = 428, 442
+done = []
 def fail(what):
-    sys.stderr.write(what + ": " + os.strerror(ctypes.get_errno()) + "\n"); sys.exit(1)
-lower, target, upper, work = sys.argv[1:5]
-uid, gid = int(sys.argv[5]), int(sys.argv[6])
+    err = ctypes.get_errno()
+    for t in reversed(done): libc.umount2(t.encode(), 2)
+    sys.stderr.write(what + ": " + os.strerror(err) + "\n"); sys.exit(1)
+uid, gid = int(sys.argv[1]), int(sys.argv[2])
+layers = sys.argv[3:]
+userns = None
 if uid or gid:
     ready_r, ready_w = os.pipe(); go_r, go_w = os.pipe()
     pid = os.fork()
@@ -54,14 +60,18 @@ if uid or gid:
         with open("/proc/%d/%s" % (pid, name), "w") as f: f.write(text)
     userns = os.open("/proc/%d/ns/user" % pid, os.O_RDONLY | os.O_CLOEXEC)
     os.close(go_w); os.waitpid(pid, 0)
-    fd = libc.syscall(OPEN_TREE, -100, lower.encode(), 1 | os.O_CLOEXEC)
-    if fd < 0: fail("open_tree")
-    # struct mount_attr: attr_set (idmap, read-only, nosuid, nodev), attr_clr, propagation, userns_fd
-    attr = ctypes.create_string_buffer(struct.pack("QQQQ", 0x100000 | 1 | 2 | 4, 0, 0, userns))
-    if libc.syscall(MOUNT_SETATTR, fd, b"", 0x1000, attr, 32) < 0: fail("mount_setattr(MOUNT_ATTR_IDMAP)")
-    lower = "/proc/self/fd/%d" % fd
-data = "lowerdir=%s,upperdir=%s,workdir=%s,redirect_dir=on" % (lower, upper, work)
-if libc.mount(b"overlay", target.encode(), b"overlay", 2 | 4, data.encode()) != 0: fail("mount overlay")
+for i in range(0, len(layers), 4):
+    lower, target, upper, work = layers[i:i + 4]
+    if userns is not None:
+        fd = libc.syscall(OPEN_TREE, -100, lower.encode(), 1 | os.O_CLOEXEC)
+        if fd < 0: fail("open_tree")
+        # struct mount_attr: attr_set (idmap, read-only, nosuid, nodev), attr_clr, propagation, userns_fd
+        attr = ctypes.create_string_buffer(struct.pack("QQQQ", 0x100000 | 1 | 2 | 4, 0, 0, userns))
+        if libc.syscall(MOUNT_SETATTR, fd, b"", 0x1000, attr, 32) < 0: fail("mount_setattr(MOUNT_ATTR_IDMAP)")
+        lower = "/proc/self/fd/%d" % fd
+    data = "lowerdir=%s,upperdir=%s,workdir=%s,redirect_dir=on" % (lower, upper, work)
+    if libc.mount(b"overlay", target.encode(), b"overlay", 2 | 4, data.encode()) != 0: fail("mount overlay")
+    done.append(target)
 `;
 
 /** Characters overlayfs reads as separators in its options: such a path is not mounted. */
@@ -70,35 +80,58 @@ const UNSAFE_PATH = /[,:\\\n]/;
 /** The Python that runs {@link MOUNT_PROGRAM}: Debian's, else `python3` on PATH. */
 const python = () => (existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3');
 
+/** One overlay: `lower` (an install-cache folder, root's) seen copy-on-write at `target`. */
+export interface OverlaySpec {
+  /** The read-only lower layer. */
+  lower: string;
+  /** An existing empty folder, the mount point. */
+  target: string;
+  /**
+   * A new folder (made root's, 0700) for the overlay's upper and work folders, on the trial's
+   * capped tmpfs, so what the trial writes counts against its cap.
+   */
+  scratch: string;
+}
+
 /**
- * Mounts `lower` (an install-cache entry's folder, root's) copy-on-write on `target` (an empty
- * folder): the overlay's upper and work folders are made in `scratch` (a new folder, root's,
- * 0700, on the trial's capped tmpfs, so what the trial writes counts against its cap), and the
- * tree appears owned by `owner` (default root). nosuid, nodev. Unmount `target` at stop.
- * @returns undefined when mounted; else why not (nothing is left mounted, `scratch` is removed).
+ * Mounts every overlay of `specs` with one process (nosuid, nodev): each tree appears owned by
+ * `owner` (default root), through an idmapped lower layer attached at no path. Unmount the
+ * targets ({@link unmountAll}) at stop.
+ * @returns undefined when all are mounted; else why not (then none is mounted and every
+ *   `scratch` is removed).
  */
-export async function mountOverlay(
-  lower: string,
-  target: string,
-  scratch: string,
+export async function mountOverlays(
+  specs: readonly OverlaySpec[],
   owner?: { uid: number; gid: number },
 ): Promise<string | undefined> {
   if (!isRoot) return 'needs root';
-  const upper = join(scratch, 'upper');
-  const work = join(scratch, 'work');
-  if ([lower, target, upper].some((p) => UNSAFE_PATH.test(p))) return 'a path holds , : or \\';
+  const layers: string[] = [];
+  const cleanUp = async () => {
+    // Killed after a mount (the timeout)? Nothing may stay mounted where a copy goes instead.
+    await unmountAll(specs.map((spec) => spec.target));
+    for (const spec of specs) await rm(spec.scratch, { recursive: true, force: true }).catch(() => {});
+  };
   try {
-    await mkdir(scratch, { mode: 0o700 });
-    await mkdir(upper);
-    await mkdir(work);
-    // The merged folder's own owner and mode are the upper folder's.
-    await chmod(upper, (await stat(lower)).mode & 0o7777);
-    if (owner) await chown(upper, owner.uid, owner.gid);
+    for (const { lower, target, scratch } of specs) {
+      const upper = join(scratch, 'upper');
+      const work = join(scratch, 'work');
+      if ([lower, target, upper].some((p) => UNSAFE_PATH.test(p))) return 'a path holds , : or \\';
+      await mkdir(scratch, { mode: 0o700 });
+      await mkdir(upper);
+      await mkdir(work);
+      // The merged folder's own owner and mode are the upper folder's.
+      await chmod(upper, (await stat(lower)).mode & 0o7777);
+      if (owner) await chown(upper, owner.uid, owner.gid);
+      layers.push(lower, target, upper, work);
+    }
     const { uid, gid } = owner ?? { uid: 0, gid: 0 };
     const run = await execa(
       python(),
-      ['-I', '-S', '-c', MOUNT_PROGRAM, lower, target, upper, work, String(uid), String(gid)],
-      { reject: false, timeout: 60_000 },
+      ['-I', '-S', '-c', MOUNT_PROGRAM, String(uid), String(gid), ...layers],
+      {
+        reject: false,
+        timeout: 60_000,
+      },
     );
     if (run.exitCode === 0) return undefined;
     const why =
@@ -106,12 +139,27 @@ export async function mountOverlay(
         .trim()
         .split('\n')
         .at(-1) ?? '';
-    // Killed after its mount (the timeout)? Nothing may stay mounted where a copy goes instead.
-    await execa('umount', ['--', target], { reject: false });
-    await rm(scratch, { recursive: true, force: true });
+    await cleanUp();
     return why.slice(0, 200);
   } catch (error) {
-    await rm(scratch, { recursive: true, force: true }).catch(() => {});
+    await cleanUp();
     return (error as Error).message.split('\n')[0]?.slice(0, 200) ?? 'failed';
   }
+}
+
+/** The upper folder of an overlay that {@link mountOverlays} mounted with `scratch`: what the trial wrote. */
+export function overlayUpper(scratch: string): string {
+  return join(scratch, 'upper');
+}
+
+/**
+ * Unmounts `points` (overlays from {@link mountOverlays}, lazily when busy), last first; never
+ * throws. One `umount` process for all of them; a point it could not unmount (busy) is detached.
+ */
+export async function unmountAll(points: readonly string[]): Promise<void> {
+  if (points.length === 0) return;
+  const order = [...points].reverse();
+  const run = await execa('umount', ['--', ...order], { reject: false });
+  if (run.exitCode !== 0)
+    for (const point of order) await execa('umount', ['-l', '--', point]).catch(() => {});
 }

@@ -44,6 +44,13 @@ import type {
   ToolchainStatus,
 } from '../types.ts';
 import {
+  type IsolateSetup,
+  isolateSetup,
+  isolateStats,
+  runOnIsolate,
+  startIsolateWorker,
+} from './js-isolates.ts';
+import {
   buildNodeSnapshot,
   type NodeSnapshot,
   PROBE_OK,
@@ -108,6 +115,11 @@ interface LanguageSpec {
    * each sample's `node` starts from (node-snapshot.ts).
    */
   preload?: string;
+  /**
+   * Warm workers only: samples try the fast path first (js-isolates.ts: many samples per worker,
+   * each in a fresh V8 context); only a pass there stands, anything else runs the run step as usual.
+   */
+  isolates?: boolean;
 }
 
 const lodashDir = () => packageDir('lodash');
@@ -136,6 +148,7 @@ export const LANGUAGES: LanguageSpec[] = [
     syntaxError: /^SyntaxError: /m,
     warm: true,
     preload: 'lodash',
+    isolates: true,
   },
   {
     language: 'typescript',
@@ -512,6 +525,43 @@ async function runOneWarm(
   return verdictOfRun(spec, item, run, '', fail, base);
 }
 
+/**
+ * The fast path's worker of one lane: started on first use, replaced when it dies after it was
+ * ready, dropped for good (the lane's samples take the reference path) when it never got ready.
+ */
+class IsolateLane {
+  private worker: WarmWorker | undefined;
+  private off = false;
+  constructor(
+    private readonly slot: number,
+    private readonly options: RunBatchOptions,
+    private readonly setup: IsolateSetup,
+  ) {}
+
+  /** A pass on the fast path, or undefined: the sample must take the reference path. */
+  async pass(spec: LanguageSpec, item: ExecutionItem): Promise<ExecutionResult | undefined> {
+    if (this.off) return undefined;
+    this.worker ??= await startIsolateWorker(this.slot, this.options, this.setup);
+    const worker = this.worker;
+    const { base } = outcomes(performance.now(), worker.kind, worker.warning);
+    const program = assembleProgram(item.problem, item.sample.completion, spec.language);
+    const outcome = await runOnIsolate(worker, program, this.options);
+    isolateStats[outcome ?? 'worker_lost'] += 1;
+    if (!worker.alive) {
+      this.off = !worker.ready;
+      this.worker = undefined;
+      await worker.stop();
+    }
+    // Nothing of node's ran: no output a `node main.js` that passed would have printed (console is a trap).
+    return outcome === 'passed' ? { passed: true, result: 'passed', ...base(), output: '' } : undefined;
+  }
+
+  async stop(): Promise<void> {
+    await this.worker?.stop();
+    this.worker = undefined;
+  }
+}
+
 function makeExecutor(spec: LanguageSpec): LanguageExecutor {
   return {
     language: spec.language,
@@ -556,6 +606,7 @@ function makeExecutor(spec: LanguageSpec): LanguageExecutor {
       let next = 0;
       const warm = runsWarm(spec, options);
       const built = warm && items.length > 0 ? await snapshotFor(spec) : undefined;
+      const fast = warm && spec.isolates && !options.reference ? isolateSetup() : undefined;
       // Checked once, in the first worker ready, before any sample starts from it.
       let works: Promise<boolean> | undefined;
       const dependencies = new DependencyConfirmation();
@@ -564,7 +615,10 @@ function makeExecutor(spec: LanguageSpec): LanguageExecutor {
         async (_, slot) => {
           let worker = warm ? await startWarm(spec, slot, options, built) : undefined;
           let snapshot: NodeSnapshot | undefined;
+          const isolates = fast ? new IsolateLane(slot, options, fast) : undefined;
           const runItem = async (item: ExecutionItem): Promise<ExecutionResult> => {
+            const passed = await isolates?.pass(spec, item);
+            if (passed) return passed;
             if (!worker) return runOne(spec, item, slot, options);
             const result = await runOneWarm(spec, item, worker, options, snapshot);
             if (!worker.alive) {
@@ -591,7 +645,7 @@ function makeExecutor(spec: LanguageSpec): LanguageExecutor {
               options.onResult?.(index, result);
             }
           } finally {
-            await worker?.stop();
+            await Promise.all([worker?.stop(), isolates?.stop()]);
           }
         },
       );

@@ -76,7 +76,7 @@ const WORKER_GRACE_SEC = 10;
 const MAX_ANSWER_OVERHEAD_BYTES = 1024 * 1024;
 
 /** A valid answer's fields, by the kind of request. */
-type AnswerCheck = (answer: Record<string, unknown>) => boolean;
+export type AnswerCheck = (answer: Record<string, unknown>) => boolean;
 
 const isNumber = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
 
@@ -201,21 +201,35 @@ export class WarmWorker {
 
   /** Starts a worker for `slot`; under bwrap its folder (/sample) is a tmpfs of --disk-mb. */
   static async start(slot: number, options: RunBatchOptions, view: WorkerView = {}): Promise<WarmWorker> {
-    const dir = await makeSampleDir(slot, 'worker');
     // The worker's argv[1] says whether it runs in its own pid namespace (and may sweep it).
     const planned = detectSandbox(options.sandbox.kind).kind;
     const inPidNamespace = planned === 'none' ? '0' : '1';
     const python = planned === 'docker' ? '/usr/bin/python3' : (view.python ?? '/usr/bin/python3');
+    // argv[2]: /tmp and /dev/shm are the sandbox's own (the worker empties them after each sample).
+    const argv = [
+      python,
+      '-I',
+      '-c',
+      PYTHON_WORKER,
+      inPidNamespace,
+      planned === 'bwrap' || planned === 'docker' ? '1' : '0',
+    ];
+    return WarmWorker.startCommand(slot, options, argv, view);
+  }
+
+  /**
+   * Starts another worker program that speaks the same protocol (`{"ready": true}` first, then
+   * one JSON answer line per request line, each with the request's `id`), in the same sandbox.
+   */
+  static async startCommand(
+    slot: number,
+    options: RunBatchOptions,
+    argv: string[],
+    view: WorkerView = {},
+  ): Promise<WarmWorker> {
+    const dir = await makeSampleDir(slot, 'worker');
     const { proc, kind, warning } = spawnSandboxed({
-      // argv[2]: /tmp and /dev/shm are the sandbox's own (the worker empties them after each sample).
-      argv: [
-        python,
-        '-I',
-        '-c',
-        PYTHON_WORKER,
-        inPidNamespace,
-        planned === 'bwrap' || planned === 'docker' ? '1' : '0',
-      ],
+      argv,
       workDir: dir,
       slot,
       options: options.sandbox,
@@ -237,11 +251,12 @@ export class WarmWorker {
     return !this.dead && !this.retired;
   }
 
-  private ask<T>(
-    request: Record<string, unknown>,
-    timeoutSec: number,
-    check: AnswerCheck,
-  ): Promise<T | undefined> {
+  /**
+   * Sends one request (its `id` is added) and resolves with the answer that passes `check`, or
+   * undefined when the worker died, broke the protocol or did not answer within `timeoutSec` plus
+   * a grace period (it is then killed).
+   */
+  ask<T>(request: Record<string, unknown>, timeoutSec: number, check: AnswerCheck): Promise<T | undefined> {
     if (!this.alive) return Promise.resolve(undefined);
     const id = this.nextId++;
     return new Promise((resolve) => {
