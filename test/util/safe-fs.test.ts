@@ -4,7 +4,18 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, chown, link, lstat, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import {
+  chmod,
+  chown,
+  link,
+  lstat,
+  mkdir,
+  readdir,
+  readFile,
+  rm,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pack } from 'tar-stream';
@@ -14,6 +25,7 @@ import {
   copyOutBeneath,
   extractTarBeneath,
   readFileBeneath,
+  treeDigestBeneath,
   UnsafePathError,
   writeFileBeneath,
 } from '../../src/util/safe-fs.ts';
@@ -372,5 +384,55 @@ describe('copyInBeneath', () => {
     expect(await readFile(join(root2, 'tests', 'test.sh'), 'utf8')).toBe('echo ok\n');
     expect(await readFile(join(root2, 'tests', 'data', 'x.txt'), 'utf8')).toBe('x\n');
     await v.unchanged();
+  });
+});
+
+describe('treeDigestBeneath', () => {
+  it('hashes names, kinds, modes, contents and link targets without following a link or opening a fifo', async () => {
+    const v = await victims();
+    const root = await temp.make('berth-safefs-digest-');
+    await mkdir(join(root, 'pkg'));
+    await writeFile(join(root, 'pkg', 'a.go'), 'package pkg\n');
+    await writeFile(join(root, 'go.mod'), 'module x\n');
+    await symlink(v.file, join(root, 'link'));
+    await symlink(v.folder, join(root, 'pkg', 'dirlink'));
+    spawnSync('mkfifo', [join(root, 'pkg', 'fifo')]);
+    await mkdir(join(root, '.git'));
+    await writeFile(join(root, '.git', 'HEAD'), 'ref: refs/heads/main\n');
+    const first = await treeDigestBeneath(root, { skipTop: ['.git'] });
+    expect(first).toMatch(/^[0-9a-f]{64}$/);
+    expect(await treeDigestBeneath(root, { skipTop: ['.git'] })).toBe(first);
+    // .git is left out; the link's target file is never read (changing it changes nothing).
+    await writeFile(join(root, '.git', 'HEAD'), 'ref: refs/heads/other\n');
+    await writeFile(join(v.dir, 'secret.txt'), 'changed\n');
+    await writeFile(join(v.folder, 'more.txt'), 'more\n');
+    expect(await treeDigestBeneath(root, { skipTop: ['.git'] })).toBe(first);
+    await writeFile(join(v.dir, 'secret.txt'), 'secret\n');
+    await rm(join(v.folder, 'more.txt'));
+    await v.unchanged();
+    // Each of these changes it: a file's content, its mode, a link's target, a link for a file.
+    const changes: Array<() => Promise<unknown>> = [
+      () => writeFile(join(root, 'pkg', 'a.go'), 'package pkg // x\n'),
+      () => chmod(join(root, 'go.mod'), 0o755),
+      () => rm(join(root, 'link')).then(() => symlink('/etc/passwd', join(root, 'link'))),
+      () => rm(join(root, 'go.mod')).then(() => symlink(v.file, join(root, 'go.mod'))),
+      () => writeFile(join(root, 'pkg', 'b.go'), ''),
+    ];
+    let previous = first;
+    for (const change of changes) {
+      await change();
+      const now = await treeDigestBeneath(root, { skipTop: ['.git'] });
+      expect(now).toMatch(/^[0-9a-f]{64}$/);
+      expect(now).not.toBe(previous);
+      previous = now;
+    }
+  });
+
+  it('gives up past its caps', async () => {
+    const root = await temp.make('berth-safefs-digest-');
+    for (let i = 0; i < 5; i++) await writeFile(join(root, `f${i}`), 'x'.repeat(100));
+    expect(await treeDigestBeneath(root)).toMatch(/^[0-9a-f]{64}$/);
+    expect(await treeDigestBeneath(root, { maxEntries: 4 })).toBeUndefined();
+    expect(await treeDigestBeneath(root, { maxBytes: 499 })).toBeUndefined();
   });
 });

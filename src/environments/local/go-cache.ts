@@ -34,13 +34,20 @@
  * - every command of the environment runs with `-count=1` appended to GOFLAGS: no test result
  *   is ever served from a cache;
  * - a repository content already compiled (sha256 of its files and `go version`) is not compiled
- *   again; that hash is only a shortcut (a wrong one costs time, never a verdict).
+ *   again; that hash is only a shortcut (a wrong one costs time, never a verdict). berth computes
+ *   it itself ({@link repositoryContent}: the files read without following a link, as the tamper
+ *   fingerprints are), so a hit runs no command at all; only when berth's walk gives up (a cap, a
+ *   name that is not UTF-8) does the sandboxed step hash the files with `tar` as before.
  *
  * The agent itself only ever sees the entry's `go-build/` (compiled at the base commit): the
  * shared verifier cache holds compiled test packages, which it must not read.
  */
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { accessSync, constants } from 'node:fs';
 import { delimiter, isAbsolute, join, posix } from 'node:path';
+import { promisify } from 'node:util';
+import { treeDigestBeneath } from '../../util/safe-fs.ts';
 import { shellQuote } from '../../util/shell.ts';
 
 /** The go tool on the host's PATH (absolute folders only), if any: the sandbox sees the host read-only. */
@@ -118,16 +125,21 @@ export function goPackagesOf(testFiles: readonly string[]): string[] {
 export function compileScript(
   go: string,
   packages: readonly string[] = [],
-  options: { cgoCheck?: boolean } = {},
+  options: { cgoCheck?: boolean; content?: string } = {},
 ): string {
   const q = shellQuote(go);
   if (!isAbsolute(go)) throw new Error(`the go tool must be named by an absolute path: ${go}`);
+  if (options.content !== undefined && !/^[0-9a-f]{64}$/.test(options.content))
+    throw new Error(`not a content hash: ${options.content}`);
   const compile = (args: string) => `${q} test -count=1 -run '^$' -exec /bin/true ${args} >/dev/null 2>&1`;
   const only = packages.map(shellQuote).join(' ');
   return [
     'exec 2>&1',
-    // Files (not .git), names, modes and links; the toolchain and the packages: what go's action ids hang on.
-    `berth_h=$({ ${q} version; echo ${shellQuote(only)}; /usr/bin/tar --exclude=./.git --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf - .; } 2>/dev/null | /usr/bin/sha256sum | /usr/bin/cut -c1-64)`,
+    // Files (not .git), names, modes and links; the toolchain and the packages: what go's action
+    // ids hang on. berth's own hash when it has one (repositoryContent), else tar's.
+    options.content !== undefined
+      ? `berth_h=${options.content}`
+      : `berth_h=$({ ${q} version; echo ${shellQuote(only)}; /usr/bin/tar --exclude=./.git --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf - .; } 2>/dev/null | /usr/bin/sha256sum | /usr/bin/cut -c1-64)`,
     `echo "${CONTENT}$berth_h"`,
     `case " \${BERTH_GO_FILLED-} " in *" $berth_h "*) echo '${HIT}'; exit 0;; esac`,
     // A package outside the standard library with files for gcc or the external linker (cgo,
@@ -172,4 +184,48 @@ export function readCompileOutput(output: string): {
     stdCgo: output.split('\n').includes(STD_CGO),
     ...(exit !== undefined ? { exit: Number(exit) } : {}),
   };
+}
+
+const versions = new Map<string, Promise<string | undefined>>();
+
+/**
+ * `go version` of the go tool `go` (the host's, absolute), once per process, with the compile
+ * step's variables (no `go env -w` file, no toolchain switch); undefined when it fails.
+ */
+export function goVersion(go: string): Promise<string | undefined> {
+  let version = versions.get(go);
+  if (!version) {
+    version = promisify(execFile)(go, ['version'], {
+      env: { ...COMPILE_ENV },
+      cwd: '/',
+      timeout: 30_000,
+    }).then(
+      ({ stdout }) => stdout.trim() || undefined,
+      () => undefined,
+    );
+    versions.set(go, version);
+  }
+  return version;
+}
+
+/**
+ * The content hash of the repository at `repo` for the compile step (what go's action ids hang
+ * on: its files but `.git`, with names, modes and link targets; the toolchain; the packages
+ * compiled alone), read by berth without following a link (safe-fs.ts `treeDigestBeneath`:
+ * nothing the trial left there is run or followed). Undefined when the walk gave up or go's
+ * version is unknown: the sandboxed step then hashes the files itself.
+ */
+export async function repositoryContent(
+  repo: string,
+  go: string,
+  packages: readonly string[],
+): Promise<string | undefined> {
+  const [version, tree] = await Promise.all([
+    goVersion(go),
+    treeDigestBeneath(repo, { skipTop: ['.git'] }).catch(() => undefined),
+  ]);
+  if (version === undefined || tree === undefined) return undefined;
+  return createHash('sha256')
+    .update(`berth go content 1\n${version}\n${packages.join(' ')}\n${tree}\n`)
+    .digest('hex');
 }
