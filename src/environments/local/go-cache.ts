@@ -209,23 +209,31 @@ export function goVersion(go: string): Promise<string | undefined> {
 }
 
 /**
- * The content hash of the repository at `repo` for the compile step (what go's action ids hang
- * on: its files but `.git`, with names, modes and link targets; the toolchain; the packages
- * compiled alone), read by berth without following a link (safe-fs.ts `treeDigestBeneath`:
- * nothing the trial left there is run or followed). Undefined when the walk gave up or go's
- * version is unknown: the sandboxed step then hashes the files itself.
+ * The content hash of a trial's repository for the compile step (what go's action ids hang on:
+ * its files but `.git`, with names, modes and link targets; the toolchain; the packages compiled
+ * alone), read by berth without following a link (safe-fs.ts `treeDigestBeneath`: nothing the
+ * trial left there is run or followed). `tree`: the whole repository. `changes` and `entry`: the
+ * repository is an overlay on the install-cache entry `entry` (whose `repo/` never changes once
+ * saved), `changes` its upper folder, which holds all the trial changed (files, whiteouts for
+ * removals): only that is read, a few files where the whole tree is hundreds. Overlay metadata
+ * in extended attributes (an opaque or renamed folder) is not read: two trees that differ only
+ * there get one hash, which costs the test run a compile, never a verdict. Undefined when the
+ * walk gave up or go's version is unknown: the sandboxed step then hashes the files itself.
  */
 export async function repositoryContent(
-  repo: string,
+  repo: { tree: string } | { changes: string; entry: string },
   go: string,
   packages: readonly string[],
 ): Promise<string | undefined> {
   const [version, tree] = await Promise.all([
     goVersion(go),
-    treeDigestBeneath(repo, { skipTop: ['.git'] }).catch(() => undefined),
+    treeDigestBeneath('tree' in repo ? repo.tree : repo.changes, { skipTop: ['.git'] }).catch(
+      () => undefined,
+    ),
   ]);
   if (version === undefined || tree === undefined) return undefined;
+  const what = 'tree' in repo ? `tree ${tree}` : `entry ${repo.entry} changes ${tree}`;
   return createHash('sha256')
-    .update(`berth go content 1\n${version}\n${packages.join(' ')}\n${tree}\n`)
+    .update(`berth go content 1\n${version}\n${packages.join(' ')}\n${what}\n`)
     .digest('hex');
 }

@@ -152,6 +152,11 @@ export interface Restored {
    * test run: no agent reaches it), and `upper` (what the go tool wrote into it).
    */
   goVerify?: { gate: string; cache: string; upper: string };
+  /**
+   * With the overlay: the repository overlay's upper folder (root's, 0700), which holds all that
+   * the trial changed in the entry's `repo/` (files written, whiteouts for removals).
+   */
+  repoUpper?: string;
 }
 
 /**
@@ -193,6 +198,7 @@ export async function restoreEntry(
     if (why === undefined) {
       restored.method = 'overlay';
       restored.mounts.push(...specs.map((spec) => spec.target));
+      restored.repoUpper = overlayUpper(join(scratch, 'repo'));
       if (verify) restored.goVerify = verify;
       return restored;
     }

@@ -193,6 +193,8 @@ export class LocalEnvironment implements Environment {
   goEntry?: string;
   /** The entry's verifier Go build cache, mounted copy-on-write at start (install-cache.ts `restoreEntry`). */
   goVerify?: Restored['goVerify'];
+  /** The repository overlay's upper folder (what the trial changed in the entry's `repo/`), with the overlay. */
+  repoUpper?: string;
   /** GOCACHE of every command from the test run on (prepareTestRun), else `<root>/cache/go-build`. */
   private testGoCache?: string;
 
@@ -401,7 +403,13 @@ export class LocalEnvironment implements Environment {
     // a content compiled before needs no sandboxed command at all.
     const [filled, known] = await Promise.all([
       goCacheFilled(key),
-      traced('local go: content hash', () => repositoryContent(this.workdir, go, packages)),
+      traced('local go: content hash', () =>
+        repositoryContent(
+          this.repoUpper ? { changes: this.repoUpper, entry: key } : { tree: this.workdir },
+          go,
+          packages,
+        ),
+      ),
     ]);
     if (known !== undefined && filled.includes(known))
       return { tool: 'go', outcome: 'hit', content: known, added: 0, durationSec: seconds() };
@@ -663,6 +671,7 @@ export class LocalEnvironmentProvider implements EnvironmentProvider {
       if (toolInstall) environment.toolInstall = toolInstall;
       if (key && entry?.goCache) environment.goEntry = key;
       if (restored?.goVerify) environment.goVerify = restored.goVerify;
+      if (restored?.repoUpper) environment.repoUpper = restored.repoUpper;
       if (key) {
         const install = spec.install?.trim() ?? '';
         environment.cacheOn(key, entry !== undefined, install, restored);
