@@ -347,7 +347,13 @@ export async function mergeGoCache(
       }
     }
   }
+  await markGoCacheFilled(key, content);
+  return added;
+}
+
+/** Marks the repository content `content` (a hash) as compiled into the entry's `go-verify/`. */
+export async function markGoCacheFilled(key: string, content: string): Promise<void> {
+  if (!CONTENT_HASH.test(content)) return;
   await mkdir(join(installsDir(), key, 'go-verify-filled'), { recursive: true });
   await writeFile(join(installsDir(), key, 'go-verify-filled', content), '');
-  return added;
 }

@@ -84,6 +84,7 @@ import {
   installCacheKey,
   installOverlayEnabled,
   installsDir,
+  markGoCacheFilled,
   mergeGoCache,
   type Restored,
   readEntry,
@@ -400,19 +401,27 @@ export class LocalEnvironment implements Environment {
     }
     const packages = goPackagesOf(options.testFiles ?? []);
     // berth hashes the repository itself (no process of the trial is alive; no link followed):
-    // a content compiled before needs no sandboxed command at all.
-    const [filled, known] = await Promise.all([
+    // a content compiled before needs no sandboxed command at all. On the overlay, first what
+    // the trial changed in the entry (a few files); on a miss the whole tree, which the first
+    // trial of the snapshot (no overlay yet) marked, and a hit there marks the changes too.
+    const [filled, changes] = await Promise.all([
       goCacheFilled(key),
-      traced('local go: content hash', () =>
-        repositoryContent(
-          this.repoUpper ? { changes: this.repoUpper, entry: key } : { tree: this.workdir },
-          go,
-          packages,
-        ),
-      ),
+      this.repoUpper
+        ? traced('local go: content hash (changes)', () =>
+            repositoryContent({ changes: this.repoUpper as string, entry: key }, go, packages),
+          )
+        : undefined,
     ]);
-    if (known !== undefined && filled.includes(known))
-      return { tool: 'go', outcome: 'hit', content: known, added: 0, durationSec: seconds() };
+    if (changes !== undefined && filled.includes(changes))
+      return { tool: 'go', outcome: 'hit', content: changes, added: 0, durationSec: seconds() };
+    const whole = await traced('local go: content hash', () =>
+      repositoryContent({ tree: this.workdir }, go, packages),
+    );
+    if (whole !== undefined && filled.includes(whole)) {
+      if (changes !== undefined) await markGoCacheFilled(key, changes);
+      return { tool: 'go', outcome: 'hit', content: whole, added: 0, durationSec: seconds() };
+    }
+    const known = whole ?? changes;
     const run = await this.exec(compileScript(go, packages, known ? { content: known } : {}), {
       env: { ...COMPILE_ENV, BERTH_GO_FILLED: filled.join(' ') },
       timeoutSec: 600,
@@ -429,6 +438,7 @@ export class LocalEnvironment implements Environment {
     if (owner && processesOfUid(owner.uid).length > 0)
       return { tool: 'go', outcome: 'failed', ...content, added: 0, durationSec: seconds() };
     const added = await traced('local go: merge', () => mergeGoCache(key, written, out.content as string));
+    if (changes !== undefined && changes !== out.content) await markGoCacheFilled(key, changes);
     return { tool: 'go', outcome: 'filled', ...content, added, durationSec: seconds() };
   }
 
