@@ -868,6 +868,12 @@ class TrialRun {
         );
         if (chosen.killed > 0)
           verdict.details = { ...(verdict.details ?? {}), killed_agent_processes: chosen.killed };
+        // What the agent left where tools keep caches, removed before verifying (verifier-environment.ts).
+        if (chosen.cleared)
+          verdict.details = {
+            ...(verdict.details ?? {}),
+            cleared_agent_scratch: { paths: chosen.cleared.slice(0, 20), count: chosen.cleared.length },
+          };
         if (finding) verdict.notes = [...(verdict.notes ?? []), `tampering: ${finding.message}`];
         return verdict;
       } finally {
