@@ -186,13 +186,22 @@ export function changesByTests(
  * What the agent added or changed in a `CLEARED` place (new entries of `changes` against
  * `before`), to remove before a verifier runs in its environment: the topmost added paths, and
  * changed ones with nothing listed below them (a file, or a folder whose mode changed); never a
- * place itself, never a folder listed only because something below it changed.
+ * place itself, never a folder listed only because something below it changed, never the work
+ * folder, what it holds when it lies in such a place (`/tmp/app`), or a folder above it.
  */
-export function clearedPaths(changes: readonly FileSystemChange[], before: ReadonlySet<string>): string[] {
+export function clearedPaths(
+  changes: readonly FileSystemChange[],
+  before: ReadonlySet<string>,
+  workdir: string,
+): string[] {
+  const dir = workdir.replace(/\/+$/, '') || '/';
+  // A work folder inside a cleared place (`/tmp/app`) is the agent's work: kept, with its parents.
+  const workInside = placeOf(dir, CLEARED) !== undefined;
   const fresh = changes.filter((c) => !before.has(key(c)) && c.kind !== 'deleted');
   const inPlace = fresh.filter((c) => {
     const place = placeOf(c.path, CLEARED);
-    return place !== undefined && c.path !== place;
+    if (place === undefined || c.path === place || below(dir, c.path)) return false;
+    return !(workInside && below(c.path, dir));
   });
   const added = new Set(inPlace.filter((c) => c.kind === 'added').map((c) => c.path));
   const paths = fresh.map((c) => c.path);
@@ -317,7 +326,7 @@ export async function verifierEnvironment(
   const seen = options.before ? changesOutside(changed, options.before, environment.workdir, logsDir) : [];
   if (seen.length === 0) {
     // What the agent left where tools keep caches goes (`CLEARED`), as root, no process of it alive.
-    const cleared = options.before ? clearedPaths(changed, options.before) : [];
+    const cleared = options.before ? clearedPaths(changed, options.before, environment.workdir) : [];
     if (cleared.length > 0) {
       const run = await environment.exec('xargs -0 -r rm -rf --', {
         user: 'root',

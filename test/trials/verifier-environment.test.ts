@@ -153,13 +153,27 @@ describe('what the agent left where tools keep caches, removed before verifying 
       c('added', '/root/.claude/settings.json'),
       c('added', '/run/agent.pid'),
     ];
-    expect(clearedPaths(changes, before)).toEqual([
+    expect(clearedPaths(changes, before, '/app')).toEqual([
       '/home/agent/.npm/_cacache/index-v5/aa',
       '/root/.npm/_npx/0a1b/node_modules/jest/bin/jest.js',
       '/tmp/go-cache',
       '/tmp/warm/new-a',
       '/var/tmp/kept.txt',
     ]);
-    expect(clearedPaths(changes, new Set(changes.map((x) => `${x.kind} ${x.path}`)))).toEqual([]);
+    expect(clearedPaths(changes, new Set(changes.map((x) => `${x.kind} ${x.path}`)), '/app')).toEqual([]);
+    // A work folder of / clears the same; one inside /tmp keeps itself, what it holds and its parents.
+    expect(clearedPaths(changes, before, '/')).toEqual(clearedPaths(changes, before, '/app'));
+    const inTmp = [
+      c('changed', '/tmp'),
+      c('added', '/tmp/work'),
+      c('added', '/tmp/work/app'),
+      c('added', '/tmp/work/app/main.go'),
+      c('added', '/tmp/work/cache'),
+      c('added', '/tmp/go-cache'),
+    ];
+    expect(clearedPaths(inTmp, new Set(['changed /tmp']), '/tmp/work/app/')).toEqual([
+      '/tmp/go-cache',
+      '/tmp/work/cache',
+    ]);
   });
 });
