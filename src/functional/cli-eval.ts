@@ -79,6 +79,19 @@ function checkOutputs(
 }
 
 export async function runEvalCommand(options: EvalCommandOptions): Promise<void> {
+  // Ctrl-C is taken from the start (reading the files, probing the sandbox, judging samples):
+  // the run stops cleanly, keeping the verdicts finished so far, instead of dying mid-way.
+  const controller = new AbortController();
+  const onSigint = () => controller.abort();
+  process.once('SIGINT', onSigint);
+  try {
+    await evalCommand(options, controller.signal);
+  } finally {
+    process.off('SIGINT', onSigint);
+  }
+}
+
+async function evalCommand(options: EvalCommandOptions, signal: AbortSignal): Promise<void> {
   const timeoutSec = positive('--timeout', options.timeout, false);
   if (timeoutSec > MAX_EVAL_TIMEOUT_SEC)
     throw new UsageError(
@@ -123,74 +136,67 @@ export async function runEvalCommand(options: EvalCommandOptions): Promise<void>
     await writeFileAtomic(samplesFile, `${samples.map((sample) => JSON.stringify(sample.raw)).join('\n')}\n`);
   }
   await sandboxReady;
-  const controller = new AbortController();
-  const onSigint = () => controller.abort();
-  process.once('SIGINT', onSigint);
   const tty = process.stderr.isTTY && !process.env.CI;
   let lastDraw = 0;
-  try {
-    const jobName = options.jobName ?? `eval-${defaultJobName()}`;
-    if (!/^[A-Za-z0-9._-]+$/.test(jobName) || jobName === '.' || jobName === '..')
-      throw new UsageError(
-        `--job-name may hold only letters, digits, '.', '_' and '-'; got ${JSON.stringify(jobName)}`,
-      );
-    const summary = await runEvalJob({
-      jobsDir: options.jobsDir ?? 'jobs',
-      jobName,
-      config: {
-        agent: options.agent ?? null,
-        pass_at: options.passAt ?? null,
-        timeout_sec: timeoutSec,
-        workers,
-        sandbox: options.env === 'docker' ? 'docker' : options.sandbox,
-        reference: options.reference === true,
-      },
-      problemsFile: options.problems,
-      samplesFile: samplesFile as string,
-      problems,
-      ...(samples ? { samples } : {}),
-      ...(ks ? { ks } : {}),
-      timeoutSec,
+  const jobName = options.jobName ?? `eval-${defaultJobName()}`;
+  if (!/^[A-Za-z0-9._-]+$/.test(jobName) || jobName === '.' || jobName === '..')
+    throw new UsageError(
+      `--job-name may hold only letters, digits, '.', '_' and '-'; got ${JSON.stringify(jobName)}`,
+    );
+  const summary = await runEvalJob({
+    jobsDir: options.jobsDir ?? 'jobs',
+    jobName,
+    config: {
+      agent: options.agent ?? null,
+      pass_at: options.passAt ?? null,
+      timeout_sec: timeoutSec,
       workers,
-      sandbox: {
-        kind: options.env === 'docker' ? 'docker' : options.sandbox,
-        memoryBytes,
-        diskBytes,
-        image: options.image,
-      },
-      ...(options.reference ? { reference: true } : {}),
-      signal: controller.signal,
-      onProgress: (done, total) => {
-        const now = Date.now();
-        if (tty && (now - lastDraw > 200 || done === total)) {
-          lastDraw = now;
-          process.stderr.write(`\r${done}/${total} samples checked`);
-          if (done === total) process.stderr.write('\n');
-        }
-      },
-    });
-    const lines: string[] = [];
-    for (const warning of summary.warnings) lines.push(`warning: ${warning}`);
-    lines.push(
-      `problems: ${summary.problems_file} (${summary.tasks} tasks with samples, ${summary.unattempted_tasks} without)`,
-    );
-    lines.push(
-      `samples:  ${summary.samples_file} (${summary.samples} samples, ${summary.passed} passed) in ${summary.duration_sec.toFixed(1)}s, sandbox ${summary.sandbox}`,
-    );
-    const failures = Object.entries(summary.failures)
-      .map(([kind, count]) => `${kind} ${count}`)
-      .join(', ');
-    if (failures) lines.push(`failures: ${failures}`);
-    lines.push(`results:  ${summary.results_file}`);
-    lines.push(`job:      ${summary.job_dir}`);
-    for (const [k, value] of Object.entries(summary.pass_at_k))
-      lines.push(`${k}: ${(value * 100).toFixed(2)}%`);
-    // As `berth run --json`: the JSON document alone on stdout, the human lines on stderr.
-    if (options.json) {
-      process.stderr.write(`${lines.join('\n')}\n`);
-      process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
-    } else process.stdout.write(`${lines.join('\n')}\n`);
-  } finally {
-    process.off('SIGINT', onSigint);
-  }
+      sandbox: options.env === 'docker' ? 'docker' : options.sandbox,
+      reference: options.reference === true,
+    },
+    problemsFile: options.problems,
+    samplesFile: samplesFile as string,
+    problems,
+    ...(samples ? { samples } : {}),
+    ...(ks ? { ks } : {}),
+    timeoutSec,
+    workers,
+    sandbox: {
+      kind: options.env === 'docker' ? 'docker' : options.sandbox,
+      memoryBytes,
+      diskBytes,
+      image: options.image,
+    },
+    ...(options.reference ? { reference: true } : {}),
+    signal,
+    onProgress: (done, total) => {
+      const now = Date.now();
+      if (tty && (now - lastDraw > 200 || done === total)) {
+        lastDraw = now;
+        process.stderr.write(`\r${done}/${total} samples checked`);
+        if (done === total) process.stderr.write('\n');
+      }
+    },
+  });
+  const lines: string[] = [];
+  for (const warning of summary.warnings) lines.push(`warning: ${warning}`);
+  lines.push(
+    `problems: ${summary.problems_file} (${summary.tasks} tasks with samples, ${summary.unattempted_tasks} without)`,
+  );
+  lines.push(
+    `samples:  ${summary.samples_file} (${summary.samples} samples, ${summary.passed} passed) in ${summary.duration_sec.toFixed(1)}s, sandbox ${summary.sandbox}`,
+  );
+  const failures = Object.entries(summary.failures)
+    .map(([kind, count]) => `${kind} ${count}`)
+    .join(', ');
+  if (failures) lines.push(`failures: ${failures}`);
+  lines.push(`results:  ${summary.results_file}`);
+  lines.push(`job:      ${summary.job_dir}`);
+  for (const [k, value] of Object.entries(summary.pass_at_k))
+    lines.push(`${k}: ${(value * 100).toFixed(2)}%`);
+  // As `berth run --json`: the JSON document alone on stdout, the human lines on stderr.
+  if (options.json) {
+    process.stderr.write(`${lines.join('\n')}\n`);
+    process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
+  } else process.stdout.write(`${lines.join('\n')}\n`);
 }

@@ -43,6 +43,7 @@ import {
 } from '../sandbox/isolation.ts';
 import { type LimitName, limitsHit } from '../sandbox/limits.ts';
 import { runToEnd, SandboxProcess } from '../sandbox/process.ts';
+import { recordLeftover } from '../util/leftovers.ts';
 import type { SandboxKind, SandboxOptions } from './types.ts';
 
 /** Path of the sample folder inside a bwrap sandbox. */
@@ -357,9 +358,13 @@ export async function runSandboxed(
   };
 }
 
-/** This process's folder of sample folders (removed at exit when empty). */
+/**
+ * This process's folder of sample folders, `<temp folder>/berth-functional/berth-p<pid>`: removed
+ * at exit when empty, and recorded as this process's leftover (src/util/leftovers.ts) so that
+ * `berth clean` removes it after a `kill -9`.
+ */
 export function sampleRoot(): string {
-  return join(tmpdir(), 'berth-functional', `p${process.pid}`);
+  return join(tmpdir(), 'berth-functional', `berth-p${process.pid}`);
 }
 
 let rootCleanup = false;
@@ -377,6 +382,7 @@ export async function makeSampleDir(slot: number, label = 'sample'): Promise<str
         /* not empty or gone */
       }
     });
+    recordLeftover(root);
   }
   const dir = await mkdtemp(join(root, `${label}-`));
   const identity = slotIdentity(slot);

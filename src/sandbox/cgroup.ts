@@ -393,15 +393,18 @@ export class CommandGroup {
   /**
    * The argv prefix that moves the command into the group before anything of it runs:
    * a root `sh` writes its own pid to each `cgroup.procs`, then `exec`s the rest (exit 125
-   * when it cannot).
+   * when it cannot). `limits`: shell lines that set the command's rlimits in the same shell
+   * once it is inside (limits.ts `ulimitScript`; exit 125 when they fail), instead of a
+   * `prlimit` program after it.
    */
-  enterPrefix(): string[] {
+  enterPrefix(limits?: string): string[] {
     const files = [...new Set(Object.values(this.dirs))].map((d) => `'${join(d, 'cgroup.procs')}'`);
     const writes = files.map((f) => `echo $$ > ${f}`).join(' && ');
+    const rlimits = limits ? ` ${limits} || { echo 'berth: cannot set the limits' >&2; exit 125; };` : '';
     return [
       'sh',
       '-c',
-      `${writes} || { echo 'berth: cannot enter the cgroup' >&2; exit 125; }; exec "$@"`,
+      `${writes} || { echo 'berth: cannot enter the cgroup' >&2; exit 125; };${rlimits} exec "$@"`,
       'berth-cgroup',
     ];
   }

@@ -1,7 +1,7 @@
 /**
  * Starts one untrusted command with its limits and its isolation:
  *
- *   [enter its cgroup] [prlimit rlimits] [isolation prefix] command
+ *   [enter its cgroup (and set rlimits there)] [prlimit rlimits] [isolation prefix] command
  *
  * The cgroup (cgroup.ts) bounds processes and memory of the whole command and
  * lets berth kill everything in it; where there is none, RLIMIT_NPROC and
@@ -12,7 +12,7 @@
 import { CommandGroup } from './cgroup.ts';
 import type { SandboxIdentity } from './identity.ts';
 import { dropTo } from './isolation.ts';
-import { cpuSecondsFor, type LimitEnforcement, prlimitPrefix, type Rlimits } from './limits.ts';
+import { cpuSecondsFor, type LimitEnforcement, prlimitPrefix, type Rlimits, ulimitScript } from './limits.ts';
 import { SandboxProcess } from './process.ts';
 
 /** Limits of one command. Sizes in bytes, times in seconds. */
@@ -78,10 +78,14 @@ export function startCommand(spec: CommandSpec): StartedCommand {
   // Only root may move a process into a group: with a group, the command starts as root and
   // drops to its uid (setpriv) once inside.
   const drop = group && spec.spawnAs ? dropTo(spec.spawnAs) : [];
+  // With a group, its root shell sets the rlimits it can (file size, CPU time, core files:
+  // inherited through setpriv and exec) and no prlimit program runs: one program fewer for
+  // every command. RLIMIT_NPROC and RLIMIT_DATA still go through prlimit, after the drop.
+  const inShell = group ? ulimitScript(r) : undefined;
   const argv = [
-    ...(group ? group.enterPrefix() : []),
+    ...(group ? group.enterPrefix(inShell) : []),
     ...drop,
-    ...prlimitPrefix(r),
+    ...(inShell ? [] : prlimitPrefix(r)),
     ...(spec.prefix ?? []),
     ...spec.argv,
   ];

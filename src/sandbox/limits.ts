@@ -179,7 +179,7 @@ export function cpuSecondsFor(timeoutSec: number | undefined, cpus?: number): nu
   return Math.max(1, Math.ceil(timeoutSec * Math.max(1, cores)));
 }
 
-/** The rlimits applied to a command, with `prlimit` (util-linux). */
+/** The rlimits applied to a command, with `prlimit` (util-linux) or the cgroup step's `ulimit`s. */
 export interface Rlimits {
   /** RLIMIT_NPROC (binds only for a non-root uid). */
   nproc?: number;
@@ -189,6 +189,30 @@ export interface Rlimits {
   fsize?: number;
   /** RLIMIT_CPU in seconds (soft; the hard limit is one second later, so SIGXCPU comes first). */
   cpu?: number;
+}
+
+/**
+ * The same limits as shell lines (the `ulimit` builtin: `-f` in 512-byte blocks, as POSIX and
+ * dash, bash as `sh` and BusyBox count it), for a shell that runs before the command anyway (the
+ * cgroup step's root `sh`): one program fewer per command than `prlimit`. Undefined where the
+ * builtin cannot say the same thing: RLIMIT_NPROC or RLIMIT_DATA (`ulimit` spells them
+ * differently from shell to shell), or a file size that is not a whole number of blocks; the
+ * caller then uses {@link prlimitPrefix}.
+ */
+export function ulimitScript(r: Rlimits): string | undefined {
+  if (r.nproc !== undefined || r.data !== undefined) return undefined;
+  const lines = ['ulimit -c 0'];
+  if (r.fsize !== undefined) {
+    const bytes = Math.floor(r.fsize);
+    if (bytes < 0 || bytes % 512 !== 0) return undefined;
+    lines.push(`ulimit -f ${bytes / 512}`);
+  }
+  if (r.cpu !== undefined) {
+    // Both limits first (hard one second later), then the soft one, as prlimit's `soft:hard`.
+    const soft = Math.max(1, Math.ceil(r.cpu));
+    lines.push(`ulimit -t ${soft + 1}`, `ulimit -S -t ${soft}`);
+  }
+  return lines.join(' && ');
 }
 
 /** `prlimit` argv prefix applying `r` (and no core files), ending with `--`. */

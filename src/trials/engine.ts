@@ -125,6 +125,15 @@ class TrialRun {
   private readonly exceptions: ExceptionInfo[] = [];
   /** `fileSystemBefore` of the agent's environment, taken before the current step's agent. */
   private fileSystemBefore: Set<string> | undefined;
+  /**
+   * The agent's set-up is the agent's code (`--agent-setup`, an installed agent's first start):
+   * what it changes outside the work folder counts as the agent's. The record before it, kept for
+   * the first step's agent when nothing ran between (`setupBaseline`), else what the set-up
+   * changed (`setupChanges`), taken out of the first step's record (breaker8,
+   * `harbor-setup-python-shim`).
+   */
+  private setupBaseline: Set<string> | undefined;
+  private setupChanges: Set<string> | undefined;
   /** `[environment] env` resolved (every command of the environment gets it). */
   private environmentEnv: Record<string, string> | undefined;
   private allowSecrets = false;
@@ -318,7 +327,7 @@ class TrialRun {
         environmentSetup.finished_at = now();
       }
     }
-    await this.agentSetup();
+    await this.agentSetup(plan.steps[0]);
 
     const outcomes: StepOutcome[] = [];
     for (const [index, step] of plan.steps.entries()) {
@@ -477,7 +486,7 @@ class TrialRun {
    * Harbor's agent set-up: once per trial, before the first step, timed as `agent_setup` for
    * every agent (Harbor records it always; an agent without a set-up does nothing in it).
    */
-  private async agentSetup(): Promise<void> {
+  private async agentSetup(first: StepPlan | undefined): Promise<void> {
     const setup = this.agent.setup;
     const timing: TimingInfo = { started_at: '', finished_at: '' };
     this.result.agent_setup = timing;
@@ -488,6 +497,7 @@ class TrialRun {
     }
     const live = this.liveEnvironment();
     const environment = withCommandEvents(live, this.emitEvent, () => this.currentPhase);
+    const baseline = await fileSystemBefore(live);
     try {
       await this.phase(
         'agent-setup',
@@ -515,6 +525,13 @@ class TrialRun {
         timeoutSec: AGENT_TIMEOUT_GRACE_SEC,
       });
     }
+    if (!baseline) return;
+    // The first step's own set-up (the task's, trusted) runs before its agent: the set-up's changes
+    // are told apart by one more record; else the record before the set-up serves that agent.
+    if (first && stepHasSetup(first)) {
+      const after = await fileSystemBefore(live);
+      this.setupChanges = new Set([...(after ?? [])].filter((k) => !baseline.has(k)));
+    } else this.setupBaseline = baseline;
   }
 
   /** One step: prepare, agent, patch, artifacts, verifier. */
@@ -624,7 +641,7 @@ class TrialRun {
    * @returns whether the step may go on.
    */
   private async stepSetup(step: StepPlan, target: StepResult, prefix: string): Promise<boolean> {
-    if (!step.workdirDir && !step.healthcheck) return true;
+    if (!stepHasSetup(step)) return true;
     try {
       await this.phase('step-setup', step.name, async () => {
         const env = this.liveEnvironment();
@@ -672,7 +689,13 @@ class TrialRun {
     );
     // The engine's record of the environment's file system before the agent (what it changes
     // outside its work folder decides where the verifier runs: src/trials/verifier-environment.ts).
-    this.fileSystemBefore = await fileSystemBefore(env);
+    // The agent's set-up (first step) is the agent's too: see `setupBaseline`.
+    const setupChanges = this.setupChanges;
+    this.fileSystemBefore = this.setupBaseline ?? (await fileSystemBefore(env));
+    if (this.fileSystemBefore && setupChanges)
+      for (const change of setupChanges) this.fileSystemBefore.delete(change);
+    this.setupBaseline = undefined;
+    this.setupChanges = undefined;
     let agentResult: AgentResult | undefined;
     // The model token lives for the agent phase only: a new one for each step's agent.
     this.models?.session.resume();
@@ -845,6 +868,12 @@ class TrialRun {
         );
         if (chosen.killed > 0)
           verdict.details = { ...(verdict.details ?? {}), killed_agent_processes: chosen.killed };
+        // What the agent left where tools keep caches, removed before verifying (verifier-environment.ts).
+        if (chosen.cleared)
+          verdict.details = {
+            ...(verdict.details ?? {}),
+            cleared_agent_scratch: { paths: chosen.cleared.slice(0, 20), count: chosen.cleared.length },
+          };
         if (finding) verdict.notes = [...(verdict.notes ?? []), `tampering: ${finding.message}`];
         return verdict;
       } finally {
@@ -1038,4 +1067,9 @@ function singleNote(
   // What the tamper checks saw (SWE-bench rows), carried into berth.tampering / rules.
   out.push(...recordTampering(berth, verdict.details ?? {}));
   return out;
+}
+
+/** Whether a step prepares anything before its agent (its `workdir/`, its healthcheck). */
+function stepHasSetup(step: StepPlan): boolean {
+  return Boolean(step.workdirDir) || Boolean(step.healthcheck);
 }

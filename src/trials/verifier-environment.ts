@@ -75,6 +75,16 @@ export const SCRATCH: readonly string[] = [
 ];
 
 /**
+ * Scratch places where tools keep caches a verifier's commands read: go's build cache where an
+ * image puts it in `/tmp` (`GOCACHE=/tmp/go-cache`: the multilingual demo's image), jest's default
+ * cache folder (`/tmp/jest_*`), npm's cache and what `npx` installed (`~/.npm`). A verifier that
+ * runs in the agent's environment finds none of what the agent added or changed there: it is
+ * removed first (`clearedPaths`; breaker8, `harbor-go-forged-test-cache`: a forged cached
+ * `go test` result in /tmp/go-cache was resolved).
+ */
+export const CLEARED: readonly string[] = ['/tmp', '/var/tmp', '~/.npm'];
+
+/**
  * Places that hold what the verifier runs (interpreters, libraries, configuration, the tests,
  * the verifier's output, start-up files of a home): a change there is the agent's change
  * outside its work folder even when the task's work folder contains them (a work folder of
@@ -172,6 +182,39 @@ export function changesByTests(
   });
 }
 
+/**
+ * What the agent added or changed in a `CLEARED` place (new entries of `changes` against
+ * `before`), to remove before a verifier runs in its environment: the topmost added paths, and
+ * changed ones with nothing listed below them (a file, or a folder whose mode changed); never a
+ * place itself, never a folder listed only because something below it changed, never the work
+ * folder, what it holds when it lies in such a place (`/tmp/app`), or a folder above it.
+ */
+export function clearedPaths(
+  changes: readonly FileSystemChange[],
+  before: ReadonlySet<string>,
+  workdir: string,
+): string[] {
+  const dir = workdir.replace(/\/+$/, '') || '/';
+  // A work folder inside a cleared place (`/tmp/app`) is the agent's work: kept, with its parents.
+  const workInside = placeOf(dir, CLEARED) !== undefined;
+  const fresh = changes.filter((c) => !before.has(key(c)) && c.kind !== 'deleted');
+  const inPlace = fresh.filter((c) => {
+    const place = placeOf(c.path, CLEARED);
+    if (place === undefined || c.path === place || below(dir, c.path)) return false;
+    return !(workInside && below(c.path, dir));
+  });
+  const added = new Set(inPlace.filter((c) => c.kind === 'added').map((c) => c.path));
+  const paths = fresh.map((c) => c.path);
+  return inPlace
+    .filter((c) =>
+      c.kind === 'added'
+        ? ![...added].some((p) => p !== c.path && below(c.path, p))
+        : !paths.some((p) => p !== c.path && below(p, c.path)) && ![...added].some((p) => below(c.path, p)),
+    )
+    .map((c) => c.path)
+    .sort();
+}
+
 /** The record before the agent phase (undefined: the environment keeps none). */
 export async function fileSystemBefore(environment: Environment): Promise<Set<string> | undefined> {
   if (!environment.fileSystemChanges) return undefined;
@@ -229,6 +272,8 @@ export type VerifierEnvironment =
       fresh?: Environment;
       /** Processes of the agent the kill stopped. */
       killed: number;
+      /** What the agent left in `CLEARED` places, removed before verifying in its environment. */
+      cleared?: string[];
       finding?: TamperFinding;
     }
   | { failClosed: TamperFinding };
@@ -259,17 +304,11 @@ export async function verifierEnvironment(
   environment: Environment,
   options: VerifierEnvironmentOptions,
 ): Promise<VerifierEnvironment> {
-  let seen: FileSystemChange[] = [];
-  if (options.before && environment.fileSystemChanges) {
-    const logsDir = environment.logsDir ?? '/logs';
-    seen = changesOutside(
-      await environment.fileSystemChanges(),
-      options.before,
-      environment.workdir,
-      logsDir,
-    );
-  }
+  const logsDir = environment.logsDir ?? '/logs';
+  const changes = async () =>
+    options.before && environment.fileSystemChanges ? await environment.fileSystemChanges() : [];
   if (options.inPlace) {
+    const seen = changesOutside(await changes(), options.before ?? new Set(), environment.workdir, logsDir);
     if (seen.length === 0) return { environment, killed: 0 };
     const finding = environmentFinding(
       seen,
@@ -280,11 +319,29 @@ export async function verifierEnvironment(
     return { environment, killed: 0, finding };
   }
   // Nothing of the agent runs any more (and nothing changes the work folder while it is copied).
+  // Killed before the record is read: a process of the agent alive meanwhile could write a
+  // python3 shim once the record was read and before the kill (breaker8).
   const killed = environment.killStrayProcesses ? await environment.killStrayProcesses() : 0;
+  const changed = await changes();
+  const seen = options.before ? changesOutside(changed, options.before, environment.workdir, logsDir) : [];
   if (seen.length === 0) {
+    // What the agent left where tools keep caches goes (`CLEARED`), as root, no process of it alive.
+    const cleared = options.before ? clearedPaths(changed, options.before, environment.workdir) : [];
+    if (cleared.length > 0) {
+      const run = await environment.exec('xargs -0 -r rm -rf --', {
+        user: 'root',
+        cwd: '/',
+        timeoutSec: 300,
+        input: `${cleared.join('\0')}\0`,
+      });
+      if (run.exitCode !== 0)
+        throw new Error(
+          `could not remove what the agent left in ${CLEARED.join(', ')}: ${run.output.slice(-500)}`,
+        );
+    }
     // The image's entrypoint started again with the container: the task's healthcheck waits for it.
     if (environment.killStrayProcesses) await options.afterRestart?.(environment);
-    return { environment, killed };
+    return { environment, killed, ...(cleared.length > 0 ? { cleared } : {}) };
   }
   const archive = environment.archive?.bind(environment);
   const workdir = environment.workdir.replace(/\/+$/, '') || '/';

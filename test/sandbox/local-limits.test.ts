@@ -151,6 +151,21 @@ describe('local limits: a command cannot undo them', () => {
 });
 
 describe('local limits: the record and what is left', () => {
+  // With a cgroup the group's root shell sets these with `ulimit` (no prlimit program); a file
+  // size that is not whole 512-byte blocks goes through prlimit. Either way, the same values.
+  it.each([16 * MiB, 16 * MiB + 1])(
+    'a command gets the file-size (%i bytes), CPU-time and core limits asked for, hard and soft',
+    async (fileSizeBytes) => {
+      const env = await start({ ...SMALL, fileSizeBytes, cpuSec: 90 });
+      const run = await env.exec('cat /proc/self/limits', { timeoutSec: 30 });
+      const limit = (name: string) =>
+        new RegExp(`^${name}\\s+(\\S+)\\s+(\\S+)`, 'm').exec(run.output)?.slice(1, 3);
+      expect(limit('Max file size')).toEqual([String(fileSizeBytes), String(fileSizeBytes)]);
+      expect(limit('Max cpu time')).toEqual(['90', '91']);
+      expect(limit('Max core file size')).toEqual(['0', '0']);
+    },
+  );
+
   it('says how each limit is enforced here', async () => {
     const env = await start();
     const record = env.limits.record;

@@ -88,6 +88,12 @@ export interface HarborInput {
   command?: string;
   /** With `command`: the agent's set-up command (`--agent-setup`), run before it. Bash. */
   setup?: string;
+  /**
+   * An image the task's Dockerfile builds FROM that the corpus does not build (e.g.
+   * `berth-multilingual:bookworm`, examples/multilingual/image/build-image.sh): without it in the
+   * engine the case is skipped, saying so.
+   */
+  image?: string;
 }
 
 export interface TamperCase {

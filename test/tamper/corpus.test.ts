@@ -5,6 +5,7 @@
  * the environment works (a broken environment would make every "not resolved" look right).
  * See test/tamper/README.md for the case format.
  */
+import { spawnSync } from 'node:child_process';
 import { lstatSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -27,7 +28,19 @@ import {
 
 // BERTH_TAMPER_CASES=harbor-,pytest-shadow (id prefixes) runs those cases only, while working on them.
 const only = process.env.BERTH_TAMPER_CASES?.split(',').filter(Boolean);
-const cases = (await loadCases()).filter((c) => !only || only.some((p) => c.id.startsWith(p)));
+const loaded = (await loadCases()).filter((c) => !only || only.some((p) => c.id.startsWith(p)));
+/** Cases whose task builds on an image the engine lacks (`image`): skipped with the reason. */
+const missingImage = new Map<string, string>();
+for (const c of loaded) {
+  const image = c.case.input.kind === 'harbor' ? c.case.input.image : undefined;
+  if (
+    image &&
+    !skipDocker &&
+    spawnSync('docker', ['image', 'inspect', image], { stdio: 'ignore' }).status !== 0
+  )
+    missingImage.set(c.id, image);
+}
+const cases = loaded.filter((c) => !missingImage.has(c.id));
 const work = workDir();
 // BERTH_TAMPER_KEEP=1 keeps the jobs (their folders are named in failure messages).
 afterAll(() => {
@@ -168,6 +181,12 @@ for (const target of TARGETS) {
         expectOutcome(t, 'swebench', { outcome: GOLD_UNDER_SWEBENCH[row] ?? 'resolved' });
       });
     }
+
+    for (const c of loaded.filter((c) => missingImage.has(c.id) && c.case.targets.includes(target)))
+      it(`${c.id}: ${c.case.title}`, (ctx) =>
+        ctx.skip(
+          `the engine has no image ${missingImage.get(c.id)} (examples/multilingual/image/build-image.sh builds it)`,
+        ));
 
     for (const { id, case: c } of mine) {
       const hole = c.knownHole && (!c.knownHole.targets || c.knownHole.targets.includes(target));

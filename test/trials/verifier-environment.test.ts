@@ -6,7 +6,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { FileSystemChange } from '../../src/environments/environment.ts';
-import { allowedChange, changesByTests, changesOutside } from '../../src/trials/verifier-environment.ts';
+import {
+  allowedChange,
+  changesByTests,
+  changesOutside,
+  clearedPaths,
+} from '../../src/trials/verifier-environment.ts';
 
 const c = (kind: FileSystemChange['kind'], path: string): FileSystemChange => ({ kind, path });
 
@@ -117,5 +122,58 @@ describe("what a SWE-bench row's tests changed that berth's commands after them 
   it('a work folder inside /usr exempts only itself', () => {
     const after = [c('added', '/usr/src/app/conftest.py'), c('changed', '/usr/bin/git')];
     expect(changesByTests(after, new Set(), '/usr/src/app')).toEqual([c('changed', '/usr/bin/git')]);
+  });
+});
+
+describe('what the agent left where tools keep caches, removed before verifying in its container', () => {
+  it('the topmost paths the agent added or changed in /tmp, /var/tmp and ~/.npm; never the place, a parent listed for its child, or what was there before', () => {
+    // As Docker lists a forged go test result (GOCACHE=/tmp/go-cache) and npx's cache.
+    const before = new Set([
+      'changed /tmp',
+      'added /tmp/image-file',
+      'added /tmp/warm',
+      'added /tmp/warm/old-a',
+    ]);
+    const changes = [
+      c('changed', '/tmp'),
+      c('added', '/tmp/image-file'),
+      c('added', '/tmp/warm'),
+      c('added', '/tmp/warm/old-a'),
+      c('added', '/tmp/warm/new-a'),
+      c('added', '/tmp/go-cache'),
+      c('added', '/tmp/go-cache/36'),
+      c('added', '/tmp/go-cache/36/36bb-a'),
+      c('changed', '/var/tmp/kept.txt'),
+      c('deleted', '/var/tmp/gone.txt'),
+      c('changed', '/root'),
+      c('changed', '/root/.npm'),
+      c('added', '/root/.npm/_npx/0a1b/node_modules/jest/bin/jest.js'),
+      c('added', '/home/agent/.npm/_cacache/index-v5/aa'),
+      c('added', '/app/main.go'),
+      c('added', '/root/.claude/settings.json'),
+      c('added', '/run/agent.pid'),
+    ];
+    expect(clearedPaths(changes, before, '/app')).toEqual([
+      '/home/agent/.npm/_cacache/index-v5/aa',
+      '/root/.npm/_npx/0a1b/node_modules/jest/bin/jest.js',
+      '/tmp/go-cache',
+      '/tmp/warm/new-a',
+      '/var/tmp/kept.txt',
+    ]);
+    expect(clearedPaths(changes, new Set(changes.map((x) => `${x.kind} ${x.path}`)), '/app')).toEqual([]);
+    // A work folder of / clears the same; one inside /tmp keeps itself, what it holds and its parents.
+    expect(clearedPaths(changes, before, '/')).toEqual(clearedPaths(changes, before, '/app'));
+    const inTmp = [
+      c('changed', '/tmp'),
+      c('added', '/tmp/work'),
+      c('added', '/tmp/work/app'),
+      c('added', '/tmp/work/app/main.go'),
+      c('added', '/tmp/work/cache'),
+      c('added', '/tmp/go-cache'),
+    ];
+    expect(clearedPaths(inTmp, new Set(['changed /tmp']), '/tmp/work/app/')).toEqual([
+      '/tmp/go-cache',
+      '/tmp/work/cache',
+    ]);
   });
 });

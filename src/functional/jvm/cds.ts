@@ -12,9 +12,9 @@
 import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, realpathSync } from 'node:fs';
-import { mkdir, mkdtemp, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { ownedTempDir } from '../../util/leftovers.ts';
 import type { HelperBuild } from './helper.ts';
 import { HELPER_CLASS } from './helper-source.ts';
 import type { JdkInfo, KotlinInfo } from './toolchain.ts';
@@ -193,7 +193,7 @@ async function makeArchives(
   const compile = join(helper.dir, `cds-${key}-compile.jsa`);
   const runArchive = join(helper.dir, `cds-${key}-run.jsa`);
   if (existsSync(compile) && existsSync(runArchive)) return { compile, run: runArchive };
-  const work = await mkdtemp(join(tmpdir(), 'berth-jvm-cds-'));
+  const work = await ownedTempDir('berth-jvm-cds-');
   const suffix = `${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   try {
     const language = kotlin ? 'kotlin' : 'java';

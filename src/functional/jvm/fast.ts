@@ -8,12 +8,13 @@
  * Verdicts are meant to equal those of the reference path (`reference.ts`, mxeval's commands).
  */
 import { randomBytes } from 'node:crypto';
-import { chmod, chown, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { cpus, tmpdir } from 'node:os';
+import { chmod, chown, mkdir, rm, writeFile } from 'node:fs/promises';
+import { cpus } from 'node:os';
 import { join, relative } from 'node:path';
 import PQueue from 'p-queue';
 import { MAX_SLOTS, slotIdentity } from '../../sandbox/identity.ts';
 import { SandboxProcess } from '../../sandbox/process.ts';
+import { ownedTempDir } from '../../util/leftovers.ts';
 import {
   archiveOptions,
   COMPILER_JVM_OPTIONS,
@@ -106,7 +107,7 @@ export async function runFast(
     u.keys.push(s.key);
   }
 
-  const root = await mkdtemp(join(tmpdir(), 'berth-jvm-'));
+  const root = await ownedTempDir('berth-jvm-');
   await chmod(root, 0o755);
   const verdicts = new Map<string, JvmVerdict>();
   const emit = (u: Unit, v: Omit<JvmVerdict, 'key' | 'sandbox'>) => {

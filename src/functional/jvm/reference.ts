@@ -11,12 +11,13 @@
  * kill on timeout; an output cap; `-ea` (assertions enabled) unless `assertions: false`.
  */
 import { randomBytes } from 'node:crypto';
-import { chmod, chown, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { cpus, tmpdir } from 'node:os';
+import { chmod, chown, rm, writeFile } from 'node:fs/promises';
+import { cpus } from 'node:os';
 import { join } from 'node:path';
 import PQueue from 'p-queue';
 import { MAX_SLOTS, slotIdentity } from '../../sandbox/identity.ts';
 import { runToEnd, SandboxProcess } from '../../sandbox/process.ts';
+import { ownedTempDir } from '../../util/leftovers.ts';
 import { DEFAULTS, type JvmRunOptions, type JvmSample, type JvmVerdict } from './jvm-types.ts';
 import { assembleProgram } from './program.ts';
 import { jvmLimits, resolveSandbox, sandboxedJvm } from './server.ts';
@@ -99,7 +100,7 @@ export async function runReference(
   async function runOne(s: JvmSample): Promise<JvmVerdict> {
     const program = assembleProgram(s.prompt, s.completion, s.test);
     const assertions = options.assertions ?? true;
-    const dir = await mkdtemp(join(tmpdir(), 'berth-jvm-ref-'));
+    const dir = await ownedTempDir('berth-jvm-ref-');
     await chmod(dir, 0o777);
     const base: Pick<JvmVerdict, 'key' | 'sandbox' | 'warning'> = {
       key: s.key,

@@ -16,10 +16,10 @@
  */
 import { generateKeyPairSync, type KeyObject, randomBytes } from 'node:crypto';
 import { constants, rmSync } from 'node:fs';
-import { chmod, lstat, mkdir, mkdtemp, open, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { chmod, lstat, mkdir, open, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Environment, ExecOptions } from '../../environments/environment.ts';
+import { ownedTempDir } from '../../util/leftovers.ts';
 import { shellQuote } from '../../util/shell.ts';
 import { nodeGuardSource } from './node-guard.ts';
 import { addNodeGuard, addNodeProbe, NODE_PROBE_SOURCE } from './node-probe.ts';
@@ -100,8 +100,9 @@ export async function armProbes(env: Environment, command: string): Promise<Arme
   const binds: { path: string; writable?: boolean }[] = [];
   let setupScript = '';
   if (env.kind === 'local') {
-    // Named after this process, so a cleaner can tell a dead berth's leftovers (after kill -9).
-    hostDir = await mkdtemp(join(tmpdir(), `berth-probe-p${process.pid}-`));
+    // Named after this process and recorded as its leftover (src/util/leftovers.ts), so the next
+    // `berth run` or `berth clean` removes it when this process is killed (kill -9) mid-verifier.
+    hostDir = await ownedTempDir(`berth-probe-p${process.pid}-`);
     liveDirs.add(hostDir);
     base = hostDir;
     await mkdir(join(base, 'code'));

@@ -1,0 +1,3 @@
+module example.com/gowrap
+
+go 1.19
