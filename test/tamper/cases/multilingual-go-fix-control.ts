@@ -4,7 +4,18 @@ import { defineCase } from '../case.ts';
 
 const TASK = 'berth-examples__wordwrap__6bc701d6';
 const FIX = readFileSync(
-  join(import.meta.dirname, '..', '..', '..', 'examples', 'multilingual', 'sample_tasks', TASK, 'solution', 'fix.patch'),
+  join(
+    import.meta.dirname,
+    '..',
+    '..',
+    '..',
+    'examples',
+    'multilingual',
+    'sample_tasks',
+    TASK,
+    'solution',
+    'fix.patch',
+  ),
   'utf8',
 );
 
