@@ -6,6 +6,9 @@
  * at the end of CI. Files the table does not know are placed as if they took
  * {@link UNKNOWN_SECONDS}, or what vitest's cache says when it has them.
  *
+ * `BERTH_TEST_ORDER=shortest-first` reverses the order: CI's Node 22 run (one worker, beside the
+ * Node 20 run) then meets the long files when the Node 20 run has left them, not at the same time.
+ *
  * Refresh the table from a CI run's JSON results: `node .ci/record-durations.mjs
  * .vitest-results.json`.
  */
@@ -40,9 +43,10 @@ export default class DurationSequencer extends BaseSequencer {
       const cached = this.ctx.cache.getFileTestResults(`${file.project.name}:${path}`);
       return cached ? cached.duration / 1000 : UNKNOWN_SECONDS;
     };
-    return [...files]
+    const longestFirst = [...files]
       .map((file) => ({ file, seconds: seconds(file) }))
       .sort((a, b) => b.seconds - a.seconds)
       .map(({ file }) => file);
+    return process.env.BERTH_TEST_ORDER === 'shortest-first' ? longestFirst.reverse() : longestFirst;
   }
 }
