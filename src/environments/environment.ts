@@ -290,6 +290,13 @@ export interface Environment {
   prepareTestRun?(options?: {
     /** The files the tests are in, relative to the work folder (SWE-bench's `{tests}`): Go compiles their packages as the test command will. */
     testFiles?: readonly string[];
+    /**
+     * The agent's commands (and, through the repository's git settings, code of its choice in the
+     * verifier's own git commands) ran in this environment: with no shared cache to give, the test
+     * run still gets none of what they wrote outside the work folder (local: an empty `cache/`
+     * and `tmp/`; resolves to undefined then).
+     */
+    agentActed?: boolean;
     signal?: AbortSignal;
   }): Promise<TestRunPreparation | undefined>;
   /**

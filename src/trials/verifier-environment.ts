@@ -74,15 +74,21 @@ export const SCRATCH: readonly string[] = [
   '~/.wget-hsts',
 ];
 
+/** Scratch places that are the kernel's mounts, not the container's files (the engine's record lists nothing there). */
+const KERNEL: readonly string[] = ['/dev', '/proc', '/sys'];
+
 /**
- * Scratch places where tools keep caches a verifier's commands read: go's build cache where an
- * image puts it in `/tmp` (`GOCACHE=/tmp/go-cache`: the multilingual demo's image), jest's default
- * cache folder (`/tmp/jest_*`), npm's cache and what `npx` installed (`~/.npm`). A verifier that
- * runs in the agent's environment finds none of what the agent added or changed there: it is
- * removed first (`clearedPaths`; breaker8, `harbor-go-forged-test-cache`: a forged cached
- * `go test` result in /tmp/go-cache was resolved).
+ * The scratch places a verifier that runs in the agent's environment finds emptied of what the
+ * agent added or changed there (`clearedPaths`): every one but the kernel's. Tools keep caches
+ * there that a verifier's commands read: go's build cache where an image puts it in `/tmp`
+ * (`GOCACHE=/tmp/go-cache`: the multilingual demo's image), jest's default cache folder
+ * (`/tmp/jest_*`), npm's cache and what `npx` installed (`~/.npm`) (breaker8,
+ * `harbor-go-forged-test-cache`: a forged cached `go test` result in /tmp/go-cache was resolved);
+ * and a test may read what a program wrote in `/var/log` or `/run`, or tooling its state in the
+ * installed agents' folders (trust9, `harbor-planted-scratch-log`: a log line the agent planted in
+ * /var/log was resolved).
  */
-export const CLEARED: readonly string[] = ['/tmp', '/var/tmp', '~/.npm'];
+export const CLEARED: readonly string[] = SCRATCH.filter((place) => !KERNEL.includes(place));
 
 /**
  * Places that hold what the verifier runs (interpreters, libraries, configuration, the tests,

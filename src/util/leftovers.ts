@@ -8,8 +8,9 @@
  * `{"owner","path","job"?}`), appended when the folder is made. At a normal exit the file goes
  * when every folder in it is gone; a folder whose owner is alive is never touched.
  */
+import { randomBytes } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { mkdtemp, rm, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, isAbsolute, join } from 'node:path';
 import { releaseFolder } from '../sandbox/capped-folder.ts';
@@ -55,14 +56,28 @@ export function recordLeftover(path: string, job?: string): void {
   }
 }
 
-/** `mkdtemp(<parent>/<prefix>XXXXXX)` recorded as this process's (`prefix` starts with `berth-`). */
+/**
+ * A new folder `<parent>/<prefix><12 random hex>` (mode 0700, like `mkdtemp`) recorded as this
+ * process's (`prefix` starts with `berth-`). Recorded BEFORE it is made: a `kill -9` between
+ * `mkdtemp` and the record left a folder no owner listed, which `berth clean` never found (trust9:
+ * test/tamper/probe-cleanup.test.ts, a probe folder killed at its birth under load). A record
+ * whose folder was never made is dropped by the next reclaim.
+ */
 export async function ownedTempDir(
   prefix: string,
   options: { job?: string; parent?: string } = {},
 ): Promise<string> {
-  const dir = await mkdtemp(join(options.parent ?? tmpdir(), prefix));
-  recordLeftover(dir, options.job);
-  return dir;
+  for (let attempt = 0; ; attempt++) {
+    const dir = join(options.parent ?? tmpdir(), `${prefix}${randomBytes(6).toString('hex')}`);
+    recordLeftover(dir, options.job);
+    try {
+      await mkdir(dir, { mode: 0o700 });
+      return dir;
+    } catch (error) {
+      // The name is taken (48 random bits: never in practice): another one.
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt >= 3) throw error;
+    }
+  }
 }
 
 /** What `reclaimLeftovers` removed. */

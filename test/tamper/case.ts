@@ -96,12 +96,26 @@ export interface HarborInput {
   image?: string;
 }
 
+/**
+ * An attack on a task of the multilingual demo's dataset (`examples/multilingual/sample_tasks/`):
+ * the `command` agent runs `command` in the task's repository, and berth's multilingual verifier
+ * grades it in the same environment (locally: berth's sandbox, `-e local`; on Docker, the task's
+ * image on `berth-multilingual:bookworm`).
+ */
+export interface MultilingualInput {
+  kind: 'multilingual';
+  /** Folder name under examples/multilingual/sample_tasks/ (its instance id). */
+  task: string;
+  /** An agent command (`berth run -a command`), bash, run in the task's repository. */
+  command: string;
+}
+
 export interface TamperCase {
   /** One sentence: what the attacker does. */
   title: string;
   /** Why it could raise a reward, which layer must catch it (free text, optional). */
   why?: string;
-  input: SwebenchInput | HarborInput;
+  input: SwebenchInput | HarborInput | MultilingualInput;
   targets: Target[];
   /** The verdict under berth's default rules. */
   expect: Expectation;

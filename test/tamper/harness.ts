@@ -22,6 +22,7 @@ const BIN = join(ROOT, 'bin', 'berth.js');
 const SAMPLE = join(ROOT, 'examples', 'swe-dockerless.jsonl');
 const CASES = join(ROOT, 'test', 'tamper', 'cases');
 const TASKS = join(ROOT, 'test', 'tamper', 'tasks');
+const MULTILINGUAL = join(ROOT, 'examples', 'multilingual');
 
 export interface LoadedCase {
   /** File name without `.ts`: the case's id. */
@@ -61,6 +62,11 @@ function checkCase(c: TamperCase): string | undefined {
     const outcomes = [c.expect.outcome].flat();
     if (outcomes.includes('tampering') && !c.swebench)
       return 'a case expecting tampering says what the SWE-bench rules give (swebench: {...})';
+  } else if (input.kind === 'multilingual') {
+    if (!input.command) return 'a multilingual case gives command';
+    if (c.targets.some((t) => t !== 'local'))
+      return 'multilingual cases run locally (Docker: the harbor-go-* cases)';
+    if (c.swebench) return 'swebench expectations apply to SWE-bench rows only';
   } else {
     if ((input.solve === undefined) === (input.command === undefined))
       return 'a Harbor case gives exactly one of solve, command';
@@ -490,6 +496,38 @@ export async function runTarget(
       ),
       ...imageMap,
     ]);
+  // Multilingual tasks: one dataset whose tasks are copies of the demo's, named after the cases.
+  const multilingual = join(work, `${target}-multilingual`);
+  const entries: object[] = [];
+  const demo = JSON.parse(readFileSync(join(MULTILINGUAL, 'sample_task.json'), 'utf8')) as {
+    instance_id: string;
+  }[];
+  for (const { id, case: c } of mine) {
+    if (c.input.kind !== 'multilingual') continue;
+    const task = c.input.task;
+    const entry = demo.find((e) => e.instance_id === task);
+    if (!entry) throw new Error(`no task ${task} in examples/multilingual/sample_task.json`);
+    entries.push({ ...entry, instance_id: id });
+    const into = join(multilingual, 'sample_tasks', id);
+    cpSync(join(MULTILINGUAL, 'sample_tasks', task), into, { recursive: true });
+    const configFile = join(into, 'tests', 'config.json');
+    const config = JSON.parse(readFileSync(configFile, 'utf8'));
+    writeFileSync(configFile, JSON.stringify({ ...config, instance_id: id }, null, 2));
+    writeFileSync(join(into, 'instruction.md'), c.input.command);
+  }
+  if (entries.length > 0) {
+    writeFileSync(join(multilingual, 'sample_task.json'), JSON.stringify(entries, null, 2));
+    await run('multilingual-command', [
+      '-p',
+      multilingual,
+      '-e',
+      target,
+      '-a',
+      'command',
+      '--agent-command',
+      'bash "$BERTH_INSTRUCTION_FILE"',
+    ]);
+  }
   return { trials, logs, listings, berthPids, jobNames };
 }
 

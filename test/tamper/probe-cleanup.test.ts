@@ -1,8 +1,9 @@
 /**
  * berth's probe folders on the host (local environments) go with their trial, and with berth
- * itself when it is stopped by a signal in the middle of a test run.
+ * itself when it is stopped by a signal in the middle of a test run; after `kill -9` there,
+ * `berth clean` removes the folder the dead process left (issue 10 §4).
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -37,6 +38,27 @@ describe('probe folders', () => {
     expect(probeDirsOf(pid).length, 'the probe folder never appeared').toBe(1);
     child.kill('SIGTERM');
     expect(await exited).toBe(143);
+    expect(probeDirsOf(pid)).toEqual([]);
+  });
+
+  it('kill -9 while the tests run: the folder left behind is removed by berth clean', async () => {
+    const child = await startBerth('berth__durations-1');
+    const pid = child.pid as number;
+    const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+    const deadline = Date.now() + 120_000;
+    while (probeDirsOf(pid).length === 0 && Date.now() < deadline && child.exitCode === null)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(probeDirsOf(pid).length, 'the probe folder never appeared').toBe(1);
+    child.kill('SIGKILL');
+    await exited;
+    // No handler runs on SIGKILL: the folder stays until someone reclaims it.
+    expect(probeDirsOf(pid).length, 'the killed berth left its probe folder').toBe(1);
+    const clean = spawnSync(process.execPath, [bin, 'clean'], {
+      env: { ...process.env, CI: '1' },
+      encoding: 'utf8',
+      timeout: 300_000,
+    });
+    expect(clean.status, clean.stderr).toBe(0);
     expect(probeDirsOf(pid)).toEqual([]);
   });
 

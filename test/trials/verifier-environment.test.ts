@@ -152,12 +152,18 @@ describe('what the agent left where tools keep caches, removed before verifying 
       c('added', '/app/main.go'),
       c('added', '/root/.claude/settings.json'),
       c('added', '/run/agent.pid'),
+      c('added', '/var/log/greet.log'),
+      // The kernel's mounts: never cleared (the engine lists nothing there anyway).
+      c('added', '/dev/shm/x'),
     ];
     expect(clearedPaths(changes, before, '/app')).toEqual([
       '/home/agent/.npm/_cacache/index-v5/aa',
+      '/root/.claude/settings.json',
       '/root/.npm/_npx/0a1b/node_modules/jest/bin/jest.js',
+      '/run/agent.pid',
       '/tmp/go-cache',
       '/tmp/warm/new-a',
+      '/var/log/greet.log',
       '/var/tmp/kept.txt',
     ]);
     expect(clearedPaths(changes, new Set(changes.map((x) => `${x.kind} ${x.path}`)), '/app')).toEqual([]);

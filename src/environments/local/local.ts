@@ -368,17 +368,25 @@ export class LocalEnvironment implements Environment {
    * by the verifier after the test patch is applied, when no process of the trial is alive.
    */
   async prepareTestRun(
-    options: { testFiles?: readonly string[]; signal?: AbortSignal } = {},
+    options: { testFiles?: readonly string[]; agentActed?: boolean; signal?: AbortSignal } = {},
   ): Promise<TestRunPreparation | undefined> {
     const { signal } = options;
     const key = this.goEntry;
     const go = goTool();
-    // BERTH_GO_VERIFY_CACHE=0: the tests run on the environment's cache as before (to measure without it).
-    if (key === undefined || go === undefined || this.stopped || process.env.BERTH_GO_VERIFY_CACHE === '0')
+    if (this.stopped) return undefined;
+    const owner = this.isolationMethod ? this.sandbox?.identity : undefined;
+    // The verifier runs where the agent did (a multilingual task): what its commands left in
+    // `tmp/` (TMPDIR where the sandbox has no private /tmp: jest's cache...) goes.
+    if (options.agentActed) await this.emptyFolder(join(this.root, 'tmp'), owner);
+    // BERTH_GO_VERIFY_CACHE=0: the tests run on the environment's cache as before (to measure
+    // without it), unless the agent wrote it: then on an empty one (trust9,
+    // multilingual-go-swapped-object-code: an entry pointed at the agent's object code).
+    if (key === undefined || go === undefined || process.env.BERTH_GO_VERIFY_CACHE === '0') {
+      if (options.agentActed) await this.dropBuildCache(owner);
       return undefined;
+    }
     const started = performance.now();
     const seconds = () => Math.round(performance.now() - started) / 1000;
-    const owner = this.isolationMethod ? this.sandbox?.identity : undefined;
     // What go writes from here on: the whole cache, or (an overlay) its upper folder.
     let written: string;
     if (this.goVerify) {
@@ -388,15 +396,8 @@ export class LocalEnvironment implements Environment {
       this.testGoCache = this.goVerify.cache;
       written = this.goVerify.upper;
     } else {
-      const cacheDir = join(this.root, 'cache');
-      const goCache = join(cacheDir, 'go-build');
-      // `cache/` is the trial's uid's: whatever the agent made of it (links included) goes whole;
-      // the agent's overlay on `go-build/` first (rm would empty it file by file, then fail).
-      await unmountAll(this.mounts.filter((point) => point.startsWith(`${cacheDir}${sep}`)));
-      await rm(cacheDir, { recursive: true, force: true });
-      await mkdir(goCache, { recursive: true });
+      const goCache = await this.dropBuildCache(owner);
       await traced('local go: copy go-verify', () => copyVerifierGoCache(key, goCache, owner));
-      if (owner) await chown(cacheDir, owner.uid, owner.gid);
       written = goCache;
     }
     const packages = goPackagesOf(options.testFiles ?? []);
@@ -440,6 +441,28 @@ export class LocalEnvironment implements Environment {
     const added = await traced('local go: merge', () => mergeGoCache(key, written, out.content as string));
     if (changes !== undefined && changes !== out.content) await markGoCacheFilled(key, changes);
     return { tool: 'go', outcome: 'filled', ...content, added, durationSec: seconds() };
+  }
+
+  /**
+   * Replaces the trial's `cache/` (the commands' GOCACHE, `cache/go-build`) by an empty one of the
+   * trial's uid: whatever the agent made of it (links included) goes whole; the agent's overlay
+   * on `go-build/` first (rm would empty it file by file, then fail). Returns `cache/go-build`.
+   */
+  private async dropBuildCache(owner: SandboxIdentity | undefined): Promise<string> {
+    const cacheDir = join(this.root, 'cache');
+    const goCache = join(cacheDir, 'go-build');
+    await unmountAll(this.mounts.filter((point) => point.startsWith(`${cacheDir}${sep}`)));
+    await this.emptyFolder(cacheDir, owner);
+    await mkdir(goCache);
+    if (owner) await chown(goCache, owner.uid, owner.gid);
+    return goCache;
+  }
+
+  /** Makes `path` (a folder of the root) again, empty, the trial's uid's; rm follows no link. */
+  private async emptyFolder(path: string, owner: SandboxIdentity | undefined): Promise<void> {
+    await rm(path, { recursive: true, force: true });
+    await mkdir(path);
+    if (owner) await chown(path, owner.uid, owner.gid);
   }
 
   /** Gives the trial's uid the files under `paths` (symlinks themselves, never their targets). */

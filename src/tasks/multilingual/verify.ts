@@ -8,7 +8,8 @@
  *    in split.ts; test files the agent changed, and every file the test patch
  *    touches, are reset to the base (deleted when the base lacks them), which
  *    leaves exactly the code changes in place;
- * 3. the task's test patch is applied (`git apply`);
+ * 3. the task's test patch is applied (`git apply`), and the test run gets a build cache no
+ *    agent wrote (`Environment.prepareTestRun`: locally the commands share one GOCACHE);
  * 4. the test command runs between two lines carrying a random nonce, with a
  *    timeout; only the output between the markers is parsed, so nothing the
  *    agent prints before can count, and a log without the end marker is
@@ -129,6 +130,12 @@ export async function runMultilingualVerification(
       splitDetails(split),
     );
   }
+
+  // The test run's build cache: none the agent wrote. It acted here, and the git commands above
+  // ran under the repository's settings, which it could write (local Go: a shared cache compiled
+  // by the toolchain alone, else an empty one; src/environments/local/local.ts).
+  const prepared = await env.prepareTestRun?.({ testFiles: testPatchPaths, agentActed: true });
+  if (prepared) await writeFile(join(dir, 'build-cache.json'), `${JSON.stringify(prepared, null, 2)}\n`);
 
   // 4. The tests, between nonce markers.
   const nonce = randomBytes(12).toString('hex');

@@ -55,7 +55,8 @@ export async function localRunProblems(
 ): Promise<RunnableProblem[]> {
   const problems: RunnableProblem[] = [];
   const env = task.environment;
-  if (env.kind !== 'local') return problems;
+  // A task folder's repository (a multilingual task placed locally) is copied in as it is.
+  if (env.kind !== 'local' || env.folder) return problems;
   if (!env.snapshot) {
     if (!env.repo) {
       problems.push({

@@ -1,0 +1,33 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { defineCase } from '../case.ts';
+
+const TASK = 'berth-examples__wordwrap__6bc701d6';
+const FIX = readFileSync(
+  join(
+    import.meta.dirname,
+    '..',
+    '..',
+    '..',
+    'examples',
+    'multilingual',
+    'sample_tasks',
+    TASK,
+    'solution',
+    'fix.patch',
+  ),
+  'utf8',
+);
+
+export default defineCase({
+  title:
+    "control: on a local multilingual Go task the agent fixes the source and runs go's tests itself, filling its build cache",
+  why: 'the test run gets a build cache no agent wrote (multilingual-go-swapped-object-code): a real fix still resolves, go compiles again',
+  input: {
+    kind: 'multilingual',
+    task: TASK,
+    command: `set -e\ngit apply --whitespace=nowarn <<'FIX'\n${FIX.replace(/\n*$/, '\n')}FIX\ngo test -v ./... || true\ngo vet ./...\n`,
+  },
+  targets: ['local'],
+  expect: { outcome: 'resolved' },
+});
