@@ -3,6 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { hostFingerprints } from '../../src/verifiers/tampering/host-fingerprint.ts';
 import {
   compareFingerprints,
   fingerprintScript,
@@ -93,5 +94,43 @@ describe('fingerprints of test and runner files', () => {
       ['link-to-somewhere', hash('b')],
       ['odd\\nname.py', hash('c')],
     ]);
+  });
+
+  it('an entry points file the run writes is refused only when it declares a pytest plugin (shell and host)', async () => {
+    const dir = await temp.make('berth-fingerprint-');
+    mkdirSync(join(dir, 'tests'));
+    writeFileSync(join(dir, 'tests', 'test_a.py'), 'def test_a():\n    pass\n');
+    execFileSync('git', ['init', '-q'], { cwd: dir });
+    const paths = [
+      'pkg.egg-info/entry_points.txt',
+      'evil.dist-info/entry_points.txt',
+      'x.egg-info/entry_points.txt',
+    ];
+    const host = () => hostFingerprints(dir, paths);
+    const shell = async () => fingerprint(dir, []);
+    for (const take of [shell, host]) {
+      for (const name of ['pkg.egg-info', 'evil.dist-info', 'x.egg-info'])
+        execFileSync('rm', ['-rf', join(dir, name)]);
+      const before = await take();
+      // `pip install -e .` (console scripts): no finding, made or rewritten.
+      mkdirSync(join(dir, 'pkg.egg-info'));
+      writeFileSync(join(dir, 'pkg.egg-info', 'entry_points.txt'), '[console_scripts]\npkg = pkg:main\n');
+      const pip = await take();
+      expect(compareFingerprints(before, pip), take.name).toBeUndefined();
+      writeFileSync(join(dir, 'pkg.egg-info', 'entry_points.txt'), '[console_scripts]\npkg = pkg:main\n');
+      expect(compareFingerprints(pip, await take()), take.name).toBeUndefined();
+      // A pytest plugin declared (with blanks around the group's name), or a link: refused.
+      mkdirSync(join(dir, 'evil.dist-info'));
+      writeFileSync(
+        join(dir, 'evil.dist-info', 'entry_points.txt'),
+        '[console_scripts]\nx = y\n  [ pytest11 ]\nz = evil\n',
+      );
+      mkdirSync(join(dir, 'x.egg-info'));
+      symlinkSync('/etc/hostname', join(dir, 'x.egg-info', 'entry_points.txt'));
+      expect(compareFingerprints(pip, await take())?.paths, take.name).toEqual([
+        'evil.dist-info/entry_points.txt',
+        'x.egg-info/entry_points.txt',
+      ]);
+    }
   });
 });

@@ -32,7 +32,7 @@ import {
   readFileBeneath,
   UnsafePathError,
 } from '../../util/safe-fs.ts';
-import { RUNNER_GLOBS } from './run-check.ts';
+import { declaresPytestPlugin, isEntryPoints, PLUGIN_MARK, RUNNER_GLOBS } from './run-check.ts';
 
 /** Entries the walk reads at most; past it, git's list is taken again after the tests. */
 export const MAX_WALK_ENTRIES = 200_000;
@@ -68,6 +68,9 @@ function fingerprintValue(entry: FingerprintEntry): string | undefined {
  */
 const READS_AT_ONCE = 8;
 
+/** Largest entry points file read to tell whether it declares pytest plugins (larger: it does). */
+const ENTRY_POINTS_BYTES = 1024 * 1024;
+
 /** `read` of every item, at most `READS_AT_ONCE` at a time, results in the items' order. */
 async function readAll<T, R>(items: readonly T[], read: (item: T) => Promise<R>): Promise<R[]> {
   const queue = new PQueue({ concurrency: READS_AT_ONCE });
@@ -86,11 +89,20 @@ export async function hostFingerprints(repo: string, paths: Iterable<string>): P
       throw error;
     }
   });
+  // An entry points file's value says whether it declares pytest plugins (run-check.ts): read
+  // with no-follow opens; one that cannot be read whole counts as declaring them.
+  const withPlugins = new Set<string>();
+  const entryPoints = unique.filter((path, i) => isEntryPoints(path) && entries[i]?.kind === 'file');
+  await readAll(entryPoints, async (path) => {
+    const read = await readFileBeneath(repo, path, { maxBytes: ENTRY_POINTS_BYTES }).catch(() => undefined);
+    if (read?.kind !== 'file' || read.truncated || declaresPytestPlugin(read.data.toString('utf8')))
+      withPlugins.add(path);
+  });
   const map = new Map<string, string>();
   unique.forEach((path, i) => {
     const entry = entries[i];
     const value = entry ? fingerprintValue(entry) : undefined;
-    if (value !== undefined) map.set(path, value);
+    if (value !== undefined) map.set(path, withPlugins.has(path) ? `${value} ${PLUGIN_MARK}` : value);
   });
   return map;
 }
