@@ -5,6 +5,8 @@ need=()
 command -v git >/dev/null || need+=(git)
 command -v python3 >/dev/null || need+=(python3)
 python3 -c 'import pytest' 2>/dev/null || need+=(python3-pytest)
+# bench/real-rows.ts: hukkin/tomli's tests import dateutil (without it both tomli rows are refused).
+python3 -c 'import dateutil' 2>/dev/null || need+=(python3-dateutil)
 command -v bwrap >/dev/null || need+=(bubblewrap)
 command -v patch >/dev/null || need+=(patch)
 # Function-level benchmarks (berth eval): the languages mxeval runs that Debian packages.

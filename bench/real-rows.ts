@@ -27,7 +27,9 @@
  * `--mirrors` holds the projects' git mirrors (as the fetch tool brings them: `owner+name/repo`,
  * or `owner__name`); the rows are built once into the scratch folder (default
  * node_modules/.cache/berth-bench-rows, never committed) and rebuilt when rows.json changes.
- * Ratios in one run are the figure to quote; say when the machine was loaded.
+ * Ratios in one run are the figure to quote; say when the machine was loaded. The Python rows run
+ * Debian's `python3` with `python3-pytest` and `python3-dateutil` (tomli's tests import it; without
+ * it `berth dataset build` refuses both tomli rows: "gold leaves 2 failing"): .ci/install-packages.sh.
  */
 import { execFile } from 'node:child_process';
 import { mkdir, rm, writeFile } from 'node:fs/promises';

@@ -132,7 +132,9 @@ export async function buildInstance(spec: BuildSpec): Promise<BuildOutcome> {
       .filter(([, status]) => status === 'FAILED' || status === 'ERROR')
       .map(([id]) => id);
     if (leftFailing.length > 0)
-      refused.push(`gold leaves ${leftFailing.length} failing: ${list(leftFailing)}`);
+      refused.push(
+        `gold leaves ${leftFailing.length} failing: ${list(leftFailing)} (exit ${second.exitCode}; the run's last lines: ${tail(second.output)})`,
+      );
     const disappeared = [...before.keys()].filter((id) => !after.has(id));
     if (disappeared.length > 0)
       refused.push(`${disappeared.length} test(s) disappear with the gold patch: ${list(disappeared)}`);
