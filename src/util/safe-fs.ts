@@ -276,7 +276,8 @@ async function readChecked(pathHandle: FileHandle, size: number, max: number): P
 
 /** What `readFileBeneath` found. */
 export type ReadResult =
-  | { kind: 'file'; data: Buffer; truncated: boolean }
+  /** A regular file with one name: its content (at most `maxBytes`) and its permission bits. */
+  | { kind: 'file'; data: Buffer; truncated: boolean; mode: number }
   | { kind: 'missing' }
   | { kind: Exclude<EntryKind, 'file'>; target?: string };
 
@@ -309,7 +310,7 @@ export async function readFileBeneath(
       if (kind === 'file') {
         const max = options.maxBytes ?? 64 * 1024 * 1024;
         const data = await readChecked(found.handle, found.stats.size, max);
-        return { kind, data, truncated: found.stats.size > max };
+        return { kind, data, truncated: found.stats.size > max, mode: found.stats.mode & 0o7777 };
       }
       if (kind === 'symlink') return { kind, target: await readlink(dir.at(last)).catch(() => '') };
       return { kind };

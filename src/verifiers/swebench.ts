@@ -30,12 +30,13 @@ import { chunksOf } from '../parsers/common.ts';
 import { DETECT_HEAD_BYTES, detectParser, findParser, parserNames } from '../parsers/registry.ts';
 import type { ParseResult, Parser } from '../parsers/types.ts';
 import { checkSnapshotPath } from '../tasks/swebench/load.ts';
-import type { Task } from '../tasks/task.ts';
+import type { RepositorySnapshot, Task } from '../tasks/task.ts';
 import { roundSec, verdictsForFile } from '../trials/file-format.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic-write.ts';
 import { patchFiles } from '../util/patch-files.ts';
 import { shellQuote, unlinkLeadingSymlinks } from '../util/shell.ts';
 import { traced } from '../util/trace.ts';
+import { pathsAtBase } from './paths-at-base.ts';
 import { TamperingCheck } from './tampering/judge.ts';
 import type { TamperRecord } from './tampering/types.ts';
 import type { TestCounts, Verifier, VerifierResult, VerifyContext } from './verifier.ts';
@@ -114,6 +115,15 @@ async function readRepoFile(
     ...(signal ? { signal } : {}),
   });
   return read.exitCode === 0 && !read.timedOut ? read.output : undefined;
+}
+
+/**
+ * The snapshot a local environment's base commit was made from (berth wrote and committed it,
+ * src/environments/local/local.ts), or undefined (a folder, a mirror, another environment).
+ */
+function localSnapshot(context: VerifyContext): RepositorySnapshot | undefined {
+  const spec = context.task.environment;
+  return spec.kind === 'local' ? spec.snapshot : undefined;
 }
 
 /** The files the verifier writes, relative to the trial folder. */
@@ -220,7 +230,16 @@ export class SwebenchVerifier implements Verifier {
     // so `git apply -v`'s stderr could land inside the fingerprint lines that follow it (a status
     // line parted from its file's hash: a gold patch vetoed as "written and put back").
     const script: string[] = ['exec 2>&1', check.preScript()];
-    if (paths.length > 0) {
+    // A local repository whose touched files are all as the base commit has them (berth reads
+    // them itself, paths-at-base.ts): nothing to record, discard or put back; the script skips
+    // the reset (four git processes).
+    const snapshot = env.kind === 'local' ? localSnapshot(context) : undefined;
+    const atBase =
+      paths.length > 0 && snapshot !== undefined && context.baseCommit !== undefined
+        ? await traced('verifier: paths at base', () => pathsAtBase(env.workdir, snapshot, paths))
+        : false;
+    const resetting = paths.length > 0 && !atBase;
+    if (resetting) {
       script.push(
         // What the agent changed among these paths (the record). stderr is dropped: git warns
         // about folders the test patch creates that do not exist yet ("could not open
@@ -258,7 +277,7 @@ export class SwebenchVerifier implements Verifier {
     if (context.signal?.aborted) throw context.signal.reason ?? new Error('cancelled');
     const discarded: string[] = [];
     let rest = check.absorbBookkeeping(bookkeeping.output);
-    if (paths.length > 0) {
+    if (resetting) {
       const [listing = '', after = ''] = rest.split(`${listed}\n`);
       rest = after;
       // Only paths the test patch touches (or files under them) are recorded.

@@ -4,8 +4,9 @@
  * no process per file, and, after the tests, no sandboxed command at all when git's list of
  * runner files cannot have changed.
  *
- * - The files: git's list of runner files (`runnerListingScript`, run in the sandbox by the
- *   bookkeeping script after the test patch) and the test patch's files.
+ * - The files: the test patch's files and every file with a runner file's name the walk finds
+ *   (`listingState`), and git's list of runner files (`runnerListingScript`, run in the
+ *   sandbox) only when that walk was not whole (judge.ts `beforeRun`).
  * - Each file's value as run-check.ts's `parseFingerprints` gives it: a regular file's SHA-256
  *   with its inode and status change time (nanoseconds), a link's target's hash; read by berth
  *   with no-follow opens below the repository (src/util/safe-fs.ts). No untrusted process is

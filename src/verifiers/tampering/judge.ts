@@ -3,9 +3,8 @@
  *
  * 1. `begin`: arm the runner probes (probes.ts) and plan what to read;
  * 2. `preScript` / `postApplyScript`: shell lines for berth's bookkeeping script (the submitted
- *    patch's pytest settings files before the reset; after the test patch, a fingerprint of the
- *    test and runner files, or in a local environment git's list of runner files, and, in
- *    containers, the probe folder);
+ *    patch's pytest settings files before the reset; after the test patch, in containers, a
+ *    fingerprint of the test and runner files and the probe folder);
  * 3. `beforeRun`: a local environment's fingerprint, taken by berth (host-fingerprint.ts);
  *    `command` / `execOptions`: the test command as run;
  * 4. `afterRun`: read the probes' files and fingerprint again (one trusted command; in a local
@@ -143,15 +142,13 @@ export class TamperingCheck {
   }
 
   /**
-   * Shell lines run after the test patch is applied: the first fingerprint (a local
-   * environment: git's list of runner files, fingerprinted by `beforeRun`), then (containers)
-   * the probe folder.
+   * Shell lines run after the test patch is applied: the first fingerprint (containers), then
+   * (containers) the probe folder. A local environment's first fingerprint is berth's, in
+   * `beforeRun`; nothing of it runs here.
    */
   postApplyScript(): string {
-    const lines = [
-      `echo '${this.marks.before}'`,
-      this.hostRepo ? runnerListingScript() : fingerprintScript(this.options.testPatchPaths),
-    ];
+    const lines = [`echo '${this.marks.before}'`];
+    if (!this.hostRepo) lines.push(fingerprintScript(this.options.testPatchPaths));
     if (!this.hostRepo && this.armed.setupScript)
       lines.push(
         `{ ${this.armed.setupScript}\n} >/dev/null 2>&1 && echo '${this.marks.ready}' && ${fingerprintFilesScript(this.armed.codeFiles)}`,
@@ -180,13 +177,6 @@ export class TamperingCheck {
       rest = rest.slice(0, at);
       if (tail.includes(this.marks.ready)) this.ready = true;
       if (!this.hostRepo) this.before = parseFingerprints(tail);
-      else {
-        const listed = parseListing(tail);
-        if (listed) this.listed = listed;
-        // A name that is not UTF-8: the shell fingerprints it byte for byte, in beforeRun.
-        else this.hostRepo = undefined;
-        this.fingerprintInShell = listed === undefined;
-      }
     }
     return rest;
   }
@@ -198,10 +188,13 @@ export class TamperingCheck {
   async beforeRun(signal?: AbortSignal): Promise<void> {
     const armed = this.probes();
     if (this.hostRepo) {
-      // git's list and every runner file on disk, ignored by git or not (pytest reads a
-      // conftest.py whatever a .gitignore says). The walk decides what is fingerprinted, so
-      // the two go one after the other (the probes are armed meanwhile).
+      // Every runner file on disk, ignored by git or not (pytest reads a conftest.py whatever a
+      // .gitignore says). The walk decides what is fingerprinted, so the two go one after the
+      // other (the probes are armed meanwhile).
       this.listingBefore = await listingState(this.hostRepo);
+      if (!this.listingBefore.walked) await this.listInSandbox(signal);
+    }
+    if (this.hostRepo && this.listingBefore) {
       this.before = await hostFingerprints(this.hostRepo, [
         ...this.options.testPatchPaths,
         ...this.listed,
@@ -222,6 +215,27 @@ export class TamperingCheck {
       this.before = parseFingerprints(run.output);
     }
     await armed;
+  }
+
+  /**
+   * git's list of runner files (tracked or untracked, ignored ones too), taken in the sandbox
+   * when the walk before the tests did not see every file (past its entry cap, a name that is
+   * not UTF-8, folders too deep): then it names what the walk missed. A whole walk sees every
+   * file git could list that is there to read (git's list leaves out `node_modules` as the walk
+   * does; an index entry with no file, or beyond a link, has no content to fingerprint), so no
+   * git runs for it. A name in git's list that is not UTF-8: the shell fingerprints byte for
+   * byte (`fingerprintInShell`).
+   */
+  private async listInSandbox(signal?: AbortSignal): Promise<void> {
+    const run = await this.env.exec(runnerListingScript(), {
+      timeoutSec: 120,
+      trusted: true,
+      ...(signal ? { signal } : {}),
+    });
+    const listed = parseListing(run.output);
+    if (listed) this.listed = listed;
+    else this.hostRepo = undefined;
+    this.fingerprintInShell = listed === undefined;
   }
 
   /** The test command to run: with the probes when they are in place, else as given. */
