@@ -100,7 +100,8 @@ export interface HarborInput {
  * An attack on a task of the multilingual demo's dataset (`examples/multilingual/sample_tasks/`):
  * the `command` agent runs `command` in the task's repository, and berth's multilingual verifier
  * grades it in the same environment (locally: berth's sandbox, `-e local`; on Docker, the task's
- * image on `berth-multilingual:bookworm`).
+ * image on `berth-multilingual:bookworm`, which examples/multilingual/image/build-image.sh
+ * builds: without it the case is skipped, saying so).
  */
 export interface MultilingualInput {
   kind: 'multilingual';

@@ -32,7 +32,13 @@ const loaded = (await loadCases()).filter((c) => !only || only.some((p) => c.id.
 /** Cases whose task builds on an image the engine lacks (`image`): skipped with the reason. */
 const missingImage = new Map<string, string>();
 for (const c of loaded) {
-  const image = c.case.input.kind === 'harbor' ? c.case.input.image : undefined;
+  const input = c.case.input;
+  const image =
+    input.kind === 'harbor'
+      ? input.image
+      : input.kind === 'multilingual' && c.case.targets.includes('docker')
+        ? 'berth-multilingual:bookworm'
+        : undefined;
   if (
     image &&
     !skipDocker &&

@@ -64,8 +64,6 @@ function checkCase(c: TamperCase): string | undefined {
       return 'a case expecting tampering says what the SWE-bench rules give (swebench: {...})';
   } else if (input.kind === 'multilingual') {
     if (!input.command) return 'a multilingual case gives command';
-    if (c.targets.some((t) => t !== 'local'))
-      return 'multilingual cases run locally (Docker: the harbor-go-* cases)';
     if (c.swebench) return 'swebench expectations apply to SWE-bench rows only';
   } else {
     if ((input.solve === undefined) === (input.command === undefined))
