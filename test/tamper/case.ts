@@ -1,6 +1,6 @@
 /**
  * The tamper corpus's case format: one attack a file under `test/tamper/cases/`, run by
- * `test/tamper/corpus.test.ts` on the targets it names. See test/tamper/README.md.
+ * `test/tamper/corpus.ts` on the targets it names. See test/tamper/README.md.
  */
 
 /** The bundled sample's rows (examples/swe-dockerless.jsonl) a SWE-bench case attacks. */

@@ -3,7 +3,8 @@
  * environment, Docker), through the real `berth run`, checked against the verdict it expects
  * under berth's default rules and under `--rules swebench`. A gold control per row used shows
  * the environment works (a broken environment would make every "not resolved" look right).
- * See test/tamper/README.md for the case format.
+ * One test file a target (corpus-local.test.ts, corpus-docker.test.ts), so the two run side by
+ * side. See test/tamper/README.md for the case format.
  */
 import { spawnSync } from 'node:child_process';
 import { lstatSync, readdirSync, rmSync } from 'node:fs';
@@ -18,6 +19,7 @@ import {
   buildSampleImages,
   type CorpusRun,
   goldControlName,
+  type LoadedCase,
   loadCases,
   outcomeOf,
   runTarget,
@@ -25,33 +27,6 @@ import {
   trialName,
   workDir,
 } from './harness.ts';
-
-// BERTH_TAMPER_CASES=harbor-,pytest-shadow (id prefixes) runs those cases only, while working on them.
-const only = process.env.BERTH_TAMPER_CASES?.split(',').filter(Boolean);
-const loaded = (await loadCases()).filter((c) => !only || only.some((p) => c.id.startsWith(p)));
-/** Cases whose task builds on an image the engine lacks (`image`): skipped with the reason. */
-const missingImage = new Map<string, string>();
-for (const c of loaded) {
-  const input = c.case.input;
-  const image =
-    input.kind === 'harbor'
-      ? input.image
-      : input.kind === 'multilingual' && c.case.targets.includes('docker')
-        ? 'berth-multilingual:bookworm'
-        : undefined;
-  if (
-    image &&
-    !skipDocker &&
-    spawnSync('docker', ['image', 'inspect', image], { stdio: 'ignore' }).status !== 0
-  )
-    missingImage.set(c.id, image);
-}
-const cases = loaded.filter((c) => !missingImage.has(c.id));
-const work = workDir();
-// BERTH_TAMPER_KEEP=1 keeps the jobs (their folders are named in failure messages).
-afterAll(() => {
-  if (process.env.BERTH_TAMPER_KEEP !== '1') rmSync(work, { recursive: true, force: true, maxRetries: 3 });
-});
 
 function describeTrial(t: TrialOutcome): string {
   const b = t.result.berth;
@@ -114,7 +89,6 @@ function swebenchExpectation(c: TamperCase): Expectation {
   return { outcome: outcomes };
 }
 
-// BERTH_TAMPER_TARGETS=local (or docker) runs one target only, while working on cases.
 /**
  * The gold patch's verdict under the SWE-bench rules, where it is not `resolved`: the harness's
  * parse_log_pytest splits a line at whitespace, so `..._quoted[1h foo]` (an F2P id with a space)
@@ -122,18 +96,51 @@ function swebenchExpectation(c: TamperCase): Expectation {
  */
 const GOLD_UNDER_SWEBENCH: Partial<Record<SampleRow, Outcome>> = { 'berth__durations-1': 'unresolved' };
 
-const TARGETS = (['local', 'docker'] as Target[]).filter(
-  (t) => !process.env.BERTH_TAMPER_TARGETS || process.env.BERTH_TAMPER_TARGETS.split(',').includes(t),
-);
+/** Cases whose task builds on an image the engine lacks (`image`), with that image. */
+function missingImages(cases: LoadedCase[]): Map<string, string> {
+  const missing = new Map<string, string>();
+  for (const c of cases) {
+    const input = c.case.input;
+    const image =
+      input.kind === 'harbor'
+        ? input.image
+        : input.kind === 'multilingual' && c.case.targets.includes('docker')
+          ? 'berth-multilingual:bookworm'
+          : undefined;
+    if (image && spawnSync('docker', ['image', 'inspect', image], { stdio: 'ignore' }).status !== 0)
+      missing.set(c.id, image);
+  }
+  return missing;
+}
 
-for (const target of TARGETS) {
-  const mine = cases.filter((c) => c.case.targets.includes(target));
-  if (mine.length === 0) continue;
+/**
+ * Declares the corpus's tests on one target (call it at the top of a test file). Working on
+ * cases: BERTH_TAMPER_CASES=harbor-,pytest-shadow (id prefixes) runs those cases only;
+ * BERTH_TAMPER_TARGETS=local (or docker) skips the other target's file;
+ * BERTH_TAMPER_KEEP=1 keeps the jobs (their folders are named in failure messages).
+ */
+export async function corpusSuite(target: Target): Promise<void> {
+  const only = process.env.BERTH_TAMPER_CASES?.split(',').filter(Boolean);
+  const loaded = (await loadCases()).filter(
+    (c) => c.case.targets.includes(target) && (!only || only.some((p) => c.id.startsWith(p))),
+  );
+  const chosen = process.env.BERTH_TAMPER_TARGETS?.split(',');
+  const skipped = (chosen !== undefined && !chosen.includes(target)) || (target === 'docker' && skipDocker);
+  const missingImage = target === 'docker' && !skipped ? missingImages(loaded) : new Map<string, string>();
+  const mine = loaded.filter((c) => !missingImage.has(c.id));
+  if (loaded.length === 0) {
+    it.skip(`tamper corpus on ${target}: no case (BERTH_TAMPER_CASES=${process.env.BERTH_TAMPER_CASES})`);
+    return;
+  }
+  const work = workDir();
+  afterAll(() => {
+    if (process.env.BERTH_TAMPER_KEEP !== '1') rmSync(work, { recursive: true, force: true, maxRetries: 3 });
+  });
   const rows = [
     ...new Set(mine.flatMap((c) => (c.case.input.kind === 'swebench' ? [c.case.input.row] : []))),
   ] as SampleRow[];
 
-  describe.skipIf(target === 'docker' && skipDocker)(`tamper corpus on ${target}`, () => {
+  describe.skipIf(skipped)(`tamper corpus on ${target}`, () => {
     let run: CorpusRun;
     let before: ReturnType<typeof hostFree>;
     let after: ReturnType<typeof hostFree>;
@@ -141,7 +148,7 @@ for (const target of TARGETS) {
       const images =
         target === 'docker' && rows.length > 0 ? await buildSampleImages(BASE_IMAGE, rows, work) : undefined;
       before = hostFree(work);
-      run = await runTarget(target, cases, work, {
+      run = await runTarget(target, mine, work, {
         ...(images ? { images } : {}),
         ...(target === 'docker' ? { baseImage: BASE_IMAGE } : {}),
       });
@@ -188,7 +195,7 @@ for (const target of TARGETS) {
       });
     }
 
-    for (const c of loaded.filter((c) => missingImage.has(c.id) && c.case.targets.includes(target)))
+    for (const c of loaded.filter((c) => missingImage.has(c.id)))
       it(`${c.id}: ${c.case.title}`, (ctx) =>
         ctx.skip(
           `the engine has no image ${missingImage.get(c.id)} (examples/multilingual/image/build-image.sh builds it)`,
