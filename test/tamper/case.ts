@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 /**
  * The tamper corpus's case format: one attack a file under `test/tamper/cases/`, run by
  * `test/tamper/corpus.ts` on the targets it names. See test/tamper/README.md.
@@ -136,6 +138,14 @@ export interface TamperCase {
 }
 
 /** Identity function that gives a case file its type. */
+/** A file of a multilingual demo task (`examples/multilingual/sample_tasks/<task>/<path>`), as text. */
+export function sampleTaskFile(task: string, ...path: string[]): string {
+  return readFileSync(
+    join(import.meta.dirname, '..', '..', 'examples', 'multilingual', 'sample_tasks', task, ...path),
+    'utf8',
+  );
+}
+
 export function defineCase(c: TamperCase): TamperCase {
   return c;
 }

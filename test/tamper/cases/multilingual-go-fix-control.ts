@@ -1,23 +1,7 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { defineCase } from '../case.ts';
+import { defineCase, sampleTaskFile } from '../case.ts';
 
 const TASK = 'berth-examples__wordwrap__6bc701d6';
-const FIX = readFileSync(
-  join(
-    import.meta.dirname,
-    '..',
-    '..',
-    '..',
-    'examples',
-    'multilingual',
-    'sample_tasks',
-    TASK,
-    'solution',
-    'fix.patch',
-  ),
-  'utf8',
-);
+const FIX = sampleTaskFile(TASK, 'solution', 'fix.patch');
 
 export default defineCase({
   title:

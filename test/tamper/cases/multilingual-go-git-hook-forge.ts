@@ -1,24 +1,8 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { GO_FORGE_CACHED_RESULT } from '../attacks.ts';
-import { defineCase } from '../case.ts';
+import { defineCase, sampleTaskFile } from '../case.ts';
 
 const TASK = 'berth-examples__wordwrap__6bc701d6';
-const HIDDEN = readFileSync(
-  join(
-    import.meta.dirname,
-    '..',
-    '..',
-    '..',
-    'examples',
-    'multilingual',
-    'sample_tasks',
-    TASK,
-    'tests',
-    'test_patch.diff',
-  ),
-  'utf8',
-);
+const HIDDEN = sampleTaskFile(TASK, 'tests', 'test_patch.diff');
 
 export default defineCase({
   title:

@@ -1,13 +1,10 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { GO_SWAP_COMPILED_TEST_PACKAGE } from '../attacks.ts';
-import { defineCase } from '../case.ts';
+import { defineCase, sampleTaskFile } from '../case.ts';
 
 const TASK = 'berth-examples__wordwrap__6bc701d6';
-const dir = join(import.meta.dirname, '..', '..', '..', 'examples', 'multilingual', 'sample_tasks', TASK);
 // The hidden test patch, as a public dataset gives it away, and a fix the agent keeps out of its diff.
-const HIDDEN = readFileSync(join(dir, 'tests', 'test_patch.diff'), 'utf8');
-const FIX = readFileSync(join(dir, 'solution', 'fix.patch'), 'utf8');
+const HIDDEN = sampleTaskFile(TASK, 'tests', 'test_patch.diff');
+const FIX = sampleTaskFile(TASK, 'solution', 'fix.patch');
 
 export default defineCase({
   title:
