@@ -1,16 +1,16 @@
-// Writes test/durations.json (path → seconds, longest first) from vitest's JSON results, for the
-// longest-first test order (test/helpers/sequencer.ts). Paths are taken relative to the folder
-// holding the results file (CI writes it at the root of the clone it ran in).
-// Usage: node .ci/record-durations.mjs [path/to/.vitest-results.json]
+// Writes test/durations.json (path → seconds, longest first), for the longest-first test order
+// (test/helpers/sequencer.ts), from the file CI's durations reporter wrote
+// (test/helpers/durations-reporter.ts, `BERTH_DURATIONS_OUT=.vitest-durations.json` in .ci/run).
+// Not from vitest's JSON results: their per-file times leave out hooks, so the tamper corpus (its
+// cases run in beforeAll, 768 s) read as 2 s and was run last.
+// Usage: node .ci/record-durations.mjs [path/to/.vitest-durations.json]
 import { readFileSync, writeFileSync } from 'node:fs';
-import { dirname, relative, resolve } from 'node:path';
+import { relative, resolve } from 'node:path';
 
-const file = resolve(process.argv[2] ?? '.vitest-results.json');
-const ranIn = dirname(file);
-const results = JSON.parse(readFileSync(file, 'utf8'));
-const rows = results.testResults
-  .map((test) => [relative(ranIn, test.name), Math.round((test.endTime - test.startTime) / 100) / 10])
-  .filter(([path]) => !path.startsWith('..'))
+const file = resolve(process.argv[2] ?? '.vitest-durations.json');
+const table = JSON.parse(readFileSync(file, 'utf8'));
+const rows = Object.entries(table)
+  .filter(([path, seconds]) => typeof seconds === 'number' && !path.startsWith('..'))
   .sort((a, b) => b[1] - a[1]);
 const out = resolve(import.meta.dirname, '..', 'test', 'durations.json');
 writeFileSync(out, `${JSON.stringify(Object.fromEntries(rows), null, 2)}\n`);
