@@ -43,6 +43,8 @@ describe.skipIf(skipDocker)('multi-step tasks (real engine)', () => {
     expect(r.verifier_result?.rewards.reward).toBeCloseTo(2 / 3, 10);
     expect(r.verifier_result?.rewards.quality).toBeCloseTo(0.5 / 3, 10);
     expect(r.berth.status).toBe('unresolved');
+    // The first step's setup.sh ran as its user without error (the failed set-up test's control).
+    expect(r.step_results?.[0]?.exception_info).toBeNull();
     expect(read(dir, 'steps', 'first', 'verifier', 'env.txt')).toBe('GREETING=hi from the host');
     expect(read(dir, 'steps', 'second', 'verifier', 'verifier-user.txt')).toBe('checker');
     expect(existsSync(join(dir, 'steps', 'first', 'agent', 'oracle.txt'))).toBe(true);
@@ -71,10 +73,8 @@ describe.skipIf(skipDocker)('multi-step tasks (real engine)', () => {
   });
 
   it('a failed setup.sh is reported on its step, and the trial is not a silent null', async () => {
-    const task = loadHarborTask(join(FIXTURES, 'steps-gate'));
-    const { r } = await trial(task, new ShellAgent('true'));
-    expect(r.step_results?.[0]?.exception_info).toBeNull();
-    // Make setup.sh fail by running it as a user who cannot write /app: a hostile image change.
+    // The same set-up as the task's own user runs without error (the oracle test above asserts
+    // it); make setup.sh fail by running it as a user who cannot write /app: a hostile image change.
     const broken = loadHarborTask(join(FIXTURES, 'steps-gate'));
     const toml = broken.metadata.task_toml as { agent: { user: string } };
     toml.agent.user = 'nobody';
