@@ -254,11 +254,14 @@ const hostile = readFileSync(
 
 /** breaker5's findings 1 and 2 (go 1.19's cgo link flags ran the agent's `ld` in the compile step). */
 describe('breaker5: the compile step runs only the go tool', () => {
-  it("a hostile agent's cgo link flags (//line + //go:cgo_ldflag -B) never run its code in the compile step nor poison a later trial's test package", async (ctx) => {
+  it("a hostile agent's cgo link flags (//line + //go:cgo_ldflag -B) never run its code in the compile step: its own unfixed row does not pass, nor is a later trial's test package poisoned", async (ctx) => {
     if (!(await goReady())) ctx.skip();
     const { task } = goRow('go test -v ./...');
     const first = await trial(task, new CommandAgent({ command: hostile }));
     expect(first.agentLog).toContain('planted in');
+    // Its code in the compile step would make its own unfixed row pass: it does not.
+    expect(first.result.berth.status).toBe('unresolved');
+    expect(first.output).toMatch(/^--- FAIL: TestAnswer/m);
     // A later trial whose agent's wrong fix is in a package the tests do not import: TestAnswer
     // must fail (lib.Answer() is still 41).
     const later = await trial(
@@ -269,14 +272,5 @@ describe('breaker5: the compile step runs only the go tool', () => {
     );
     expect(later.result.berth.status).toBe('unresolved');
     expect(later.output).toMatch(/^--- FAIL: TestAnswer/m);
-  }, 900_000);
-
-  it("a hostile agent's code in the compile step does not make its own unfixed row pass", async (ctx) => {
-    if (!(await goReady())) ctx.skip();
-    const { task } = goRow('go test -v ./...');
-    const run = await trial(task, new CommandAgent({ command: hostile }));
-    expect(run.agentLog).toContain('planted in');
-    expect(run.result.berth.status).toBe('unresolved');
-    expect(run.output).toMatch(/^--- FAIL: TestAnswer/m);
   }, 900_000);
 });
