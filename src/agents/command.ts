@@ -313,7 +313,7 @@ export async function diffBase(environment: Environment): Promise<string> {
  * @throws Error when git fails or the diff passes 50 MiB.
  */
 export async function agentDiff(
-  environment: Environment,
+  environment: Pick<Environment, 'exec'>,
   base: string,
   signal?: AbortSignal,
 ): Promise<string> {

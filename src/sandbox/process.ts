@@ -14,6 +14,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { Readable } from 'node:stream';
 import type { CgroupStats, CommandGroup } from './cgroup.ts';
 
 /** Sends a signal to a whole process group, ignoring a group that is already gone. */
@@ -145,8 +146,8 @@ export interface RunOptions {
   /** Between SIGTERM and SIGKILL at a timeout or abort, in milliseconds (0: SIGKILL at once). */
   graceMs?: number;
   signal?: AbortSignal;
-  /** Standard input content (closed after it); empty otherwise. */
-  input?: string | Uint8Array;
+  /** Standard input content, or a stream piped in (closed after it); empty otherwise. */
+  input?: string | Uint8Array | Readable;
   /** Cap on the captured output (stdout and stderr together, or each with `capEach`), in bytes. */
   maxOutputBytes: number;
   /** Cap stdout and stderr each at `maxOutputBytes` (capture `separate` only). */
@@ -209,7 +210,13 @@ export async function runToEnd(proc: SandboxProcess, options: RunOptions): Promi
   };
   proc.child.stdout?.on('data', take('out', 'stdout'));
   proc.child.stderr?.on('data', take(interleaved ? 'out' : 'err', 'stderr'));
-  if (options.input !== undefined) proc.child.stdin?.end(options.input);
+  const input = options.input;
+  if (input instanceof Readable) {
+    // A stream that fails closes stdin early: the command sees its input cut short.
+    input.on('error', () => proc.child.stdin?.destroy());
+    if (proc.child.stdin) input.pipe(proc.child.stdin);
+    else input.resume();
+  } else if (input !== undefined) proc.child.stdin?.end(input);
   else proc.child.stdin?.end();
 
   let timedOut = false;

@@ -5,7 +5,14 @@
  * `patch --batch --forward --fuzz=5 -p1`. Between attempts the files the patch
  * touches are restored to the base commit, so a partial application never leaks
  * into the next attempt. A patch that applies no way is an outcome, not a crash.
+ *
+ * A patch never writes the repository's `.git` (trust10, `patch-writes-git-config`): `git apply`
+ * refuses such a path, but GNU `patch` does not, and a `.git/config` it wrote (a smudge or clean
+ * filter) ran in the verifier's own git commands on the test files. A patch that names a path
+ * in `.git`, an absolute one or one with `..` is refused before any attempt; `patch` runs with
+ * `.git` moved aside, and a `.git` it made (from a diff format berth does not parse) refuses it.
  */
+import { randomBytes } from 'node:crypto';
 import type { Environment } from '../environments/environment.ts';
 import { checkSnapshotPath } from '../tasks/swebench/load.ts';
 import { touchedPaths } from '../util/patch-files.ts';
@@ -31,13 +38,27 @@ export function isEmptyPatch(patch: string | undefined): boolean {
   return patch === undefined || patch.trim() === '';
 }
 
-const ATTEMPTS: { method: ApplyMethod; command: string }[] = [
-  { method: 'git apply', command: 'git -c core.hooksPath=/dev/null apply --verbose -' },
-  { method: 'git apply --3way', command: 'git -c core.hooksPath=/dev/null apply --verbose --3way -' },
+/** GNU patch with the repository's `.git` moved aside: what it would write there has no `.git` to go to. */
+function patchCommand(): string {
+  const aside = `.git.berth-aside-${randomBytes(6).toString('hex')}`;
+  const patch = 'patch --batch --forward --fuzz=5 -p1 --no-backup-if-mismatch -r /dev/null';
+  return [
+    `if [ ! -d .git ] || [ -L .git ]; then exec ${patch}; fi`,
+    `mv .git ${aside} || exit 90`,
+    `${patch}; rc=$?`,
+    `if [ -e .git ] || [ -L .git ]; then rm -rf .git; mv ${aside} .git; echo 'berth: the patch writes into .git: refused'; exit 91; fi`,
+    `mv ${aside} .git || exit 92`,
+    'exit $rc',
+  ].join('\n');
+}
+
+const ATTEMPTS: { method: ApplyMethod; command: () => string }[] = [
+  { method: 'git apply', command: () => 'git -c core.hooksPath=/dev/null apply --verbose -' },
   {
-    method: 'patch --fuzz=5',
-    command: 'patch --batch --forward --fuzz=5 -p1 --no-backup-if-mismatch -r /dev/null',
+    method: 'git apply --3way',
+    command: () => 'git -c core.hooksPath=/dev/null apply --verbose --3way -',
   },
+  { method: 'patch --fuzz=5', command: patchCommand },
 ];
 
 /**
@@ -51,15 +72,22 @@ export async function applyPatch(
 ): Promise<ApplyOutcome> {
   const input = normalisePatch(patch);
   const base = options.base ?? 'HEAD';
-  const paths = touchedPaths(input).filter((p) => checkSnapshotPath(p) === undefined);
+  const touched = touchedPaths(input);
+  const unsafe = touched.find(
+    (p) => p.startsWith('/') || p.split('/').some((part) => part === '..' || part.toLowerCase() === '.git'),
+  );
+  if (unsafe !== undefined)
+    return { applied: false, log: `refused: the patch names ${unsafe}, in .git or outside the repository\n` };
+  const paths = touched.filter((p) => checkSnapshotPath(p) === undefined);
   let log = '';
   for (const attempt of ATTEMPTS) {
-    const result = await environment.exec(attempt.command, {
+    const command = attempt.command();
+    const result = await environment.exec(command, {
       input,
       timeoutSec: 120,
       ...(options.signal ? { signal: options.signal } : {}),
     });
-    log += `$ ${attempt.command}\n${result.output}${result.output.endsWith('\n') || result.output === '' ? '' : '\n'}exit ${result.exitCode}\n\n`;
+    log += `$ ${command}\n${result.output}${result.output.endsWith('\n') || result.output === '' ? '' : '\n'}exit ${result.exitCode}\n\n`;
     if (result.exitCode === 0) return { applied: true, method: attempt.method, log };
     await restore(environment, paths, base, options.signal);
   }

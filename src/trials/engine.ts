@@ -13,6 +13,7 @@ import { traced } from '../util/trace.ts';
 import { withTimeout } from '../util/with-timeout.ts';
 import { recordTampering } from '../verifiers/tampering/record.ts';
 import type { Verifier, VerifierResult } from '../verifiers/verifier.ts';
+import { takeAgentWork } from './agent-work.ts';
 import { applyPatch, isEmptyPatch } from './apply-patch.ts';
 import { collectArtifacts, uploadArtifacts } from './artifacts.ts';
 import {
@@ -563,6 +564,11 @@ class TrialRun {
           const fresh = agentResult.gradeInFreshEnvironment === true;
           const ended = await this.phase('patch', stepName, () => this.patchPhase(patch, fresh));
           if (ended) return { result: target, ended: true };
+        } else if (this.verifierOf(step).gradesInFreshEnvironment) {
+          // The agent acted in its environment: its work goes, as a diff, into a fresh one.
+          const taken = await this.phase('patch', stepName, () => this.workPhase(plan.healthcheck));
+          if (taken.ended) return { result: target, ended: true };
+          agentResult = { ...(agentResult ?? {}), patch: taken.patch, gradeInFreshEnvironment: true };
         }
       }
     }
@@ -791,6 +797,37 @@ class TrialRun {
     berth.note = 'patch does not apply';
     this.result.verifier_result = { rewards: { reward: 0 } };
     return true;
+  }
+
+  /**
+   * The work of an agent that acted in its environment, for a verifier that grades it in a fresh
+   * one (`Verifier.gradesInFreshEnvironment`): a fresh environment of the task is started, the
+   * agent's work folder is taken into it as a diff without running anything of the agent's
+   * (src/trials/agent-work.ts), the agent's environment is stopped, and the diff is graded as a
+   * `command` agent's SWE-bench diff (`patchPhase`) in the fresh one.
+   */
+  private async workPhase(
+    healthcheck: TrialPlan['healthcheck'],
+  ): Promise<{ ended: true } | { ended: false; patch: string }> {
+    const agentEnvironment = this.liveEnvironment();
+    const fresh = await this.startVerifierCopy(healthcheck);
+    let patch: string;
+    const base = fresh.baseCommit ?? this.baseCommit;
+    try {
+      if (base === undefined) throw new Error("no base commit to take the agent's work against");
+      patch = await traced('engine: takeAgentWork', () =>
+        takeAgentWork(agentEnvironment, fresh, base, this.signal),
+      );
+    } catch (error) {
+      await fresh.stop().catch(() => {});
+      throw error;
+    }
+    await this.stopEnvironment();
+    this.environment = fresh;
+    this.baseCommit = base;
+    this.checkCancelled();
+    if (await this.patchPhase(patch, false)) return { ended: true };
+    return { ended: false, patch };
   }
 
   /**

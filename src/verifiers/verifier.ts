@@ -70,6 +70,14 @@ export interface Verifier {
   /** The verifier grades what the agent returns (a patch): an agent that returns nothing is an error. */
   readonly needsAgentResult?: boolean;
   /**
+   * The verifier grades the agent's work folder as a diff against the base commit: an agent
+   * that acted in its environment and returned no patch is graded in a FRESH environment of the
+   * task that receives only that diff, taken without running anything of the agent's
+   * (src/trials/agent-work.ts), as a `command` agent's SWE-bench diff is
+   * (`AgentResult.gradeInFreshEnvironment`). One-step tasks only.
+   */
+  readonly gradesInFreshEnvironment?: boolean;
+  /**
    * The verifier writes no reward file of its own: the engine writes Harbor's
    * `verifier/reward.txt` from its rewards (never over a file the task's tests wrote).
    */

@@ -296,8 +296,13 @@ export function outcomeOf(outcome: TrialOutcome, rules: 'default' | 'swebench'):
   if (rules === 'swebench') {
     const v = b.verdict_by_rules?.swebench;
     // A trial that ended before any verdict (a phase's error, e.g. a resource limit) is an error
-    // under every rules.
-    if (!v) return b.status === 'error' ? 'error' : undefined;
+    // under every rules; one whose patch is empty or does not apply is unresolved under every rules.
+    if (!v)
+      return b.status === 'error'
+        ? 'error'
+        : b.status === 'patch_failed' || b.status === 'empty_patch'
+          ? 'unresolved'
+          : undefined;
     return v.resolved ? 'resolved' : v.status === 'error' ? 'error' : 'unresolved';
   }
   if (b.resolved) return 'resolved';

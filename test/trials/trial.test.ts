@@ -120,6 +120,27 @@ describe('runTrial on a shell task', () => {
     expect(log).toContain('patch --batch --forward --fuzz=5');
   });
 
+  it('a patch that writes into .git is refused before any attempt (GNU patch would write it)', async () => {
+    // A smudge filter in .git/config ran in the verifier's own git apply of the test patch
+    // (test/tamper/cases/patch-writes-git-config.ts).
+    const gitConfig = [
+      'diff --git a/.git/config b/.git/config',
+      '--- a/.git/config',
+      '+++ b/.git/config',
+      '@@ -1,2 +1,4 @@',
+      '+[filter "tidy"]',
+      '+\tsmudge = cat',
+      ' [core]',
+      ' \trepositoryformatversion = 0',
+      '',
+    ].join('\n');
+    const result = await trial(await shellTask(), patchAgent(gitConfig));
+    expect(result.berth.status).toBe('patch_failed');
+    expect(await trialFile(result, 'agent/apply.log')).toBe(
+      'refused: the patch names .git/config, in .git or outside the repository\n',
+    );
+  });
+
   it('falls back to patch --fuzz when git apply refuses drifted context, and records it', async () => {
     const files = { 'lib.sh': ['# header', 'A=1', 'B=2', 'VALUE=1', 'C=3', 'D=4', ''].join('\n') };
     // The patch was made against a file whose first context line differs.

@@ -20,10 +20,12 @@
  * With bwrap, commands see the root also at `TRIAL_ALIAS` and start there (`PWD`), the same
  * path in every trial.
  */
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, chown, cp, lchown, lstat, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { PassThrough, type Readable } from 'node:stream';
 import { execa } from 'execa';
 import { InputError } from '../../errors.ts';
 import { capFolder, releaseFolder } from '../../sandbox/capped-folder.ts';
@@ -54,6 +56,7 @@ import type { NetworkPolicy } from '../../tasks/task.ts';
 import { ownedTempDir } from '../../util/leftovers.ts';
 import { hostPlatform } from '../../util/platform.ts';
 import { type CopyLimits, type CopyReport, copyInBeneath, copyOutBeneath } from '../../util/safe-fs.ts';
+import { shellQuote } from '../../util/shell.ts';
 import { traced, traceSince, tracing } from '../../util/trace.ts';
 import type {
   Environment,
@@ -255,6 +258,15 @@ export class LocalEnvironment implements Environment {
    * but within the same resource limits. `options.user` is not supported locally (ignored).
    */
   async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
+    return this.execWith(command, options, options.input);
+  }
+
+  /** `exec`, with standard input that may also be a stream (`extractArchive`). */
+  private async execWith(
+    command: string,
+    options: ExecOptions,
+    input: string | Uint8Array | Readable | undefined,
+  ): Promise<ExecResult> {
     if (this.stopped) throw new Error('the environment is stopped');
     const network: NetworkPolicy = options.network ?? { mode: 'no-network' };
     const argv = ['bash', '-c', command];
@@ -310,7 +322,7 @@ export class LocalEnvironment implements Environment {
         ...(options.maxOutputBytes !== undefined || limits.outputBytes !== undefined
           ? { maxOutputBytes: Math.min(options.maxOutputBytes ?? Infinity, limits.outputBytes ?? Infinity) }
           : {}),
-        ...(options.input !== undefined ? { input: options.input } : {}),
+        ...(input !== undefined ? { input } : {}),
         signal: options.signal
           ? AbortSignal.any([options.signal, this.stopping.signal])
           : this.stopping.signal,
@@ -485,6 +497,60 @@ export class LocalEnvironment implements Environment {
   async upload(hostPath: string, environmentPath: string): Promise<void> {
     const identity = this.isolationMethod ? this.sandbox?.identity : undefined;
     await copyInBeneath(hostPath, this.root, this.belowRoot(environmentPath), identity);
+  }
+
+  /**
+   * Capability "folder transfer": a tar stream of the folder `path` (its last name as the
+   * archive's top name), made by berth's own `tar` on the host, never the environment's: links
+   * are stored as links (never followed), fifos as fifos (never opened). Called when no command
+   * of the environment runs (each one's processes end with it). The stream fails when tar does.
+   */
+  async archive(path: string): Promise<Readable> {
+    const full = join(this.root, this.belowRoot(path));
+    const child = spawn(
+      'tar',
+      ['--create', '--file=-', '--numeric-owner', '--directory', dirname(full), '--', basename(full)],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    const out = new PassThrough();
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      if (stderr.length < 4096) stderr += chunk.toString('utf8');
+    });
+    child.stdout.pipe(out, { end: false });
+    child.on('error', (error) => out.destroy(error));
+    child.on('close', (code, signal) => {
+      if (code === 0) out.end();
+      else
+        out.destroy(new Error(`tar of ${path} ended with ${code ?? signal}: ${stderr.trim().slice(-500)}`));
+    });
+    // A consumer that stops reading must not leave tar running.
+    out.on('close', () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    });
+    return out;
+  }
+
+  /**
+   * Extracts a tar stream into the folder `path` (made when missing) with `tar -x` run as an
+   * untrusted command (sandboxed, as the trial's uid, within the limits): whatever the archive
+   * holds can reach no more than that command could.
+   * @throws when tar fails or the stream does
+   */
+  async extractArchive(path: string, archive: Readable): Promise<void> {
+    const target = join(this.root, this.belowRoot(path));
+    let failed: Error | undefined;
+    archive.on('error', (error) => {
+      failed ??= error;
+    });
+    const run = await this.execWith(
+      `mkdir -p -- ${shellQuote(target)} && exec tar --extract --file=- --no-same-owner --directory ${shellQuote(target)}`,
+      { timeoutSec: 600 },
+      archive,
+    );
+    if (failed) throw failed;
+    if (run.exitCode !== 0)
+      throw new Error(`tar could not extract into ${path} (exit ${run.exitCode}): ${run.output.slice(-500)}`);
   }
 
   /** Copies out as data (regular files and folders; links and special files recorded, never followed). */

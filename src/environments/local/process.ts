@@ -5,6 +5,7 @@
  * and stderr (interleaved) captured to a file with a byte cap and a visible
  * truncation mark.
  */
+import type { Readable } from 'node:stream';
 import { folderFull, folderUsedBytes } from '../../sandbox/capped-folder.ts';
 import { type CommandLimits, startCommand } from '../../sandbox/command.ts';
 import { DEFAULT_OUTPUT_BYTES, limitsHit, truncationMark } from '../../sandbox/limits.ts';
@@ -30,8 +31,8 @@ export interface RunProcessOptions {
   outputFile?: string;
   /** Output cap in bytes (default 50 MiB); later output is dropped and a truncation mark appended. */
   maxOutputBytes?: number;
-  /** Standard input content; stdin is empty otherwise. */
-  input?: string | Uint8Array;
+  /** Standard input content, or a stream piped in; stdin is empty otherwise. */
+  input?: string | Uint8Array | Readable;
   signal?: AbortSignal;
   /** Run as this uid/gid (berth must be root). */
   uid?: number;

@@ -1,6 +1,14 @@
 /**
  * The multilingual demo's verifier (seed "Evaluation Pipeline", steps 3-7),
- * run in any `Environment` whose workdir is the task's git repository:
+ * run in any `Environment` whose workdir is the task's git repository.
+ *
+ * Where it runs: never where an agent acted (`gradesInFreshEnvironment`). An agent that acted
+ * in its environment (`command`, deckhand, installed agents) is graded in a fresh environment of
+ * the task that received only its work as a diff, taken without running anything of the agent's
+ * (src/trials/agent-work.ts): no hook, fsmonitor, filter, object or cache of the agent's reaches
+ * these steps (trust10: `multilingual-go-git-hook-forge`, `multilingual-go-forged-base-object`).
+ * An agent that returns a patch (oracle, predictions) had its patch applied by the engine, and
+ * no code of it ran. Then:
  *
  * 1. the agent's work is taken as one diff against `base_commit` (new files
  *    included), kept as `verifier/agent.diff`;
@@ -35,10 +43,15 @@ import { diffPaths, splitDiff } from './split.ts';
 
 type MultilingualSpec = Extract<VerifierSpec, { kind: 'multilingual' }>;
 
+/** git without hooks or fsmonitor (defence in depth: no agent wrote this repository's settings). */
+const GIT = 'git -c core.hooksPath=/dev/null -c core.fsmonitor=false';
+
 export class MultilingualVerifier implements Verifier {
   readonly kind = 'multilingual' as const;
   /** The agent's work is the diff against the commit it started from. */
   readonly needsBaseCommit = true;
+  /** An agent that acted in its environment is graded in a fresh one, on its diff alone. */
+  readonly gradesInFreshEnvironment = true;
 
   /**
    * The base is the commit the environment made of the task's repository (a local folder:
@@ -68,6 +81,9 @@ export class MultilingualVerifier implements Verifier {
       dir,
       context.timeoutSec ?? spec.timeoutSec,
       base,
+      // A patch was applied here (an agent's, or its work carried into this fresh environment):
+      // no command of the agent ran here. Without one, the agent acted here (a multi-step task).
+      context.agentResult.patch === undefined,
     );
   }
 }
@@ -79,6 +95,7 @@ export async function runMultilingualVerification(
   dir: string,
   timeoutSec: number,
   base = spec.baseCommit,
+  agentActed = true,
 ): Promise<VerifierResult> {
   const fail = async (type: string, message: string, details: Record<string, unknown> = {}) => {
     const result: VerifierResult = { rewards: { reward: 0 }, exception: { type, message }, details };
@@ -89,7 +106,7 @@ export async function runMultilingualVerification(
 
   // 1. The agent's work as one diff (untracked files included).
   const diffRun = await env.exec(
-    `git add -A && git -c core.quotepath=true diff --cached --binary --no-renames --no-color --no-ext-diff --no-textconv ${shellQuote(base)}`,
+    `${GIT} add -A && ${GIT} -c core.quotepath=true diff --cached --binary --no-renames --no-color --no-ext-diff --no-textconv ${shellQuote(base)}`,
     { timeoutSec: 120, maxOutputBytes: 256 * 1024 * 1024 },
   );
   if (diffRun.exitCode !== 0)
@@ -109,10 +126,10 @@ export async function runMultilingualVerification(
     const script = reset
       .map(
         (path) =>
-          `if git cat-file -e ${shellQuote(`${base}:${path}`)} 2>/dev/null; then git checkout -q ${shellQuote(base)} -- ${shellQuote(path)}; else rm -rf -- ${shellQuote(path)}; fi`,
+          `if ${GIT} cat-file -e ${shellQuote(`${base}:${path}`)} 2>/dev/null; then ${GIT} checkout -q ${shellQuote(base)} -- ${shellQuote(path)}; else rm -rf -- ${shellQuote(path)}; fi`,
       )
       .join('\n');
-    const resetRun = await env.exec(`set -e\ngit reset -q\n${script}`, { timeoutSec: 120 });
+    const resetRun = await env.exec(`set -e\n${GIT} reset -q\n${script}`, { timeoutSec: 120 });
     if (resetRun.exitCode !== 0) return fail('TestResetError', resetRun.output.slice(-2000));
   }
 
@@ -120,7 +137,7 @@ export async function runMultilingualVerification(
   const patchFile = join(dir, 'test_patch.diff');
   await writeFile(patchFile, spec.testPatch);
   await env.upload(patchFile, `${env.workdir}/.git/berth_test_patch.diff`);
-  const apply = await env.exec('git apply --whitespace=nowarn .git/berth_test_patch.diff', {
+  const apply = await env.exec(`${GIT} apply --whitespace=nowarn .git/berth_test_patch.diff`, {
     timeoutSec: 120,
   });
   if (apply.exitCode !== 0) {
@@ -131,10 +148,9 @@ export async function runMultilingualVerification(
     );
   }
 
-  // The test run's build cache: none the agent wrote. It acted here, and the git commands above
-  // ran under the repository's settings, which it could write (local Go: a shared cache compiled
-  // by the toolchain alone, else an empty one; src/environments/local/local.ts).
-  const prepared = await env.prepareTestRun?.({ testFiles: testPatchPaths, agentActed: true });
+  // The test run's build cache: none the agent wrote (local Go: a shared cache compiled by the
+  // toolchain alone, else, where the agent acted here, an empty one; src/environments/local/local.ts).
+  const prepared = await env.prepareTestRun?.({ testFiles: testPatchPaths, agentActed });
   if (prepared) await writeFile(join(dir, 'build-cache.json'), `${JSON.stringify(prepared, null, 2)}\n`);
 
   // 4. The tests, between nonce markers.

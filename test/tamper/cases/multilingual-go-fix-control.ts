@@ -5,13 +5,13 @@ const FIX = sampleTaskFile(TASK, 'solution', 'fix.patch');
 
 export default defineCase({
   title:
-    "control: on a local multilingual Go task the agent fixes the source and runs go's tests itself, filling its build cache",
-  why: 'the test run gets a build cache no agent wrote (multilingual-go-swapped-object-code): a real fix still resolves, go compiles again',
+    "control: on a multilingual Go task the agent fixes the source and runs go's tests itself, filling its build cache",
+  why: "the test run gets a build cache no agent wrote (multilingual-go-swapped-object-code), and the agent's work is graded in a fresh environment on its diff alone (trust10): a real fix still resolves, go compiles again",
   input: {
     kind: 'multilingual',
     task: TASK,
     command: `set -e\ngit apply --whitespace=nowarn <<'FIX'\n${FIX.replace(/\n*$/, '\n')}FIX\ngo test -v ./... || true\ngo vet ./...\n`,
   },
-  targets: ['local'],
+  targets: ['local', 'docker'],
   expect: { outcome: 'resolved' },
 });

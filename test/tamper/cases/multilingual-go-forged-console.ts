@@ -13,7 +13,7 @@ export default defineCase({
   expect: { outcome: ['unresolved', 'tampering'] },
   knownHole: {
     owner:
-      'issue 10 §2 (a Go runner report: test2json from outside the test binary, or a guard as for node:test)',
-    note: "the Go test binary's console is the package's to write; resolved today",
+      'issue 10 §2 (a check from outside the Go test binary; trust10 found no report the binary writes that the package cannot)',
+    note: "resolved, in the fresh environment too (trust10): the file is the agent's code. go test -json does not tell: Go 1.19's test2json reads the same stdout and turns any `--- PASS: X` line into a pass event (newer Go marks its own framing lines with a control byte, which the package can print too), and the package's variable initialisers and init functions (and those of what it imports) run in the test binary before testing.M starts",
   },
 });

@@ -1,0 +1,126 @@
+import { tmpdir } from 'node:os';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { Environment } from '../environments/environment.ts';
+import { type LocalEnvironment, LocalEnvironmentProvider } from '../environments/local/local.ts';
+import type { Task } from '../tasks/task.ts';
+import { takeAgentWork } from './agent-work.ts';
+
+const SNAPSHOT = {
+  files: {
+    'main.go': 'package main\n\nfunc main() {}\n',
+    'notes.txt': 'one\n',
+    'gone.txt': 'bye\n',
+    'vendor/kept.txt': 'tracked though ignored\n',
+    '.gitignore': 'vendor/\n*.log\n',
+    'run.sh': 'echo run\n',
+  },
+  executables: ['run.sh'],
+  symlinks: { 'link-to-notes': 'notes.txt' },
+};
+
+function task(): Task {
+  return {
+    name: 'agent-work-test',
+    format: 'swebench',
+    origin: { file: 'inline' },
+    instruction: '',
+    environment: { kind: 'local', snapshot: SNAPSHOT },
+    solution: { kind: 'none' },
+    verifier: {
+      kind: 'swebench',
+      testPatch: '',
+      testCommand: 'true',
+      testFiles: [],
+      failToPass: [],
+      passToPass: [],
+      timeoutSec: 60,
+    },
+    metadata: {},
+  };
+}
+
+const started: LocalEnvironment[] = [];
+afterAll(async () => {
+  for (const env of started) await env.stop();
+});
+
+async function start(): Promise<LocalEnvironment> {
+  const env = await new LocalEnvironmentProvider({ installCache: false }).start({
+    task: task(),
+    jobId: 'agent-work-test',
+    trialDir: tmpdir(),
+  });
+  started.push(env);
+  return env;
+}
+
+describe('takeAgentWork (local)', () => {
+  it("takes the agent's changes as a diff in the fresh environment; none of the agent's git settings run", async () => {
+    const agent = await start();
+    const fresh = await start();
+    // The agent: real changes, plus git settings that would run its programs in any git of
+    // this repository (a clean filter that rewrites what is added, an fsmonitor hook, a hook).
+    const acted = await agent.exec(
+      [
+        'set -e',
+        "printf 'two\\n' >> notes.txt",
+        "printf 'new\\n' > added.txt",
+        "printf 'lower case\\n' > filtered.txt",
+        "printf '*.txt filter=upper\\n' > .gitattributes",
+        'git config filter.upper.clean "tr a-z A-Z"',
+        "printf '#!/bin/sh\\necho FSMONITOR >&2\\nexit 1\\n' > .git/fsm.sh && chmod +x .git/fsm.sh",
+        'git config core.fsmonitor "$PWD/.git/fsm.sh"',
+        'rm gone.txt',
+        'chmod -x run.sh',
+        'ln -s main.go link-to-main',
+        'printf "log\\n" > debug.log',
+        'head -c 300 /dev/urandom > blob.bin',
+      ].join('\n'),
+    );
+    expect(acted.exitCode, acted.output).toBe(0);
+    // Had the agent's filter run, this is what its own repository would say.
+    const own = await agent.exec('git add -A && git diff --cached -- filtered.txt');
+    expect(own.output).toContain('+LOWER CASE');
+
+    const diff = await takeAgentWork(agent, fresh, fresh.baseCommit);
+    expect(diff).toContain('+lower case');
+    expect(diff).not.toContain('LOWER CASE');
+    expect(diff).toContain('diff --git a/notes.txt b/notes.txt');
+    expect(diff).toContain('+two');
+    expect(diff).toContain('diff --git a/added.txt b/added.txt');
+    expect(diff).toMatch(/diff --git a\/gone\.txt b\/gone\.txt\ndeleted file mode 100644/);
+    expect(diff).toMatch(/diff --git a\/run\.sh b\/run\.sh\nold mode 100755\nnew mode 100644/);
+    expect(diff).toMatch(/diff --git a\/link-to-main b\/link-to-main\nnew file mode 120000/);
+    expect(diff).toContain('GIT binary patch');
+    // Ignored and untouched: not in the diff; a tracked file an ignore rule matches is no deletion.
+    expect(diff).not.toContain('debug.log');
+    expect(diff).not.toContain('vendor/kept.txt');
+    expect(diff).not.toContain('link-to-notes');
+    expect(diff).not.toContain('.git/');
+    // The fresh repository is as it was: no side folder, nothing of the agent's in its store.
+    const after = await fresh.exec(
+      'git status --porcelain --ignored && ls .git | grep berth-agent-work; git config --get core.fsmonitor; true',
+    );
+    expect(after.output.trim()).toBe('');
+    // The diff applies there.
+    const apply = await fresh.exec('git apply --whitespace=nowarn -', { input: diff });
+    expect(apply.exitCode, apply.output).toBe(0);
+    const check = await fresh.exec('cat notes.txt filtered.txt && test ! -e gone.txt && test ! -x run.sh');
+    expect(check.output).toBe('one\ntwo\nlower case\n');
+  }, 60_000);
+
+  it('refuses an environment that cannot carry its work folder', async () => {
+    const fresh = await start();
+    // An environment without the "folder transfer" capability.
+    const plain: Environment = {
+      kind: 'plain',
+      workdir: '/x',
+      isolated: false,
+      exec: (command, options) => fresh.exec(command, options),
+      upload: async () => {},
+      download: (path, host) => fresh.download(path, host),
+      stop: async () => {},
+    };
+    await expect(takeAgentWork(plain, fresh, fresh.baseCommit)).rejects.toThrow(/cannot carry/);
+  });
+});

@@ -1,0 +1,77 @@
+/**
+ * The work of an agent that acted in its environment, taken out as a diff against the base
+ * commit WITHOUT running anything of the agent's, for a verifier that grades it in a fresh
+ * environment of the task (`Verifier.gradesInFreshEnvironment`: the multilingual verifier).
+ *
+ * Running git in the agent's own repository runs what the agent put there: `core.fsmonitor`
+ * and hooks (trust9, `multilingual-go-git-hook-forge`: the hook planted a forged Go test result
+ * again after berth emptied the cache), filters named in its config, and objects it rewrote
+ * under the same id (gitreset, `multilingual-go-forged-base-object`: `git checkout <base> -- f`
+ * put back the agent's copy of a base test file). So:
+ *
+ * 1. the agent's work folder is carried, as a tar stream, into a side folder of the FRESH
+ *    environment, inside its `.git` (`Environment.archive` / `extractArchive`: Docker's engine,
+ *    from container to container; locally berth's own `tar` on the host and a sandboxed `tar -x`
+ *    as the fresh environment's uid). Nothing runs in the agent's environment;
+ * 2. there, git compares it with the base: the fresh environment's `.git` (config, objects, no
+ *    hook of the agent's) is the repository, the side folder only the work tree, with an index
+ *    made from the base tree and an object folder of its own (the fresh store is not written).
+ *    The agent's `.git` in the side folder is a path git never reads as a repository; hooks and
+ *    fsmonitor are off, the diff runs no external diff or textconv; no filter driver is named in
+ *    the fresh config, so a `.gitattributes` of the agent's runs nothing;
+ * 3. the side folder goes; the engine applies the diff to the fresh work folder (as a `command`
+ *    agent's SWE-bench diff) and the verifier runs there.
+ */
+import { randomBytes } from 'node:crypto';
+import { posix } from 'node:path';
+import { agentDiff } from '../agents/command.ts';
+import type { Environment, ExecOptions } from '../environments/environment.ts';
+import { shellQuote } from '../util/shell.ts';
+
+/**
+ * The agent's changes in `agent` (its work folder) against `base`, as `git add -A && git diff
+ * --cached --binary` gives them, computed in `fresh` (an environment of the same task in which
+ * nothing of the agent's ran, whose repository holds `base`).
+ * @throws Error when an environment cannot carry its work folder, the copy or git fails, or
+ *   the diff passes 50 MiB.
+ */
+export async function takeAgentWork(
+  agent: Environment,
+  fresh: Environment,
+  base: string,
+  signal?: AbortSignal,
+): Promise<string> {
+  if (!agent.archive || !fresh.extractArchive)
+    throw new Error(`a ${agent.kind} environment cannot carry the agent's work folder into a fresh one`);
+  const repo = fresh.workdir.replace(/\/+$/, '');
+  const gitDir = `${repo}/.git`;
+  const side = `${gitDir}/berth-agent-work-${randomBytes(6).toString('hex')}`;
+  const tree = posix.join(side, posix.basename(agent.workdir.replace(/\/+$/, '')) || 'work');
+  const common: ExecOptions = { timeoutSec: 300, ...(signal ? { signal } : {}) };
+  const made = await fresh.exec(`mkdir -p -- ${shellQuote(`${side}/objects`)}`, common);
+  if (made.exitCode !== 0) throw new Error(`cannot make ${side}: ${made.output.slice(-500)}`);
+  try {
+    await fresh.extractArchive(side, await agent.archive(agent.workdir));
+    // The fresh repository, the agent's files as its work tree; no config of the agent's.
+    const env: Record<string, string> = {
+      GIT_DIR: gitDir,
+      GIT_WORK_TREE: tree,
+      GIT_INDEX_FILE: `${side}/index`,
+      GIT_OBJECT_DIRECTORY: `${side}/objects`,
+      GIT_ALTERNATE_OBJECT_DIRECTORIES: `${gitDir}/objects`,
+    };
+    const inTree: Pick<Environment, 'exec'> = {
+      exec: (command, options = {}) => fresh.exec(command, { ...options, cwd: tree, env }),
+    };
+    // The index starts at the base: a tracked file an ignore rule matches stays tracked.
+    const index = await inTree.exec(
+      `git -c core.hooksPath=/dev/null -c core.fsmonitor=false read-tree ${shellQuote(base)}`,
+      common,
+    );
+    if (index.exitCode !== 0)
+      throw new Error(`cannot read the base ${base} in the fresh environment: ${index.output.slice(-500)}`);
+    return await agentDiff(inTree, base, signal);
+  } finally {
+    await fresh.exec(`rm -rf -- ${shellQuote(side)}`, common).catch(() => undefined);
+  }
+}
