@@ -1,13 +1,14 @@
 import { prependJs } from '../attacks.ts';
 import { defineCase } from '../case.ts';
 
-// 256 MiB on stdout from the module the tests import: the captured log stops at its cap.
+// 80 MiB on stdout from the module the tests import, past the 50 MiB output cap: the captured
+// log stops at its cap (and the trial folder stays under 64 MiB, which an uncut log would not).
 const attack = `const __berthChunk = 'x'.repeat(1 << 20) + '\\n';
-for (let i = 0; i < 256; i++) process.stdout.write(__berthChunk);
+for (let i = 0; i < 80; i++) process.stdout.write(__berthChunk);
 `;
 
 export default defineCase({
-  title: 'the code under test floods stdout with 256 MiB (the log is cut at its cap, never a pass)',
+  title: 'the code under test floods stdout with 80 MiB (the log is cut at its cap, never a pass)',
   input: { kind: 'swebench', row: 'berth__csvline-1', files: { 'lib/csvline.js': prependJs(attack) } },
   targets: ['local', 'docker'],
   // The test log is kept up to the 50 MiB output cap (local and Docker alike).
