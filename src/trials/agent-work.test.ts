@@ -109,6 +109,42 @@ describe('takeAgentWork (local)', () => {
     expect(check.output).toBe('one\ntwo\nlower case\n');
   }, 60_000);
 
+  it("runs no program named in a nested repository's config (a submodule's .git in the agent's copy)", async () => {
+    const agent = await start();
+    const fresh = await start();
+    // The agent: a repository at sub whose config names a clean filter, and a commit there.
+    const acted = await agent.exec(
+      [
+        'set -e',
+        'git init -q sub && cd sub',
+        'git config user.email a@b && git config user.name a',
+        "printf '* filter=x\\n' > .gitattributes && printf 'data\\n' > f.txt",
+        'git add -A && git commit -qm sub && git rev-parse HEAD',
+        `git config filter.x.clean "sh -c 'echo ran >> ${fresh.workdir}/.git/berth-planted; cat'"`,
+        'touch f.txt',
+      ].join('\n'),
+    );
+    expect(acted.exitCode, acted.output).toBe(0);
+    const sub = acted.output.trim().split('\n').pop() as string;
+    // The base holds a gitlink at sub, at the commit the agent's sub/.git has checked out:
+    // git looks into such a folder for its state (`git status` in it, with its config).
+    const based = await fresh.exec(
+      [
+        'set -e',
+        `git update-index --add --cacheinfo 160000,${sub},sub`,
+        'git -c user.email=b@b -c user.name=b commit -qm gitlink',
+        'git rev-parse HEAD',
+      ].join('\n'),
+    );
+    expect(based.exitCode, based.output).toBe(0);
+    const base = based.output.trim().split('\n').pop() as string;
+    const diff = await takeAgentWork(agent, fresh, base);
+    const planted = await fresh.exec('cat .git/berth-planted 2>/dev/null; true');
+    expect(planted.output).toBe('');
+    // The gitlink is unchanged: no submodule line in the diff.
+    expect(diff).not.toContain('Subproject');
+  }, 60_000);
+
   it('refuses an environment that cannot carry its work folder', async () => {
     const fresh = await start();
     // An environment without the "folder transfer" capability.

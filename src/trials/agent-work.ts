@@ -16,9 +16,12 @@
  * 2. there, git compares it with the base: the fresh environment's `.git` (config, objects, no
  *    hook of the agent's) is the repository, the side folder only the work tree, with an index
  *    made from the base tree and an object folder of its own (the fresh store is not written).
- *    The agent's `.git` in the side folder is a path git never reads as a repository; hooks and
- *    fsmonitor are off, the diff runs no external diff or textconv; no filter driver is named in
- *    the fresh config, so a `.gitattributes` of the agent's runs nothing;
+ *    Every `.git` (file or folder) in the side folder is removed before git runs: the top one
+ *    git would never read as a repository, but one in a folder where the base has a gitlink
+ *    (a submodule) it would, with its config (trust11, `multilingual-submodule-filter`: its
+ *    clean filter ran as the fresh environment's uid); hooks and fsmonitor are off, the diff
+ *    runs no external diff or textconv; no filter driver is named in the fresh config, so a
+ *    `.gitattributes` of the agent's runs nothing;
  * 3. the side folder goes; the engine applies the diff to the fresh work folder (as a `command`
  *    agent's SWE-bench diff) and the verifier runs there.
  */
@@ -52,6 +55,17 @@ export async function takeAgentWork(
   if (made.exitCode !== 0) throw new Error(`cannot make ${side}: ${made.output.slice(-500)}`);
   try {
     await fresh.extractArchive(side, await agent.archive(agent.workdir));
+    // No repository of the agent's in its copy: where the base has a gitlink and the copy a
+    // `.git` there, `git add` runs `git status` in that folder with that `.git`'s config (its
+    // filters run). A gitlink with no repository behind it stays as the base has it.
+    const nested = await fresh.exec(
+      `find ${shellQuote(tree)} -name .git -prune -exec rm -rf -- {} + && test -z "$(find ${shellQuote(tree)} -name .git -print -quit)"`,
+      common,
+    );
+    if (nested.exitCode !== 0)
+      throw new Error(
+        `cannot remove the repositories in the agent's work folder: ${nested.output.slice(-500)}`,
+      );
     // The fresh repository, the agent's files as its work tree; no config of the agent's.
     const env: Record<string, string> = {
       GIT_DIR: gitDir,
