@@ -88,7 +88,14 @@ export async function buildInstance(spec: BuildSpec): Promise<BuildOutcome> {
     refused,
     testSeconds: 0,
   };
-  const nonTest = touchedPaths(spec.test_patch).filter((path) => !isTestPath(path));
+  let nonTest: string[];
+  try {
+    nonTest = touchedPaths(spec.test_patch).filter((path) => !isTestPath(path));
+  } catch (error) {
+    // A path that is not UTF-8 text (UndecodablePathError): nothing else can be read.
+    refused.push(`test_patch: ${(error as Error).message}`);
+    return { report };
+  }
   if (nonTest.length > 0) refused.push(`test_patch touches files that are not tests: ${nonTest.join(', ')}`);
   const testFiles = spec.test_files ?? resultingPaths(spec.test_patch).filter(isTestPath);
   if (testFiles.length === 0) refused.push('test_patch leaves no test file to run');

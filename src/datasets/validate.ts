@@ -166,12 +166,17 @@ export async function validateRow(
         : ''),
   );
   result.patchTokens = estimateTokens(data.patch);
-  const nonTest = touchedPaths(data.test_patch).filter((path) => !isTestPath(path));
-  checks.push({
-    name: 'test-files-only',
-    ok: nonTest.length === 0,
-    message: nonTest.length ? `test_patch touches non-test files: ${nonTest.join(', ')}` : undefined,
-  });
+  try {
+    const nonTest = touchedPaths(data.test_patch).filter((path) => !isTestPath(path));
+    checks.push({
+      name: 'test-files-only',
+      ok: nonTest.length === 0,
+      message: nonTest.length ? `test_patch touches non-test files: ${nonTest.join(', ')}` : undefined,
+    });
+  } catch (error) {
+    // A path that is not UTF-8 text (UndecodablePathError): berth would refuse the row.
+    checks.push({ name: 'test-files-only', ok: false, message: `test_patch: ${(error as Error).message}` });
+  }
 
   let base: BaseSource | undefined;
   let why = '';

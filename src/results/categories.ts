@@ -53,7 +53,13 @@ export function languageOfPatches(...patches: Array<string | undefined>): string
   const counts = new Map<string, number>();
   for (const patch of patches) {
     if (!patch) continue;
-    for (const file of patchFiles(patch)) {
+    let files: ReturnType<typeof patchFiles>;
+    try {
+      files = patchFiles(patch);
+    } catch {
+      continue; // a path that is not UTF-8 text: no language read from this patch
+    }
+    for (const file of files) {
       const language = LANGUAGES[extname(file.newPath ?? file.oldPath ?? '').toLowerCase()];
       if (language) counts.set(language, (counts.get(language) ?? 0) + 1);
     }

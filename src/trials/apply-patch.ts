@@ -11,11 +11,13 @@
  * filter) ran in the verifier's own git commands on the test files. A patch that names a path
  * in `.git`, an absolute one or one with `..` is refused before any attempt; `patch` runs with
  * `.git` moved aside, and a `.git` it made (from a diff format berth does not parse) refuses it.
+ * So is a patch that names a path whose bytes are not UTF-8 (`UndecodablePathError`): berth
+ * could neither restore nor check that file (trust11).
  */
 import { randomBytes } from 'node:crypto';
 import type { Environment } from '../environments/environment.ts';
 import { checkSnapshotPath } from '../tasks/swebench/load.ts';
-import { touchedPaths } from '../util/patch-files.ts';
+import { touchedPaths, UndecodablePathError } from '../util/patch-files.ts';
 import { shellQuote, unlinkLeadingSymlinks } from '../util/shell.ts';
 
 export type ApplyMethod = 'git apply' | 'git apply --3way' | 'patch --fuzz=5';
@@ -72,7 +74,13 @@ export async function applyPatch(
 ): Promise<ApplyOutcome> {
   const input = normalisePatch(patch);
   const base = options.base ?? 'HEAD';
-  const touched = touchedPaths(input);
+  let touched: string[];
+  try {
+    touched = touchedPaths(input);
+  } catch (error) {
+    if (error instanceof UndecodablePathError) return { applied: false, log: `refused: ${error.message}\n` };
+    throw error;
+  }
   const unsafe = touched.find(
     (p) => p.startsWith('/') || p.split('/').some((part) => part === '..' || part.toLowerCase() === '.git'),
   );

@@ -1,6 +1,9 @@
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { patchFiles, touchedPaths, unquoteGitPath } from './patch-files.ts';
+import { patchFiles, touchedPaths, UndecodablePathError, unquoteGitPath } from './patch-files.ts';
 
 describe('patchFiles', () => {
   it('lists modified, created, deleted and renamed files of a git diff', () => {
@@ -67,5 +70,39 @@ describe('patchFiles', () => {
   it('unquotes git paths', () => {
     expect(unquoteGitPath('"a\\tb\\"c"')).toBe('a\tb"c');
     expect(unquoteGitPath('plain')).toBe('plain');
+  });
+
+  it('unquotes a path with a character outside the BMP whole', () => {
+    expect(unquoteGitPath('"a\\tb\u{1F600}"')).toBe('a\tb\u{1F600}');
+    expect(unquoteGitPath('"sp\\303\\251cial"')).toBe('sp\u00E9cial');
+  });
+
+  it('refuses a path git wrote whose bytes are not UTF-8 (a lossy reading names another file)', () => {
+    // A real git diff of a file named `zz<0xFF>_test.go`.
+    const repo = mkdtempSync(join(tmpdir(), 'berth-patch-files-'));
+    try {
+      const git = (...args: string[]) =>
+        execFileSync('git', ['-C', repo, '-c', 'core.quotePath=true', ...args], { encoding: 'utf8' });
+      git('init', '-q');
+      writeFileSync(
+        Buffer.concat([Buffer.from(`${repo}/zz`), Buffer.from([0xff]), Buffer.from('_test.go')]),
+        'package p\n',
+      );
+      git('add', '-A');
+      const diff = git('diff', '--cached', '--binary', '--no-color');
+      expect(diff).toContain('"b/zz\\377_test.go"');
+      expect(() => patchFiles(diff)).toThrow(UndecodablePathError);
+      expect(() => touchedPaths(diff)).toThrow(/not UTF-8/);
+      // The same path without quoting, read lossily: a U+FFFD where the byte was.
+      const lossy = execFileSync('git', ['-C', repo, '-c', 'core.quotePath=false', 'diff', '--cached'], {
+        encoding: 'utf8',
+      });
+      expect(lossy).toContain('zz\uFFFD_test.go');
+      expect(() => patchFiles(lossy)).toThrow(UndecodablePathError);
+    } finally {
+      rmSync(repo, { recursive: true, force: true });
+    }
+    expect(() => unquoteGitPath('"a\\000b"')).toThrow(UndecodablePathError);
+    expect(() => unquoteGitPath('"\\355\\240\\200"')).toThrow(UndecodablePathError); // a UTF-16 surrogate
   });
 });

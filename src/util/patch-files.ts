@@ -8,12 +8,19 @@
  *
  * Why not jsdiff's `parsePatch` for this: a patch from an agent is hostile and may be
  * malformed on purpose, and a file it touches must still be listed (fail-closed), where
- * `parsePatch` throws. So this reader never throws: `diff --git` always starts a section
- * (a valid hunk line never begins with it, so no hunk can hide one), hunk bodies are delimited
- * by their `@@` counts (a removed line that looks like `--- x` stays content), and the text of
- * the sections joined is the input minus what stands before the first section. jsdiff's
- * `parsePatch` checks and counts hunks where a patch must be well formed (`countHunks`,
- * dataset authoring).
+ * `parsePatch` throws. So this reader never throws on a malformed diff: `diff --git` always
+ * starts a section (a valid hunk line never begins with it, so no hunk can hide one), hunk
+ * bodies are delimited by their `@@` counts (a removed line that looks like `--- x` stays
+ * content), and the text of the sections joined is the input minus what stands before the
+ * first section. jsdiff's `parsePatch` checks and counts hunks where a patch must be well
+ * formed (`countHunks`, dataset authoring).
+ *
+ * The one thing it refuses is a path it cannot name: bytes that are not UTF-8
+ * (`"b/zz\377_test.go"`), a U+FFFD (what a lossy decoding leaves of such bytes) or a NUL. Read
+ * lossily, such a path names another file than the one git writes, so a reset or a check of it
+ * misses the real one (trust11, `multilingual-non-utf8-test-file`: a Go test file the verifier
+ * listed as discarded was compiled into the test run). It throws `UndecodablePathError`, and
+ * every caller that reads an agent's diff refuses that diff (reward 0).
  */
 import { parsePatch } from 'diff';
 
@@ -37,16 +44,41 @@ export interface DiffSection extends PatchFile {
   hunks: string[];
 }
 
-/** Unquotes a git-quoted path (`"a/sp\303\251cial"`): C escapes and octal bytes. */
+/**
+ * A path in a diff that berth cannot name: its bytes are not UTF-8, or it holds U+FFFD or a NUL.
+ * The diff that holds it is refused.
+ */
+export class UndecodablePathError extends Error {
+  override readonly name = 'UndecodablePathError';
+  constructor(readonly path: string) {
+    super(`the diff names a path that is not UTF-8 text (refused): ${JSON.stringify(path)}`);
+  }
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/** `path` as it is, or UndecodablePathError when it holds U+FFFD or a NUL. */
+function nameable(path: string, raw = path): string {
+  if (path.includes('\uFFFD') || path.includes('\0')) throw new UndecodablePathError(raw);
+  return path;
+}
+
+/**
+ * Unquotes a git-quoted path (`"a/sp\303\251cial"`): C escapes and octal bytes.
+ * @throws UndecodablePathError when the bytes are not UTF-8, or the path holds U+FFFD or a NUL.
+ */
 export function unquoteGitPath(raw: string): string {
-  if (!raw.startsWith('"') || !raw.endsWith('"') || raw.length < 2) return raw;
+  if (!raw.startsWith('"') || !raw.endsWith('"') || raw.length < 2) return nameable(raw);
   const body = raw.slice(1, -1);
   const bytes: number[] = [];
   const simple: Record<string, number> = { n: 10, t: 9, r: 13, '"': 34, '\\': 92, a: 7, b: 8, f: 12, v: 11 };
   for (let i = 0; i < body.length; i++) {
     const c = body[i] as string;
     if (c !== '\\') {
-      for (const b of Buffer.from(c, 'utf8')) bytes.push(b);
+      // A whole code point (an astral character is two code units).
+      const char = String.fromCodePoint(body.codePointAt(i) as number);
+      for (const b of Buffer.from(char, 'utf8')) bytes.push(b);
+      i += char.length - 1;
       continue;
     }
     const next = body[i + 1] ?? '';
@@ -59,7 +91,13 @@ export function unquoteGitPath(raw: string): string {
       i += 1;
     }
   }
-  return Buffer.from(bytes).toString('utf8');
+  let text: string;
+  try {
+    text = UTF8.decode(Buffer.from(bytes));
+  } catch {
+    throw new UndecodablePathError(raw);
+  }
+  return nameable(text, raw);
 }
 
 /** A `---`/`+++` path: tab-suffixed timestamp dropped, unquoted, `a/`/`b/` removed; undefined for /dev/null. */
@@ -86,11 +124,12 @@ function gitHeaderPaths(rest: string): [string, string] | undefined {
   // `a/P b/P` with spaces in P: both halves have the same length when the path did not change.
   const half = (text.length - 1) / 2;
   if (Number.isInteger(half) && text.slice(2, half) === text.slice(half + 3)) {
-    const path = text.slice(2, half);
+    const path = nameable(text.slice(2, half));
     return [path, path];
   }
   const middle = text.indexOf(' b/');
-  if (middle > 0) return [stripPrefix(text.slice(0, middle)), stripPrefix(text.slice(middle + 1))];
+  if (middle > 0)
+    return [stripPrefix(nameable(text.slice(0, middle))), stripPrefix(nameable(text.slice(middle + 1)))];
   return undefined;
 }
 
@@ -106,8 +145,9 @@ function readGitHeaderLine(section: DiffSection, line: string): void {
 }
 
 /**
- * Splits a diff into its file sections, in order. Never throws; lines before the first file
- * header (a commit message) are dropped, unknown lines are kept in the text of their section.
+ * Splits a diff into its file sections, in order. Lines before the first file header (a commit
+ * message) are dropped, unknown lines are kept in the text of their section.
+ * @throws UndecodablePathError when a path in it is not UTF-8 text (never on a malformed diff).
  */
 export function parseDiff(diff: string): DiffSection[] {
   const lines = diff.split(/(?<=\n)/);
@@ -186,7 +226,7 @@ export function sectionText(section: DiffSection): string {
   return section.header + section.hunks.join('');
 }
 
-/** Lists the files a unified diff touches, in order. Never throws. */
+/** Lists the files a unified diff touches, in order. @throws UndecodablePathError (`parseDiff`). */
 export function patchFiles(patch: string): PatchFile[] {
   return parseDiff(patch).map(({ oldPath, newPath, created, deleted }) => ({
     ...(oldPath !== undefined ? { oldPath } : {}),
@@ -196,7 +236,7 @@ export function patchFiles(patch: string): PatchFile[] {
   }));
 }
 
-/** Every path a diff touches (old and new names), deduplicated, in order. */
+/** Every path a diff touches (old and new names), deduplicated, in order. @throws UndecodablePathError (`parseDiff`). */
 export function touchedPaths(patch: string): string[] {
   const paths = new Set<string>();
   for (const file of patchFiles(patch)) {

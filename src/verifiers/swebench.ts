@@ -33,7 +33,7 @@ import { checkSnapshotPath } from '../tasks/swebench/load.ts';
 import type { RepositorySnapshot, Task } from '../tasks/task.ts';
 import { roundSec, verdictsForFile } from '../trials/file-format.ts';
 import { writeFileAtomic, writeJsonAtomic } from '../util/atomic-write.ts';
-import { patchFiles } from '../util/patch-files.ts';
+import { patchFiles, UndecodablePathError } from '../util/patch-files.ts';
 import { shellQuote, unlinkLeadingSymlinks } from '../util/shell.ts';
 import { traced } from '../util/trace.ts';
 import { pathsAtBase } from './paths-at-base.ts';
@@ -176,6 +176,19 @@ export class SwebenchVerifier implements Verifier {
   constructor(private readonly options: SwebenchVerifierOptions = {}) {}
 
   async verify(context: VerifyContext): Promise<VerifierResult> {
+    try {
+      return await this.verifyDecodable(context);
+    } catch (error) {
+      // A path the test patch or the agent's patch names that berth cannot name (not UTF-8):
+      // it could be neither reset nor checked, so the patch is refused (trust11).
+      const spec = context.task.verifier;
+      if (!(error instanceof UndecodablePathError) || spec.kind !== 'swebench') throw error;
+      const dir = join(context.trialDir, 'verifier');
+      return this.failed(dir, spec, error.message, { discarded: [], paths: [] }, error.name);
+    }
+  }
+
+  private async verifyDecodable(context: VerifyContext): Promise<VerifierResult> {
     const spec = context.task.verifier;
     if (spec.kind !== 'swebench') throw new Error(`the swebench verifier cannot verify a ${spec.kind} task`);
     const started = performance.now();

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { UndecodablePathError } from '../../util/patch-files.ts';
 import { diffPaths, isTestPath, parseDiffFiles, splitDiff, TEST_PATH_ERE, testFileReason } from './split.ts';
 
 const table: Array<[string, boolean]> = [
@@ -125,6 +126,17 @@ describe('splitDiff on real git diffs', () => {
     const split = splitDiff(diff);
     expect(split.test.map((f) => f.oldPath)).toEqual(['test_keep.py']);
     expect(split.code.map((f) => f.oldPath)).toEqual(['old name.py']);
+  });
+
+  it('refuses a test file whose name is not UTF-8 (a lossy name would be listed as discarded, the real file kept)', () => {
+    const diff = gitDiff((dir) => {
+      writeFileSync(
+        Buffer.concat([Buffer.from(join(dir, 'zz')), Buffer.from([0xff]), Buffer.from('_test.go')]),
+        'package x\n',
+      );
+    });
+    expect(diff).toContain('"b/zz\\377_test.go"');
+    expect(() => splitDiff(diff)).toThrow(UndecodablePathError);
   });
 
   it('reads rename headers', () => {

@@ -89,6 +89,7 @@ export interface DiffSplit {
  * Splits the files of a git diff (as `git diff` writes it, any options) into sections, with
  * berth's one diff parser (src/util/patch-files.ts). Text before the first `diff --git` line
  * (a commit message, for instance) is dropped.
+ * @throws UndecodablePathError when a path is not UTF-8 text (src/util/patch-files.ts).
  */
 export function parseDiffFiles(diff: string): DiffFile[] {
   return parseDiff(diff).map((section) => ({
@@ -101,6 +102,7 @@ export function parseDiffFiles(diff: string): DiffFile[] {
 /**
  * Splits an agent's diff by the rule above. `testPatchPaths` are the files the task's test
  * patch touches; changes to them are test changes whatever their names.
+ * @throws UndecodablePathError when a path is not UTF-8 text.
  */
 export function splitDiff(diff: string, testPatchPaths: Iterable<string> = []): DiffSplit {
   const patched = new Set(testPatchPaths);
@@ -122,7 +124,7 @@ export function splitDiff(diff: string, testPatchPaths: Iterable<string> = []): 
   };
 }
 
-/** Every path a diff touches (both sides of renames). */
+/** Every path a diff touches (both sides of renames). @throws UndecodablePathError when a path is not UTF-8 text. */
 export function diffPaths(diff: string): string[] {
   const paths = new Set<string>();
   for (const file of parseDiffFiles(diff)) {

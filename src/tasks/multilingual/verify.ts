@@ -26,7 +26,8 @@
  *    reward 1 only when every f2p and p2p test PASSED.
  *
  * Failures are outcomes, never crashes: a test patch that does not apply, a
- * missing parser or a log with no tests gives reward 0 with a named exception.
+ * missing parser, a log with no tests or a diff that names a path whose bytes are not UTF-8
+ * (`UndecodablePathError`: berth could not reset that file) gives reward 0 with a named exception.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -35,6 +36,7 @@ import type { Environment } from '../../environments/environment.ts';
 import { chunksOf } from '../../parsers/common.ts';
 import { findParser } from '../../parsers/registry.ts';
 import { writeFileAtomic } from '../../util/atomic-write.ts';
+import { UndecodablePathError } from '../../util/patch-files.ts';
 import { shellQuote } from '../../util/shell.ts';
 import type { Verifier, VerifierResult, VerifyContext } from '../../verifiers/verifier.ts';
 import type { VerifierSpec } from '../task.ts';
@@ -114,9 +116,17 @@ export async function runMultilingualVerification(
   const agentDiff = diffRun.output;
   await writeFile(join(dir, 'agent.diff'), agentDiff);
 
-  // 2. Split; reset test files and everything the test patch touches.
-  const testPatchPaths = diffPaths(spec.testPatch);
-  const split = splitDiff(agentDiff, testPatchPaths);
+  // 2. Split; reset test files and everything the test patch touches. A path berth cannot name
+  // (not UTF-8) could be neither reset nor checked: the diff is refused.
+  let testPatchPaths: string[];
+  let split: ReturnType<typeof splitDiff>;
+  try {
+    testPatchPaths = diffPaths(spec.testPatch);
+    split = splitDiff(agentDiff, testPatchPaths);
+  } catch (error) {
+    if (error instanceof UndecodablePathError) return fail(error.name, error.message);
+    throw error;
+  }
   await writeFile(join(dir, 'code_changes.diff'), split.codeDiff);
   await writeFile(join(dir, 'test_changes.diff'), split.testDiff);
   const reset = [
