@@ -18,9 +18,10 @@
  * The one thing it refuses is a path it cannot name: bytes that are not UTF-8
  * (`"b/zz\377_test.go"`), a U+FFFD (what a lossy decoding leaves of such bytes) or a NUL. Read
  * lossily, such a path names another file than the one git writes, so a reset or a check of it
- * misses the real one (trust11, `multilingual-non-utf8-test-file`: a Go test file the verifier
- * listed as discarded was compiled into the test run). It throws `UndecodablePathError`, and
- * every caller that reads an agent's diff refuses that diff (reward 0).
+ * misses the real one (trust11, `multilingual-non-utf8-test-file`: a test module the
+ * multilingual verifier listed as discarded was collected by pytest). It throws
+ * `UndecodablePathError`, and every caller that reads an agent's diff refuses that diff
+ * (reward 0).
  */
 import { parsePatch } from 'diff';
 

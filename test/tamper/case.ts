@@ -100,8 +100,9 @@ export interface HarborInput {
 
 /**
  * An attack on a task of the multilingual demo's dataset (`examples/multilingual/sample_tasks/`):
- * the `command` agent runs `command` in the task's repository, and berth's multilingual verifier
- * grades it in the same environment (locally: berth's sandbox, `-e local`; on Docker, the task's
+ * the `command` agent runs `command` in the task's repository, or `patch` is the task's prediction
+ * (`-a predictions`), and berth's multilingual verifier grades it in a fresh environment of the
+ * task (locally: berth's sandbox, `-e local`; on Docker, the task's
  * image on `berth-multilingual:bookworm`, which examples/multilingual/image/build-image.sh
  * builds: without it the case is skipped, saying so).
  */
@@ -110,7 +111,9 @@ export interface MultilingualInput {
   /** Folder name under examples/multilingual/sample_tasks/ (its instance id). */
   task: string;
   /** An agent command (`berth run -a command`), bash, run in the task's repository. */
-  command: string;
+  command?: string;
+  /** Instead of `command`: the prediction, a raw unified diff (`berth run -a predictions`). */
+  patch?: string;
 }
 
 export interface TamperCase {

@@ -63,7 +63,8 @@ function checkCase(c: TamperCase): string | undefined {
     if (outcomes.includes('tampering') && !c.swebench)
       return 'a case expecting tampering says what the SWE-bench rules give (swebench: {...})';
   } else if (input.kind === 'multilingual') {
-    if (!input.command) return 'a multilingual case gives command';
+    if ((input.command === undefined) === (input.patch === undefined))
+      return 'a multilingual case gives exactly one of command, patch';
     if (c.swebench) return 'swebench expectations apply to SWE-bench rows only';
   } else {
     if ((input.solve === undefined) === (input.command === undefined))
@@ -499,37 +500,61 @@ export async function runTarget(
       ),
       ...imageMap,
     ]);
-  // Multilingual tasks: one dataset whose tasks are copies of the demo's, named after the cases.
-  const multilingual = join(work, `${target}-multilingual`);
-  const entries: object[] = [];
+  // Multilingual tasks: one dataset whose tasks are copies of the demo's, named after the cases;
+  // one for command cases, one for prediction (`patch`) cases.
   const demo = JSON.parse(readFileSync(join(MULTILINGUAL, 'sample_task.json'), 'utf8')) as {
     instance_id: string;
   }[];
-  for (const { id, case: c } of mine) {
-    if (c.input.kind !== 'multilingual') continue;
-    const task = c.input.task;
-    const entry = demo.find((e) => e.instance_id === task);
-    if (!entry) throw new Error(`no task ${task} in examples/multilingual/sample_task.json`);
-    entries.push({ ...entry, instance_id: id });
-    const into = join(multilingual, 'sample_tasks', id);
-    cpSync(join(MULTILINGUAL, 'sample_tasks', task), into, { recursive: true });
-    const configFile = join(into, 'tests', 'config.json');
-    const config = JSON.parse(readFileSync(configFile, 'utf8'));
-    writeFileSync(configFile, JSON.stringify({ ...config, instance_id: id }, null, 2));
-    writeFileSync(join(into, 'instruction.md'), c.input.command);
-  }
-  if (entries.length > 0) {
-    writeFileSync(join(multilingual, 'sample_task.json'), JSON.stringify(entries, null, 2));
-    await run('multilingual-command', [
-      '-p',
-      multilingual,
-      '-e',
-      target,
-      '-a',
-      'command',
-      '--agent-command',
-      'bash "$BERTH_INSTRUCTION_FILE"',
-    ]);
+  for (const mode of ['command', 'patch'] as const) {
+    const root = join(work, `${target}-multilingual${mode === 'patch' ? '-predictions' : ''}`);
+    const entries: object[] = [];
+    const multilingualPredictions: object[] = [];
+    for (const { id, case: c } of mine) {
+      if (c.input.kind !== 'multilingual' || c.input[mode] === undefined) continue;
+      const task = c.input.task;
+      const entry = demo.find((e) => e.instance_id === task);
+      if (!entry) throw new Error(`no task ${task} in examples/multilingual/sample_task.json`);
+      entries.push({ ...entry, instance_id: id });
+      const into = join(root, 'sample_tasks', id);
+      cpSync(join(MULTILINGUAL, 'sample_tasks', task), into, { recursive: true });
+      const configFile = join(into, 'tests', 'config.json');
+      const config = JSON.parse(readFileSync(configFile, 'utf8'));
+      writeFileSync(configFile, JSON.stringify({ ...config, instance_id: id }, null, 2));
+      if (c.input.command !== undefined) writeFileSync(join(into, 'instruction.md'), c.input.command);
+      if (c.input.patch !== undefined)
+        multilingualPredictions.push({
+          instance_id: id,
+          model_name_or_path: 'tamper',
+          model_patch: c.input.patch,
+        });
+    }
+    if (entries.length === 0) continue;
+    writeFileSync(join(root, 'sample_task.json'), JSON.stringify(entries, null, 2));
+    if (mode === 'command')
+      await run('multilingual-command', [
+        '-p',
+        root,
+        '-e',
+        target,
+        '-a',
+        'command',
+        '--agent-command',
+        'bash "$BERTH_INSTRUCTION_FILE"',
+      ]);
+    else {
+      const preds = join(work, `${target}-multilingual.preds.jsonl`);
+      writeFileSync(preds, multilingualPredictions.map((r) => JSON.stringify(r)).join('\n'));
+      await run('multilingual-predictions', [
+        '-p',
+        root,
+        '-e',
+        target,
+        '-a',
+        'predictions',
+        '--predictions',
+        preds,
+      ]);
+    }
   }
   return { trials, logs, listings, berthPids, jobNames };
 }

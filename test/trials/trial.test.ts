@@ -141,6 +141,26 @@ describe('runTrial on a shell task', () => {
     );
   });
 
+  it('a patch that names a path whose bytes are not UTF-8 is refused before any attempt', async () => {
+    // Read lossily, the path names another file than the one git apply writes: a reset or a
+    // check of it misses the real one (test/tamper/cases/multilingual-non-utf8-test-file.ts).
+    const nonUtf8 = [
+      'diff --git "a/zz\\377.sh" "b/zz\\377.sh"',
+      'new file mode 100644',
+      '--- /dev/null',
+      '+++ "b/zz\\377.sh"',
+      '@@ -0,0 +1 @@',
+      '+echo hi',
+      '',
+    ].join('\n');
+    const result = await trial(await shellTask(), patchAgent(nonUtf8));
+    expect(result.berth.status).toBe('patch_failed');
+    expect(result.verifier_result?.rewards.reward).toBe(0);
+    expect(await trialFile(result, 'agent/apply.log')).toMatch(
+      /^refused: the diff names a path that is not UTF-8 text/,
+    );
+  });
+
   it('falls back to patch --fuzz when git apply refuses drifted context, and records it', async () => {
     const files = { 'lib.sh': ['# header', 'A=1', 'B=2', 'VALUE=1', 'C=3', 'D=4', ''].join('\n') };
     // The patch was made against a file whose first context line differs.
