@@ -52,7 +52,9 @@ export interface DiffSection extends PatchFile {
 export class UndecodablePathError extends Error {
   override readonly name = 'UndecodablePathError';
   constructor(readonly path: string) {
-    super(`the diff names a path that is not UTF-8 text (refused): ${JSON.stringify(path)}`);
+    // As git quotes it, else as JSON (a NUL or U+FFFD shown as an escape).
+    const shown = path.startsWith('"') ? path : JSON.stringify(path).replace(/\uFFFD/g, '\\uFFFD');
+    super(`the diff names a path that is not UTF-8 text (refused): ${shown}`);
   }
 }
 

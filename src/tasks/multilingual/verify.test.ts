@@ -1,0 +1,80 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { Environment } from '../../environments/environment.ts';
+import { runMultilingualVerification } from './verify.ts';
+
+const made: string[] = [];
+afterAll(() => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A repository in a temporary folder, and an environment whose commands run there in bash. */
+function repository(): { env: Environment; repo: string; base: string; dir: string } {
+  const root = mkdtempSync(join(tmpdir(), 'berth-multilingual-verify-'));
+  made.push(root);
+  const repo = join(root, 'repo');
+  mkdirSync(join(repo, 'pkg'), { recursive: true });
+  const git = (...args: string[]) =>
+    execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], {
+      cwd: repo,
+      encoding: 'utf8',
+    });
+  git('init', '-q');
+  writeFileSync(join(repo, 'pkg', 'a.go'), 'package pkg\n');
+  git('add', '-A');
+  git('commit', '-qm', 'base');
+  const env: Environment = {
+    kind: 'test',
+    workdir: repo,
+    isolated: false,
+    exec: async (command) => {
+      const run = spawnSync('bash', ['-c', `exec 2>&1\n${command}`], { cwd: repo, encoding: 'utf8' });
+      return { exitCode: run.status, timedOut: false, output: run.stdout, truncated: false, durationSec: 0 };
+    },
+    upload: async () => {},
+    download: async () => {},
+    stop: async () => {},
+  };
+  return { env, repo, base: git('rev-parse', 'HEAD').trim(), dir: join(root, 'verifier') };
+}
+
+describe('runMultilingualVerification', () => {
+  it('refuses a diff that names a test file whose name is not UTF-8: reward 0, no reset, no test run', async () => {
+    const { env, repo, base, dir } = repository();
+    // The real name holds the byte 0xFF; read lossily it would be pkg/zz\uFFFD_test.go, a name
+    // the reset removes while the real file stays for the test run.
+    const name = Buffer.concat([
+      Buffer.from(join(repo, 'pkg', 'zz')),
+      Buffer.from([0xff]),
+      Buffer.from('_test.go'),
+    ]);
+    writeFileSync(name, 'package pkg\n');
+    const result = await runMultilingualVerification(
+      env,
+      {
+        kind: 'multilingual',
+        baseCommit: base,
+        testPatch: '',
+        testCommand: 'echo ran > ran.txt',
+        parser: 'go',
+        failToPass: ['TestA'],
+        passToPass: [],
+        passToFail: [],
+        failToFail: [],
+        timeoutSec: 60,
+      },
+      dir,
+      60,
+    );
+    expect(result.rewards.reward).toBe(0);
+    expect(result.exception?.type).toBe('UndecodablePathError');
+    expect(result.exception?.message).toContain('zz\\377_test.go');
+    expect(JSON.parse(readFileSync(join(dir, 'report.json'), 'utf8')).exception.type).toBe(
+      'UndecodablePathError',
+    );
+    expect(existsSync(join(repo, 'ran.txt'))).toBe(false);
+  });
+});
