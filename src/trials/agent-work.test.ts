@@ -74,7 +74,8 @@ describe('takeAgentWork (local)', () => {
         'chmod -x run.sh',
         'ln -s main.go link-to-main',
         'printf "log\\n" > debug.log',
-        'head -c 300 /dev/urandom > blob.bin',
+        // A NUL makes it binary to git (random bytes lack one about a third of the time).
+        "{ head -c 300 /dev/urandom; printf '\\0'; } > blob.bin",
       ].join('\n'),
     );
     expect(acted.exitCode, acted.output).toBe(0);

@@ -57,9 +57,12 @@ export async function takeAgentWork(
     await fresh.extractArchive(side, await agent.archive(agent.workdir));
     // No repository of the agent's in its copy: where the base has a gitlink and the copy a
     // `.git` there, `git add` runs `git status` in that folder with that `.git`'s config (its
-    // filters run). A gitlink with no repository behind it stays as the base has it.
+    // filters run). A gitlink with no repository behind it stays as the base has it. A folder
+    // this uid cannot read hides its `.git` from find and from git alike; one find still sees
+    // is an error.
+    const q = shellQuote(tree);
     const nested = await fresh.exec(
-      `find ${shellQuote(tree)} -name .git -prune -exec rm -rf -- {} + && test -z "$(find ${shellQuote(tree)} -name .git -print -quit)"`,
+      `find ${q} -name .git -prune -exec rm -rf -- {} + 2>/dev/null; left=$(find ${q} -name .git -print 2>/dev/null | head -n 3); test -z "$left" || { printf '%s\n' "$left"; exit 1; }`,
       common,
     );
     if (nested.exitCode !== 0)
