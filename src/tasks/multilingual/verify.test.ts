@@ -35,7 +35,7 @@ function repository(): { env: Environment; repo: string; base: string; dir: stri
       return { exitCode: run.status, timedOut: false, output: run.stdout, truncated: false, durationSec: 0 };
     },
     upload: async () => {},
-    download: async () => {},
+    download: () => Promise.reject(new Error('nothing to download here')),
     stop: async () => {},
   };
   return { env, repo, base: git('rev-parse', 'HEAD').trim(), dir: join(root, 'verifier') };
