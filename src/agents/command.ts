@@ -110,7 +110,7 @@ export interface CommandAgentOptions {
 export const COMMAND_OUTPUT_CAP_BYTES = DEFAULT_OUTPUT_BYTES;
 
 /** Git with the repository's hooks, fsmonitor and path quoting neutralised (the agent may have changed its config). */
-const GIT =
+export const GIT =
   'git -c core.hooksPath=/dev/null -c core.fsmonitor=false -c core.quotePath=false -c diff.noprefix=false -c diff.mnemonicPrefix=false -c diff.relative=false';
 
 export class CommandAgent implements Agent {

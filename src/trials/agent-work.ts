@@ -27,7 +27,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { posix } from 'node:path';
-import { agentDiff } from '../agents/command.ts';
+import { agentDiff, GIT } from '../agents/command.ts';
 import type { Environment, ExecOptions } from '../environments/environment.ts';
 import { shellQuote } from '../util/shell.ts';
 
@@ -81,10 +81,7 @@ export async function takeAgentWork(
       exec: (command, options = {}) => fresh.exec(command, { ...options, cwd: tree, env }),
     };
     // The index starts at the base: a tracked file an ignore rule matches stays tracked.
-    const index = await inTree.exec(
-      `git -c core.hooksPath=/dev/null -c core.fsmonitor=false read-tree ${shellQuote(base)}`,
-      common,
-    );
+    const index = await inTree.exec(`${GIT} read-tree ${shellQuote(base)}`, common);
     if (index.exitCode !== 0)
       throw new Error(`cannot read the base ${base} in the fresh environment: ${index.output.slice(-500)}`);
     return await agentDiff(inTree, base, signal);
