@@ -18,6 +18,7 @@ import { applyPatch, isEmptyPatch } from './apply-patch.ts';
 import { collectArtifacts, uploadArtifacts } from './artifacts.ts';
 import {
   AgentTimeoutError,
+  AgentWorkError,
   CancelledError,
   EnvironmentRepositoryError,
   EnvironmentSetupError,
@@ -555,21 +556,27 @@ class TrialRun {
     const setupOk = await this.stepSetup(step, target, prefix);
     let agentResult: AgentResult | undefined;
     if (setupOk) {
-      agentResult = await this.agentStep(plan, step, target, prefix, context.solutionEnv);
-      if (!plan.multiStep) {
-        if (agentResult === undefined && this.verifierOf(step).needsAgentResult)
-          throw new Error('the agent returned no result');
-        if (agentResult?.patch !== undefined) {
-          const patch = agentResult.patch;
-          const fresh = agentResult.gradeInFreshEnvironment === true;
-          const ended = await this.phase('patch', stepName, () => this.patchPhase(patch, fresh));
-          if (ended) return { result: target, ended: true };
-        } else if (this.verifierOf(step).gradesInFreshEnvironment) {
-          // The agent acted in its environment: its work goes, as a diff, into a fresh one.
-          const taken = await this.phase('patch', stepName, () => this.workPhase(plan.healthcheck));
-          if (taken.ended) return { result: target, ended: true };
-          agentResult = { ...(agentResult ?? {}), patch: taken.patch, gradeInFreshEnvironment: true };
+      try {
+        agentResult = await this.agentStep(plan, step, target, prefix, context.solutionEnv);
+        if (!plan.multiStep) {
+          if (agentResult === undefined && this.verifierOf(step).needsAgentResult)
+            throw new Error('the agent returned no result');
+          if (agentResult?.patch !== undefined) {
+            const patch = agentResult.patch;
+            const fresh = agentResult.gradeInFreshEnvironment === true;
+            const ended = await this.phase('patch', stepName, () => this.patchPhase(patch, fresh));
+            if (ended) return { result: target, ended: true };
+          } else if (this.verifierOf(step).gradesInFreshEnvironment) {
+            // The agent acted in its environment: its work goes, as a diff, into a fresh one.
+            const taken = await this.phase('patch', stepName, () => this.workPhase(plan.healthcheck));
+            if (taken.ended) return { result: target, ended: true };
+            agentResult = { ...(agentResult ?? {}), patch: taken.patch, gradeInFreshEnvironment: true };
+          }
         }
+      } catch (error) {
+        // The agent's diff (command, deckhand) or its work folder (workPhase) cannot be taken.
+        if (!(error instanceof AgentWorkError) || this.signal?.aborted) throw error;
+        return this.agentWorkFailed(error, target, prefix);
       }
     }
     // The task's artifacts, then the job's (Harbor's `--artifact`).
@@ -631,6 +638,25 @@ class TrialRun {
       ];
     }
     return { result: target, verdict };
+  }
+
+  /**
+   * The agent's work cannot be taken (`AgentWorkError`: git refused its work folder, the diff
+   * passed 50 MiB...): the agent's failure, recorded as its phase's. The trial ends with reward
+   * 0, not resolved (fail closed); its result has a verdict, so neither a retry (the error is
+   * excluded by default) nor a resume runs it again.
+   */
+  private agentWorkFailed(error: AgentWorkError, target: StepResult, prefix: string): StepOutcome {
+    const info = this.record(exceptionInfo(error, prefix));
+    target.exception_info ??= info;
+    const berth = this.result.berth;
+    berth.status = 'error';
+    berth.resolved = false;
+    berth.note = [...this.notes, `${info.exception_type}: ${info.exception_message.split('\n')[0]}`].join(
+      '; ',
+    );
+    this.result.verifier_result = { rewards: { reward: 0 } };
+    return { result: target, ended: true };
   }
 
   private verifierOf(step: StepPlan): Verifier {
@@ -742,6 +768,15 @@ class TrialRun {
       // No verifier, step set-up or later step can call a model with this phase's token.
       this.models?.session.suspend();
       this.track('agent_execution', timing, plan.multiStep);
+      // Work taken into a fresh environment (workPhase) is what the folder holds now: nothing of
+      // the agent's writes it from here on, not while its logs are copied, nor while the fresh
+      // environment starts (src/trials/agent-work.ts).
+      if (
+        !plan.multiStep &&
+        agentResult?.patch === undefined &&
+        this.verifierOf(step).gradesInFreshEnvironment
+      )
+        await env.halt?.();
       // The agent's log folder, copied out as data before anything else happens to its
       // environment (src/trials/staging.ts: no link followed, what was left out recorded).
       await collectLogFolder(env, 'agent', this.trialDir, this.result, {
@@ -801,7 +836,8 @@ class TrialRun {
 
   /**
    * The work of an agent that acted in its environment, for a verifier that grades it in a fresh
-   * one (`Verifier.gradesInFreshEnvironment`): a fresh environment of the task is started, the
+   * one (`Verifier.gradesInFreshEnvironment`): the agent's environment is halted (nothing of the
+   * agent's runs from here on), a fresh environment of the task is started, the
    * agent's work folder is taken into it as a diff without running anything of the agent's
    * (src/trials/agent-work.ts), the agent's environment is stopped, and the diff is graded as a
    * `command` agent's SWE-bench diff (`patchPhase`) in the fresh one.
@@ -810,6 +846,8 @@ class TrialRun {
     healthcheck: TrialPlan['healthcheck'],
   ): Promise<{ ended: true } | { ended: false; patch: string }> {
     const agentEnvironment = this.liveEnvironment();
+    // Before the fresh environment starts: what the agent left running stops writing now.
+    await agentEnvironment.halt?.();
     const fresh = await this.startVerifierCopy(healthcheck);
     let patch: string;
     const base = fresh.baseCommit ?? this.baseCommit;

@@ -584,16 +584,32 @@ export class DockerContainerEnvironment implements Environment {
     } catch {
       // not running: nothing to count
     }
+    await this.killInit();
+    await this.container.start();
+    await this.limits.afterRestart();
+    this.restarts++;
+    return Math.max(0, running - this.baselineCount);
+  }
+
+  /**
+   * Capability "halt": kills the container's PID 1 (the kernel kills every other process of its
+   * pid namespace with it, as in `killStrayProcesses`) and leaves the container stopped: nothing
+   * runs in it again, not the image's entrypoint nor whatever the agent put in its place. Its
+   * file system stays readable (`archive`, `download`: the engine reads a stopped container's);
+   * `exec` fails. Safe to call twice.
+   */
+  async halt(): Promise<void> {
+    await this.killInit();
+  }
+
+  /** SIGKILL to the container's PID 1 (nothing when it is not running), until it is not running. */
+  private async killInit(): Promise<void> {
     try {
       await this.container.kill({ signal: 'SIGKILL' });
     } catch (error) {
       if ((error as { statusCode?: number }).statusCode !== 409) throw error;
     }
     await this.container.wait({ condition: 'not-running' });
-    await this.container.start();
-    await this.limits.afterRestart();
-    this.restarts++;
-    return Math.max(0, running - this.baselineCount);
   }
 
   /** Capability "process list": `<pid> <start time>` of each process, from the engine's `top`. */
@@ -617,9 +633,24 @@ export class DockerContainerEnvironment implements Environment {
     return (await this.container.getArchive({ path })) as Readable;
   }
 
-  /** Extracts a tar stream into the folder `path` of this container (the engine resolves it inside the container). */
+  /**
+   * Extracts a tar stream into the folder `path` of this container (the engine resolves it inside
+   * the container). A stream that fails ends the request (the engine keeps what it extracted so
+   * far) and its error is thrown.
+   */
   async extractArchive(path: string, archive: Readable): Promise<void> {
-    await this.container.putArchive(archive, { path });
+    const abort = new AbortController();
+    let failed: Error | undefined;
+    archive.once('error', (error) => {
+      failed ??= error;
+      abort.abort();
+    });
+    try {
+      await this.container.putArchive(archive, { path, abortSignal: abort.signal });
+    } catch (error) {
+      throw failed ?? error;
+    }
+    if (failed) throw failed;
   }
 
   /**
