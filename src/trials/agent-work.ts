@@ -24,19 +24,27 @@
  *    `.gitattributes` of the agent's runs nothing;
  * 3. the side folder goes; the engine applies the diff to the fresh work folder (as a `command`
  *    agent's SWE-bench diff) and the verifier runs there.
+ *
+ * What the agent's work folder holds can make steps 1 and 2 fail: git refuses a `.GIT/x` entry,
+ * the diff passes 50 MiB, a copy too big for the fresh environment's disk. That is the agent's
+ * failure (`AgentWorkError`: reward 0, never retried by default), not a generic error that a
+ * retry (`-r`) or a resume would run again: an agent that could force one would get another
+ * attempt whenever it liked. berth's own steps (the side folder, the base index) stay errors.
  */
 import { randomBytes } from 'node:crypto';
 import { posix } from 'node:path';
 import { agentDiff, GIT } from '../agents/command.ts';
 import type { Environment, ExecOptions } from '../environments/environment.ts';
 import { shellQuote } from '../util/shell.ts';
+import { AgentWorkError } from './errors.ts';
 
 /**
  * The agent's changes in `agent` (its work folder) against `base`, as `git add -A && git diff
  * --cached --binary` gives them, computed in `fresh` (an environment of the same task in which
  * nothing of the agent's ran, whose repository holds `base`).
- * @throws Error when an environment cannot carry its work folder, the copy or git fails, or
- *   the diff passes 50 MiB.
+ * @throws AgentWorkError when the agent's work folder cannot be carried into `fresh`, a `.git`
+ *   in it cannot be removed, git fails on it or the diff passes 50 MiB; Error when an
+ *   environment has no way to carry a folder, or berth's own side folder or base index fails.
  */
 export async function takeAgentWork(
   agent: Environment,
@@ -54,7 +62,14 @@ export async function takeAgentWork(
   const made = await fresh.exec(`mkdir -p -- ${shellQuote(`${side}/objects`)}`, common);
   if (made.exitCode !== 0) throw new Error(`cannot make ${side}: ${made.output.slice(-500)}`);
   try {
-    await fresh.extractArchive(side, await agent.archive(agent.workdir));
+    try {
+      await fresh.extractArchive(side, await agent.archive(agent.workdir));
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      throw new AgentWorkError(
+        `its work folder could not be carried into the fresh environment: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
     // No repository of the agent's in its copy: where the base has a gitlink and the copy a
     // `.git` there, `git add` runs `git status` in that folder with that `.git`'s config (its
     // filters run). A gitlink with no repository behind it stays as the base has it. A folder
@@ -66,8 +81,8 @@ export async function takeAgentWork(
       common,
     );
     if (nested.exitCode !== 0)
-      throw new Error(
-        `cannot remove the repositories in the agent's work folder: ${nested.output.slice(-500)}`,
+      throw new AgentWorkError(
+        `the repositories in its work folder cannot be removed: ${nested.output.slice(-500)}`,
       );
     // The fresh repository, the agent's files as its work tree; no config of the agent's.
     const env: Record<string, string> = {

@@ -18,6 +18,7 @@ import { applyPatch, isEmptyPatch } from './apply-patch.ts';
 import { collectArtifacts, uploadArtifacts } from './artifacts.ts';
 import {
   AgentTimeoutError,
+  AgentWorkError,
   CancelledError,
   EnvironmentRepositoryError,
   EnvironmentSetupError,
@@ -555,21 +556,27 @@ class TrialRun {
     const setupOk = await this.stepSetup(step, target, prefix);
     let agentResult: AgentResult | undefined;
     if (setupOk) {
-      agentResult = await this.agentStep(plan, step, target, prefix, context.solutionEnv);
-      if (!plan.multiStep) {
-        if (agentResult === undefined && this.verifierOf(step).needsAgentResult)
-          throw new Error('the agent returned no result');
-        if (agentResult?.patch !== undefined) {
-          const patch = agentResult.patch;
-          const fresh = agentResult.gradeInFreshEnvironment === true;
-          const ended = await this.phase('patch', stepName, () => this.patchPhase(patch, fresh));
-          if (ended) return { result: target, ended: true };
-        } else if (this.verifierOf(step).gradesInFreshEnvironment) {
-          // The agent acted in its environment: its work goes, as a diff, into a fresh one.
-          const taken = await this.phase('patch', stepName, () => this.workPhase(plan.healthcheck));
-          if (taken.ended) return { result: target, ended: true };
-          agentResult = { ...(agentResult ?? {}), patch: taken.patch, gradeInFreshEnvironment: true };
+      try {
+        agentResult = await this.agentStep(plan, step, target, prefix, context.solutionEnv);
+        if (!plan.multiStep) {
+          if (agentResult === undefined && this.verifierOf(step).needsAgentResult)
+            throw new Error('the agent returned no result');
+          if (agentResult?.patch !== undefined) {
+            const patch = agentResult.patch;
+            const fresh = agentResult.gradeInFreshEnvironment === true;
+            const ended = await this.phase('patch', stepName, () => this.patchPhase(patch, fresh));
+            if (ended) return { result: target, ended: true };
+          } else if (this.verifierOf(step).gradesInFreshEnvironment) {
+            // The agent acted in its environment: its work goes, as a diff, into a fresh one.
+            const taken = await this.phase('patch', stepName, () => this.workPhase(plan.healthcheck));
+            if (taken.ended) return { result: target, ended: true };
+            agentResult = { ...(agentResult ?? {}), patch: taken.patch, gradeInFreshEnvironment: true };
+          }
         }
+      } catch (error) {
+        // The agent's diff (command, deckhand) or its work folder (workPhase) cannot be taken.
+        if (!(error instanceof AgentWorkError) || this.signal?.aborted) throw error;
+        return this.agentWorkFailed(error, target, prefix);
       }
     }
     // The task's artifacts, then the job's (Harbor's `--artifact`).
@@ -631,6 +638,25 @@ class TrialRun {
       ];
     }
     return { result: target, verdict };
+  }
+
+  /**
+   * The agent's work cannot be taken (`AgentWorkError`: git refused its work folder, the diff
+   * passed 50 MiB...): the agent's failure, recorded as its phase's. The trial ends with reward
+   * 0, not resolved (fail closed); its result has a verdict, so neither a retry (the error is
+   * excluded by default) nor a resume runs it again.
+   */
+  private agentWorkFailed(error: AgentWorkError, target: StepResult, prefix: string): StepOutcome {
+    const info = this.record(exceptionInfo(error, prefix));
+    target.exception_info ??= info;
+    const berth = this.result.berth;
+    berth.status = 'error';
+    berth.resolved = false;
+    berth.note = [...this.notes, `${info.exception_type}: ${info.exception_message.split('\n')[0]}`].join(
+      '; ',
+    );
+    this.result.verifier_result = { rewards: { reward: 0 } };
+    return { result: target, ended: true };
   }
 
   private verifierOf(step: StepPlan): Verifier {
