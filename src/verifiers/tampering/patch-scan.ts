@@ -37,6 +37,7 @@
 import { posix } from 'node:path';
 import { parsePatch } from 'diff';
 import { patchFiles } from '../../util/patch-files.ts';
+import { shellQuote } from '../../util/shell.ts';
 import { PYTHON_STDLIB_MODULES } from './python-stdlib.ts';
 import type { TamperFinding } from './types.ts';
 
@@ -319,4 +320,43 @@ export function sectionedConfigsIn(patch: string): string[] {
   return patchFiles(patch)
     .filter((f) => !f.deleted && f.newPath && SECTIONED_CONFIGS.has(posix.basename(f.newPath)))
     .map((f) => f.newPath as string);
+}
+
+/** Bytes of a pytest settings file read to place a patch's changed lines (`configTextScript`). */
+const CONFIG_TEXT_BYTES = 1024 * 1024;
+
+/**
+ * Shell lines printing the text of each of `paths` (the `SECTIONED_CONFIGS` a patch changes) as
+ * the patch left them, for `scanPatch`: a line `<mark> <index in paths>`, then the file's first
+ * MiB in base64 on one line, empty when it is not a regular file (a link is never followed).
+ * `readConfigTexts` reads them back.
+ */
+export function configTextScript(paths: readonly string[], mark: string): string {
+  return paths
+    .map((path, index) => {
+      const q = shellQuote(path);
+      return `printf '%s %s\\n' '${mark}' ${index}; if [ -f ${q} ] && [ ! -L ${q} ]; then head -c ${CONFIG_TEXT_BYTES} -- ${q} 2>/dev/null | base64 | tr -d '\\n'; fi; echo`;
+    })
+    .join('\n');
+}
+
+/**
+ * The texts `configTextScript(paths, mark)` printed at the start of `output` (path -> text; none
+ * for a file that was not there to read), and the rest of the output.
+ */
+export function readConfigTexts(
+  output: string,
+  paths: readonly string[],
+  mark: string,
+): { texts: Record<string, string>; rest: string } {
+  const lines = output.split('\n');
+  const texts: Record<string, string> = {};
+  let cut = 0;
+  for (let i = 0; i < lines.length && (lines[i] as string).startsWith(`${mark} `); i += 2) {
+    const path = paths[Number((lines[i] as string).slice(mark.length + 1))];
+    const body = lines[i + 1] ?? '';
+    if (path !== undefined && body !== '') texts[path] = Buffer.from(body, 'base64').toString('utf8');
+    cut = i + 2;
+  }
+  return { texts, rest: lines.slice(cut).join('\n') };
 }
