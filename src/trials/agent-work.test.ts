@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Environment } from '../environments/environment.ts';
 import { type LocalEnvironment, LocalEnvironmentProvider } from '../environments/local/local.ts';
+import { DEFAULT_RETRY, shouldRetry } from '../jobs/job-files.ts';
 import { type LimitRequest, MiB } from '../sandbox/limits.ts';
 import type { Task } from '../tasks/task.ts';
 import { takeAgentWork } from './agent-work.ts';
@@ -192,6 +193,34 @@ describe('takeAgentWork (local)', () => {
     // Nothing of it is left in the fresh environment.
     const left = await fresh.exec('ls .git | grep berth-agent-work; git status --porcelain; true');
     expect(left.output.trim()).toBe('');
+  }, 120_000);
+
+  it("a work folder git refuses (a .GIT/x entry) is the agent's failure: AgentWorkError, which -r does not retry", async () => {
+    const agent = await start();
+    const fresh = await start();
+    const acted = await agent.exec("mkdir .GIT && printf 'x\\n' > .GIT/x && printf 'two\\n' >> notes.txt");
+    expect(acted.exitCode, acted.output).toBe(0);
+    const error = await takeAgentWork(agent, fresh, fresh.baseCommit).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(AgentWorkError);
+    expect((error as Error).message).toContain("invalid path '.GIT/x'");
+    const retry = { ...DEFAULT_RETRY, max_retries: 3 };
+    expect(shouldRetry(retry, (error as Error).name)).toBe(false);
+    // A generic error (what this was before) is retried under the same policy, as in Harbor.
+    expect(shouldRetry(retry, 'Error')).toBe(true);
+  }, 60_000);
+
+  it("a diff past 50 MiB is the agent's failure (AgentWorkError)", async () => {
+    const agent = await start();
+    const fresh = await start();
+    // Text that compresses well: git stores it cheaply, its diff is still 53 MB.
+    const acted = await agent.exec("yes 'a line of the agent' | head -c 53000000 > big.txt");
+    expect(acted.exitCode, acted.output).toBe(0);
+    await expect(takeAgentWork(agent, fresh, fresh.baseCommit)).rejects.toThrow(
+      new AgentWorkError(`its diff is larger than ${50 * 1024 * 1024} bytes`),
+    );
   }, 120_000);
 
   it('refuses an environment that cannot carry its work folder', async () => {

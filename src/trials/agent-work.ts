@@ -31,6 +31,12 @@
  *    `.gitattributes` of the agent's runs nothing;
  * 4. the side folder goes; the engine applies the diff to the fresh work folder (as a `command`
  *    agent's SWE-bench diff) and the verifier runs there.
+ *
+ * What the agent's work folder holds can make steps 2 and 3 fail: git refuses a `.GIT/x` entry,
+ * the diff passes 50 MiB, a copy too big for the fresh environment's disk. That is the agent's
+ * failure (`AgentWorkError`: reward 0, never retried by default), not a generic error that a
+ * retry (`-r`) or a resume would run again: an agent that could force one would get another
+ * attempt whenever it liked. berth's own steps (the side folder, the base index) stay errors.
  */
 import { randomBytes } from 'node:crypto';
 import { posix } from 'node:path';
@@ -46,9 +52,10 @@ import { AgentWorkError } from './errors.ts';
  * The agent's changes in `agent` (its work folder) against `base`, as `git add -A && git diff
  * --cached --binary` gives them, computed in `fresh` (an environment of the same task in which
  * nothing of the agent's ran, whose repository holds `base`). `agent` is halted first.
- * @throws AgentWorkError when the copy passes `agent`'s disk limit (10 GiB when it has none)
- * @throws Error when an environment cannot carry its work folder, the copy or git fails, or
- *   the diff passes 50 MiB.
+ * @throws AgentWorkError when the agent's work folder cannot be carried into `fresh` (its copy
+ *   passes `agent`'s disk limit, 10 GiB when it has none), a `.git` in it cannot be removed, git
+ *   fails on it or the diff passes 50 MiB; Error when an environment has no way to carry a
+ *   folder, or berth's own side folder or base index fails.
  */
 export async function takeAgentWork(
   agent: Environment,
@@ -67,16 +74,20 @@ export async function takeAgentWork(
   const made = await fresh.exec(`mkdir -p -- ${shellQuote(`${side}/objects`)}`, common);
   if (made.exitCode !== 0) throw new Error(`cannot make ${side}: ${made.output.slice(-500)}`);
   try {
-    const cap = agent.limits?.record.disk_bytes ?? DEFAULT_LIMITS.diskBytes;
-    const bounded = boundTar(cap);
-    // A failure of either ends both (the producer stops reading); extractArchive throws it.
-    pipeline(await agent.archive(agent.workdir), bounded, () => undefined);
     try {
+      const cap = agent.limits?.record.disk_bytes ?? DEFAULT_LIMITS.diskBytes;
+      const bounded = boundTar(cap);
+      // A failure of either ends both (the producer stops reading); extractArchive throws it.
+      pipeline(await agent.archive(agent.workdir), bounded, () => undefined);
       await fresh.extractArchive(side, bounded);
     } catch (error) {
-      if (!(error instanceof TarBoundError)) throw error;
+      if (signal?.aborted) throw error;
+      if (error instanceof TarBoundError)
+        throw new AgentWorkError(
+          `${error.message}, the environment's disk limit (a sparse file counts at its full size)`,
+        );
       throw new AgentWorkError(
-        `${error.message}, the environment's disk limit (a sparse file counts at its full size)`,
+        `its work folder could not be carried into the fresh environment: ${error instanceof Error ? error.message : String(error)}`,
       );
     }
     // No repository of the agent's in its copy: where the base has a gitlink and the copy a
@@ -90,8 +101,8 @@ export async function takeAgentWork(
       common,
     );
     if (nested.exitCode !== 0)
-      throw new Error(
-        `cannot remove the repositories in the agent's work folder: ${nested.output.slice(-500)}`,
+      throw new AgentWorkError(
+        `the repositories in its work folder cannot be removed: ${nested.output.slice(-500)}`,
       );
     // The fresh repository, the agent's files as its work tree; no config of the agent's.
     const env: Record<string, string> = {

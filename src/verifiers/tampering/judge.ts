@@ -19,7 +19,6 @@ import type { Environment, ExecOptions, FileSystemChange } from '../../environme
 import type { SwebenchGrade } from '../../grading/swebench.ts';
 import { changesByTests, environmentFinding, fileSystemBefore } from '../../trials/verifier-environment.ts';
 import { patchFiles } from '../../util/patch-files.ts';
-import { shellQuote } from '../../util/shell.ts';
 import { type ConsolePass, crossCheck } from './cross-check.ts';
 import {
   hostFingerprints,
@@ -28,7 +27,7 @@ import {
   MAX_WALK_ENTRIES,
   parseListing,
 } from './host-fingerprint.ts';
-import { scanPatch, sectionedConfigsIn } from './patch-scan.ts';
+import { configTextScript, readConfigTexts, scanPatch, sectionedConfigsIn } from './patch-scan.ts';
 import { type ArmedProbes, armProbes, disarmProbes, type ProbeFiles, readProbeFiles } from './probes.ts';
 import {
   compareFingerprints,
@@ -132,13 +131,7 @@ export class TamperingCheck {
 
   /** Shell lines run first in the bookkeeping script: the patch's pytest settings files as it left them. */
   preScript(): string {
-    if (this.sectioned.length === 0) return '';
-    return this.sectioned
-      .map(
-        (p) =>
-          `printf '%s %s\\n' '${this.marks.configs}' ${shellQuote(p)}; if [ -f ${shellQuote(p)} ] && [ ! -L ${shellQuote(p)} ]; then head -c 1048576 ${shellQuote(p)} | base64 | tr -d '\\n'; fi; echo`,
-      )
-      .join('\n');
+    return configTextScript(this.sectioned, this.marks.configs);
   }
 
   /**
@@ -158,19 +151,9 @@ export class TamperingCheck {
 
   /** Takes this check's parts out of the bookkeeping script's output; returns the rest. */
   absorbBookkeeping(output: string): string {
-    let rest = output;
-    const lines = rest.split('\n');
-    let cut = 0;
-    for (let i = 0; i < lines.length; i++) {
-      const line = lines[i] as string;
-      if (!line.startsWith(`${this.marks.configs} `)) break;
-      const path = line.slice(this.marks.configs.length + 1);
-      const body = lines[i + 1] ?? '';
-      if (body !== '') this.configText[path] = Buffer.from(body, 'base64').toString('utf8');
-      i += 1;
-      cut = i + 1;
-    }
-    rest = lines.slice(cut).join('\n');
+    const configs = readConfigTexts(output, this.sectioned, this.marks.configs);
+    this.configText = configs.texts;
+    let rest = configs.rest;
     const at = rest.indexOf(`${this.marks.before}\n`);
     if (at !== -1) {
       const tail = rest.slice(at + this.marks.before.length + 1);

@@ -7,7 +7,8 @@
  *   `*.dist-info/`, whose `entry_points.txt` can declare a `pytest11` plugin that pytest loads by
  *   itself, since `python -m pytest` puts the working folder on `sys.path`); a `pytest11` entry
  *   point in `setup.py`;
- * - pytest configuration: `pytest.ini`, `.pytest.ini`, and the pytest sections of `setup.cfg`
+ * - pytest configuration: `pytest.ini`, `.pytest.ini`, `pytest.toml`, `.pytest.toml` (pytest 9 reads
+ *   them first), and the pytest sections of `setup.cfg`
  *   (`[tool:pytest]`), `tox.ini` (`[pytest]`) and `pyproject.toml` (`[tool.pytest.ini_options]`,
  *   `[tool.pytest]`), plus entry-point sections naming `pytest11` (`addopts = -p ...`,
  *   `python_files`, `testpaths`... all change what runs); changes to the keys `markers`,
@@ -37,6 +38,7 @@
 import { posix } from 'node:path';
 import { parsePatch } from 'diff';
 import { patchFiles } from '../../util/patch-files.ts';
+import { shellQuote } from '../../util/shell.ts';
 import { PYTHON_STDLIB_MODULES } from './python-stdlib.ts';
 import type { TamperFinding } from './types.ts';
 
@@ -58,6 +60,9 @@ const JS_CONFIG = [
   /^babel\.config\.[cm]?js(on)?$/,
   /^\.npmrc$/,
 ];
+
+/** pytest's own settings files, whole (pytest 9 reads `pytest.toml` and `.pytest.toml` before the others). */
+const PYTEST_SETTINGS_FILES = new Set(['pytest.ini', '.pytest.ini', 'pytest.toml', '.pytest.toml']);
 
 const PY_SHADOWS = new Set(['pytest.py', 'py.py', 'pluggy.py', 'sitecustomize.py', 'usercustomize.py']);
 /** Module names whose compiled forms (`pytest.cpython-311-x86_64-linux-gnu.so`, `pytest.abi3.so`) shadow too. */
@@ -200,7 +205,7 @@ export function scanPatch(patch: string, configText: Record<string, string> = {}
       );
       continue;
     }
-    if (base === 'pytest.ini' || base === '.pytest.ini') {
+    if (PYTEST_SETTINGS_FILES.has(base)) {
       add(
         'runner-config',
         path,
@@ -319,4 +324,43 @@ export function sectionedConfigsIn(patch: string): string[] {
   return patchFiles(patch)
     .filter((f) => !f.deleted && f.newPath && SECTIONED_CONFIGS.has(posix.basename(f.newPath)))
     .map((f) => f.newPath as string);
+}
+
+/** Bytes of a pytest settings file read to place a patch's changed lines (`configTextScript`). */
+const CONFIG_TEXT_BYTES = 1024 * 1024;
+
+/**
+ * Shell lines printing the text of each of `paths` (the `SECTIONED_CONFIGS` a patch changes) as
+ * the patch left them, for `scanPatch`: a line `<mark> <index in paths>`, then the file's first
+ * MiB in base64 on one line, empty when it is not a regular file (a link is never followed).
+ * `readConfigTexts` reads them back.
+ */
+export function configTextScript(paths: readonly string[], mark: string): string {
+  return paths
+    .map((path, index) => {
+      const q = shellQuote(path);
+      return `printf '%s %s\\n' '${mark}' ${index}; if [ -f ${q} ] && [ ! -L ${q} ]; then head -c ${CONFIG_TEXT_BYTES} -- ${q} 2>/dev/null | base64 | tr -d '\\n'; fi; echo`;
+    })
+    .join('\n');
+}
+
+/**
+ * The texts `configTextScript(paths, mark)` printed at the start of `output` (path -> text; none
+ * for a file that was not there to read), and the rest of the output.
+ */
+export function readConfigTexts(
+  output: string,
+  paths: readonly string[],
+  mark: string,
+): { texts: Record<string, string>; rest: string } {
+  const lines = output.split('\n');
+  const texts: Record<string, string> = {};
+  let cut = 0;
+  for (let i = 0; i < lines.length && (lines[i] as string).startsWith(`${mark} `); i += 2) {
+    const path = paths[Number((lines[i] as string).slice(mark.length + 1))];
+    const body = lines[i + 1] ?? '';
+    if (path !== undefined && body !== '') texts[path] = Buffer.from(body, 'base64').toString('utf8');
+    cut = i + 2;
+  }
+  return { texts, rest: lines.slice(cut).join('\n') };
 }
