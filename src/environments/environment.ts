@@ -251,12 +251,13 @@ export interface Environment {
    */
   killStrayProcesses?(): Promise<number>;
   /**
-   * Capability "halt": ends every process of the environment for good and waits until they are
-   * gone (Docker: the container's PID 1 is killed and the container left stopped; local: every
-   * command still running is killed with its process group, pid namespace and cgroup). Its
-   * file system stays readable by `archive` and `download`; no command runs in it after. For
-   * reading what an agent left while nothing of the agent's can still write it
-   * (src/trials/agent-work.ts). Safe to call twice.
+   * Capability "halt": stops every process of the environment for good, at once (Docker: the
+   * container is paused, its processes frozen by the cgroup freezer until `stop()` removes it;
+   * local: every command still running is killed with its process group, pid namespace and
+   * cgroup, and waited for). Its file system stays readable by `archive` and `download`, its
+   * limits' counters by `limits.takeHits`; no command runs in it after. For reading what an
+   * agent left while nothing of the agent's can still write it (src/trials/agent-work.ts). Safe
+   * to call twice.
    */
   halt?(): Promise<void>;
   /**

@@ -9,10 +9,11 @@
  * under the same id (gitreset, `multilingual-go-forged-base-object`: `git checkout <base> -- f`
  * put back the agent's copy of a base test file). So:
  *
- * 1. the agent's environment is halted (`Environment.halt`: Docker's container killed and left
- *    stopped, locally every command still running killed with its pid namespace and cgroup), so
- *    nothing of the agent's writes its folder while it is read (trust13: a background writer
- *    left by the agent rewrote files after the agent returned, while they were copied);
+ * 1. the agent's environment is halted (`Environment.halt`: Docker's container paused, its
+ *    processes frozen; locally every command still running killed with its pid namespace and
+ *    cgroup), so nothing of the agent's writes its folder while it is read (trust13: a writer
+ *    the agent left running applied a fix after the agent returned, before the copy). The
+ *    engine halts it as soon as the agent returns; this call makes sure;
  * 2. the agent's work folder is carried, as a tar stream, into a side folder of the FRESH
  *    environment, inside its `.git` (`Environment.archive` / `extractArchive`: Docker's engine,
  *    from container to container; locally berth's own `tar` on the host and a sandboxed `tar -x`

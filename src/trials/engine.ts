@@ -729,6 +729,25 @@ class TrialRun {
     this.setupBaseline = undefined;
     this.setupChanges = undefined;
     let agentResult: AgentResult | undefined;
+    // Work taken into a fresh environment (workPhase) is what the folder holds when the agent
+    // ends: from then on nothing of the agent's runs, not during the phase's limit checks, nor
+    // while its logs are copied and the fresh environment starts (src/trials/agent-work.ts).
+    const takesWork =
+      !plan.multiStep &&
+      this.runtime.verifiers.find((v) => v.kind === step.verifier.task.verifier.kind)
+        ?.gradesInFreshEnvironment === true;
+    const haltAfter = async (running: Promise<AgentResult>): Promise<AgentResult> => {
+      let left: AgentResult | undefined;
+      try {
+        left = await running;
+        return left;
+      } catch (error) {
+        left = error instanceof AgentTimeoutError ? error.partialResult : undefined;
+        throw error;
+      } finally {
+        if (takesWork && left?.patch === undefined) await env.halt?.();
+      }
+    };
     // The model token lives for the agent phase only: a new one for each step's agent.
     this.models?.session.resume();
     try {
@@ -740,19 +759,21 @@ class TrialRun {
           await applyPhaseNetwork(env, step.networkTask, 'agent');
           // A resource limit hit by the agent is its error (AgentOutOfMemoryError, ...), whatever it threw.
           return withLimitErrors('agent', env, () =>
-            withTimeout(
-              this.agent.run({
-                task: agentTask,
-                environment,
-                attempt: this.spec.trial.attempt,
-                logDir: join(this.trialDir, 'agent'),
-                emit: this.emitEvent,
-                ...(this.models ? { models: this.models.session } : {}),
-                ...(timeoutSec !== undefined ? { timeoutSec } : {}),
-                ...(this.signal ? { signal: this.signal } : {}),
-              }),
-              timeoutSec !== undefined ? timeoutSec + AGENT_TIMEOUT_GRACE_SEC : undefined,
-              () => new AgentTimeoutError(`the agent did not finish within ${timeoutSec} s`),
+            haltAfter(
+              withTimeout(
+                this.agent.run({
+                  task: agentTask,
+                  environment,
+                  attempt: this.spec.trial.attempt,
+                  logDir: join(this.trialDir, 'agent'),
+                  emit: this.emitEvent,
+                  ...(this.models ? { models: this.models.session } : {}),
+                  ...(timeoutSec !== undefined ? { timeoutSec } : {}),
+                  ...(this.signal ? { signal: this.signal } : {}),
+                }),
+                timeoutSec !== undefined ? timeoutSec + AGENT_TIMEOUT_GRACE_SEC : undefined,
+                () => new AgentTimeoutError(`the agent did not finish within ${timeoutSec} s`),
+              ),
             ),
           );
         },
@@ -768,15 +789,6 @@ class TrialRun {
       // No verifier, step set-up or later step can call a model with this phase's token.
       this.models?.session.suspend();
       this.track('agent_execution', timing, plan.multiStep);
-      // Work taken into a fresh environment (workPhase) is what the folder holds now: nothing of
-      // the agent's writes it from here on, not while its logs are copied, nor while the fresh
-      // environment starts (src/trials/agent-work.ts).
-      if (
-        !plan.multiStep &&
-        agentResult?.patch === undefined &&
-        this.verifierOf(step).gradesInFreshEnvironment
-      )
-        await env.halt?.();
       // The agent's log folder, copied out as data before anything else happens to its
       // environment (src/trials/staging.ts: no link followed, what was left out recorded).
       await collectLogFolder(env, 'agent', this.trialDir, this.result, {

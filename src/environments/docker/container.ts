@@ -584,7 +584,12 @@ export class DockerContainerEnvironment implements Environment {
     } catch {
       // not running: nothing to count
     }
-    await this.killInit();
+    try {
+      await this.container.kill({ signal: 'SIGKILL' });
+    } catch (error) {
+      if ((error as { statusCode?: number }).statusCode !== 409) throw error;
+    }
+    await this.container.wait({ condition: 'not-running' });
     await this.container.start();
     await this.limits.afterRestart();
     this.restarts++;
@@ -592,24 +597,19 @@ export class DockerContainerEnvironment implements Environment {
   }
 
   /**
-   * Capability "halt": kills the container's PID 1 (the kernel kills every other process of its
-   * pid namespace with it, as in `killStrayProcesses`) and leaves the container stopped: nothing
-   * runs in it again, not the image's entrypoint nor whatever the agent put in its place. Its
-   * file system stays readable (`archive`, `download`: the engine reads a stopped container's);
-   * `exec` fails. Safe to call twice.
+   * Capability "halt": freezes every process of the container at once (the engine's pause: the
+   * cgroup freezer, which no process of the container can leave or undo) and leaves it so until
+   * `stop()` removes it. Nothing of it runs again, not even the image's entrypoint; its file
+   * system stays readable (`archive`, `download`: the engine reads a paused container's) and its
+   * cgroup's counters too (the phase's limit checks); `exec` fails. Safe to call twice.
    */
   async halt(): Promise<void> {
-    await this.killInit();
-  }
-
-  /** SIGKILL to the container's PID 1 (nothing when it is not running), until it is not running. */
-  private async killInit(): Promise<void> {
     try {
-      await this.container.kill({ signal: 'SIGKILL' });
+      await this.container.pause();
     } catch (error) {
+      // Paused already, or not running: nothing of it runs either way.
       if ((error as { statusCode?: number }).statusCode !== 409) throw error;
     }
-    await this.container.wait({ condition: 'not-running' });
   }
 
   /** Capability "process list": `<pid> <start time>` of each process, from the engine's `top`. */
