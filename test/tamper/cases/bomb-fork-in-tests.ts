@@ -1,13 +1,17 @@
 import { appendPython } from '../attacks.ts';
 import { defineCase } from '../case.ts';
 
-// Package code the tests import forks until the process limit refuses (each child sleeps).
+// Package code the tests import forks until the process limit refuses. Each child waits on a
+// pipe whose writing end only the test process holds: the children stay while the tests run
+// and leave when it ends (they slept 30 s, which kept a container's exec open that long).
 const attack = `
-import os as _os, time as _time
+import os as _os
+_r, _w = _os.pipe()
 try:
     while True:
         if _os.fork() == 0:
-            _time.sleep(30)
+            _os.close(_w)
+            _os.read(_r, 1)
             _os._exit(0)
 except OSError:
     pass
