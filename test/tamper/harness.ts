@@ -132,17 +132,14 @@ async function checkout(row: SampleRowData, dir: string): Promise<void> {
   await git(dir, 'commit', '-qm', 'base');
 }
 
-/** The prediction of a SWE-bench case: a real `git diff` of its files against the row's base. */
-export async function predictionOf(input: SwebenchInput, work: string): Promise<string> {
+/**
+ * The prediction of a SWE-bench case: a real `git diff` of its files against the row's base,
+ * made in `work/diff-<name>` (a name of its own: predictions are made several at once).
+ */
+export async function predictionOf(input: SwebenchInput, work: string, name: string): Promise<string> {
   if (input.patch !== undefined) return input.patch;
   const row = rowOf(input.row);
-  const dir = join(
-    work,
-    `diff-${createHash('sha256')
-      .update(JSON.stringify(input.files ?? {}))
-      .digest('hex')
-      .slice(0, 12)}`,
-  );
+  const dir = join(work, `diff-${name}`);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   await checkout(row, dir);
@@ -338,9 +335,37 @@ function derivedId(row: SampleRow, caseId: string): string {
 }
 
 /**
- * Runs every case of one target (plus a gold control per row used) in at most three berth jobs:
- * predictions, command agents, Harbor tasks. `images` maps the sample's rows to Docker images
- * (docker target only).
+ * Runs `work` over `items`, at most `limit` at once; the results in the order of `items`.
+ */
+async function inPool<T, R>(items: T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await work(items[i] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+  return results;
+}
+
+/**
+ * The resource limits of every corpus job: small, so the bombs stay small on a shared machine
+ * (docs/security.md) and reach their limit soon. On a loaded machine a fork bomb costs about one
+ * scheduler round per fork (511 forks took 28 s at load 17) and a memory hog the pages it fills:
+ * 128 processes and 512 MiB (were 512 and 1024; the calc task asks 512M itself) still leave room
+ * for the Go toolchain's builds of the multilingual and Harbor Go tasks.
+ */
+export const CORPUS_LIMITS = { processes: 128, memoryMb: 512, storageMb: 128 } as const;
+
+/**
+ * Runs every case of one target (plus a gold control per row used) in a few berth jobs:
+ * predictions, command agents, deckhand, Harbor tasks (one per agent), multilingual tasks
+ * (command agents, predictions). Two lanes at once, each job with `-n 2`: the predictions job
+ * in one, the others one after the other in the other (a trial waits on the scheduler, Docker
+ * and the kernel more than it computes; jobs one after another left a slot idle at each job's
+ * end). `images` maps the sample's rows to Docker images (docker target only).
  */
 export async function runTarget(
   target: Target,
@@ -358,7 +383,8 @@ export async function runTarget(
   // SWE-bench rows: one derived row per case; gold controls on every row used.
   const rowsUsed = new Set<SampleRow>();
   const predictionRows: object[] = [];
-  const predictions: object[] = [];
+  // Predictions to make (a real git diff each), made while the other lane runs.
+  const toDiff: { instance_id: string; input: SwebenchInput }[] = [];
   const commandRows: object[] = [];
   const deckhandRows: object[] = [];
   const deckhandScripts = new Map<string, string[]>();
@@ -379,34 +405,30 @@ export async function runTarget(
       deckhandScripts.set(row.instance_id, c.input.deckhand);
     } else {
       predictionRows.push(row);
-      predictions.push({
-        instance_id: row.instance_id,
-        model_name_or_path: 'tamper',
-        model_patch: await predictionOf(c.input, work),
-      });
+      toDiff.push({ instance_id: row.instance_id, input: c.input });
     }
   }
+  const golds: object[] = [];
   for (const r of rowsUsed) {
     const row = derivedRow(r, derivedId(r, 'gold-control'), target, options.images);
     predictionRows.push(row);
-    predictions.push({
+    golds.push({
       instance_id: row.instance_id,
       model_name_or_path: 'gold',
       model_patch: rowOf(r).patch,
     });
   }
-  // Small resource limits, so the corpus's bombs stay small on a shared machine (docs/security.md).
   const config = join(work, `${target}-limits.toml`);
-  writeFileSync(config, '[docker]\npids_limit = 512\n');
+  writeFileSync(config, `[docker]\npids_limit = ${CORPUS_LIMITS.processes}\n`);
   const common = [
     '--jobs-dir',
     jobsDir,
     '-n',
     String(options.concurrency ?? 2),
     '--override-memory-mb',
-    '1024',
+    String(CORPUS_LIMITS.memoryMb),
     '--override-storage-mb',
-    '128',
+    String(CORPUS_LIMITS.storageMb),
     '--settings',
     config,
   ];
@@ -426,136 +448,149 @@ export async function runTarget(
       throw new Error(`berth run ${name} exited ${r.exitCode}:\n${r.stderr.slice(-4000)}`);
     listings.push(`${join(jobsDir, name)}: ${collect(join(jobsDir, name), trials).join(', ')}`);
   };
-  // One job after the other, each with -n 2: the machine has two cores.
-  if (predictionRows.length > 0) {
+  const predictionsLane = async () => {
+    if (predictionRows.length === 0) return;
+    const predictions = [
+      ...(await inPool(toDiff, 2, async ({ instance_id, input }) => ({
+        instance_id,
+        model_name_or_path: 'tamper',
+        model_patch: await predictionOf(input, work, instance_id),
+      }))),
+      ...golds,
+    ];
     const data = join(work, `${target}-predictions.jsonl`);
     const preds = join(work, `${target}-predictions.preds.jsonl`);
     writeFileSync(data, predictionRows.map((r) => JSON.stringify(r)).join('\n'));
     writeFileSync(preds, predictions.map((r) => JSON.stringify(r)).join('\n'));
     await run('predictions', ['-p', data, '-a', 'predictions', '--predictions', preds]);
-  }
-  if (commandRows.length > 0) {
-    const data = join(work, `${target}-commands.jsonl`);
-    writeFileSync(data, commandRows.map((r) => JSON.stringify(r)).join('\n'));
-    await run('commands', [
-      '-p',
-      data,
-      '-a',
-      'command',
-      '--agent-command',
-      'bash "$BERTH_INSTRUCTION_FILE"',
-      ...setupFlag(setups, commandRows),
-    ]);
-  }
-  if (deckhandRows.length > 0) {
-    const data = join(work, `${target}-deckhand.jsonl`);
-    writeFileSync(data, deckhandRows.map((r) => JSON.stringify(r)).join('\n'));
-    const server = await startScriptedModelServer((request) => deckhandStep(request, deckhandScripts));
-    try {
-      await run(
-        'deckhand',
-        [
-          '-p',
-          data,
-          '-a',
-          'deckhand',
-          '-m',
-          'openrouter/scripted/model',
-          '--model-base-url',
-          `${server.url}/v1`,
-        ],
-        { OPENROUTER_API_KEY: 'sk-tamper-0000' },
-      );
-    } finally {
-      await server.close();
-    }
-  }
-
-  // Harbor tasks: one task folder per case, from test/tamper/tasks/<task>.
-  const harborSolve = join(work, `${target}-harbor-oracle`);
-  const harborCommand = join(work, `${target}-harbor-command`);
-  for (const { id, case: c } of mine) {
-    if (c.input.kind !== 'harbor') continue;
-    if (c.input.setup !== undefined) setups.set(id, c.input.setup);
-    const into = join(c.input.solve !== undefined ? harborSolve : harborCommand, id);
-    cpSync(join(TASKS, c.input.task), into, { recursive: true });
-    if (c.input.solve !== undefined) {
-      mkdirSync(join(into, 'solution'), { recursive: true });
-      writeFileSync(join(into, 'solution', 'solve.sh'), c.input.solve, { mode: 0o755 });
-    } else writeFileSync(join(into, 'instruction.md'), c.input.command as string);
-  }
-  const imageMap = options.baseImage ? ['--image-map', `debian:bookworm-slim=${options.baseImage}`] : [];
-  if (exists(harborSolve)) await run('harbor-oracle', ['-p', harborSolve, '-a', 'oracle', ...imageMap]);
-  if (exists(harborCommand))
-    await run('harbor-command', [
-      '-p',
-      harborCommand,
-      '-a',
-      'command',
-      '--agent-command',
-      'bash "$BERTH_INSTRUCTION_FILE"',
-      ...setupFlag(
-        setups,
-        readdirSync(harborCommand).map((instance_id) => ({ instance_id })),
-      ),
-      ...imageMap,
-    ]);
-  // Multilingual tasks: one dataset whose tasks are copies of the demo's, named after the cases;
-  // one for command cases, one for prediction (`patch`) cases.
-  const demo = JSON.parse(readFileSync(join(MULTILINGUAL, 'sample_task.json'), 'utf8')) as {
-    instance_id: string;
-  }[];
-  for (const mode of ['command', 'patch'] as const) {
-    const root = join(work, `${target}-multilingual${mode === 'patch' ? '-predictions' : ''}`);
-    const entries: object[] = [];
-    const multilingualPredictions: object[] = [];
-    for (const { id, case: c } of mine) {
-      if (c.input.kind !== 'multilingual' || c.input[mode] === undefined) continue;
-      const task = c.input.task;
-      const entry = demo.find((e) => e.instance_id === task);
-      if (!entry) throw new Error(`no task ${task} in examples/multilingual/sample_task.json`);
-      entries.push({ ...entry, instance_id: id });
-      const into = join(root, 'sample_tasks', id);
-      cpSync(join(MULTILINGUAL, 'sample_tasks', task), into, { recursive: true });
-      const configFile = join(into, 'tests', 'config.json');
-      const config = JSON.parse(readFileSync(configFile, 'utf8'));
-      writeFileSync(configFile, JSON.stringify({ ...config, instance_id: id }, null, 2));
-      if (c.input.command !== undefined) writeFileSync(join(into, 'instruction.md'), c.input.command);
-      if (c.input.patch !== undefined)
-        multilingualPredictions.push({
-          instance_id: id,
-          model_name_or_path: 'tamper',
-          model_patch: c.input.patch,
-        });
-    }
-    if (entries.length === 0) continue;
-    writeFileSync(join(root, 'sample_task.json'), JSON.stringify(entries, null, 2));
-    if (mode === 'command')
-      await run('multilingual-command', [
+  };
+  const otherLane = async () => {
+    if (commandRows.length > 0) {
+      const data = join(work, `${target}-commands.jsonl`);
+      writeFileSync(data, commandRows.map((r) => JSON.stringify(r)).join('\n'));
+      await run('commands', [
         '-p',
-        root,
-        '-e',
-        target,
+        data,
         '-a',
         'command',
         '--agent-command',
         'bash "$BERTH_INSTRUCTION_FILE"',
-      ]);
-    else {
-      const preds = join(work, `${target}-multilingual.preds.jsonl`);
-      writeFileSync(preds, multilingualPredictions.map((r) => JSON.stringify(r)).join('\n'));
-      await run('multilingual-predictions', [
-        '-p',
-        root,
-        '-e',
-        target,
-        '-a',
-        'predictions',
-        '--predictions',
-        preds,
+        ...setupFlag(setups, commandRows),
       ]);
     }
-  }
+    if (deckhandRows.length > 0) {
+      const data = join(work, `${target}-deckhand.jsonl`);
+      writeFileSync(data, deckhandRows.map((r) => JSON.stringify(r)).join('\n'));
+      const server = await startScriptedModelServer((request) => deckhandStep(request, deckhandScripts));
+      try {
+        await run(
+          'deckhand',
+          [
+            '-p',
+            data,
+            '-a',
+            'deckhand',
+            '-m',
+            'openrouter/scripted/model',
+            '--model-base-url',
+            `${server.url}/v1`,
+          ],
+          { OPENROUTER_API_KEY: 'sk-tamper-0000' },
+        );
+      } finally {
+        await server.close();
+      }
+    }
+
+    // Harbor tasks: one task folder per case, from test/tamper/tasks/<task>.
+    const harborSolve = join(work, `${target}-harbor-oracle`);
+    const harborCommand = join(work, `${target}-harbor-command`);
+    for (const { id, case: c } of mine) {
+      if (c.input.kind !== 'harbor') continue;
+      if (c.input.setup !== undefined) setups.set(id, c.input.setup);
+      const into = join(c.input.solve !== undefined ? harborSolve : harborCommand, id);
+      cpSync(join(TASKS, c.input.task), into, { recursive: true });
+      if (c.input.solve !== undefined) {
+        mkdirSync(join(into, 'solution'), { recursive: true });
+        writeFileSync(join(into, 'solution', 'solve.sh'), c.input.solve, { mode: 0o755 });
+      } else writeFileSync(join(into, 'instruction.md'), c.input.command as string);
+    }
+    const imageMap = options.baseImage ? ['--image-map', `debian:bookworm-slim=${options.baseImage}`] : [];
+    if (exists(harborSolve)) await run('harbor-oracle', ['-p', harborSolve, '-a', 'oracle', ...imageMap]);
+    if (exists(harborCommand))
+      await run('harbor-command', [
+        '-p',
+        harborCommand,
+        '-a',
+        'command',
+        '--agent-command',
+        'bash "$BERTH_INSTRUCTION_FILE"',
+        ...setupFlag(
+          setups,
+          readdirSync(harborCommand).map((instance_id) => ({ instance_id })),
+        ),
+        ...imageMap,
+      ]);
+    // Multilingual tasks: one dataset whose tasks are copies of the demo's, named after the cases;
+    // one for command cases, one for prediction (`patch`) cases.
+    const demo = JSON.parse(readFileSync(join(MULTILINGUAL, 'sample_task.json'), 'utf8')) as {
+      instance_id: string;
+    }[];
+    for (const mode of ['command', 'patch'] as const) {
+      const root = join(work, `${target}-multilingual${mode === 'patch' ? '-predictions' : ''}`);
+      const entries: object[] = [];
+      const multilingualPredictions: object[] = [];
+      for (const { id, case: c } of mine) {
+        if (c.input.kind !== 'multilingual' || c.input[mode] === undefined) continue;
+        const task = c.input.task;
+        const entry = demo.find((e) => e.instance_id === task);
+        if (!entry) throw new Error(`no task ${task} in examples/multilingual/sample_task.json`);
+        entries.push({ ...entry, instance_id: id });
+        const into = join(root, 'sample_tasks', id);
+        cpSync(join(MULTILINGUAL, 'sample_tasks', task), into, { recursive: true });
+        const configFile = join(into, 'tests', 'config.json');
+        const config = JSON.parse(readFileSync(configFile, 'utf8'));
+        writeFileSync(configFile, JSON.stringify({ ...config, instance_id: id }, null, 2));
+        if (c.input.command !== undefined) writeFileSync(join(into, 'instruction.md'), c.input.command);
+        if (c.input.patch !== undefined)
+          multilingualPredictions.push({
+            instance_id: id,
+            model_name_or_path: 'tamper',
+            model_patch: c.input.patch,
+          });
+      }
+      if (entries.length === 0) continue;
+      writeFileSync(join(root, 'sample_task.json'), JSON.stringify(entries, null, 2));
+      if (mode === 'command')
+        await run('multilingual-command', [
+          '-p',
+          root,
+          '-e',
+          target,
+          '-a',
+          'command',
+          '--agent-command',
+          'bash "$BERTH_INSTRUCTION_FILE"',
+        ]);
+      else {
+        const preds = join(work, `${target}-multilingual.preds.jsonl`);
+        writeFileSync(preds, multilingualPredictions.map((r) => JSON.stringify(r)).join('\n'));
+        await run('multilingual-predictions', [
+          '-p',
+          root,
+          '-e',
+          target,
+          '-a',
+          'predictions',
+          '--predictions',
+          preds,
+        ]);
+      }
+    }
+  };
+  // Both lanes to their end, then the first failure (a berth run that did not exit 0).
+  const ended = await Promise.allSettled([predictionsLane(), otherLane()]);
+  for (const e of ended) if (e.status === 'rejected') throw e.reason;
   return { trials, logs, listings, berthPids, jobNames };
 }
 
