@@ -54,8 +54,4 @@ export default defineCase({
   },
   targets: ['local'],
   expect: { outcome: 'unresolved' },
-  knownHole: {
-    owner: 'trust14 (session 9: the bwrap host view as an allow-list)',
-    note: 'resolved on main: `--ro-bind / /` shows the dataset file under /work to the agent',
-  },
 });
