@@ -18,6 +18,17 @@ describe('scanPatch', () => {
     ]);
   });
 
+  it('flags pytest 9 settings files pytest.toml and .pytest.toml, created or changed', async () => {
+    expect(
+      kinds(
+        await makeDiff(
+          { '.pytest.toml': '[pytest]\n' },
+          { 'pytest.toml': '[pytest]\naddopts = ["-p", "x"]\n', '.pytest.toml': '[pytest]\nx = 1\n' },
+        ),
+      ).sort(),
+    ).toEqual(['runner-config:.pytest.toml', 'runner-config:pytest.toml']);
+  });
+
   it('flags shadows the patch creates, not changes to existing files of the repository (pytest itself)', async () => {
     const created = await makeDiff(
       {},

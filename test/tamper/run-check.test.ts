@@ -34,11 +34,18 @@ describe('fingerprints of test and runner files', () => {
     symlinkSync('/etc/passwd', join(dir, 'setup.cfg'));
     execFileSync('mkfifo', [join(dir, 'pytest.ini')]);
     writeFileSync(join(dir, 'README.md'), 'y\n');
+    writeFileSync(join(dir, 'tests', 'pytest.toml'), '[pytest]\n');
     const after = fingerprint(dir, ['tests/test_a.py', 'tests/new_in_patch.py']);
     const finding = compareFingerprints(before, after);
     expect(finding?.kind).toBe('changed-during-run');
     // A fifo is listed (find) but neither hashed nor waited on.
-    expect(finding?.paths).toEqual(['pytest.ini', 'setup.cfg', 'tests/conftest.py', 'tests/test_a.py']);
+    expect(finding?.paths).toEqual([
+      'pytest.ini',
+      'setup.cfg',
+      'tests/conftest.py',
+      'tests/pytest.toml',
+      'tests/test_a.py',
+    ]);
     expect(compareFingerprints(after, fingerprint(dir, ['tests/test_a.py']))).toBeUndefined();
   });
 

@@ -7,7 +7,8 @@
  *   `*.dist-info/`, whose `entry_points.txt` can declare a `pytest11` plugin that pytest loads by
  *   itself, since `python -m pytest` puts the working folder on `sys.path`); a `pytest11` entry
  *   point in `setup.py`;
- * - pytest configuration: `pytest.ini`, `.pytest.ini`, and the pytest sections of `setup.cfg`
+ * - pytest configuration: `pytest.ini`, `.pytest.ini`, `pytest.toml`, `.pytest.toml` (pytest 9 reads
+ *   them first), and the pytest sections of `setup.cfg`
  *   (`[tool:pytest]`), `tox.ini` (`[pytest]`) and `pyproject.toml` (`[tool.pytest.ini_options]`,
  *   `[tool.pytest]`), plus entry-point sections naming `pytest11` (`addopts = -p ...`,
  *   `python_files`, `testpaths`... all change what runs); changes to the keys `markers`,
@@ -59,6 +60,9 @@ const JS_CONFIG = [
   /^babel\.config\.[cm]?js(on)?$/,
   /^\.npmrc$/,
 ];
+
+/** pytest's own settings files, whole (pytest 9 reads `pytest.toml` and `.pytest.toml` before the others). */
+const PYTEST_SETTINGS_FILES = new Set(['pytest.ini', '.pytest.ini', 'pytest.toml', '.pytest.toml']);
 
 const PY_SHADOWS = new Set(['pytest.py', 'py.py', 'pluggy.py', 'sitecustomize.py', 'usercustomize.py']);
 /** Module names whose compiled forms (`pytest.cpython-311-x86_64-linux-gnu.so`, `pytest.abi3.so`) shadow too. */
@@ -201,7 +205,7 @@ export function scanPatch(patch: string, configText: Record<string, string> = {}
       );
       continue;
     }
-    if (base === 'pytest.ini' || base === '.pytest.ini') {
+    if (PYTEST_SETTINGS_FILES.has(base)) {
       add(
         'runner-config',
         path,

@@ -278,12 +278,24 @@ def _test_origins(session):
     for an inherited method the module of the class that defines it)."""
     out = []
     seen = {}
+    real = {}
+
+    def real_path(path):
+        # One realpath (an lstat per component) per file, not two per test; keyed by a plain str.
+        try:
+            key = "%s" % (path,)
+        except Exception:
+            return None
+        if key not in real:
+            real[key] = _real_path(key)
+        return real[key]
+
     for item in session.items:
         try:
             if not hasattr(item, "originalname"):
                 continue
             module = getattr(item, "module", None)
-            expected = _real_path(getattr(module, "__file__", None) or "")
+            expected = real_path(getattr(module, "__file__", None) or "")
             name = item.originalname or item.name.split("[")[0]
             cls = getattr(item, "cls", None)
             owner = None
@@ -294,11 +306,11 @@ def _test_origins(session):
                         break
                 if owner is not None:
                     mod = _sys.modules.get(type.__dict__["__module__"].__get__(owner) or "")
-                    expected = _real_path(getattr(mod, "__file__", None) or "") or expected
+                    expected = real_path(getattr(mod, "__file__", None) or "") or expected
             if not expected:
                 continue
             code = _run_code(item.obj)
-            cfile = _real_path(code.co_filename) if code is not None else None
+            cfile = real_path(code.co_filename) if code is not None else None
             if cfile == expected:
                 continue
             key = (expected, owner.__name__ if owner is not None else None, name)

@@ -16,6 +16,8 @@ export const RUNNER_GLOBS = [
   '**/conftest.py',
   '**/pytest.ini',
   '**/.pytest.ini',
+  '**/pytest.toml',
+  '**/.pytest.toml',
   '**/setup.cfg',
   '**/tox.ini',
   '**/pyproject.toml',
