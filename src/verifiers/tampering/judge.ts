@@ -27,7 +27,16 @@ import {
   MAX_WALK_ENTRIES,
   parseListing,
 } from './host-fingerprint.ts';
-import { configTextScript, readConfigTexts, scanPatch, sectionedConfigsIn } from './patch-scan.ts';
+import {
+  configTextScript,
+  createdTopLevelModules,
+  importableScript,
+  importRoots,
+  readConfigTexts,
+  readImportable,
+  scanPatch,
+  sectionedConfigsIn,
+} from './patch-scan.ts';
 import { type ArmedProbes, armProbes, disarmProbes, type ProbeFiles, readProbeFiles } from './probes.ts';
 import {
   compareFingerprints,
@@ -53,7 +62,14 @@ export class TamperingCheck {
     before: `@@berth-fingerprint-${randomBytes(8).toString('hex')}@@`,
     ready: `@@berth-probe-ready-${randomBytes(8).toString('hex')}@@`,
     after: `@@berth-after-${randomBytes(8).toString('hex')}@@`,
+    importable: `@@berth-importable-${randomBytes(8).toString('hex')}@@`,
   };
+  /** Folders the test command puts modules first on `sys.path` from ('' = the repository's top). */
+  private readonly importRoots: string[];
+  /** Top-level modules the patch creates there: asked about in the bookkeeping script. */
+  private readonly createdModules: string[];
+  /** Which of `createdModules` the environment's python imports from outside the repository. */
+  private importable = new Set<string>();
   private configText: Record<string, string> = {};
   private before = new Map<string, string>();
   private after = new Map<string, string>();
@@ -99,6 +115,8 @@ export class TamperingCheck {
     private readonly options: TamperingCheckOptions,
   ) {
     this.sectioned = options.patch ? sectionedConfigsIn(options.patch) : [];
+    this.importRoots = importRoots(options.command);
+    this.createdModules = options.patch ? createdTopLevelModules(options.patch, this.importRoots) : [];
     // Local probes are in place once armed; a container's are made by the bookkeeping script.
     this.ready = env.kind === 'local';
     this.hostRepo = env.kind === 'local' ? env.workdir : undefined;
@@ -129,9 +147,18 @@ export class TamperingCheck {
     return this.armed;
   }
 
-  /** Shell lines run first in the bookkeeping script: the patch's pytest settings files as it left them. */
+  /**
+   * Shell lines run first in the bookkeeping script: the patch's pytest settings files as it left
+   * them, then which of the top-level modules it creates the environment's python imports from
+   * outside the repository (shadows of pytest's dependencies and installed distributions).
+   */
   preScript(): string {
-    return configTextScript(this.sectioned, this.marks.configs);
+    return [
+      configTextScript(this.sectioned, this.marks.configs),
+      importableScript(this.createdModules, this.marks.importable, this.options.command),
+    ]
+      .filter((l) => l !== '')
+      .join('\n');
   }
 
   /**
@@ -153,7 +180,9 @@ export class TamperingCheck {
   absorbBookkeeping(output: string): string {
     const configs = readConfigTexts(output, this.sectioned, this.marks.configs);
     this.configText = configs.texts;
-    let rest = configs.rest;
+    const importable = readImportable(configs.rest, this.marks.importable);
+    this.importable = importable.names;
+    let rest = importable.rest;
     const at = rest.indexOf(`${this.marks.before}\n`);
     if (at !== -1) {
       const tail = rest.slice(at + this.marks.before.length + 1);
@@ -356,7 +385,13 @@ export class TamperingCheck {
   }): TamperRecord {
     const findings: TamperFinding[] = [];
     const notes: string[] = [];
-    if (this.options.patch) findings.push(...scanPatch(this.options.patch, this.configText));
+    if (this.options.patch)
+      findings.push(
+        ...scanPatch(this.options.patch, this.configText, {
+          names: this.importable,
+          roots: this.importRoots,
+        }),
+      );
     const patchPaths = new Set(
       this.options.patch
         ? patchFiles(this.options.patch).flatMap((f) =>
