@@ -50,7 +50,7 @@ import {
 import { gatewayAccess } from '../models/access.ts';
 import { DEFAULT_OUTPUT_BYTES } from '../sandbox/limits.ts';
 import type { McpServer } from '../tasks/task.ts';
-import { AgentTimeoutError } from '../trials/errors.ts';
+import { AgentTimeoutError, AgentWorkError } from '../trials/errors.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
 import { shellQuote } from '../util/shell.ts';
 import { VERSION } from '../version.ts';
@@ -310,7 +310,9 @@ export async function diffBase(environment: Environment): Promise<string> {
  * The repository's changes against `base`, untracked files included and ignored ones not
  * (`git add -A && git diff --cached`), binary-safe, without renames (so every method of the
  * apply chain reads it).
- * @throws Error when git fails or the diff passes 50 MiB.
+ * @throws AgentWorkError when git fails on the work folder (a path git refuses, such as
+ *   `.GIT/x`; a corrupt index; its timeout) or the diff passes 50 MiB: the agent's doing, never
+ *   retried (src/trials/errors.ts).
  */
 export async function agentDiff(
   environment: Pick<Environment, 'exec'>,
@@ -328,9 +330,11 @@ export async function agentDiff(
     maxOutputBytes: MAX_DIFF_BYTES,
     ...(signal ? { signal } : {}),
   });
+  if (out.truncated) throw new AgentWorkError(`its diff is larger than ${MAX_DIFF_BYTES} bytes`);
   if (out.exitCode !== 0)
-    throw new Error(`taking the agent's diff failed (exit ${out.exitCode}): ${out.output.slice(-500)}`);
-  if (out.truncated) throw new Error(`the agent's diff is larger than ${MAX_DIFF_BYTES} bytes`);
+    throw new AgentWorkError(
+      `git failed on its work folder (${out.timedOut ? 'timed out' : `exit ${out.exitCode}`}): ${out.output.slice(-500)}`,
+    );
   return out.output;
 }
 

@@ -251,6 +251,16 @@ export interface Environment {
    */
   killStrayProcesses?(): Promise<number>;
   /**
+   * Capability "halt": stops every process of the environment for good, at once (Docker: the
+   * container is paused, its processes frozen by the cgroup freezer until `stop()` removes it;
+   * local: every command still running is killed with its process group, pid namespace and
+   * cgroup, and waited for). Its file system stays readable by `archive` and `download`, its
+   * limits' counters by `limits.takeHits`; no command runs in it after. For reading what an
+   * agent left while nothing of the agent's can still write it (src/trials/agent-work.ts). Safe
+   * to call twice.
+   */
+  halt?(): Promise<void>;
+  /**
    * Capability "process list": the environment's running processes as the engine lists them
    * from outside (Docker's `top`: each as `<pid> <start time>`, host pids, start times to the
    * second, so a reused pid reads differently). Nothing inside the environment can edit it.
@@ -266,9 +276,13 @@ export interface Environment {
    * Capability "folder transfer": a tar stream of the folder `path` inside the environment
    * (its last component as the archive's top name), for `extractArchive` of another
    * environment: a work folder crosses from one container to another without touching the host.
+   * Files are stored expanded (a sparse file's holes as zeros): bound it (src/util/tar-bound.ts).
    */
   archive?(path: string): Promise<Readable>;
-  /** Extracts a tar stream (from `archive`) into the folder `path` inside the environment. */
+  /**
+   * Extracts a tar stream (from `archive`) into the folder `path` inside the environment; when
+   * the stream fails, its error is thrown (what was extracted so far stays).
+   */
   extractArchive?(path: string, archive: Readable): Promise<void>;
   /**
    * Capability "install cache": the environment keeps its repository after the dataset's

@@ -49,7 +49,11 @@ export interface RetryPolicy {
   max_wait_sec: number;
 }
 
-/** Harbor's default: no retry; timeouts and reward-file errors are never retried. */
+/**
+ * Harbor's default: no retry; timeouts and reward-file errors are never retried. berth adds
+ * `AgentWorkError` (the agent's work cannot be taken, src/trials/errors.ts): the agent can cause
+ * it at will, so retrying it would give the agent another attempt whenever it liked.
+ */
 export const DEFAULT_RETRY: RetryPolicy = {
   max_retries: 0,
   include_exceptions: null,
@@ -59,6 +63,7 @@ export const DEFAULT_RETRY: RetryPolicy = {
     'RewardFileNotFoundError',
     'RewardFileEmptyError',
     'VerifierOutputParseError',
+    'AgentWorkError',
   ],
   wait_multiplier: 1,
   min_wait_sec: 1,

@@ -43,6 +43,7 @@ const EXCEPTION_PHASE: Record<string, PhaseName> = {
   AgentSetupError: 'agent_setup',
   AgentTimeoutError: 'agent',
   NonZeroAgentExitCodeError: 'agent',
+  AgentWorkError: 'agent',
   VerifierTimeoutError: 'verifier',
   RewardFileNotFoundError: 'verifier',
   RewardFileEmptyError: 'verifier',

@@ -1,9 +1,15 @@
+import { existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Environment } from '../environments/environment.ts';
 import { type LocalEnvironment, LocalEnvironmentProvider } from '../environments/local/local.ts';
+import { DEFAULT_RETRY, shouldRetry } from '../jobs/job-files.ts';
+import { type LimitRequest, MiB } from '../sandbox/limits.ts';
 import type { Task } from '../tasks/task.ts';
 import { takeAgentWork } from './agent-work.ts';
+import { AgentWorkError } from './errors.ts';
 
 const SNAPSHOT = {
   files: {
@@ -44,8 +50,11 @@ afterAll(async () => {
   for (const env of started) await env.stop();
 });
 
-async function start(): Promise<LocalEnvironment> {
-  const env = await new LocalEnvironmentProvider({ installCache: false }).start({
+async function start(limits?: LimitRequest): Promise<LocalEnvironment> {
+  const env = await new LocalEnvironmentProvider({
+    installCache: false,
+    ...(limits ? { limits } : {}),
+  }).start({
     task: task(),
     jobId: 'agent-work-test',
     trialDir: tmpdir(),
@@ -145,6 +154,74 @@ describe('takeAgentWork (local)', () => {
     // The gitlink is unchanged: no submodule line in the diff.
     expect(diff).not.toContain('Subproject');
   }, 60_000);
+
+  it("halts the agent's environment first: a command of the agent's still running stops writing before the copy", async () => {
+    const agent = await start();
+    const fresh = await start();
+    // An agent the engine stopped waiting for (its timeout): its command still runs, rewriting a file.
+    const writer = agent.exec('i=0; while :; do i=$((i+1)); echo $i > .tick && mv -f .tick clock.txt; done');
+    const clock = join(agent.workdir, 'clock.txt');
+    for (let i = 0; i < 100 && !(existsSync(clock) && readFileSync(clock).length); i++) await sleep(50);
+    const diff = await takeAgentWork(agent, fresh, fresh.baseCommit);
+    expect((await writer).exitCode).not.toBe(0);
+    // Nothing writes the folder any more, and the copy is what it holds.
+    const last = readFileSync(clock, 'utf8');
+    await sleep(500);
+    expect(readFileSync(clock, 'utf8')).toBe(last);
+    expect(diff).toContain(`+++ b/clock.txt\n@@ -0,0 +1 @@\n+${last}`);
+    await expect(agent.exec('true')).rejects.toThrow(/halted/);
+  }, 60_000);
+
+  it('refuses a work folder whose copy passes the disk limit: sparse files count at their full size', async () => {
+    const limits: LimitRequest = { writableBytes: 64 * MiB };
+    const agent = await start(limits);
+    const fresh = await start(limits);
+    // 100 GiB of sparse files, none past the file size limit (64 MiB here), on a 64 MiB tmpfs.
+    const acted = await agent.exec(
+      'echo fix >> notes.txt; python3 -c \'for i in range(1, 1601): open(f"s{i}.bin", "wb").truncate(64 << 20)\'',
+    );
+    expect(acted.exitCode, acted.output).toBe(0);
+    const started = performance.now();
+    const taken = takeAgentWork(agent, fresh, fresh.baseCommit);
+    await expect(taken).rejects.toBeInstanceOf(AgentWorkError);
+    await expect(taken).rejects.toThrow(
+      /"repo\/s\d+\.bin" \(67108864 bytes\) takes the copy past its cap of 67108864 bytes/,
+    );
+    const seconds = (performance.now() - started) / 1000;
+    expect(seconds).toBeLessThan(30);
+    console.log(`sparse: refused in ${seconds.toFixed(1)} s`);
+    // Nothing of it is left in the fresh environment.
+    const left = await fresh.exec('ls .git | grep berth-agent-work; git status --porcelain; true');
+    expect(left.output.trim()).toBe('');
+  }, 120_000);
+
+  it("a work folder git refuses (a .GIT/x entry) is the agent's failure: AgentWorkError, which -r does not retry", async () => {
+    const agent = await start();
+    const fresh = await start();
+    const acted = await agent.exec("mkdir .GIT && printf 'x\\n' > .GIT/x && printf 'two\\n' >> notes.txt");
+    expect(acted.exitCode, acted.output).toBe(0);
+    const error = await takeAgentWork(agent, fresh, fresh.baseCommit).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(AgentWorkError);
+    expect((error as Error).message).toContain("invalid path '.GIT/x'");
+    const retry = { ...DEFAULT_RETRY, max_retries: 3 };
+    expect(shouldRetry(retry, (error as Error).name)).toBe(false);
+    // A generic error (what this was before) is retried under the same policy, as in Harbor.
+    expect(shouldRetry(retry, 'Error')).toBe(true);
+  }, 60_000);
+
+  it("a diff past 50 MiB is the agent's failure (AgentWorkError)", async () => {
+    const agent = await start();
+    const fresh = await start();
+    // Text that compresses well: git stores it cheaply, its diff is still 53 MB.
+    const acted = await agent.exec("yes 'a line of the agent' | head -c 53000000 > big.txt");
+    expect(acted.exitCode, acted.output).toBe(0);
+    await expect(takeAgentWork(agent, fresh, fresh.baseCommit)).rejects.toThrow(
+      new AgentWorkError(`its diff is larger than ${50 * 1024 * 1024} bytes`),
+    );
+  }, 120_000);
 
   it('refuses an environment that cannot carry its work folder', async () => {
     const fresh = await start();

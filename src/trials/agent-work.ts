@@ -9,11 +9,19 @@
  * under the same id (gitreset, `multilingual-go-forged-base-object`: `git checkout <base> -- f`
  * put back the agent's copy of a base test file). So:
  *
- * 1. the agent's work folder is carried, as a tar stream, into a side folder of the FRESH
+ * 1. the agent's environment is halted (`Environment.halt`: Docker's container paused, its
+ *    processes frozen; locally every command still running killed with its pid namespace and
+ *    cgroup), so nothing of the agent's writes its folder while it is read (trust13: a writer
+ *    the agent left running applied a fix after the agent returned, before the copy). The
+ *    engine halts it as soon as the agent returns; this call makes sure;
+ * 2. the agent's work folder is carried, as a tar stream, into a side folder of the FRESH
  *    environment, inside its `.git` (`Environment.archive` / `extractArchive`: Docker's engine,
  *    from container to container; locally berth's own `tar` on the host and a sandboxed `tar -x`
- *    as the fresh environment's uid). Nothing runs in the agent's environment;
- * 2. there, git compares it with the base: the fresh environment's `.git` (config, objects, no
+ *    as the fresh environment's uid). Nothing runs in the agent's environment. The stream is
+ *    bounded by the environment's disk limit (src/util/tar-bound.ts: files are stored expanded,
+ *    so a sparse `truncate -s 100G` file counts 100 GiB and is refused at its header, before a
+ *    byte of it is written): past it, AgentWorkError, the agent's failure;
+ * 3. there, git compares it with the base: the fresh environment's `.git` (config, objects, no
  *    hook of the agent's) is the repository, the side folder only the work tree, with an index
  *    made from the base tree and an object folder of its own (the fresh store is not written).
  *    Every `.git` (file or folder) in the side folder is removed before git runs: the top one
@@ -22,21 +30,33 @@
  *    clean filter ran as the fresh environment's uid); hooks and fsmonitor are off, the diff
  *    runs no external diff or textconv; no filter driver is named in the fresh config, so a
  *    `.gitattributes` of the agent's runs nothing;
- * 3. the side folder goes; the engine applies the diff to the fresh work folder (as a `command`
+ * 4. the side folder goes; the engine applies the diff to the fresh work folder (as a `command`
  *    agent's SWE-bench diff) and the verifier runs there.
+ *
+ * What the agent's work folder holds can make steps 2 and 3 fail: git refuses a `.GIT/x` entry,
+ * the diff passes 50 MiB, a copy too big for the fresh environment's disk. That is the agent's
+ * failure (`AgentWorkError`: reward 0, never retried by default), not a generic error that a
+ * retry (`-r`) or a resume would run again: an agent that could force one would get another
+ * attempt whenever it liked. berth's own steps (the side folder, the base index) stay errors.
  */
 import { randomBytes } from 'node:crypto';
 import { posix } from 'node:path';
+import { pipeline } from 'node:stream';
 import { agentDiff, GIT } from '../agents/command.ts';
 import type { Environment, ExecOptions } from '../environments/environment.ts';
+import { DEFAULT_LIMITS } from '../sandbox/limits.ts';
 import { shellQuote } from '../util/shell.ts';
+import { boundTar, TarBoundError } from '../util/tar-bound.ts';
+import { AgentWorkError } from './errors.ts';
 
 /**
  * The agent's changes in `agent` (its work folder) against `base`, as `git add -A && git diff
  * --cached --binary` gives them, computed in `fresh` (an environment of the same task in which
- * nothing of the agent's ran, whose repository holds `base`).
- * @throws Error when an environment cannot carry its work folder, the copy or git fails, or
- *   the diff passes 50 MiB.
+ * nothing of the agent's ran, whose repository holds `base`). `agent` is halted first.
+ * @throws AgentWorkError when the agent's work folder cannot be carried into `fresh` (its copy
+ *   passes `agent`'s disk limit, 10 GiB when it has none), a `.git` in it cannot be removed, git
+ *   fails on it or the diff passes 50 MiB; Error when an environment has no way to carry a
+ *   folder, or berth's own side folder or base index fails.
  */
 export async function takeAgentWork(
   agent: Environment,
@@ -44,8 +64,9 @@ export async function takeAgentWork(
   base: string,
   signal?: AbortSignal,
 ): Promise<string> {
-  if (!agent.archive || !fresh.extractArchive)
+  if (!agent.archive || !agent.halt || !fresh.extractArchive)
     throw new Error(`a ${agent.kind} environment cannot carry the agent's work folder into a fresh one`);
+  await agent.halt();
   const repo = fresh.workdir.replace(/\/+$/, '');
   const gitDir = `${repo}/.git`;
   const side = `${gitDir}/berth-agent-work-${randomBytes(6).toString('hex')}`;
@@ -54,7 +75,22 @@ export async function takeAgentWork(
   const made = await fresh.exec(`mkdir -p -- ${shellQuote(`${side}/objects`)}`, common);
   if (made.exitCode !== 0) throw new Error(`cannot make ${side}: ${made.output.slice(-500)}`);
   try {
-    await fresh.extractArchive(side, await agent.archive(agent.workdir));
+    try {
+      const cap = agent.limits?.record.disk_bytes ?? DEFAULT_LIMITS.diskBytes;
+      const bounded = boundTar(cap);
+      // A failure of either ends both (the producer stops reading); extractArchive throws it.
+      pipeline(await agent.archive(agent.workdir), bounded, () => undefined);
+      await fresh.extractArchive(side, bounded);
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      if (error instanceof TarBoundError)
+        throw new AgentWorkError(
+          `${error.message}, the environment's disk limit (a sparse file counts at its full size)`,
+        );
+      throw new AgentWorkError(
+        `its work folder could not be carried into the fresh environment: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
     // No repository of the agent's in its copy: where the base has a gitlink and the copy a
     // `.git` there, `git add` runs `git status` in that folder with that `.git`'s config (its
     // filters run). A gitlink with no repository behind it stays as the base has it. A folder
@@ -66,8 +102,8 @@ export async function takeAgentWork(
       common,
     );
     if (nested.exitCode !== 0)
-      throw new Error(
-        `cannot remove the repositories in the agent's work folder: ${nested.output.slice(-500)}`,
+      throw new AgentWorkError(
+        `the repositories in its work folder cannot be removed: ${nested.output.slice(-500)}`,
       );
     // The fresh repository, the agent's files as its work tree; no config of the agent's.
     const env: Record<string, string> = {

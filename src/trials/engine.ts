@@ -18,6 +18,7 @@ import { applyPatch, isEmptyPatch } from './apply-patch.ts';
 import { collectArtifacts, uploadArtifacts } from './artifacts.ts';
 import {
   AgentTimeoutError,
+  AgentWorkError,
   CancelledError,
   EnvironmentRepositoryError,
   EnvironmentSetupError,
@@ -555,21 +556,27 @@ class TrialRun {
     const setupOk = await this.stepSetup(step, target, prefix);
     let agentResult: AgentResult | undefined;
     if (setupOk) {
-      agentResult = await this.agentStep(plan, step, target, prefix, context.solutionEnv);
-      if (!plan.multiStep) {
-        if (agentResult === undefined && this.verifierOf(step).needsAgentResult)
-          throw new Error('the agent returned no result');
-        if (agentResult?.patch !== undefined) {
-          const patch = agentResult.patch;
-          const fresh = agentResult.gradeInFreshEnvironment === true;
-          const ended = await this.phase('patch', stepName, () => this.patchPhase(patch, fresh));
-          if (ended) return { result: target, ended: true };
-        } else if (this.verifierOf(step).gradesInFreshEnvironment) {
-          // The agent acted in its environment: its work goes, as a diff, into a fresh one.
-          const taken = await this.phase('patch', stepName, () => this.workPhase(plan.healthcheck));
-          if (taken.ended) return { result: target, ended: true };
-          agentResult = { ...(agentResult ?? {}), patch: taken.patch, gradeInFreshEnvironment: true };
+      try {
+        agentResult = await this.agentStep(plan, step, target, prefix, context.solutionEnv);
+        if (!plan.multiStep) {
+          if (agentResult === undefined && this.verifierOf(step).needsAgentResult)
+            throw new Error('the agent returned no result');
+          if (agentResult?.patch !== undefined) {
+            const patch = agentResult.patch;
+            const fresh = agentResult.gradeInFreshEnvironment === true;
+            const ended = await this.phase('patch', stepName, () => this.patchPhase(patch, fresh));
+            if (ended) return { result: target, ended: true };
+          } else if (this.verifierOf(step).gradesInFreshEnvironment) {
+            // The agent acted in its environment: its work goes, as a diff, into a fresh one.
+            const taken = await this.phase('patch', stepName, () => this.workPhase(plan.healthcheck));
+            if (taken.ended) return { result: target, ended: true };
+            agentResult = { ...(agentResult ?? {}), patch: taken.patch, gradeInFreshEnvironment: true };
+          }
         }
+      } catch (error) {
+        // The agent's diff (command, deckhand) or its work folder (workPhase) cannot be taken.
+        if (!(error instanceof AgentWorkError) || this.signal?.aborted) throw error;
+        return this.agentWorkFailed(error, target, prefix);
       }
     }
     // The task's artifacts, then the job's (Harbor's `--artifact`).
@@ -631,6 +638,25 @@ class TrialRun {
       ];
     }
     return { result: target, verdict };
+  }
+
+  /**
+   * The agent's work cannot be taken (`AgentWorkError`: git refused its work folder, the diff
+   * passed 50 MiB...): the agent's failure, recorded as its phase's. The trial ends with reward
+   * 0, not resolved (fail closed); its result has a verdict, so neither a retry (the error is
+   * excluded by default) nor a resume runs it again.
+   */
+  private agentWorkFailed(error: AgentWorkError, target: StepResult, prefix: string): StepOutcome {
+    const info = this.record(exceptionInfo(error, prefix));
+    target.exception_info ??= info;
+    const berth = this.result.berth;
+    berth.status = 'error';
+    berth.resolved = false;
+    berth.note = [...this.notes, `${info.exception_type}: ${info.exception_message.split('\n')[0]}`].join(
+      '; ',
+    );
+    this.result.verifier_result = { rewards: { reward: 0 } };
+    return { result: target, ended: true };
   }
 
   private verifierOf(step: StepPlan): Verifier {
@@ -703,6 +729,25 @@ class TrialRun {
     this.setupBaseline = undefined;
     this.setupChanges = undefined;
     let agentResult: AgentResult | undefined;
+    // Work taken into a fresh environment (workPhase) is what the folder holds when the agent
+    // ends: from then on nothing of the agent's runs, not during the phase's limit checks, nor
+    // while its logs are copied and the fresh environment starts (src/trials/agent-work.ts).
+    const takesWork =
+      !plan.multiStep &&
+      this.runtime.verifiers.find((v) => v.kind === step.verifier.task.verifier.kind)
+        ?.gradesInFreshEnvironment === true;
+    const haltAfter = async (running: Promise<AgentResult>): Promise<AgentResult> => {
+      let left: AgentResult | undefined;
+      try {
+        left = await running;
+        return left;
+      } catch (error) {
+        left = error instanceof AgentTimeoutError ? error.partialResult : undefined;
+        throw error;
+      } finally {
+        if (takesWork && left?.patch === undefined) await env.halt?.();
+      }
+    };
     // The model token lives for the agent phase only: a new one for each step's agent.
     this.models?.session.resume();
     try {
@@ -714,19 +759,21 @@ class TrialRun {
           await applyPhaseNetwork(env, step.networkTask, 'agent');
           // A resource limit hit by the agent is its error (AgentOutOfMemoryError, ...), whatever it threw.
           return withLimitErrors('agent', env, () =>
-            withTimeout(
-              this.agent.run({
-                task: agentTask,
-                environment,
-                attempt: this.spec.trial.attempt,
-                logDir: join(this.trialDir, 'agent'),
-                emit: this.emitEvent,
-                ...(this.models ? { models: this.models.session } : {}),
-                ...(timeoutSec !== undefined ? { timeoutSec } : {}),
-                ...(this.signal ? { signal: this.signal } : {}),
-              }),
-              timeoutSec !== undefined ? timeoutSec + AGENT_TIMEOUT_GRACE_SEC : undefined,
-              () => new AgentTimeoutError(`the agent did not finish within ${timeoutSec} s`),
+            haltAfter(
+              withTimeout(
+                this.agent.run({
+                  task: agentTask,
+                  environment,
+                  attempt: this.spec.trial.attempt,
+                  logDir: join(this.trialDir, 'agent'),
+                  emit: this.emitEvent,
+                  ...(this.models ? { models: this.models.session } : {}),
+                  ...(timeoutSec !== undefined ? { timeoutSec } : {}),
+                  ...(this.signal ? { signal: this.signal } : {}),
+                }),
+                timeoutSec !== undefined ? timeoutSec + AGENT_TIMEOUT_GRACE_SEC : undefined,
+                () => new AgentTimeoutError(`the agent did not finish within ${timeoutSec} s`),
+              ),
             ),
           );
         },
@@ -801,7 +848,8 @@ class TrialRun {
 
   /**
    * The work of an agent that acted in its environment, for a verifier that grades it in a fresh
-   * one (`Verifier.gradesInFreshEnvironment`): a fresh environment of the task is started, the
+   * one (`Verifier.gradesInFreshEnvironment`): the agent's environment is halted (nothing of the
+   * agent's runs from here on), a fresh environment of the task is started, the
    * agent's work folder is taken into it as a diff without running anything of the agent's
    * (src/trials/agent-work.ts), the agent's environment is stopped, and the diff is graded as a
    * `command` agent's SWE-bench diff (`patchPhase`) in the fresh one.
@@ -810,6 +858,8 @@ class TrialRun {
     healthcheck: TrialPlan['healthcheck'],
   ): Promise<{ ended: true } | { ended: false; patch: string }> {
     const agentEnvironment = this.liveEnvironment();
+    // Before the fresh environment starts: what the agent left running stops writing now.
+    await agentEnvironment.halt?.();
     const fresh = await this.startVerifierCopy(healthcheck);
     let patch: string;
     const base = fresh.baseCommit ?? this.baseCommit;

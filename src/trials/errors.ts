@@ -39,6 +39,24 @@ export class StepSetupError extends Error {
   override name = 'StepSetupError';
 }
 
+/**
+ * The agent's work cannot be taken: its diff against the base could not be made (git refused
+ * what its work folder holds, e.g. a `.GIT/x` entry; the diff passed 50 MiB; git failed or timed
+ * out on it), or its work folder could not be carried into the fresh environment that grades it
+ * (src/trials/agent-work.ts). The agent's failure, not berth's: the trial ends with reward 0
+ * (fail closed, `berth.status` `error`), and a retry (`-r`) does not run it again by default
+ * (src/jobs/job-files.ts `DEFAULT_RETRY`): an agent that could force a retryable error would
+ * get another attempt whenever it liked.
+ */
+export class AgentWorkError extends Error {
+  override name = 'AgentWorkError';
+  constructor(message: string) {
+    super(`the agent's work cannot be taken: ${message}`);
+    // The agent's doing, not a fault of berth's: no stack frames in the record.
+    this.stack = `${this.name}: ${this.message}`;
+  }
+}
+
 /** Cancellation (Ctrl-C), named as asyncio names it in Harbor. */
 export class CancelledError extends Error {
   override name = 'CancelledError';

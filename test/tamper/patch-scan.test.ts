@@ -1,12 +1,24 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { scanPatch, sectionedConfigsIn } from '../../src/verifiers/tampering/patch-scan.ts';
+import {
+  createdTopLevelModules,
+  importableScript,
+  importRoots,
+  readImportable,
+  scanPatch,
+  sectionedConfigsIn,
+} from '../../src/verifiers/tampering/patch-scan.ts';
 import { dataDir, hasData } from '../helpers/data.ts';
 import { makeDiff } from '../helpers/diff.ts';
 
-const kinds = (patch: string, text: Record<string, string> = {}) =>
-  scanPatch(patch, text).map((f) => `${f.kind}:${f.paths?.[0]}`);
+const kinds = (
+  patch: string,
+  text: Record<string, string> = {},
+  importable?: Parameters<typeof scanPatch>[2],
+) => scanPatch(patch, text, importable).map((f) => `${f.kind}:${f.paths?.[0]}`);
 
 describe('scanPatch', () => {
   it('flags any conftest.py, created or changed, and pytest.ini', async () => {
@@ -16,6 +28,17 @@ describe('scanPatch', () => {
     expect(kinds(await makeDiff({ 'conftest.py': 'a = 1\n' }, { 'conftest.py': 'a = 2\n' }))).toEqual([
       'runner-plugin:conftest.py',
     ]);
+  });
+
+  it('flags pytest 9 settings files pytest.toml and .pytest.toml, created or changed', async () => {
+    expect(
+      kinds(
+        await makeDiff(
+          { '.pytest.toml': '[pytest]\n' },
+          { 'pytest.toml': '[pytest]\naddopts = ["-p", "x"]\n', '.pytest.toml': '[pytest]\nx = 1\n' },
+        ),
+      ).sort(),
+    ).toEqual(['runner-config:.pytest.toml', 'runner-config:pytest.toml']);
   });
 
   it('flags shadows the patch creates, not changes to existing files of the repository (pytest itself)', async () => {
@@ -67,6 +90,53 @@ describe('scanPatch', () => {
         'runner-shadow:subprocess/__init__.py',
       ].sort(),
     );
+  });
+
+  it("flags a created top-level module the environment's python imports from outside the repository (breaker9)", async () => {
+    const patch = await makeDiff(
+      { 'pygments.py': 'old\n' },
+      {
+        'pygments.py': 'new\n',
+        'iniconfig.py': 'x',
+        'src/packaging/__init__.py': 'x',
+        'intervals/iniconfig.py': 'x',
+        'tests/__init__.py': 'x',
+        'helpers.py': 'x',
+      },
+    );
+    const roots = importRoots('PYTHONPATH=./src:/opt/x python -m pytest tests');
+    expect(roots).toEqual(['', 'src']);
+    expect(createdTopLevelModules(patch, roots).sort()).toEqual(['helpers', 'iniconfig', 'packaging']);
+    const names = new Set(['iniconfig', 'packaging', 'pygments', 'tests', 'attr']);
+    // A changed module already shadowed before the patch (the repository's own): not flagged.
+    expect(kinds(patch, {}, { names, roots }).sort()).toEqual([
+      'runner-shadow:iniconfig.py',
+      'runner-shadow:src/packaging/__init__.py',
+    ]);
+    expect(kinds(patch, {}, { names: new Set(), roots })).toEqual([]);
+  });
+
+  it("asks a real python which names it imports from outside the repository, never the repository's own", () => {
+    const repo = mkdtempSync(join(tmpdir(), 'berth-importable-'));
+    try {
+      mkdirSync(join(repo, 'mypkg_berth'));
+      writeFileSync(join(repo, 'mypkg_berth', '__init__.py'), '');
+      writeFileSync(join(repo, 'json.py'), '');
+      const mark = '@@mark@@';
+      const script = `echo before-${mark}\n${importableScript(['json', 'sys', 'mypkg_berth', 'no_such_module_berth'], mark)}\necho after`;
+      const out = execFileSync('sh', ['-c', script], {
+        cwd: repo,
+        env: { ...process.env, PYTHONPATH: repo },
+        timeout: 60_000,
+      }).toString();
+      const rest = out.slice(out.indexOf('\n') + 1);
+      const read = readImportable(rest, mark);
+      expect([...read.names].sort()).toEqual(['json', 'sys']);
+      expect(read.rest).toBe('after\n');
+      expect(importableScript([], mark)).toBe('');
+    } finally {
+      rmSync(repo, { recursive: true, force: true });
+    }
   });
 
   it('flags distribution metadata and pytest11 entry points', async () => {

@@ -1,6 +1,6 @@
 /** The fingerprint of test and runner files, run by a real shell on a real repository. */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { hostFingerprints } from '../../src/verifiers/tampering/host-fingerprint.ts';
@@ -34,11 +34,18 @@ describe('fingerprints of test and runner files', () => {
     symlinkSync('/etc/passwd', join(dir, 'setup.cfg'));
     execFileSync('mkfifo', [join(dir, 'pytest.ini')]);
     writeFileSync(join(dir, 'README.md'), 'y\n');
+    writeFileSync(join(dir, 'tests', 'pytest.toml'), '[pytest]\n');
     const after = fingerprint(dir, ['tests/test_a.py', 'tests/new_in_patch.py']);
     const finding = compareFingerprints(before, after);
     expect(finding?.kind).toBe('changed-during-run');
     // A fifo is listed (find) but neither hashed nor waited on.
-    expect(finding?.paths).toEqual(['pytest.ini', 'setup.cfg', 'tests/conftest.py', 'tests/test_a.py']);
+    expect(finding?.paths).toEqual([
+      'pytest.ini',
+      'setup.cfg',
+      'tests/conftest.py',
+      'tests/pytest.toml',
+      'tests/test_a.py',
+    ]);
     expect(compareFingerprints(after, fingerprint(dir, ['tests/test_a.py']))).toBeUndefined();
   });
 
@@ -132,5 +139,28 @@ describe('fingerprints of test and runner files', () => {
         'x.egg-info/entry_points.txt',
       ]);
     }
+  });
+
+  it('refuses runner files whose names are not UTF-8 text: two such folders read as one name, and a change to one hid behind the other (trust12)', async () => {
+    const dir = await temp.make('berth-fingerprint-');
+    // d\376/conftest.py and d\377/conftest.py: read as UTF-8 both are d\uFFFD/conftest.py.
+    const folder = (byte: number) => Buffer.concat([Buffer.from(`${dir}/d`), Buffer.from([byte])]);
+    const conftest = (byte: number) => Buffer.concat([folder(byte), Buffer.from('/conftest.py')]);
+    for (const byte of [0xfe, 0xff]) {
+      mkdirSync(folder(byte));
+      writeFileSync(conftest(byte), 'collect_ignore = []\n');
+    }
+    execFileSync('git', ['init', '-q'], { cwd: dir });
+    const before = fingerprint(dir, []);
+    expect([...before.keys()]).toEqual(['d\uFFFD/conftest.py']);
+    // One line overwrote the other: the run rewrites the file whose line was not kept.
+    const kept = before.get('d\uFFFD/conftest.py')?.split(' ')[1]?.split('_')[0];
+    const hidden = [0xfe, 0xff].find((byte) => String(statSync(conftest(byte)).ino) !== kept) as number;
+    await new Promise((r) => setTimeout(r, 50));
+    writeFileSync(conftest(hidden), 'import os\nos.environ["FORGED"] = "1"\n');
+    const finding = compareFingerprints(before, fingerprint(dir, []));
+    expect(finding?.kind).toBe('undecodable-name');
+    expect(finding?.veto).toBe(true);
+    expect(finding?.paths).toEqual(['d\uFFFD/conftest.py']);
   });
 });

@@ -53,7 +53,7 @@ const task = (environment: Task['environment'], testCommand = 'true', passToPass
   });
 
 const provider = new LocalEnvironmentProvider();
-/** Whether trials here get the entry as an overlay (root, capped trial folders, python3, a kernel that lets it). */
+/** Whether trials here get the entry as an overlay (root, capped trial folders, perl, a kernel that lets it). */
 const overlaid = async () => isRoot && (await cappedFolderSupport()) === undefined;
 async function start(environment: Task['environment']): Promise<LocalEnvironment> {
   const env = await provider.start({ task: task(environment), jobId: 'install-cache', trialDir: tmpdir() });

@@ -81,6 +81,7 @@ export const registerMultilingual: RegisterCommand = (program: Command) => {
                   row.discarded_test_files.length
                     ? `discarded ${row.discarded_test_files.length} test file(s)`
                     : '',
+                  row.tampering ? 'tampering' : '',
                   row.exception ? row.exception.type : '',
                 ]
                   .filter(Boolean)

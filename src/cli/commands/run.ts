@@ -215,7 +215,7 @@ export const registerRun: RegisterCommand = (program: Command) => {
     )
     .option(
       '--retry-exclude <exception>',
-      'never retry these exception types (repeatable; default AgentTimeoutError, VerifierTimeoutError, RewardFileNotFoundError, RewardFileEmptyError, VerifierOutputParseError)',
+      'never retry these exception types (repeatable; default AgentTimeoutError, VerifierTimeoutError, RewardFileNotFoundError, RewardFileEmptyError, VerifierOutputParseError, AgentWorkError)',
       collect,
     )
     .option('--json', 'write one JSON document (docs/run-report.schema.json) to stdout')

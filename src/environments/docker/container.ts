@@ -596,6 +596,22 @@ export class DockerContainerEnvironment implements Environment {
     return Math.max(0, running - this.baselineCount);
   }
 
+  /**
+   * Capability "halt": freezes every process of the container at once (the engine's pause: the
+   * cgroup freezer, which no process of the container can leave or undo) and leaves it so until
+   * `stop()` removes it. Nothing of it runs again, not even the image's entrypoint; its file
+   * system stays readable (`archive`, `download`: the engine reads a paused container's) and its
+   * cgroup's counters too (the phase's limit checks); `exec` fails. Safe to call twice.
+   */
+  async halt(): Promise<void> {
+    try {
+      await this.container.pause();
+    } catch (error) {
+      // Paused already, or not running: nothing of it runs either way.
+      if ((error as { statusCode?: number }).statusCode !== 409) throw error;
+    }
+  }
+
   /** Capability "process list": `<pid> <start time>` of each process, from the engine's `top`. */
   async processList(): Promise<string[]> {
     const top = (await this.container.top({ ps_args: '-o pid,lstart' })) as {
@@ -617,9 +633,24 @@ export class DockerContainerEnvironment implements Environment {
     return (await this.container.getArchive({ path })) as Readable;
   }
 
-  /** Extracts a tar stream into the folder `path` of this container (the engine resolves it inside the container). */
+  /**
+   * Extracts a tar stream into the folder `path` of this container (the engine resolves it inside
+   * the container). A stream that fails ends the request (the engine keeps what it extracted so
+   * far) and its error is thrown.
+   */
   async extractArchive(path: string, archive: Readable): Promise<void> {
-    await this.container.putArchive(archive, { path });
+    const abort = new AbortController();
+    let failed: Error | undefined;
+    archive.once('error', (error) => {
+      failed ??= error;
+      abort.abort();
+    });
+    try {
+      await this.container.putArchive(archive, { path, abortSignal: abort.signal });
+    } catch (error) {
+      throw failed ?? error;
+    }
+    if (failed) throw failed;
   }
 
   /**

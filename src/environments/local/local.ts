@@ -191,8 +191,12 @@ export class LocalEnvironment implements Environment {
   toolInstall?: ToolInstallRecord;
   /** The install cache's entry of this environment's snapshot and install (see `cacheOn`). */
   installCache?: InstallCache;
-  /** Aborted by stop(): every running command's process group is killed. */
+  /** Aborted by halt() and stop(): every running command's process group is killed. */
   private readonly stopping = new AbortController();
+  /** Commands running now (`halt` waits for their ends). */
+  private readonly running = new Set<Promise<unknown>>();
+  /** Set by `halt`: no command runs after. */
+  private halted = false;
   /** The install cache entry whose verifier Go build cache the test run gets (go-cache.ts). */
   goEntry?: string;
   /** The entry's verifier Go build cache, mounted copy-on-write at start (install-cache.ts `restoreEntry`). */
@@ -261,13 +265,41 @@ export class LocalEnvironment implements Environment {
     return this.execWith(command, options, options.input);
   }
 
-  /** `exec`, with standard input that may also be a stream (`extractArchive`). */
+  /** `exec`, with standard input that may also be a stream (`extractArchive`); `halt` waits for it. */
   private async execWith(
     command: string,
     options: ExecOptions,
     input: string | Uint8Array | Readable | undefined,
   ): Promise<ExecResult> {
     if (this.stopped) throw new Error('the environment is stopped');
+    if (this.halted) throw new Error('the environment is halted: no command runs in it');
+    const run = this.execNow(command, options, input);
+    this.running.add(run);
+    try {
+      return await run;
+    } finally {
+      this.running.delete(run);
+    }
+  }
+
+  /**
+   * Capability "halt": kills every command still running (each one's process group, pid
+   * namespace and cgroup, as at its end: runToEnd) and waits until each has ended; no command
+   * runs after. The root stays as it is for `archive` and `download`. A command normally leaves
+   * nothing behind it; one still running is an agent's the engine gave up waiting for (its
+   * timeout). Safe to call twice.
+   */
+  async halt(): Promise<void> {
+    this.halted = true;
+    this.stopping.abort();
+    await Promise.allSettled([...this.running]);
+  }
+
+  private async execNow(
+    command: string,
+    options: ExecOptions,
+    input: string | Uint8Array | Readable | undefined,
+  ): Promise<ExecResult> {
     const network: NetworkPolicy = options.network ?? { mode: 'no-network' };
     const argv = ['bash', '-c', command];
     let prefix: string[] = [];
@@ -502,8 +534,8 @@ export class LocalEnvironment implements Environment {
   /**
    * Capability "folder transfer": a tar stream of the folder `path` (its last name as the
    * archive's top name), made by berth's own `tar` on the host, never the environment's: links
-   * are stored as links (never followed), fifos as fifos (never opened). Called when no command
-   * of the environment runs (each one's processes end with it). The stream fails when tar does.
+   * are stored as links (never followed), fifos as fifos (never opened). Called after `halt`,
+   * when no process of the environment runs. The stream fails when tar does.
    */
   async archive(path: string): Promise<Readable> {
     const full = join(this.root, this.belowRoot(path));

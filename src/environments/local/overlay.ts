@@ -13,11 +13,12 @@
  * copy-up then makes the trial's own file, as a copy would, so `chmod`, `utimes` and
  * `npm install` work as on a copy. (Entries owned per slot uid would need one entry per uid,
  * and a berth process claims a new block of uids; a shared group with g+w leaves files root's,
- * so the trial could not chmod them.) Node has no binding for these calls: a short Python
- * program (ctypes, Debian's python3) makes them, one process per trial.
+ * so the trial could not chmod them.) Node has no binding for these calls: a short Perl program
+ * (its `syscall`, no module) makes them, one process per trial.
  *
- * Where the overlay cannot be mounted (not root, no python3, a kernel or file system that
- * refuses idmapped or overlay mounts), {@link mountOverlay} says why and the caller copies.
+ * Where the overlay cannot be mounted (not root, no perl, an architecture whose syscall numbers
+ * berth does not know, a kernel or file system that refuses idmapped or overlay mounts),
+ * {@link mountOverlays} says why and the caller copies.
  */
 import { existsSync } from 'node:fs';
 import { chmod, chown, mkdir, rm, stat } from 'node:fs/promises';
@@ -26,59 +27,78 @@ import { execa } from 'execa';
 import { isRoot } from '../../sandbox/identity.ts';
 
 /**
- * The mounting program (Python 3, ctypes; open_tree and mount_setattr have one number on every
- * architecture since Linux 5.1's unified table). Arguments: uid, gid, then for each overlay
- * lower, target, upper, work. With uid and gid 0 the lower folders are used as they are, else
- * each is an idmapped detached clone (root -> uid/gid; one user namespace for all of them).
- * Exit 0 when every overlay is mounted; else none stays mounted and a line on stderr names the
- * call that failed.
+ * The mounting program (Perl: `perl-base` is part of every Debian system, and a `perl` with no
+ * module starts in a few milliseconds where `python3 -I -S` with `ctypes` took about 60 ms of
+ * CPU, docs/speed.md). Perl's `syscall` passes a number as a number and any other value as a
+ * pointer to its bytes (always NUL-terminated). open_tree and mount_setattr have one number on
+ * every architecture since Linux 5.1's unified table; unshare, mount and umount2 do not and come
+ * first in the arguments ({@link SYSCALLS}). Arguments: those three numbers, uid, gid, then for
+ * each overlay lower, target, upper, work. With uid and gid 0 the lower folders are used as
+ * they are, else each is an idmapped detached clone (root -> uid/gid; one user namespace for all
+ * of them). Exit 0 when every overlay is mounted; else none stays mounted and a line on stderr
+ * names the call that failed.
  */
 const MOUNT_PROGRAM = String.raw`
-import ctypes, os, struct, sys
-libc = ctypes.CDLL(None, use_errno=True)
-libc.syscall.restype = ctypes.c_long
-OPEN_TREE, MOUNT_SETATTR = 428, 442
-done = []
-def fail(what):
-    err = ctypes.get_errno()
-    for t in reversed(done): libc.umount2(t.encode(), 2)
-    sys.stderr.write(what + ": " + os.strerror(err) + "\n"); sys.exit(1)
-uid, gid = int(sys.argv[1]), int(sys.argv[2])
-layers = sys.argv[3:]
-userns = None
-if uid or gid:
-    ready_r, ready_w = os.pipe(); go_r, go_w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(ready_r); os.close(go_w)
-        if libc.unshare(0x10000000) != 0: os._exit(1)
-        os.write(ready_w, b"1"); os.read(go_r, 1); os._exit(0)
-    os.close(ready_w); os.close(go_r)
-    if os.read(ready_r, 1) != b"1":
-        os.waitpid(pid, 0); fail("unshare(CLONE_NEWUSER)")
-    for name, text in (("uid_map", "0 %d 1\n" % uid), ("setgroups", "deny\n"), ("gid_map", "0 %d 1\n" % gid)):
-        with open("/proc/%d/%s" % (pid, name), "w") as f: f.write(text)
-    userns = os.open("/proc/%d/ns/user" % pid, os.O_RDONLY | os.O_CLOEXEC)
-    os.close(go_w); os.waitpid(pid, 0)
-for i in range(0, len(layers), 4):
-    lower, target, upper, work = layers[i:i + 4]
-    if userns is not None:
-        fd = libc.syscall(OPEN_TREE, -100, lower.encode(), 1 | os.O_CLOEXEC)
-        if fd < 0: fail("open_tree")
+my ($nr_unshare, $nr_mount, $nr_umount2, $uid, $gid, @layers) = @ARGV;
+my (@done, $userns, $ns);
+sub fail {
+    my $why = "$_[0]: $!";
+    syscall($nr_umount2, $_, 2) for reverse @done;
+    print STDERR "$why\n";
+    exit 1;
+}
+if ($uid || $gid) {
+    pipe(my $ready_r, my $ready_w) or fail("pipe");
+    pipe(my $go_r, my $go_w) or fail("pipe");
+    my $pid = fork() // fail("fork");
+    if ($pid == 0) {
+        close $ready_r; close $go_w;
+        exit 1 if syscall($nr_unshare, 0x10000000) != 0;
+        syswrite $ready_w, "1"; sysread $go_r, my $byte, 1; exit 0;
+    }
+    close $ready_w; close $go_r;
+    my $got = "";
+    sysread $ready_r, $got, 1;
+    if ($got ne "1") { waitpid $pid, 0; fail("unshare(CLONE_NEWUSER)") }
+    for (["uid_map", "0 $uid 1\n"], ["setgroups", "deny\n"], ["gid_map", "0 $gid 1\n"]) {
+        my ($name, $text) = @$_;
+        open my $f, ">", "/proc/$pid/$name" or fail($name);
+        (syswrite($f, $text) // -1) == length $text or fail($name);
+        close $f;
+    }
+    open $ns, "<", "/proc/$pid/ns/user" or fail("the user namespace");
+    $userns = fileno $ns;
+    close $go_w; waitpid $pid, 0;
+}
+my ($empty, $overlay) = ("\0", "overlay");
+while (my ($lower, $target, $upper, $work) = splice @layers, 0, 4) {
+    if (defined $userns) {
+        # open_tree(AT_FDCWD, lower, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC)
+        my $fd = syscall(428, -100, $lower, 1 | 0x80000);
+        fail("open_tree") if $fd < 0;
         # struct mount_attr: attr_set (idmap, read-only, nosuid, nodev), attr_clr, propagation, userns_fd
-        attr = ctypes.create_string_buffer(struct.pack("QQQQ", 0x100000 | 1 | 2 | 4, 0, 0, userns))
-        if libc.syscall(MOUNT_SETATTR, fd, b"", 0x1000, attr, 32) < 0: fail("mount_setattr(MOUNT_ATTR_IDMAP)")
-        lower = "/proc/self/fd/%d" % fd
-    data = "lowerdir=%s,upperdir=%s,workdir=%s,redirect_dir=on" % (lower, upper, work)
-    if libc.mount(b"overlay", target.encode(), b"overlay", 2 | 4, data.encode()) != 0: fail("mount overlay")
-    done.append(target)
+        my $attr = pack "QQQQ", 0x100000 | 1 | 2 | 4, 0, 0, $userns;
+        fail("mount_setattr(MOUNT_ATTR_IDMAP)") if syscall(442, $fd, $empty, 0x1000, $attr, 32) != 0;
+        $lower = "/proc/self/fd/$fd";
+    }
+    my $data = "lowerdir=$lower,upperdir=$upper,workdir=$work,redirect_dir=on";
+    # MS_NOSUID | MS_NODEV
+    fail("mount overlay") if syscall($nr_mount, $overlay, $target, $overlay, 2 | 4, $data) != 0;
+    push @done, $target;
+}
 `;
+
+/** unshare, mount and umount2 by architecture (Node's `process.arch`); elsewhere the trial copies. */
+const SYSCALLS: Partial<Record<string, [unshare: number, mount: number, umount2: number]>> = {
+  x64: [272, 165, 166],
+  arm64: [97, 40, 39],
+};
 
 /** Characters overlayfs reads as separators in its options: such a path is not mounted. */
 const UNSAFE_PATH = /[,:\\\n]/;
 
-/** The Python that runs {@link MOUNT_PROGRAM}: Debian's, else `python3` on PATH. */
-const python = () => (existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3');
+/** The Perl that runs {@link MOUNT_PROGRAM}: Debian's, else `perl` on PATH. */
+const perl = () => (existsSync('/usr/bin/perl') ? '/usr/bin/perl' : 'perl');
 
 /** One overlay: `lower` (an install-cache folder, root's) seen copy-on-write at `target`. */
 export interface OverlaySpec {
@@ -124,14 +144,17 @@ export async function mountOverlays(
       if (owner) await chown(upper, owner.uid, owner.gid);
       layers.push(lower, target, upper, work);
     }
+    const numbers = SYSCALLS[process.arch];
+    if (!numbers) {
+      await cleanUp();
+      return `no mount program for ${process.arch}`;
+    }
     const { uid, gid } = owner ?? { uid: 0, gid: 0 };
+    // No variable of berth's reaches the program (PERL5OPT, PERL5LIB: code a root program would run).
     const run = await execa(
-      python(),
-      ['-I', '-S', '-c', MOUNT_PROGRAM, String(uid), String(gid), ...layers],
-      {
-        reject: false,
-        timeout: 60_000,
-      },
+      perl(),
+      ['-e', MOUNT_PROGRAM, '--', ...numbers.map(String), String(uid), String(gid), ...layers],
+      { reject: false, timeout: 60_000, env: {}, extendEnv: false },
     );
     if (run.exitCode === 0) return undefined;
     const why =

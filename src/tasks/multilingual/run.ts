@@ -55,6 +55,8 @@ export interface MultilingualRow extends CategoryRow {
   resolved: boolean;
   counts?: Record<string, { passed: number; total: number }>;
   discarded_test_files: string[];
+  /** The trial failed closed: berth saw tampering (`berth.tampering`), e.g. test-runner settings among the code changes. */
+  tampering?: true;
   exception?: { type: string; message: string };
   duration_sec: number;
 }
@@ -92,6 +94,7 @@ export function multilingualRow(result: TrialResult): MultilingualRow {
     resolved: result.berth.resolved,
     ...(details.counts ? { counts: details.counts } : {}),
     discarded_test_files: (details.discarded_test_files ?? []).map((file) => file.path),
+    ...(result.berth.tampering?.vetoed ? { tampering: true as const } : {}),
     ...(e ? { exception: { type: e.exception_type, message: e.exception_message } } : {}),
     duration_sec: result.berth.duration_sec,
   };

@@ -20,7 +20,9 @@
  * 3. the task's test patch touches it (the SWE-bench rule: those files are
  *    reset to the base before the test patch is applied).
  * Everything else is a code change and is kept. A rename is a test change
- * when either side is a test file.
+ * when either side is a test file. Test-runner settings and plugin files among the code
+ * changes (`pytest.ini`, `addopts` in `pyproject.toml`...) are no code changes either: the
+ * verifier fails closed on them (verify.ts, the tamper checks' patch layer).
  */
 
 import { parseDiff, sectionText } from '../../util/patch-files.ts';

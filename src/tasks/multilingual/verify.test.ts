@@ -1,5 +1,13 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -34,7 +42,7 @@ function repository(): { env: Environment; repo: string; base: string; dir: stri
       const run = spawnSync('bash', ['-c', `exec 2>&1\n${command}`], { cwd: repo, encoding: 'utf8' });
       return { exitCode: run.status, timedOut: false, output: run.stdout, truncated: false, durationSec: 0 };
     },
-    upload: async () => {},
+    upload: async (from, to) => copyFileSync(from, to),
     download: () => Promise.reject(new Error('nothing to download here')),
     stop: async () => {},
   };
@@ -76,5 +84,76 @@ describe('runMultilingualVerification', () => {
       'UndecodablePathError',
     );
     expect(existsSync(join(repo, 'ran.txt'))).toBe(false);
+  });
+
+  it('fails closed on test-runner settings among the code changes (tampering, no test run); a markers change is code (trust12)', async () => {
+    const spec = (base: string): Parameters<typeof runMultilingualVerification>[1] => ({
+      kind: 'multilingual',
+      baseCommit: base,
+      // A real test patch, so that the test command runs when nothing is refused.
+      testPatch:
+        'diff --git a/pkg/t.txt b/pkg/t.txt\nnew file mode 100644\n--- /dev/null\n+++ b/pkg/t.txt\n@@ -0,0 +1 @@\n+t\n',
+      testCommand: 'echo ran > ran.txt',
+      parser: 'go',
+      failToPass: ['TestA'],
+      passToPass: [],
+      passToFail: [],
+      failToFail: [],
+      timeoutSec: 60,
+    });
+    const pyproject = (options: string) =>
+      `[project]\nname = "pkg"\nversion = "1.0"\n\n[tool.pytest.ini_options]\n${options}`;
+    for (const [name, files, vetoed] of [
+      [
+        'pyproject.toml addopts',
+        { 'pyproject.toml': pyproject('addopts = "-p pkg.forge"\n') },
+        'pyproject.toml',
+      ],
+      [
+        'tox.ini [pytest]',
+        { 'tox.ini': '[tox]\nenvlist = py3\n\n[pytest]\naddopts = -p pkg.forge\n' },
+        'tox.ini',
+      ],
+      ['a module shadowing pytest', { 'pytest.py': 'raise SystemExit(0)\n' }, 'pytest.py'],
+      [
+        'pyproject.toml markers and version',
+        { 'pyproject.toml': pyproject('markers = ["slow"]\n').replace('1.0', '1.1') },
+        undefined,
+      ],
+    ] as const) {
+      const { env, repo, dir } = repository();
+      const git = (...args: string[]) =>
+        execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], {
+          cwd: repo,
+          encoding: 'utf8',
+        });
+      writeFileSync(join(repo, 'pyproject.toml'), pyproject('minversion = "7.0"\n'));
+      git('add', '-A');
+      git('commit', '-qm', 'settings');
+      const base = git('rev-parse', 'HEAD').trim();
+      for (const [path, text] of Object.entries(files)) writeFileSync(join(repo, path), text);
+      const result = await runMultilingualVerification(env, spec(base), dir, 60);
+      const tampering = result.details?.tampering as
+        | { vetoed: boolean; findings: { paths?: string[] }[] }
+        | undefined;
+      if (vetoed) {
+        expect(result.rewards.reward, name).toBe(0);
+        expect(result.status, name).toBe('unresolved');
+        expect(result.reason, name).toMatch(/^tampering: /);
+        expect(tampering?.vetoed, name).toBe(true);
+        expect(
+          tampering?.findings.flatMap((f) => f.paths ?? []),
+          name,
+        ).toEqual([vetoed]);
+        expect(existsSync(join(repo, 'ran.txt')), name).toBe(false);
+        expect(
+          JSON.parse(readFileSync(join(dir, 'report.json'), 'utf8')).details.tampering.vetoed,
+          name,
+        ).toBe(true);
+      } else {
+        expect(tampering, name).toBeUndefined();
+        expect(existsSync(join(repo, 'ran.txt')), name).toBe(true);
+      }
+    }
   });
 });

@@ -15,7 +15,16 @@
  * 2. it is split into `code_changes.diff` and `test_changes.diff` by the rule
  *    in split.ts; test files the agent changed, and every file the test patch
  *    touches, are reset to the base (deleted when the base lacks them), which
- *    leaves exactly the code changes in place;
+ *    leaves exactly the code changes in place. Code changes that configure or extend the test
+ *    runner are no code changes: the patch layer of the SWE-bench tamper checks
+ *    (src/verifiers/tampering/patch-scan.ts: `pytest.ini`, the pytest sections of
+ *    `pyproject.toml`, `setup.cfg` and `tox.ini`, jest/mocha/vitest configuration, `.npmrc`,
+ *    test settings in `package.json`, `*.pth`, `sitecustomize.py`, a module shadowing pytest...)
+ *    finds them, and the trial fails closed before any test runs: reward 0, not resolved,
+ *    reason `tampering` (`berth.tampering`), as berth's default rules refuse such a patch on a
+ *    SWE-bench row (trust12, `multilingual-pytest-ini-plugin`: `addopts = -p <module of the
+ *    patch>` loaded a plugin that turned every failed test into a pass). A `conftest.py` is a test
+ *    file by its name (discarded, as above);
  * 3. the task's test patch is applied (`git apply`), and the test run gets a build cache no
  *    agent wrote (`Environment.prepareTestRun`: locally the commands share one GOCACHE);
  * 4. the test command runs between two lines carrying a random nonce, with a
@@ -38,6 +47,13 @@ import { findParser } from '../../parsers/registry.ts';
 import { writeFileAtomic } from '../../util/atomic-write.ts';
 import { UndecodablePathError } from '../../util/patch-files.ts';
 import { shellQuote } from '../../util/shell.ts';
+import {
+  configTextScript,
+  readConfigTexts,
+  scanPatch,
+  sectionedConfigsIn,
+} from '../../verifiers/tampering/patch-scan.ts';
+import type { TamperRecord } from '../../verifiers/tampering/types.ts';
 import type { Verifier, VerifierResult, VerifyContext } from '../../verifiers/verifier.ts';
 import type { VerifierSpec } from '../task.ts';
 import { gradeMultilingual } from './grade.ts';
@@ -129,6 +145,21 @@ export async function runMultilingualVerification(
   }
   await writeFile(join(dir, 'code_changes.diff'), split.codeDiff);
   await writeFile(join(dir, 'test_changes.diff'), split.testDiff);
+
+  // Test-runner settings and plugin files among the code changes: the trial fails closed.
+  const runner = await runnerChanges(env, split.codeDiff);
+  if (runner.length > 0) {
+    const tampering: TamperRecord = { vetoed: true, findings: runner, notes: [] };
+    const paths = [...new Set(runner.flatMap((finding) => finding.paths ?? []))];
+    const result: VerifierResult = {
+      rewards: { reward: 0 },
+      status: 'unresolved',
+      reason: `tampering: the code changes configure or extend the test runner (${paths.join(', ')}); no test ran`,
+      details: { ...splitDetails(split), tampering },
+    };
+    await writeFileAtomic(join(dir, 'report.json'), `${JSON.stringify(result, null, 2)}\n`);
+    return result;
+  }
   const reset = [
     ...new Set([...split.test.flatMap((file) => [file.oldPath, file.newPath]), ...testPatchPaths]),
   ];
@@ -226,6 +257,24 @@ export async function runMultilingualVerification(
     result.exception = { type: 'VerifierTimeoutError', message: `tests exceeded ${timeoutSec}s` };
   await writeFileAtomic(join(dir, 'report.json'), `${JSON.stringify(result, null, 2)}\n`);
   return result;
+}
+
+/**
+ * What the patch layer of the tamper checks (src/verifiers/tampering/patch-scan.ts) finds in the
+ * code changes: runner configuration, plugin and shadow files. The pytest settings files they
+ * change are read as the diff left them (in `env`, before any reset), so that a change to a key a
+ * fix may change (`markers`, `filterwarnings`, `minversion`) or outside pytest's sections is no
+ * finding.
+ */
+async function runnerChanges(env: Environment, codeDiff: string) {
+  const configs = sectionedConfigsIn(codeDiff);
+  let texts: Record<string, string> = {};
+  if (configs.length > 0) {
+    const mark = `@@berth-configs-${randomBytes(8).toString('hex')}@@`;
+    const read = await env.exec(configTextScript(configs, mark), { timeoutSec: 120 });
+    texts = readConfigTexts(read.output, configs, mark).texts;
+  }
+  return scanPatch(codeDiff, texts).filter((finding) => finding.veto);
 }
 
 function splitDetails(split: ReturnType<typeof splitDiff>): Record<string, unknown> {

@@ -69,7 +69,11 @@ interface PytestReport {
   rewritten?: { id: string; when: string; made: string; logged: string }[];
   raised_but_passed?: { id: string; when: string; exception: string }[];
   skip_origins?: { id: string; when: string; kind: string; file: string; line: number }[];
-  internals_changed?: { name: string; file: string | null; file_exists: boolean }[];
+  /**
+   * `genuine`: whether the replacement's code is what the file it names compiles to (false: it
+   * only claims that file and line; null: no code, or the file could not be compiled).
+   */
+  internals_changed?: { name: string; file: string | null; file_exists: boolean; genuine?: boolean | null }[];
   plugins?: { name: string; file: string }[];
   imports?: {
     hooks?: { where: string; type: string; files: CodeFile[] }[];
@@ -99,6 +103,8 @@ interface TestOrigin {
   file_exists?: boolean;
   /** The test file defines the test with no decorators but pytest marks (null: no such def). */
   plain_def?: boolean | null;
+  /** The code names the test file and line but is not what that file compiles to. */
+  forged?: boolean;
   error?: string;
 }
 
@@ -268,12 +274,14 @@ function checkPytest(
       tests: raised.map((r) => r.id),
     });
   const internals = report.internals_changed ?? [];
-  const foreign = internals.filter((c) => !c.file_exists || inRepo(c.file, input.workdir) !== undefined);
+  const foreign = internals.filter(
+    (c) => !c.file_exists || c.genuine === false || inRepo(c.file, input.workdir) !== undefined,
+  );
   if (foreign.length > 0)
     finding({
       kind: 'runner-internals',
       veto: true,
-      message: `pytest's own code was replaced while the tests ran, by code of the repository or code with no file: ${list(foreign.map((c) => `${c.name} (from ${c.file ?? 'nowhere'})`))}`,
+      message: `pytest's own code was replaced while the tests ran, by code of the repository, code with no file, or code that only claims a file it was not compiled from: ${list(foreign.map((c) => `${c.name} (from ${c.file ?? 'nowhere'}${c.genuine === false ? ', not what that file compiles to' : ''})`))}`,
       paths: [...new Set(foreign.map((c) => inRepo(c.file, input.workdir) ?? c.file ?? '?'))],
     });
   const others = internals.filter((c) => !foreign.includes(c));
@@ -383,10 +391,15 @@ function checkTestOrigins(report: PytestReport, input: CrossCheckInput, finding:
   const origins = (report.test_origins ?? []).filter((o) => typeof o?.id === 'string');
   const replaced = origins.filter(
     (o) =>
-      !o.error && (patchedNonTest(o.file) !== undefined || (o.plain_def === true && !fromPlugin(o.file))),
+      !o.error &&
+      (o.forged === true ||
+        patchedNonTest(o.file) !== undefined ||
+        (o.plain_def === true && !fromPlugin(o.file))),
   );
   const where = (o: TestOrigin) =>
-    o.file ? `${inRepo(o.file, input.workdir) ?? o.file}${o.line ? `:${o.line}` : ''}` : 'no Python code';
+    o.file
+      ? `${o.forged ? 'code that claims ' : ''}${inRepo(o.file, input.workdir) ?? o.file}${o.line ? `:${o.line}` : ''}${o.forged ? ' but is not what that file compiles to' : ''}`
+      : 'no Python code';
   if (replaced.length > 0) {
     const paths = [...new Set(replaced.map((o) => patchedNonTest(o.file)).filter((p): p is string => !!p))];
     finding({

@@ -19,7 +19,6 @@ import type { Environment, ExecOptions, FileSystemChange } from '../../environme
 import type { SwebenchGrade } from '../../grading/swebench.ts';
 import { changesByTests, environmentFinding, fileSystemBefore } from '../../trials/verifier-environment.ts';
 import { patchFiles } from '../../util/patch-files.ts';
-import { shellQuote } from '../../util/shell.ts';
 import { type ConsolePass, crossCheck } from './cross-check.ts';
 import {
   hostFingerprints,
@@ -28,7 +27,16 @@ import {
   MAX_WALK_ENTRIES,
   parseListing,
 } from './host-fingerprint.ts';
-import { scanPatch, sectionedConfigsIn } from './patch-scan.ts';
+import {
+  configTextScript,
+  createdTopLevelModules,
+  importableScript,
+  importRoots,
+  readConfigTexts,
+  readImportable,
+  scanPatch,
+  sectionedConfigsIn,
+} from './patch-scan.ts';
 import { type ArmedProbes, armProbes, disarmProbes, type ProbeFiles, readProbeFiles } from './probes.ts';
 import {
   compareFingerprints,
@@ -54,7 +62,14 @@ export class TamperingCheck {
     before: `@@berth-fingerprint-${randomBytes(8).toString('hex')}@@`,
     ready: `@@berth-probe-ready-${randomBytes(8).toString('hex')}@@`,
     after: `@@berth-after-${randomBytes(8).toString('hex')}@@`,
+    importable: `@@berth-importable-${randomBytes(8).toString('hex')}@@`,
   };
+  /** Folders the test command puts modules first on `sys.path` from ('' = the repository's top). */
+  private readonly importRoots: string[];
+  /** Top-level modules the patch creates there: asked about in the bookkeeping script. */
+  private readonly createdModules: string[];
+  /** Which of `createdModules` the environment's python imports from outside the repository. */
+  private importable = new Set<string>();
   private configText: Record<string, string> = {};
   private before = new Map<string, string>();
   private after = new Map<string, string>();
@@ -100,6 +115,8 @@ export class TamperingCheck {
     private readonly options: TamperingCheckOptions,
   ) {
     this.sectioned = options.patch ? sectionedConfigsIn(options.patch) : [];
+    this.importRoots = importRoots(options.command);
+    this.createdModules = options.patch ? createdTopLevelModules(options.patch, this.importRoots) : [];
     // Local probes are in place once armed; a container's are made by the bookkeeping script.
     this.ready = env.kind === 'local';
     this.hostRepo = env.kind === 'local' ? env.workdir : undefined;
@@ -130,14 +147,17 @@ export class TamperingCheck {
     return this.armed;
   }
 
-  /** Shell lines run first in the bookkeeping script: the patch's pytest settings files as it left them. */
+  /**
+   * Shell lines run first in the bookkeeping script: the patch's pytest settings files as it left
+   * them, then which of the top-level modules it creates the environment's python imports from
+   * outside the repository (shadows of pytest's dependencies and installed distributions).
+   */
   preScript(): string {
-    if (this.sectioned.length === 0) return '';
-    return this.sectioned
-      .map(
-        (p) =>
-          `printf '%s %s\\n' '${this.marks.configs}' ${shellQuote(p)}; if [ -f ${shellQuote(p)} ] && [ ! -L ${shellQuote(p)} ]; then head -c 1048576 ${shellQuote(p)} | base64 | tr -d '\\n'; fi; echo`,
-      )
+    return [
+      configTextScript(this.sectioned, this.marks.configs),
+      importableScript(this.createdModules, this.marks.importable, this.options.command),
+    ]
+      .filter((l) => l !== '')
       .join('\n');
   }
 
@@ -158,19 +178,11 @@ export class TamperingCheck {
 
   /** Takes this check's parts out of the bookkeeping script's output; returns the rest. */
   absorbBookkeeping(output: string): string {
-    let rest = output;
-    const lines = rest.split('\n');
-    let cut = 0;
-    for (let i = 0; i < lines.length; i++) {
-      const line = lines[i] as string;
-      if (!line.startsWith(`${this.marks.configs} `)) break;
-      const path = line.slice(this.marks.configs.length + 1);
-      const body = lines[i + 1] ?? '';
-      if (body !== '') this.configText[path] = Buffer.from(body, 'base64').toString('utf8');
-      i += 1;
-      cut = i + 1;
-    }
-    rest = lines.slice(cut).join('\n');
+    const configs = readConfigTexts(output, this.sectioned, this.marks.configs);
+    this.configText = configs.texts;
+    const importable = readImportable(configs.rest, this.marks.importable);
+    this.importable = importable.names;
+    let rest = importable.rest;
     const at = rest.indexOf(`${this.marks.before}\n`);
     if (at !== -1) {
       const tail = rest.slice(at + this.marks.before.length + 1);
@@ -373,7 +385,13 @@ export class TamperingCheck {
   }): TamperRecord {
     const findings: TamperFinding[] = [];
     const notes: string[] = [];
-    if (this.options.patch) findings.push(...scanPatch(this.options.patch, this.configText));
+    if (this.options.patch)
+      findings.push(
+        ...scanPatch(this.options.patch, this.configText, {
+          names: this.importable,
+          roots: this.importRoots,
+        }),
+      );
     const patchPaths = new Set(
       this.options.patch
         ? patchFiles(this.options.patch).flatMap((f) =>

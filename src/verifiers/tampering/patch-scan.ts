@@ -7,7 +7,8 @@
  *   `*.dist-info/`, whose `entry_points.txt` can declare a `pytest11` plugin that pytest loads by
  *   itself, since `python -m pytest` puts the working folder on `sys.path`); a `pytest11` entry
  *   point in `setup.py`;
- * - pytest configuration: `pytest.ini`, `.pytest.ini`, and the pytest sections of `setup.cfg`
+ * - pytest configuration: `pytest.ini`, `.pytest.ini`, `pytest.toml`, `.pytest.toml` (pytest 9 reads
+ *   them first), and the pytest sections of `setup.cfg`
  *   (`[tool:pytest]`), `tox.ini` (`[pytest]`) and `pyproject.toml` (`[tool.pytest.ini_options]`,
  *   `[tool.pytest]`), plus entry-point sections naming `pytest11` (`addopts = -p ...`,
  *   `python_files`, `testpaths`... all change what runs); changes to the keys `markers`,
@@ -17,7 +18,11 @@
  *   folder, `sitecustomize.py`, `usercustomize.py`, `*.pth`, compiled `*.pyc` files (a
  *   sourceless `pytest.pyc` is importable), and a module at the top of the repository named like
  *   a standard-library module (`logging.py`, `subprocess/__init__.py`: `python -m pytest` puts
- *   the working folder first on `sys.path`, and pytest imports them before berth's probe loads);
+ *   the working folder first on `sys.path`, and pytest imports them before berth's probe loads),
+ *   or named like a module the environment's python imports from outside the repository
+ *   (`iniconfig.py`, `packaging/__init__.py`: pytest's own dependencies and every installed
+ *   distribution, listed by `importableScript`; breaker9), at the top of the repository or of a
+ *   `PYTHONPATH` folder the test command names;
  *   patches that change existing files of such names are not flagged (the repository may be
  *   pytest itself, as pytest-dev instances are);
  * - code outside the tests that reaches into the test runner: added lines naming pytest's
@@ -37,6 +42,7 @@
 import { posix } from 'node:path';
 import { parsePatch } from 'diff';
 import { patchFiles } from '../../util/patch-files.ts';
+import { shellQuote } from '../../util/shell.ts';
 import { PYTHON_STDLIB_MODULES } from './python-stdlib.ts';
 import type { TamperFinding } from './types.ts';
 
@@ -58,6 +64,9 @@ const JS_CONFIG = [
   /^babel\.config\.[cm]?js(on)?$/,
   /^\.npmrc$/,
 ];
+
+/** pytest's own settings files, whole (pytest 9 reads `pytest.toml` and `.pytest.toml` before the others). */
+const PYTEST_SETTINGS_FILES = new Set(['pytest.ini', '.pytest.ini', 'pytest.toml', '.pytest.toml']);
 
 const PY_SHADOWS = new Set(['pytest.py', 'py.py', 'pluggy.py', 'sitecustomize.py', 'usercustomize.py']);
 /** Module names whose compiled forms (`pytest.cpython-311-x86_64-linux-gnu.so`, `pytest.abi3.so`) shadow too. */
@@ -86,6 +95,124 @@ function shadowsStdlib(dirs: string[], base: string): boolean {
   return (
     dirs.length === 1 && /^__init__\.(py|pyc|so)$/.test(base) && PYTHON_STDLIB_MODULES.has(dirs[0] as string)
   );
+}
+
+/**
+ * Folder names some distributions install at the top of site-packages by mistake (`tests/`):
+ * shadowing them changes nothing the tests import, and fixes create such folders.
+ */
+const NOT_LIBRARIES = new Set([
+  'tests',
+  'test',
+  'testing',
+  'docs',
+  'doc',
+  'examples',
+  'benchmarks',
+  'scripts',
+  'src',
+]);
+
+/**
+ * The top-level module a repository path would be on `sys.path` under one of `roots` (the
+ * repository's top, '', and the folders the test command adds): `iniconfig.py` ->
+ * `iniconfig`, `src/packaging/__init__.py` -> `packaging` (root `src`), else undefined.
+ */
+export function topLevelModule(path: string, roots: readonly string[]): string | undefined {
+  for (const root of roots) {
+    const prefix = root === '' ? '' : `${root.replace(/\/+$/, '')}/`;
+    if (!path.startsWith(prefix)) continue;
+    const parts = path.slice(prefix.length).split('/');
+    if (parts.length === 1 && /\.(py|pyc|so|pyd)$/.test(parts[0] as string))
+      return (parts[0] as string).split('.')[0];
+    if (parts.length === 2 && /^__init__\.(py|pyc|so)$/.test(parts[1] as string)) return parts[0];
+  }
+  return undefined;
+}
+
+/** A created module named like one the environment imports from outside the repository. */
+function shadowsInstalled(path: string, names: ReadonlySet<string>, roots: readonly string[]): boolean {
+  const name = topLevelModule(path, roots);
+  return name !== undefined && !NOT_LIBRARIES.has(name) && names.has(name);
+}
+
+/**
+ * The folders besides the repository's top where a test command puts modules first on
+ * `sys.path`: the relative entries of a `PYTHONPATH=...` it sets (`PYTHONPATH=src pytest`).
+ */
+export function importRoots(command: string): string[] {
+  const roots = new Set<string>(['']);
+  for (const m of command.matchAll(/\bPYTHONPATH=("[^"]*"|'[^']*'|\S*)/g)) {
+    for (const entry of (m[1] as string).replace(/^["']|["']$/g, '').split(':')) {
+      const e = entry.replace(/^\.\/+/, '').replace(/\/+$/, '');
+      if (e !== '' && e !== '.' && !e.startsWith('/') && !e.startsWith('$') && !e.includes('..'))
+        roots.add(e);
+    }
+  }
+  return [...roots];
+}
+
+/** The top-level modules a patch creates under `roots` (what `importableScript` is asked about). */
+export function createdTopLevelModules(patch: string, roots: readonly string[]): string[] {
+  const out = new Set<string>();
+  for (const f of patchFiles(patch)) {
+    if (!f.created || !f.newPath) continue;
+    const name = topLevelModule(f.newPath, roots);
+    if (name !== undefined && !NOT_LIBRARIES.has(name)) out.add(name);
+  }
+  return [...out];
+}
+
+/**
+ * Python that prints, on one line, which of the names given as arguments the interpreter can
+ * import from outside the working folder: built-in modules and every top-level module, package
+ * or namespace folder of a `sys.path` entry that is not the repository or inside it (`-I`: no
+ * working folder, no PYTHONPATH, no user site; an editable install's path entry to the
+ * repository is left out).
+ */
+const IMPORTABLE_PY = [
+  'import os, sys, pkgutil',
+  'r = os.path.realpath(os.getcwd()) + os.sep',
+  'p = [e for e in sys.path if e and os.path.isdir(e) and not (os.path.realpath(e) + os.sep).startswith(r)]',
+  'n = set(sys.builtin_module_names)',
+  'n.update(m[1] for m in pkgutil.iter_modules(p))',
+  'for e in p:',
+  '    try:',
+  '        n.update(f for f in os.listdir(e) if f.isidentifier() and not f.startswith("__") and os.path.isdir(os.path.join(e, f)))',
+  '    except OSError:',
+  '        pass',
+  'print(" ".join(a for a in sys.argv[1:] if a in n))',
+].join('\n');
+
+/**
+ * Shell lines printing `mark`, then on one line which of `names` the environment's python
+ * (a conda environment's the test command activates, else `python`, else `python3`) imports from outside the
+ * repository, then `mark` again; `readImportable` reads them back. Nothing when `names` is empty.
+ */
+export function importableScript(names: readonly string[], mark: string, command = ''): string {
+  if (names.length === 0) return '';
+  const args = names.map(shellQuote).join(' ');
+  // The harness's container command activates a conda environment first
+  // (swebench/specs.ts: `source /opt/miniconda3/bin/activate`, `conda activate testbed`):
+  // its python is the one the tests run.
+  const conda = command.match(/\bconda activate ([A-Za-z0-9_.-]+)/)?.[1];
+  const pythons = [
+    ...(conda ? [shellQuote(`/opt/miniconda3/envs/${conda}/bin/python`)] : []),
+    'python',
+    'python3',
+  ];
+  return `echo '${mark}'; for berth_py in ${pythons.join(' ')}; do if command -v "$berth_py" >/dev/null 2>&1 && "$berth_py" -I -c ${shellQuote(IMPORTABLE_PY)} ${args} 2>/dev/null; then break; fi; done; echo '${mark}'`;
+}
+
+/** The names `importableScript` printed at the start of `output`, and the rest of the output. */
+export function readImportable(output: string, mark: string): { names: Set<string>; rest: string } {
+  const end = output.indexOf(`${mark}\n`, mark.length + 1);
+  if (!output.startsWith(`${mark}\n`) || end === -1) return { names: new Set(), rest: output };
+  const listed = output.slice(mark.length + 1, end);
+  return {
+    names: new Set(listed.split(/\s+/).filter((n) => n !== '')),
+    rest: output.slice(end + mark.length + 1),
+  };
 }
 
 /** Test code (tests may call pytest.skip and friends): test folders and test_*.py / *_test.py / *.test.js files. */
@@ -156,7 +283,11 @@ function keyOf(text: string): string | undefined {
  *   path -> text), read from the environment; without it, a changed line counts when it names a
  *   pytest section or a dangerous key itself.
  */
-export function scanPatch(patch: string, configText: Record<string, string> = {}): TamperFinding[] {
+export function scanPatch(
+  patch: string,
+  configText: Record<string, string> = {},
+  importable?: { names: ReadonlySet<string>; roots: readonly string[] },
+): TamperFinding[] {
   const findings: TamperFinding[] = [];
   const hunksByPath = new Map<string, ReturnType<typeof parsePatch>[number]['hunks']>();
   try {
@@ -200,7 +331,7 @@ export function scanPatch(patch: string, configText: Record<string, string> = {}
       );
       continue;
     }
-    if (base === 'pytest.ini' || base === '.pytest.ini') {
+    if (PYTEST_SETTINGS_FILES.has(base)) {
       add(
         'runner-config',
         path,
@@ -215,7 +346,8 @@ export function scanPatch(patch: string, configText: Record<string, string> = {}
         base.endsWith('.pth') ||
         /\.py[co]$/.test(base) ||
         dirs.some((d) => d === '_pytest' || d === 'pytest' || d === 'pluggy') ||
-        shadowsStdlib(dirs, base))
+        shadowsStdlib(dirs, base) ||
+        (importable !== undefined && shadowsInstalled(path, importable.names, importable.roots)))
     ) {
       add(
         'runner-shadow',
@@ -319,4 +451,43 @@ export function sectionedConfigsIn(patch: string): string[] {
   return patchFiles(patch)
     .filter((f) => !f.deleted && f.newPath && SECTIONED_CONFIGS.has(posix.basename(f.newPath)))
     .map((f) => f.newPath as string);
+}
+
+/** Bytes of a pytest settings file read to place a patch's changed lines (`configTextScript`). */
+const CONFIG_TEXT_BYTES = 1024 * 1024;
+
+/**
+ * Shell lines printing the text of each of `paths` (the `SECTIONED_CONFIGS` a patch changes) as
+ * the patch left them, for `scanPatch`: a line `<mark> <index in paths>`, then the file's first
+ * MiB in base64 on one line, empty when it is not a regular file (a link is never followed).
+ * `readConfigTexts` reads them back.
+ */
+export function configTextScript(paths: readonly string[], mark: string): string {
+  return paths
+    .map((path, index) => {
+      const q = shellQuote(path);
+      return `printf '%s %s\\n' '${mark}' ${index}; if [ -f ${q} ] && [ ! -L ${q} ]; then head -c ${CONFIG_TEXT_BYTES} -- ${q} 2>/dev/null | base64 | tr -d '\\n'; fi; echo`;
+    })
+    .join('\n');
+}
+
+/**
+ * The texts `configTextScript(paths, mark)` printed at the start of `output` (path -> text; none
+ * for a file that was not there to read), and the rest of the output.
+ */
+export function readConfigTexts(
+  output: string,
+  paths: readonly string[],
+  mark: string,
+): { texts: Record<string, string>; rest: string } {
+  const lines = output.split('\n');
+  const texts: Record<string, string> = {};
+  let cut = 0;
+  for (let i = 0; i < lines.length && (lines[i] as string).startsWith(`${mark} `); i += 2) {
+    const path = paths[Number((lines[i] as string).slice(mark.length + 1))];
+    const body = lines[i + 1] ?? '';
+    if (path !== undefined && body !== '') texts[path] = Buffer.from(body, 'base64').toString('utf8');
+    cut = i + 2;
+  }
+  return { texts, rest: lines.slice(cut).join('\n') };
 }

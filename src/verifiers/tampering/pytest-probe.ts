@@ -209,6 +209,55 @@ def _real_path(path):
         return None
 
 
+_COMPILED = {}
+
+
+def _compiled(path, rewrite, config):
+    """Every code object the file at path compiles to (after pytest's assertion rewriting when
+    rewrite), or None when it cannot be read or compiled here."""
+    key = (path, rewrite)
+    if key not in _COMPILED:
+        found = None
+        try:
+            import ast as _ast
+            import types as _types
+            with open(path, "rb") as f:
+                source = f.read()
+            tree = _ast.parse(source, filename=path)
+            if rewrite:
+                from _pytest.assertion.rewrite import rewrite_asserts as _rewrite
+                try:
+                    _rewrite(tree, source, path, config)
+                except TypeError:
+                    _rewrite(tree, path, config)  # pytest < 5
+            top = compile(tree, path, "exec", dont_inherit=True)
+            found, stack = [], [top]
+            while stack:
+                c = stack.pop()
+                found.append(c)
+                stack.extend(k for k in c.co_consts if isinstance(k, _types.CodeType))
+        except Exception:
+            found = None
+        _COMPILED[key] = found
+    return _COMPILED[key]
+
+
+def _genuine(code, config):
+    """Whether code is what the file it names (co_filename) compiles to, as is or as pytest's
+    assertion rewriting compiles it: code made elsewhere that only claims the file and line
+    (code.replace(co_filename=...)) is not. None when the file cannot be compiled here."""
+    unknown = False
+    for rewrite in (True, False):
+        objs = _compiled(code.co_filename, rewrite, config)
+        if objs is None:
+            unknown = True
+            continue
+        for c in objs:
+            if c.co_name == code.co_name and c.co_firstlineno == code.co_firstlineno and c == code:
+                return True
+    return None if unknown else False
+
+
 def _run_code(obj):
     """The code object a call of obj runs, found through the types (never through attributes the
     object itself could fake: __code__ on an instance, __wrapped__); None when it is no Python code."""
@@ -278,12 +327,24 @@ def _test_origins(session):
     for an inherited method the module of the class that defines it)."""
     out = []
     seen = {}
+    real = {}
+
+    def real_path(path):
+        # One realpath (an lstat per component) per file, not two per test; keyed by a plain str.
+        try:
+            key = "%s" % (path,)
+        except Exception:
+            return None
+        if key not in real:
+            real[key] = _real_path(key)
+        return real[key]
+
     for item in session.items:
         try:
             if not hasattr(item, "originalname"):
                 continue
             module = getattr(item, "module", None)
-            expected = _real_path(getattr(module, "__file__", None) or "")
+            expected = real_path(getattr(module, "__file__", None) or "")
             name = item.originalname or item.name.split("[")[0]
             cls = getattr(item, "cls", None)
             owner = None
@@ -294,13 +355,17 @@ def _test_origins(session):
                         break
                 if owner is not None:
                     mod = _sys.modules.get(type.__dict__["__module__"].__get__(owner) or "")
-                    expected = _real_path(getattr(mod, "__file__", None) or "") or expected
+                    expected = real_path(getattr(mod, "__file__", None) or "") or expected
             if not expected:
                 continue
             code = _run_code(item.obj)
-            cfile = _real_path(code.co_filename) if code is not None else None
+            cfile = real_path(code.co_filename) if code is not None else None
+            forged = False
             if cfile == expected:
-                continue
+                # Code that names the test file must be what that file compiles to.
+                if code is None or _genuine(code, session.config) is not False:
+                    continue
+                forged = True
             key = (expected, owner.__name__ if owner is not None else None, name)
             if key not in seen:
                 seen[key] = _plain_def(expected, key[1], name)
@@ -308,10 +373,11 @@ def _test_origins(session):
                         "file": code.co_filename if code is not None else None,
                         "line": code.co_firstlineno if code is not None else None,
                         "file_exists": bool(cfile and _os.path.isfile(cfile)),
-                        "plain_def": seen[key]})
+                        "plain_def": seen[key], "forged": forged})
         except Exception as e:
             out.append({"id": getattr(item, "nodeid", "?"), "error": repr(e)})
     _TREES.clear()
+    _COMPILED.clear()
     return out
 
 
@@ -454,9 +520,14 @@ def pytest_sessionfinish(session, exitstatus):
         if _BASELINE.get(key, ident) != ident or (_BASELINE and new_member):
             obj = _lookup(key)
             origin = _origin(obj)
-            if origin and _is_pytest_file(origin):
+            code = _code_of(obj)
+            # Whether the replacement is what the file it names compiles to (None: no code, or
+            # the file cannot be compiled here): code that only claims a file is not.
+            genuine = _genuine(code, session.config) if type(code) is type(_code_of.__code__) else None
+            if origin and _is_pytest_file(origin) and genuine is not False:
                 continue  # pytest's own plugins (legacypath adds properties at configure time)
-            changed.append({"name": key, "file": origin, "file_exists": bool(origin and _os.path.isfile(origin))})
+            changed.append({"name": key, "file": origin, "file_exists": bool(origin and _os.path.isfile(origin)),
+                            "genuine": genuine})
     plugins = []
     try:
         for name, plugin in session.config.pluginmanager.list_name_plugin():

@@ -16,6 +16,8 @@ export const RUNNER_GLOBS = [
   '**/conftest.py',
   '**/pytest.ini',
   '**/.pytest.ini',
+  '**/pytest.toml',
+  '**/.pytest.toml',
   '**/setup.cfg',
   '**/tox.ini',
   '**/pyproject.toml',
@@ -134,7 +136,15 @@ export function parseFingerprints(text: string): Map<string, string> {
   return map;
 }
 
-/** A finding when the run changed, created or removed any fingerprinted file. */
+/**
+ * A finding when the run changed, created or removed any fingerprinted file, or when a
+ * fingerprint names a file whose name is not UTF-8 text (or holds U+FFFD, what a lossy reading
+ * leaves of such bytes, as in berth's one diff parser src/util/patch-files.ts). The shell prints
+ * names as bytes and berth reads its output as UTF-8: `d\376/conftest.py` and `d\377/conftest.py`
+ * both read `d\uFFFD/conftest.py`, the second's line overwrites the first's, and a run that
+ * rewrote the first changed nothing berth could see (trust12). Such files cannot be checked, so
+ * they refuse a pass (`undecodable-name`) whether or not they seem changed.
+ */
 export function compareFingerprints(
   before: Map<string, string>,
   after: Map<string, string>,
@@ -155,15 +165,20 @@ export function compareFingerprints(
     changed.push(path);
   }
   for (const path of before.keys()) if (!after.has(path)) changed.push(path);
-  if (changed.length === 0) return undefined;
+  const unnamed = [...new Set([...before.keys(), ...after.keys()])].filter((path) => path.includes('\uFFFD'));
+  if (changed.length === 0 && unnamed.length === 0) return undefined;
   changed.sort();
+  unnamed.sort();
   const some = (paths: string[]) =>
     `${paths.slice(0, 5).join(', ')}${paths.length > 5 ? ` and ${paths.length - 5} more` : ''}`;
+  const undecodable = `test or test-runner files whose names are not UTF-8 text: ${some(unnamed)} (berth cannot tell such names apart, so it cannot check what the run did to them)`;
+  if (changed.length === 0)
+    return { kind: 'undecodable-name', layer: 'run', veto: true, message: undecodable, paths: unnamed };
   return {
     kind: 'changed-during-run',
     layer: 'run',
     veto: true,
-    message: `the test run changed test or test-runner files: ${some(changed)}${restored.length > 0 ? ` (${some(restored.sort())}: written and put back with the same content)` : ''}`,
-    paths: changed,
+    message: `the test run changed test or test-runner files: ${some(changed)}${restored.length > 0 ? ` (${some(restored.sort())}: written and put back with the same content)` : ''}${unnamed.length > 0 ? `; ${undecodable}` : ''}`,
+    paths: [...new Set([...changed, ...unnamed])].sort(),
   };
 }
