@@ -9,17 +9,23 @@
  *     (`--unshare-pid`: the command and everything it starts die with it),
  *     `--die-with-parent` (a killed berth takes the sandbox down),
  *     `--new-session`, no network (`--unshare-net`, unless the policy is
- *     `public`), the host's file system read-only (`--ro-bind / /`) except the
- *     trial's own folder and a private, size-capped `/tmp`. When berth runs as
- *     root the command runs (via `setpriv`, no capabilities, no-new-privs) as
- *     an unprivileged uid (identity.ts), so it can neither write berth's files
- *     nor signal berth. A home folder the uid cannot enter (`/root`) is
- *     replaced by an empty size-capped tmpfs in which the `PATH` entries under
- *     it (pyenv, cargo, ...) are bound back read-only, so `python3`/`pytest`
- *     are still found.
+ *     `public`). The file system is an allow-list of the host, read-only:
+ *     `/usr`, `/etc`, the `/bin` `/lib*` `/sbin` links or folders, `/opt`,
+ *     every absolute `PATH` folder, and the binds the caller names (toolchain
+ *     caches, agent packages); writable: the trial's own folder, a private,
+ *     size-capped `/tmp`; `/dev` and `/proc` of its own. Nothing else of the
+ *     host (no `/work`, `/home`, `/srv`, `/var`, `/run`): no dataset, gold
+ *     patch or key file lying on the host can be read. `HOME` is an empty
+ *     size-capped tmpfs in which the `PATH` entries under it (pyenv, cargo,
+ *     ...) are bound back read-only (their top folder under `HOME`), so
+ *     `python3`/`pytest` are still found. When berth runs as root the command
+ *     runs (via `setpriv`, no capabilities, no-new-privs) as an unprivileged
+ *     uid (identity.ts), so it can neither write berth's files nor signal
+ *     berth.
  *   - `unshare` (root; util-linux): new pid and network namespaces,
  *     `--kill-child`, then `setpriv` to the unprivileged uid; the file system
- *     is the host's, protected only by that uid's rights.
+ *     is the host's, protected only by that uid's rights: every world-readable
+ *     file of the host is visible (only bwrap hides the host).
  *   - `unshare-user` (not root): the same in an unprivileged user namespace.
  * - **`minimal` view** (function-level samples, JVM runners): `bwrap` run as
  *   the slot's uid with every namespace unshared; only `/usr`, `/etc` and the
@@ -139,49 +145,72 @@ export function closeInheritedFds(): string[] {
   ];
 }
 
-/** Whether `uid` (not root) may enter `dir`: world-executable, or owned by it and owner-executable. */
-function enterable(dir: string, uid: number): boolean {
-  try {
-    const s = statSync(dir);
-    if (s.uid === uid) return (s.mode & 0o100) !== 0;
-    return (s.mode & 0o001) !== 0;
-  } catch {
-    return false;
-  }
+/** Whether `path` is `root` or lies inside it. */
+function within(path: string, root: string): boolean {
+  return path === root || path.startsWith(root === '/' ? '/' : `${root}${sep}`);
 }
 
-/** The folders above `path` (top down) that lie strictly inside one of `roots`. */
-function ancestorsInside(path: string, roots: readonly string[]): string[] {
-  const out: string[] = [];
-  let dir = dirname(path);
-  while (dir !== dirname(dir)) {
-    if (roots.some((root) => dir.startsWith(`${root}${sep}`))) out.unshift(dir);
-    dir = dirname(dir);
+/**
+ * The host's system folders every bwrap view shows read-only: `/usr`, `/etc`, and `/bin`, `/lib*`,
+ * `/sbin` (links into `/usr` where the system is usr-merged); `/opt` too with `opt`.
+ */
+function systemMounts(opt: boolean): string[] {
+  const args = ['--ro-bind', '/usr', '/usr', '--ro-bind', '/etc', '/etc'];
+  for (const name of SYSTEM_LINKS) {
+    if (usrMerged(name)) args.push('--symlink', `usr/${name}`, `/${name}`);
+    else args.push('--ro-bind-try', `/${name}`, `/${name}`);
   }
-  return out;
+  if (opt) args.push('--ro-bind-try', '/opt', '/opt');
+  return args;
 }
 
-/** `--tmpfs HOME` plus read-only binds of the PATH entries under it, when the uid cannot enter HOME. */
-function homeMounts(spec: HostViewSpec, tmpfsBytes: number): string[] {
+const SYSTEM_LINKS = ['bin', 'lib', 'lib64', 'lib32', 'sbin'] as const;
+
+/** The host folders the host view shows whole (read-only), so nothing below them needs making. */
+const SYSTEM_ROOTS = ['/usr', '/etc', '/opt', ...SYSTEM_LINKS.map((name) => `/${name}`)];
+
+/**
+ * `--tmpfs HOME` (when HOME is a folder of its own) plus read-only binds of the absolute PATH
+ * entries the system folders do not show: an entry under HOME by its top folder there (pyenv's
+ * shims need its versions), any other by itself. Entries under /tmp stay hidden (the private
+ * /tmp replaces the host's). Returns the tmpfs's arguments and the folders to show.
+ */
+function pathMounts(
+  spec: HostViewSpec,
+  tmpfsBytes: number,
+): { args: string[]; home?: string; shown: string[] } {
   const env = spec.env ?? process.env;
-  const home = env.HOME;
-  if (!spec.identity || !home || !isAbsolute(home) || home === '/') return [];
-  if (enterable(home, spec.identity.uid)) return [];
+  const rawHome = env.HOME;
+  const home =
+    rawHome &&
+    isAbsolute(rawHome) &&
+    rawHome !== '/' &&
+    !within(rawHome, '/tmp') &&
+    !SYSTEM_ROOTS.some((root) => within(rawHome, root))
+      ? rawHome
+      : undefined;
   // World-writable like /tmp, so tools that keep caches in HOME still work.
-  const args = ['--perms', '1777', '--size', String(tmpfsBytes), '--tmpfs', home];
-  const bound = new Set<string>();
+  const args = home ? ['--perms', '1777', '--size', String(tmpfsBytes), '--tmpfs', home] : [];
+  const shown: string[] = [];
   for (const entry of (env.PATH ?? '').split(':')) {
-    const rel = relative(home, entry);
-    if (!entry || !isAbsolute(entry) || rel === '' || rel.startsWith('..') || isAbsolute(rel)) continue;
-    const top = `${home}${sep}${rel.split(sep)[0]}`;
-    if (bound.has(top)) continue;
+    if (!entry || !isAbsolute(entry) || within(entry, '/tmp')) continue;
+    if (SYSTEM_ROOTS.some((root) => within(entry, root))) continue;
+    let top = entry;
+    if (home) {
+      const rel = relative(home, entry);
+      if (rel === '') continue;
+      if (!rel.startsWith('..') && !isAbsolute(rel)) top = `${home}${sep}${rel.split(sep)[0]}`;
+    }
+    if (shown.some((dir) => within(top, dir))) continue;
     try {
       accessSync(top, constants.R_OK);
-      bound.add(top);
-      args.push('--ro-bind', top, top);
-    } catch {}
+      if (!statSync(top).isDirectory()) continue;
+    } catch {
+      continue;
+    }
+    shown.push(top);
   }
-  return args;
+  return { args, ...(home ? { home } : {}), shown };
 }
 
 /** The argv prefix running a command in `method`'s host-view sandbox. */
@@ -191,11 +220,11 @@ export function hostViewPrefix(method: IsolationMethod, spec: HostViewSpec): Iso
   const drop = dropTo(spec.identity);
   const tmpfsBytes = spec.tmpfsBytes ?? DEFAULT_TMPFS_BYTES;
   if (method === 'bwrap') {
+    // An allow-list of the host, never `/`: the dataset, a gold patch or a key file lying
+    // anywhere else on the host stays out of reach (docs/security.md).
     const prefix = [
       'bwrap',
-      '--ro-bind',
-      '/',
-      '/',
+      ...systemMounts(true),
       '--dev',
       '/dev',
       ...devShm(tmpfsBytes),
@@ -204,20 +233,37 @@ export function hostViewPrefix(method: IsolationMethod, spec: HostViewSpec): Iso
     ];
     // The private /tmp is world-writable with the sticky bit, like the host's.
     prefix.push('--perms', '1777', '--size', String(tmpfsBytes), '--tmpfs', '/tmp');
-    const home = homeMounts(spec, tmpfsBytes);
-    prefix.push(...home);
-    // bwrap would make the missing folders above a bind inside a tmpfs with mode 0700 (root's):
-    // make them 0755 first, so the sandbox uid can walk down to the bound folder (the writable
-    // folder too: a trial root deeper than /tmp/<name>, e.g. a worker's <root>/tmp/).
-    const homeDir = (spec.env ?? process.env).HOME;
-    const tmpfsRoots = ['/tmp', ...(home.length > 0 && homeDir ? [homeDir] : [])];
-    if (spec.writable) {
-      for (const dir of ancestorsInside(spec.writable, tmpfsRoots))
+    const paths = pathMounts(spec, tmpfsBytes);
+    prefix.push(...paths.args);
+    // bwrap would make the missing folders above a bind with mode 0700 (root's): make them 0755
+    // first, so the sandbox uid can walk down to the bound folder (the writable folder too: a
+    // trial root deeper than /tmp/<name>, e.g. a worker's <root>/tmp/).
+    const tmpfsRoots = ['/tmp', ...(paths.home ? [paths.home] : [])];
+    const bound = ['/dev', '/proc', ...SYSTEM_ROOTS];
+    const made = new Set<string>(tmpfsRoots);
+    const makeAbove = (path: string) => {
+      const above: string[] = [];
+      for (let dir = dirname(path); dir !== dirname(dir); dir = dirname(dir)) {
+        // A folder made already, or the host's own: the folders above it are in place too.
+        if (made.has(dir) || bound.some((shown) => within(dir, shown))) break;
+        above.unshift(dir);
+      }
+      for (const dir of above) {
+        made.add(dir);
         prefix.push('--perms', '0755', '--dir', dir);
+      }
+      bound.push(path);
+    };
+    for (const dir of paths.shown) {
+      makeAbove(dir);
+      prefix.push('--ro-bind', dir, dir);
+    }
+    if (spec.writable) {
+      makeAbove(spec.writable);
       prefix.push('--bind', spec.writable, spec.writable);
     }
     for (const bind of spec.binds ?? []) {
-      for (const dir of ancestorsInside(bind.path, tmpfsRoots)) prefix.push('--perms', '0755', '--dir', dir);
+      makeAbove(bind.path);
       prefix.push(bind.writable ? '--bind' : '--ro-bind', bind.path, bind.path);
     }
     if (spec.alias) prefix.push('--symlink', spec.alias.of, spec.alias.at, '--chdir', spec.alias.cwd);
@@ -262,14 +308,7 @@ export function minimalViewPrefix(kind: MinimalKind, spec: MinimalViewSpec): str
   if (spec.mapTo && !spec.privileged)
     args.push('--uid', String(spec.mapTo.uid), '--gid', String(spec.mapTo.gid));
   args.push('--die-with-parent', '--new-session');
-  if (spec.wholeHost) args.push('--ro-bind', '/', '/');
-  else {
-    args.push('--ro-bind', '/usr', '/usr', '--ro-bind', '/etc', '/etc');
-    for (const name of ['bin', 'lib', 'lib64', 'lib32', 'sbin']) {
-      if (usrMerged(name)) args.push('--symlink', `usr/${name}`, `/${name}`);
-      else args.push('--ro-bind-try', `/${name}`, `/${name}`);
-    }
-  }
+  args.push(...(spec.wholeHost ? ['--ro-bind', '/', '/'] : systemMounts(false)));
   const tmpfsBytes = spec.tmpfsBytes ?? DEFAULT_TMPFS_BYTES;
   args.push('--dev', '/dev', ...devShm(tmpfsBytes), '--proc', '/proc');
   args.push('--size', String(tmpfsBytes), '--tmpfs', '/tmp');

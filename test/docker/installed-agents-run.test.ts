@@ -3,9 +3,15 @@
  * `no-network` task's image, is driven through berth's model gateway by the scripted model
  * server (the gateway passes each call through to it in the CLI's own protocol). The script
  * makes the agent write a file and run a command: reward 1; with a wrong file, reward 0.
+ *
+ * Claude Code's and Codex's solved trials go through `berth run` (`-a NAME -m MODEL
+ * --model-base-url`, the key in the environment): the relay on the gateway socket as the CLI
+ * sets it up, and the real key seen by the upstream only, in no file of the job.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
 import { InstalledAgent } from '../../src/agents/installed/agent.ts';
 import { AGENT_PACKAGES, type InstalledAgentName } from '../../src/agents/installed/packages.ts';
@@ -22,11 +28,17 @@ import { HarborVerifier } from '../../src/verifiers/harbor.ts';
 import { trajectoryValidator } from '../helpers/atif.ts';
 import { editAndRunScript } from '../helpers/coding-agent-script.ts';
 import { startScriptedModelServer } from '../helpers/scripted-model-server.ts';
-import { fixtureImageMap, JOB_ID, skipDocker, tempDir } from './helpers.ts';
+import { BASE_IMAGE, fixtureImageMap, JOB_ID, skipDocker, tempDir } from './helpers.ts';
 
 const TASK_DIR = join(import.meta.dirname, '..', '..', 'examples', 'agents', 'edit-and-run');
 const KEY = 'sk-real-key-MARKER-4b1d';
 const COMMAND_MARK = 'cd /app && ./record.sh';
+const bin = fileURLToPath(new URL('../../bin/berth.js', import.meta.url));
+/** Agents whose solved trial goes through `berth run`, with the model as `-m` and `--model-base-url` take it. */
+const THROUGH_CLI: Partial<Record<InstalledAgentName, { model: string; base: string }>> = {
+  'claude-code': { model: 'anthropic/claude-sonnet-4-5', base: '' },
+  codex: { model: 'openai/gpt-5', base: '/v1' },
+};
 const cleanups: Array<() => Promise<void>> = [];
 afterAll(async () => {
   for (const c of cleanups.splice(0)) await c();
@@ -47,6 +59,55 @@ function target(name: InstalledAgentName, url: string): ModelTarget {
     default:
       return resolveModel('openai/gpt-4o', {}, `${url}/v1`);
   }
+}
+
+/** Every file of a folder, as one text. */
+function allText(dir: string): string {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => readFileSync(join(e.parentPath, e.name), 'latin1'))
+    .join('\n');
+}
+
+/** A trial through `berth run` (the CLI's gateway, the key in its environment); the job folder is checked for the key. */
+async function runCli(name: InstalledAgentName, content: string, cli: { model: string; base: string }) {
+  const upstream = await startScriptedModelServer(
+    editAndRunScript({ file: { path: '/app/greet.py', content }, command: COMMAND_MARK }),
+  );
+  cleanups.push(() => upstream.close());
+  const jobs = tempDir(`berth-installed-cli-${name}-`);
+  const run = await execa(
+    'node',
+    [
+      bin,
+      'run',
+      '-p',
+      TASK_DIR,
+      '-a',
+      name,
+      '-m',
+      cli.model,
+      '--model-base-url',
+      `${upstream.url}${cli.base}`,
+      '--image-map',
+      `debian:bookworm-slim=${BASE_IMAGE}`,
+      '--jobs-dir',
+      jobs,
+      '--job-name',
+      name,
+    ],
+    { reject: false, env: { ...process.env, CI: '1', OPENAI_API_KEY: KEY, ANTHROPIC_API_KEY: KEY } },
+  );
+  const job = join(jobs, name);
+  const trialDir = join(job, readdirSync(job).find((d) => d.startsWith('edit-and-run')) as string);
+  const stderr = () => readFileSync(join(trialDir, 'agent', 'command', 'stderr.txt'), 'utf8').slice(-3000);
+  expect(run.stdout, stderr()).toContain('resolved 1/1');
+  expect(run.exitCode).toBe(0);
+  // The upstream got the real key; no file of the job holds it.
+  for (const request of upstream.requests) expect(JSON.stringify(request.headers)).toContain(KEY);
+  expect(allText(job)).not.toContain(KEY);
+  const result = JSON.parse(readFileSync(join(trialDir, 'result.json'), 'utf8'));
+  return { result, trialDir, upstream };
 }
 
 async function run(name: InstalledAgentName, content: string) {
@@ -82,6 +143,8 @@ async function run(name: InstalledAgentName, content: string) {
     verifiers: [new HarborVerifier()],
     models: { gateway, target: model },
   });
+  // The real key stays with the gateway: no file of the trial holds it.
+  expect(allText(trialDir)).not.toContain(KEY);
   return { result, trialDir, upstream };
 }
 
@@ -90,7 +153,10 @@ describe.skipIf(skipDocker)(
   () => {
     for (const name of ['claude-code', 'codex', 'gemini-cli', 'opencode', 'qwen-code'] as const) {
       it(`${name}: writes the file and runs the command (reward 1); a wrong script gets 0`, async () => {
-        const good = await run(name, 'print("hello, berth")\n');
+        const cli = THROUGH_CLI[name];
+        const good = cli
+          ? await runCli(name, 'print("hello, berth")\n', cli)
+          : await run(name, 'print("hello, berth")\n');
         const log = (f: string) => readFileSync(join(good.trialDir, 'agent', ...f.split('/')), 'utf8');
         expect(good.result.exception_info, log('command/stderr.txt').slice(-2000)).toBeFalsy();
         expect(good.result.verifier_result?.rewards, log('command/stdout.txt').slice(0, 6000)).toEqual({

@@ -6,6 +6,14 @@
  * folder would have made berth follow), plus a real fifo and a device node. The host
  * targets stay unchanged, berth's records are regular files with berth's content, and
  * the links are recorded, never followed.
+ *
+ * One trial per phase, each link kind planted on some of berth's names. The four rotations
+ * that give every name every kind run on the local environment (test/trials/planted-links.test.ts),
+ * where the targets exist. Here a planted link is a symlink in the container whose host target
+ * does not exist there. The copy-out (`extractTarBeneath`) meets a tar `symlink` entry whatever
+ * the kind of its target, and berth writes its records on the host with `writeFileAtomic`. A
+ * rotation of the kinds over the names would change only the text of the links, not the code
+ * they go through.
  */
 import { cpSync, lstatSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -95,12 +103,12 @@ function swebenchTask(): Promise<Task[]> {
 }
 
 describe.skipIf(skipDocker)('links planted where berth writes or reads (real engine)', () => {
-  it.each([0, 1, 2, 3])('command agent on a SWE-bench row, rotation %i', async (rotation) => {
+  it('command agent on a SWE-bench row', async () => {
     const [task] = await swebenchTask();
     const agent = new CommandAgent({
       command: [
         'base="$BERTH_AGENT_LOG_DIR"',
-        ...plantLines(victims, '$base', COMMAND_AGENT_FILES, rotation),
+        ...plantLines(victims, '$base', COMMAND_AGENT_FILES, 0),
         ...specialLines('$base'),
         'sed -i "s/a - b/a + b/" calc.py',
         'exit 3',
@@ -124,15 +132,16 @@ describe.skipIf(skipDocker)('links planted where berth writes or reads (real eng
     for (const name of [...COMMAND_AGENT_FILES, 'fifo-here', 'disk']) expect(skipped, name).toContain(name);
   });
 
-  it.each([0, 1, 2, 3])("the oracle's solve.sh, rotation %i", async (rotation) => {
+  it("the oracle's solve.sh", async () => {
     const taskDir = join(tempDir('berth-planted-task-'), 'calc');
     cpSync(join(FIXTURES, 'tasks', 'calc'), taskDir, { recursive: true });
     writeFileSync(
       join(taskDir, 'solution', 'solve.sh'),
       [
         '#!/bin/bash',
-        ...plantLines(victims, '/logs/agent', ['oracle.txt', 'exit-code.txt', 'instruction.md'], rotation),
-        ...plantLines(victims, '/logs/verifier', ['reward.txt', 'reward.json', 'test-stdout.txt'], rotation),
+        // Rotations 0 and 1: each of the four kinds among the six names.
+        ...plantLines(victims, '/logs/agent', ['oracle.txt', 'exit-code.txt', 'instruction.md'], 0),
+        ...plantLines(victims, '/logs/verifier', ['reward.txt', 'reward.json', 'test-stdout.txt'], 1),
         ...specialLines('/logs/agent'),
         "sed -i 's/a - b/a + b/' /app/calc.py",
         'exit 5',
@@ -190,50 +199,63 @@ describe.skipIf(skipDocker)('links planted where berth writes or reads (real eng
     expect(linked.result.exception_info?.exception_message).toContain('not a regular file (symlink');
   });
 
-  it.each([0, 1])(
-    'a multi-step task whose agents plant links in every log folder, rotation %i',
-    async (rotation) => {
-      const taskDir = join(tempDir('berth-planted-steps-'), 'steps-gate');
-      cpSync(join(FIXTURES, '..', 'harbor-features', 'steps-gate'), taskDir, { recursive: true });
-      for (const step of ['first', 'second']) {
-        const solve = join(taskDir, 'steps', step, 'solution', 'solve.sh');
-        const original = readFileSync(solve, 'utf8').replace('#!/bin/bash\n', '');
-        writeFileSync(
-          solve,
-          [
-            '#!/bin/bash',
-            ...plantLines(victims, '/logs/agent', ['oracle.txt', 'exit-code.txt', 'setup.log'], rotation),
-            ...plantLines(victims, '/logs/artifacts', ['manifest.json', 'a.txt', 'b.txt', 'sub/x'], rotation),
-            ...plantLines(victims, '/logs/verifier', ['reward.json', 'env.txt'], rotation),
-            original,
-          ].join('\n'),
-        );
-      }
-      process.env.BERTH_FIXTURE_GREETING = 'hi';
-      const { result, dir } = await trial(loadHarborTask(taskDir), new ScriptOracleAgent());
-      victims.unchanged();
-      // The verdicts of the unplanted fixture (test/docker/harbor-features.test.ts).
-      expect(result.step_results?.map((s) => [s.step_name, s.verifier_result?.rewards])).toEqual([
-        ['first', { reward: 1, quality: 0.5 }],
-        ['second', { reward: 1 }],
-        ['third', { reward: 0 }],
+  it('a multi-step task whose agents plant links in every log folder (the final strategy)', async () => {
+    const taskDir = join(tempDir('berth-planted-steps-'), 'steps-gate');
+    cpSync(join(FIXTURES, '..', 'harbor-features', 'steps-gate'), taskDir, { recursive: true });
+    // The fixture under Harbor's `final` strategy: this trial is also harbor-features.test.ts's
+    // check that `final` takes the last step's rewards (one solved three-step trial for both).
+    const toml = join(taskDir, 'task.toml');
+    writeFileSync(
+      toml,
+      readFileSync(toml, 'utf8').replace(
+        'multi_step_reward_strategy = "mean"',
+        'multi_step_reward_strategy = "final"',
+      ),
+    );
+    for (const [step, rotation] of [
+      ['first', 0],
+      ['second', 1],
+    ] as const) {
+      const solve = join(taskDir, 'steps', step, 'solution', 'solve.sh');
+      const original = readFileSync(solve, 'utf8').replace('#!/bin/bash\n', '');
+      writeFileSync(
+        solve,
+        [
+          '#!/bin/bash',
+          ...plantLines(victims, '/logs/agent', ['oracle.txt', 'exit-code.txt', 'setup.log'], rotation),
+          ...plantLines(victims, '/logs/artifacts', ['manifest.json', 'a.txt', 'b.txt', 'sub/x'], rotation),
+          ...plantLines(victims, '/logs/verifier', ['reward.json', 'env.txt'], rotation),
+          original,
+        ].join('\n'),
+      );
+    }
+    process.env.BERTH_FIXTURE_GREETING = 'hi';
+    const { result, dir } = await trial(loadHarborTask(taskDir), new ScriptOracleAgent());
+    victims.unchanged();
+    // The verdicts of the unplanted fixture (test/docker/harbor-features.test.ts).
+    expect(result.step_results?.map((s) => [s.step_name, s.verifier_result?.rewards])).toEqual([
+      ['first', { reward: 1, quality: 0.5 }],
+      ['second', { reward: 1 }],
+      ['third', { reward: 0 }],
+    ]);
+    // `final`: the last step's rewards, not the mean (2/3 under the fixture's own `mean`).
+    expect(result.verifier_result?.rewards).toEqual({ reward: 0 });
+    expect(result.berth.status).toBe('unresolved');
+    for (const step of ['first', 'second']) {
+      const manifest = JSON.parse(text(dir, 'steps', step, 'artifacts', 'manifest.json'));
+      expect(manifest[0]).toMatchObject({ source: '/logs/artifacts' });
+      expect(notCopiedPaths(manifest[0].not_copied).sort()).toEqual([
+        'a.txt',
+        'b.txt',
+        'manifest.json',
+        'sub/x',
       ]);
-      for (const step of ['first', 'second']) {
-        const manifest = JSON.parse(text(dir, 'steps', step, 'artifacts', 'manifest.json'));
-        expect(manifest[0]).toMatchObject({ source: '/logs/artifacts' });
-        expect(notCopiedPaths(manifest[0].not_copied).sort()).toEqual([
-          'a.txt',
-          'b.txt',
-          'manifest.json',
-          'sub/x',
-        ]);
-        expect(text(dir, 'steps', step, 'artifacts', 'a.txt').trim()).toBe('agent');
-        // Only the first step has a setup.sh: its log is berth's record.
-        if (step === 'first') expect(regular(join(dir, 'steps', step, 'agent', 'setup.log'))).toBe(true);
-      }
-      const skipped = notCopiedPaths(result.berth.not_copied?.agent);
-      expect(skipped).toContain('oracle.txt');
-      expect(skipped).toContain('exit-code.txt');
-    },
-  );
+      expect(text(dir, 'steps', step, 'artifacts', 'a.txt').trim()).toBe('agent');
+      // Only the first step has a setup.sh: its log is berth's record.
+      if (step === 'first') expect(regular(join(dir, 'steps', step, 'agent', 'setup.log'))).toBe(true);
+    }
+    const skipped = notCopiedPaths(result.berth.not_copied?.agent);
+    expect(skipped).toContain('oracle.txt');
+    expect(skipped).toContain('exit-code.txt');
+  });
 });

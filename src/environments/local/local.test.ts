@@ -230,15 +230,48 @@ describe('local environment: processes', () => {
   });
 
   it('passes no credential-looking variables to commands', async () => {
-    process.env.BERTH_TEST_API_KEY = 'secret-value';
+    // breaker9: OPENAI_KEY, AZURE_OPENAI_KEY, GITHUB_PAT and a URL with a password passed before.
+    const secrets = {
+      BERTH_TEST_API_KEY: 'secret-value-1',
+      BERTH_TEST_OPENAI_KEY: 'secret-value-2',
+      BERTH_TEST_GITHUB_PAT: 'secret-value-3',
+      BERTH_TEST_DATABASE_URL: 'postgres://app:secret-value-4@db.example:5432/app',
+      BERTH_TEST_AUTH_HEADER: 'secret-value-5',
+    };
+    Object.assign(process.env, secrets, { BERTH_TEST_PLAIN_URL: 'https://example.org:8443/plain-url-kept' });
     try {
       const env = await start({ kind: 'local', snapshot: { files: { x: '1' } } });
       const run = await env.exec('env');
-      expect(run.output).not.toContain('secret-value');
+      expect(run.output).not.toMatch(/secret-value/);
+      expect(run.output).toContain('plain-url-kept');
       expect(run.output).toContain('PATH=');
     } finally {
-      delete process.env.BERTH_TEST_API_KEY;
+      for (const name of [...Object.keys(secrets), 'BERTH_TEST_PLAIN_URL']) delete process.env[name];
     }
+  });
+
+  it('bwrap shows an allow-list of the host: not the folder this test runs from, nor /var or /home', async (ctx) => {
+    if (checkHostMethod('bwrap') !== undefined)
+      ctx.skip(`bwrap unavailable here: ${checkHostMethod('bwrap')}`);
+    const env = await start({ kind: 'local', snapshot: { files: { x: '1' } } }, { isolation: 'bwrap' });
+    const here = join(process.cwd(), 'package.json');
+    expect(existsSync(here)).toBe(true);
+    const run = await env.exec(
+      `for p in ${here} /var /home /srv /run /usr/bin/git /etc/passwd; do [ -e "$p" ] && echo "seen $p" || echo "hidden $p"; done; python3 -c 'print("python ok")'`,
+    );
+    expect(run.output).toBe(
+      [
+        `hidden ${here}`,
+        'hidden /var',
+        'hidden /home',
+        'hidden /srv',
+        'hidden /run',
+        'seen /usr/bin/git',
+        'seen /etc/passwd',
+        'python ok',
+        '',
+      ].join('\n'),
+    );
   });
 });
 

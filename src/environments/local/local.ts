@@ -105,14 +105,22 @@ import { runProcess } from './process.ts';
  */
 export const TRIAL_ALIAS = '/tmp/berth-trial';
 
-/** Host variables never passed to commands (they look like credentials). */
-const SECRET_NAME = /(TOKEN|SECRET|PASSW|API_?KEY|ACCESS_?KEY|CREDENTIAL|PRIVATE)/i;
+/** Host variable names never passed to commands (they look like credentials: `OPENAI_KEY`, `GITHUB_PAT`). */
+const SECRET_NAME = /(KEY|TOKEN|SECRET|PASSW|CREDENTIAL|PRIVATE|AUTH)|_PAT$/i;
+
+/** A URL with a password in it (`postgres://app:pw@host`): a credential whatever the variable's name. */
+const URL_WITH_PASSWORD = /[a-z][a-z0-9+.-]*:\/\/[^\s/:@]*:[^\s/@]*@/i;
+
+/** Whether a host variable looks like a credential (its name, or a URL with a password in its value). */
+export function looksSecret(name: string, value: string): boolean {
+  return SECRET_NAME.test(name) || URL_WITH_PASSWORD.test(value);
+}
 
 /** The environment commands get: the host's, minus credential-like variables, plus `extra`. */
 export function commandEnv(extra?: Record<string, string>): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(process.env)) {
-    if (value !== undefined && !SECRET_NAME.test(key)) env[key] = value;
+    if (value !== undefined && !looksSecret(key, value)) env[key] = value;
   }
   return { ...env, ...extra };
 }
