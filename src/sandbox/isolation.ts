@@ -170,10 +170,30 @@ const SYSTEM_LINKS = ['bin', 'lib', 'lib64', 'lib32', 'sbin'] as const;
 const SYSTEM_ROOTS = ['/usr', '/etc', '/opt', ...SYSTEM_LINKS.map((name) => `/${name}`)];
 
 /**
+ * Toolchain homes under HOME that a PATH entry inside them shows whole (pyenv's shims need its
+ * versions, cargo's proxies need rustup's toolchains): any other PATH entry under HOME is shown by
+ * itself, so `~/code/x/node_modules/.bin` or `~/.local/bin` never shows `~/code` or `~/.local`
+ * (a reviewer's finding, session 9).
+ */
+const TOOLCHAIN_HOMES: Record<string, readonly string[]> = {
+  '.pyenv': ['.pyenv'],
+  '.cargo': ['.cargo', '.rustup'],
+  '.rustup': ['.rustup'],
+  '.nvm': ['.nvm'],
+  '.asdf': ['.asdf'],
+  '.rbenv': ['.rbenv'],
+  '.sdkman': ['.sdkman'],
+  '.volta': ['.volta'],
+  '.bun': ['.bun'],
+  '.deno': ['.deno'],
+  go: ['go'],
+};
+
+/**
  * `--tmpfs HOME` (when HOME is a folder of its own) plus read-only binds of the absolute PATH
- * entries the system folders do not show: an entry under HOME by its top folder there (pyenv's
- * shims need its versions), any other by itself. Entries under /tmp stay hidden (the private
- * /tmp replaces the host's). Returns the tmpfs's arguments and the folders to show.
+ * entries the system folders do not show: an entry inside a known toolchain home under HOME
+ * (TOOLCHAIN_HOMES) by that home's folders, any other by itself. Entries under /tmp stay hidden
+ * (the private /tmp replaces the host's). Returns the tmpfs's arguments and the folders to show.
  */
 function pathMounts(
   spec: HostViewSpec,
@@ -195,20 +215,24 @@ function pathMounts(
   for (const entry of (env.PATH ?? '').split(':')) {
     if (!entry || !isAbsolute(entry) || within(entry, '/tmp')) continue;
     if (SYSTEM_ROOTS.some((root) => within(entry, root))) continue;
-    let top = entry;
+    let tops = [entry];
     if (home) {
       const rel = relative(home, entry);
       if (rel === '') continue;
-      if (!rel.startsWith('..') && !isAbsolute(rel)) top = `${home}${sep}${rel.split(sep)[0]}`;
+      const first = rel.split(sep)[0] as string;
+      if (!rel.startsWith('..') && !isAbsolute(rel) && TOOLCHAIN_HOMES[first])
+        tops = (TOOLCHAIN_HOMES[first] as readonly string[]).map((name) => `${home}${sep}${name}`);
     }
-    if (shown.some((dir) => within(top, dir))) continue;
-    try {
-      accessSync(top, constants.R_OK);
-      if (!statSync(top).isDirectory()) continue;
-    } catch {
-      continue;
+    for (const top of tops) {
+      if (shown.some((dir) => within(top, dir))) continue;
+      try {
+        accessSync(top, constants.R_OK);
+        if (!statSync(top).isDirectory()) continue;
+      } catch {
+        continue;
+      }
+      shown.push(top);
     }
-    shown.push(top);
   }
   return { args, ...(home ? { home } : {}), shown };
 }
