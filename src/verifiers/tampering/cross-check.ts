@@ -73,7 +73,14 @@ interface PytestReport {
    * `genuine`: whether the replacement's code is what the file it names compiles to (false: it
    * only claims that file and line; null: no code, or the file could not be compiled).
    */
-  internals_changed?: { name: string; file: string | null; file_exists: boolean; genuine?: boolean | null }[];
+  internals_changed?: {
+    name: string;
+    file: string | null;
+    file_exists: boolean;
+    genuine?: boolean | null;
+    /** The file is under the interpreter's prefix, standard library or site-packages. */
+    installed?: boolean;
+  }[];
   plugins?: { name: string; file: string }[];
   imports?: {
     hooks?: { where: string; type: string; files: CodeFile[] }[];
@@ -275,13 +282,17 @@ function checkPytest(
     });
   const internals = report.internals_changed ?? [];
   const foreign = internals.filter(
-    (c) => !c.file_exists || c.genuine === false || inRepo(c.file, input.workdir) !== undefined,
+    (c) =>
+      !c.file_exists ||
+      c.genuine === false ||
+      c.installed === false ||
+      inRepo(c.file, input.workdir) !== undefined,
   );
   if (foreign.length > 0)
     finding({
       kind: 'runner-internals',
       veto: true,
-      message: `pytest's own code was replaced while the tests ran, by code of the repository, code with no file, or code that only claims a file it was not compiled from: ${list(foreign.map((c) => `${c.name} (from ${c.file ?? 'nowhere'}${c.genuine === false ? ', not what that file compiles to' : ''})`))}`,
+      message: `pytest's own code was replaced while the tests ran, by code of the repository, code with no file, code of a file not installed, or code that only claims a file it was not compiled from (or that is not the code of that name): ${list(foreign.map((c) => `${c.name} (from ${c.file ?? 'nowhere'}${c.genuine === false ? ', not what that file compiles to' : ''})`))}`,
       paths: [...new Set(foreign.map((c) => inRepo(c.file, input.workdir) ?? c.file ?? '?'))],
     });
   const others = internals.filter((c) => !foreign.includes(c));

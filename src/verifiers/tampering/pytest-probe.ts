@@ -75,6 +75,53 @@ if _ACTIVE:
 
 import pytest as _pytest  # noqa: E402
 
+# What the probe's own checks call, taken now, before any code of the repository runs, so that
+# code cannot make them fail or lie later by patching the modules they live in (a reviewer's
+# finding, session 9: a patched ast.parse made every test's code "unknown", hence accepted).
+import ast as _ast_mod  # noqa: E402
+import types as _types_mod  # noqa: E402
+
+_PARSE = _ast_mod.parse
+_COMPILE = compile
+_OPEN = open
+_REALPATH = _os.path.realpath
+_CODE_TYPE = _types_mod.CodeType
+try:
+    from _pytest.assertion.rewrite import rewrite_asserts as _REWRITE
+except Exception:
+    _REWRITE = None
+
+
+def _installed_roots():
+    roots = set()
+    try:
+        import site as _site
+        import sysconfig as _sysconfig
+        for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+            path = _sysconfig.get_paths().get(key)
+            if path:
+                roots.add(path)
+        for path in list(getattr(_site, "getsitepackages", lambda: [])()) + [_site.getusersitepackages()]:
+            roots.add(path)
+    except Exception:
+        pass
+    for path in (_sys.prefix, _sys.base_prefix, _sys.exec_prefix):
+        roots.add(path)
+    return tuple(_REALPATH(r) for r in roots if r)
+
+
+# The interpreter's installed code (its prefix, standard library and site-packages): a file
+# outside these that is not the repository's was written by someone, not installed.
+_INSTALLED = _installed_roots()
+
+
+def _is_installed(path):
+    try:
+        real = _REALPATH(str(path))
+    except Exception:
+        return False
+    return any(real == r or real.startswith(r.rstrip("/") + "/") for r in _INSTALLED)
+
 _MODULES = (
     "_pytest.reports", "_pytest.runner", "_pytest.terminal", "_pytest.main", "_pytest.python",
     "_pytest.skipping", "_pytest.outcomes", "_pytest.capture", "_pytest.nodes", "_pytest.config",
@@ -204,7 +251,7 @@ def _import_record(session):
 
 def _real_path(path):
     try:
-        return _os.path.realpath(str(path))
+        return _REALPATH(str(path))
     except Exception:
         return None
 
@@ -219,27 +266,44 @@ def _compiled(path, rewrite, config):
     if key not in _COMPILED:
         found = None
         try:
-            import ast as _ast
-            import types as _types
-            with open(path, "rb") as f:
+            with _OPEN(path, "rb") as f:
                 source = f.read()
-            tree = _ast.parse(source, filename=path)
+            tree = _PARSE(source, filename=path)
             if rewrite:
-                from _pytest.assertion.rewrite import rewrite_asserts as _rewrite
                 try:
-                    _rewrite(tree, source, path, config)
+                    _REWRITE(tree, source, path, config)
                 except TypeError:
-                    _rewrite(tree, path, config)  # pytest < 5
-            top = compile(tree, path, "exec", dont_inherit=True)
+                    _REWRITE(tree, path, config)  # pytest < 5
+            top = _COMPILE(tree, path, "exec", dont_inherit=True)
             found, stack = [], [top]
             while stack:
                 c = stack.pop()
                 found.append(c)
-                stack.extend(k for k in c.co_consts if isinstance(k, _types.CodeType))
+                stack.extend(k for k in c.co_consts if type(k) is _CODE_TYPE)
         except Exception:
             found = None
         _COMPILED[key] = found
     return _COMPILED[key]
+
+
+def _def_lines(path, cls, name):
+    """The first lines (a decorator's, as the code object has it) of the defs of name in the test
+    file (in class cls, or at the top when cls is None): empty when none or unreadable."""
+    import ast as _ast
+    _plain_def(path, cls, name)  # parses and caches the file's tree
+    tree = _TREES.get(path)
+    if tree is None:
+        return set()
+    scopes = [tree.body] if cls is None else \
+        [n.body for n in _ast.walk(tree) if isinstance(n, _ast.ClassDef) and n.name == cls]
+    defs = (_ast.FunctionDef, getattr(_ast, "AsyncFunctionDef", _ast.FunctionDef))
+    lines = set()
+    for body in scopes:
+        for node in body:
+            if isinstance(node, defs) and node.name == name:
+                lines.add(min([d.lineno for d in node.decorator_list] + [node.lineno]))
+                lines.add(node.lineno)
+    return lines
 
 
 def _genuine(code, config):
@@ -362,9 +426,18 @@ def _test_origins(session):
             cfile = real_path(code.co_filename) if code is not None else None
             forged = False
             if cfile == expected:
-                # Code that names the test file must be what that file compiles to.
-                if code is None or _genuine(code, session.config) is not False:
-                    continue
+                # Code that names the test file must be what that file compiles to (unknown, when
+                # the file cannot be compiled again, counts as not: pytest compiled it), and for a
+                # test the file defines plainly, that def's own code (not the module body or
+                # another function of the file: a reviewer's finding, session 9).
+                genuine = _genuine(code, session.config) is True
+                if genuine:
+                    key = (expected, owner.__name__ if owner is not None else None, name)
+                    if key not in seen:
+                        seen[key] = _plain_def(expected, key[1], name)
+                    if seen[key] is not True or (code.co_name == name and
+                                                 code.co_firstlineno in _def_lines(expected, key[1], name)):
+                        continue
                 forged = True
             key = (expected, owner.__name__ if owner is not None else None, name)
             if key not in seen:
@@ -523,11 +596,19 @@ def pytest_sessionfinish(session, exitstatus):
             code = _code_of(obj)
             # Whether the replacement is what the file it names compiles to (None: no code, or
             # the file cannot be compiled here): code that only claims a file is not.
-            genuine = _genuine(code, session.config) if type(code) is type(_code_of.__code__) else None
-            if origin and _is_pytest_file(origin) and genuine is not False:
-                continue  # pytest's own plugins (legacypath adds properties at configure time)
+            genuine = _genuine(code, session.config) if type(code) is _CODE_TYPE else None
+            installed = bool(origin and _is_installed(origin))
+            if origin and installed and _is_pytest_file(origin) and genuine is not False:
+                # pytest's own plugins (legacypath adds properties at configure time); a member
+                # replaced by pytest's own code must be code of that name (not Node.setup, a
+                # no-op, put in Function.runtest's place: a reviewer's finding, session 9).
+                attr = key.rsplit(".", 1)[-1]
+                if new_member or (code is not None and (code.co_name == attr or (
+                        code.co_name.endswith("_" + attr) and origin.endswith("/legacypath.py")))):
+                    continue
+                genuine = False
             changed.append({"name": key, "file": origin, "file_exists": bool(origin and _os.path.isfile(origin)),
-                            "genuine": genuine})
+                            "genuine": genuine, "installed": installed})
     plugins = []
     try:
         for name, plugin in session.config.pluginmanager.list_name_plugin():
