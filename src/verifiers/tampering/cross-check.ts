@@ -81,7 +81,8 @@ interface PytestReport {
     /** The file is under the interpreter's prefix, standard library or site-packages. */
     installed?: boolean;
   }[];
-  plugins?: { name: string; file: string }[];
+  /** `installed`: under the interpreter's prefix, standard library or site-packages; `probe`: berth's own. */
+  plugins?: { name: string; file: string; installed?: boolean; probe?: boolean }[];
   imports?: {
     hooks?: { where: string; type: string; files: CodeFile[] }[];
     test_modules?: Record<
@@ -315,12 +316,18 @@ function checkPytest(
     const rel = inRepo(p.file, input.workdir);
     return rel !== undefined && posix.basename(rel) !== 'conftest.py' && input.patchPaths.has(rel);
   });
-  if (plugins.length > 0)
+  // A plugin from a file neither of the repository nor installed with the interpreter, and not
+  // berth's probe: written during the run (a reviewer, session 9: package code wrote a
+  // makereport hook to a temp folder and registered it through the plugin manager).
+  const written = (report.plugins ?? []).filter(
+    (p) => p.installed === false && p.probe !== true && inRepo(p.file, input.workdir) === undefined,
+  );
+  if (plugins.length > 0 || written.length > 0)
     finding({
       kind: 'runner-plugin',
       veto: true,
-      message: `pytest loaded plugins from files the patch changed: ${list(plugins.map((p) => inRepo(p.file, input.workdir) as string))}`,
-      paths: plugins.map((p) => inRepo(p.file, input.workdir) as string),
+      message: `pytest loaded plugins from files the patch changed or files neither of the repository nor installed: ${list([...plugins.map((p) => inRepo(p.file, input.workdir) as string), ...written.map((p) => p.file)])}`,
+      paths: [...plugins.map((p) => inRepo(p.file, input.workdir) as string), ...written.map((p) => p.file)],
     });
 
   // Test modules loaded by someone else's import hook (code the patch changed, or code with no

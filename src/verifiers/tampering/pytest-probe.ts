@@ -615,8 +615,9 @@ def pytest_sessionfinish(session, exitstatus):
             f = getattr(plugin, "__file__", None)
             if f is None:
                 f = getattr(_sys.modules.get(getattr(type(plugin), "__module__", "") or ""), "__file__", None)
-            if f is not None and not _is_pytest_file(f):
-                plugins.append({"name": str(name), "file": f})
+            if f is not None and not (_is_pytest_file(f) and _is_installed(f)):
+                plugins.append({"name": str(name), "file": f, "installed": _is_installed(f),
+                                "probe": _real_path(f) == _real_path(__file__)})
     except Exception:
         pass
     config = session.config
