@@ -237,6 +237,15 @@ describe('local environment: processes', () => {
       BERTH_TEST_GITHUB_PAT: 'secret-value-3',
       BERTH_TEST_DATABASE_URL: 'postgres://app:secret-value-4@db.example:5432/app',
       BERTH_TEST_AUTH_HEADER: 'secret-value-5',
+      // A reviewer (session 9): these passed after breaker9's fix.
+      BERTH_TEST_REPO_URL: 'https://ghp_secret-value-6@github.com/o/r',
+      BERTH_TEST_DB_PASS: 'secret-value-7',
+      BERTH_TEST_MYSQL_PWD: 'secret-value-8',
+      BERTH_TEST_GPG_PASSPHRASE: 'secret-value-9',
+      BERTH_TEST_SENTRY_DSN: 'secret-value-10',
+      BERTH_TEST_CI_JOB_JWT: 'secret-value-11',
+      BERTH_TEST_LLM: 'sk-proj-secret-value-12',
+      BERTH_TEST_PG: 'postgres://u@h/db?password=secret-value-13',
     };
     Object.assign(process.env, secrets, { BERTH_TEST_PLAIN_URL: 'https://example.org:8443/plain-url-kept' });
     try {

@@ -20,6 +20,7 @@
  * With bwrap, commands see the root also at `TRIAL_ALIAS` and start there (`PWD`), the same
  * path in every trial.
  */
+
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, chown, cp, lchown, lstat, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
@@ -51,6 +52,7 @@ import {
   resolveLimits,
   taskResources,
 } from '../../sandbox/limits.ts';
+import { withoutSecrets } from '../../sandbox/secrets.ts';
 import { findMirror } from '../../tasks/swebench/runnable.ts';
 import type { NetworkPolicy } from '../../tasks/task.ts';
 import { ownedTempDir } from '../../util/leftovers.ts';
@@ -105,24 +107,9 @@ import { runProcess } from './process.ts';
  */
 export const TRIAL_ALIAS = '/tmp/berth-trial';
 
-/** Host variable names never passed to commands (they look like credentials: `OPENAI_KEY`, `GITHUB_PAT`). */
-const SECRET_NAME = /(KEY|TOKEN|SECRET|PASSW|CREDENTIAL|PRIVATE|AUTH)|_PAT$/i;
-
-/** A URL with a password in it (`postgres://app:pw@host`): a credential whatever the variable's name. */
-const URL_WITH_PASSWORD = /[a-z][a-z0-9+.-]*:\/\/[^\s/:@]*:[^\s/@]*@/i;
-
-/** Whether a host variable looks like a credential (its name, or a URL with a password in its value). */
-export function looksSecret(name: string, value: string): boolean {
-  return SECRET_NAME.test(name) || URL_WITH_PASSWORD.test(value);
-}
-
 /** The environment commands get: the host's, minus credential-like variables, plus `extra`. */
 export function commandEnv(extra?: Record<string, string>): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (value !== undefined && !looksSecret(key, value)) env[key] = value;
-  }
-  return { ...env, ...extra };
+  return { ...withoutSecrets(), ...extra };
 }
 
 export interface LocalProviderOptions {

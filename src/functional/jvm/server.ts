@@ -9,6 +9,7 @@ import { startCommand } from '../../sandbox/command.ts';
 import type { SandboxIdentity } from '../../sandbox/identity.ts';
 import { closeInheritedFds, minimalViewPrefix } from '../../sandbox/isolation.ts';
 import type { SandboxProcess } from '../../sandbox/process.ts';
+import { withoutSecrets } from '../../sandbox/secrets.ts';
 import { detectSandbox } from '../sandbox.ts';
 import type { SandboxKind } from '../types.ts';
 
@@ -245,7 +246,7 @@ export function sandboxedJvm(
     argv: [command, ...args],
     prefix,
     cwd: opts.scratch,
-    env: { ...process.env, ...opts.env },
+    env: { ...withoutSecrets(), ...opts.env },
     limits: { ...opts.limits },
   }).proc;
 }
