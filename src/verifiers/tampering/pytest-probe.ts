@@ -289,20 +289,10 @@ def _compiled(path, rewrite, config):
 def _def_lines(path, cls, name):
     """The first lines (a decorator's, as the code object has it) of the defs of name in the test
     file (in class cls, or at the top when cls is None): empty when none or unreadable."""
-    import ast as _ast
-    _plain_def(path, cls, name)  # parses and caches the file's tree
-    tree = _TREES.get(path)
-    if tree is None:
-        return set()
-    scopes = [tree.body] if cls is None else \
-        [n.body for n in _ast.walk(tree) if isinstance(n, _ast.ClassDef) and n.name == cls]
-    defs = (_ast.FunctionDef, getattr(_ast, "AsyncFunctionDef", _ast.FunctionDef))
     lines = set()
-    for body in scopes:
-        for node in body:
-            if isinstance(node, defs) and node.name == name:
-                lines.add(min([d.lineno for d in node.decorator_list] + [node.lineno]))
-                lines.add(node.lineno)
+    for node in _defs_of(path, cls, name) or []:
+        lines.add(min([d.lineno for d in node.decorator_list] + [node.lineno]))
+        lines.add(node.lineno)
     return lines
 
 
@@ -350,39 +340,41 @@ def _run_code(obj):
 _TREES = {}
 
 
-def _plain_def(path, cls, name):
-    """Whether the test file defines name (in class cls, or at the top when cls is None) with no
-    decorators but pytest marks: None when it has no such def (made by assignment) or is unreadable."""
-    import ast as _ast
+def _defs_of(path, cls, name):
+    """The def nodes of name in the test file (in class cls, or at the top when cls is None), its
+    tree parsed once; None when the file is unreadable."""
     if path not in _TREES:
         try:
-            with open(path, "rb") as f:
-                _TREES[path] = _ast.parse(f.read())
+            with _OPEN(path, "rb") as f:
+                _TREES[path] = _PARSE(f.read())
         except Exception:
             _TREES[path] = None
     tree = _TREES[path]
     if tree is None:
         return None
     scopes = [tree.body] if cls is None else \
-        [n.body for n in _ast.walk(tree) if isinstance(n, _ast.ClassDef) and n.name == cls]
-    defs = (_ast.FunctionDef, getattr(_ast, "AsyncFunctionDef", _ast.FunctionDef))
+        [n.body for n in _ast_mod.walk(tree) if isinstance(n, _ast_mod.ClassDef) and n.name == cls]
+    defs = (_ast_mod.FunctionDef, getattr(_ast_mod, "AsyncFunctionDef", _ast_mod.FunctionDef))
+    return [node for body in scopes for node in body if isinstance(node, defs) and node.name == name]
+
+
+def _plain_def(path, cls, name):
+    """Whether the test file defines name (in class cls, or at the top when cls is None) with no
+    decorators but pytest marks: None when it has no such def (made by assignment) or is unreadable."""
     found = None
-    for body in scopes:
-        for node in body:
-            if not isinstance(node, defs) or node.name != name:
-                continue
-            plain = True
-            for deco in node.decorator_list:
-                target = deco.func if isinstance(deco, _ast.Call) else deco
-                parts = []
-                while isinstance(target, _ast.Attribute):
-                    parts.append(target.attr)
-                    target = target.value
-                if isinstance(target, _ast.Name):
-                    parts.append(target.id)
-                if "mark" not in parts:
-                    plain = False
-            found = plain if found is None else (found and plain)
+    for node in _defs_of(path, cls, name) or []:
+        plain = True
+        for deco in node.decorator_list:
+            target = deco.func if isinstance(deco, _ast_mod.Call) else deco
+            parts = []
+            while isinstance(target, _ast_mod.Attribute):
+                parts.append(target.attr)
+                target = target.value
+            if isinstance(target, _ast_mod.Name):
+                parts.append(target.id)
+            if "mark" not in parts:
+                plain = False
+        found = plain if found is None else (found and plain)
     return found
 
 
