@@ -622,11 +622,14 @@ export async function extractTarBeneath(
   const folders = new FolderCache(root);
   archive.on('error', (error) => parser.destroy(error));
   // Past the time limit the stream is closed (for a container: the engine's request is aborted).
+  // The parser is destroyed WITH an error: destroyed without one while an entry was being read,
+  // its iterator's next entry never came and the copy hung for good (trust16: a 1 TiB sparse
+  // `stdout.txt` in a container, `timeoutSec` 3, still copying after 300 s; SIGTERM waited on it).
   const timer = setTimeout(
     () => {
       tally.markTimedOut();
       archive.destroy();
-      parser.destroy();
+      parser.destroy(new Error(`the copy passed its time limit of ${tally.limits.timeoutSec} s`));
     },
     Math.max(0, tally.deadline - Date.now()),
   );

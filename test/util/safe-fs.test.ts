@@ -358,6 +358,42 @@ describe('copy caps: entries, depth, time (a flood in a log folder)', () => {
     expect(await readFile(join(dest, 'a.txt'), 'utf8')).toBe('a');
     expect(stalled.destroyed).toBe(true);
   });
+
+  it('extractTarBeneath stops at its time limit inside a file that does not end (a huge sparse stdout.txt)', async () => {
+    // One file of 8 GiB whose zeros come as fast as they are read: past the 1 MiB cap the rest
+    // is read and dropped until the time limit. Before trust16 the copy never returned here.
+    const header = Buffer.alloc(512);
+    header.write('v/stdout.txt', 0);
+    for (const [at, field] of [
+      [100, '0000644\0'],
+      [108, '0000000\0'],
+      [116, '0000000\0'],
+      [124, `${(8 * 2 ** 30).toString(8).padStart(11, '0')}\0`],
+      [136, '00000000000\0'],
+      [148, '        '],
+      [156, '0'],
+      [257, 'ustar\0'],
+      [263, '00'],
+    ] as const)
+      header.write(field, at);
+    const sum = header.reduce((a, b) => a + b, 0);
+    header.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148);
+    const zeros = Buffer.alloc(64 * 1024);
+    let sent = false;
+    const endless = new Readable({
+      read() {
+        this.push(sent ? zeros : header);
+        sent = true;
+      },
+    });
+    const dest = join(await temp.make('berth-safefs-tar-'), 'v');
+    const started = Date.now();
+    const report = await extractTarBeneath(endless, dest, { timeoutSec: 1, maxBytes: 1024 * 1024 });
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(report.timedOut).toBe(true);
+    expect(report.bytes).toBe(1024 * 1024);
+    expect(endless.destroyed).toBe(true);
+  });
 });
 
 describe('copyInBeneath', () => {
