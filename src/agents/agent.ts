@@ -30,6 +30,14 @@ export interface AgentContext {
    * only through it.
    */
   models?: GatewaySession;
+  /**
+   * The engine halts the environment as soon as `run` returns (`Environment.halt`: the work is
+   * taken into a fresh environment, src/trials/agent-work.ts). An agent whose work is one
+   * command in the environment runs it with `ExecOptions.haltOnExit`, so nothing that command
+   * left running acts between its end and the halt. An agent driven from the host (many
+   * commands) leaves it: its window is berth's own latency to the halt.
+   */
+  haltsOnReturn?: boolean;
 }
 
 export interface AgentResult {

@@ -195,6 +195,8 @@ export class CommandAgent implements Agent {
           ? { network: { mode: 'public' as const } }
           : {}),
       ...(context.signal ? { signal: context.signal } : {}),
+      // The agent's one command: what it leaves running stops as it ends (the engine halts next).
+      ...(name === 'command' && context.haltsOnReturn ? { haltOnExit: true } : {}),
     };
     const result = await environment.exec(script, options);
     await this.capOutput(environment, dir, env, options);

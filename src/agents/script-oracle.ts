@@ -42,6 +42,9 @@ export class ScriptOracleAgent implements Agent {
       ...(context.timeoutSec !== undefined ? { timeoutSec: context.timeoutSec } : {}),
       env: { DEBIAN_FRONTEND: 'noninteractive', ...(solution.env ?? {}) },
       ...(context.signal ? { signal: context.signal } : {}),
+      // solve.sh is the oracle's one command: what it leaves running stops as it ends. (An image
+      // without tar: the probe's exec stops what ran before solve.sh, the entrypoint's services.)
+      ...(context.haltsOnReturn ? { haltOnExit: true } : {}),
     };
     // One command: unpack solution/ from standard input into /solution, then run solve.sh;
     // the separate upload is the fallback for images without tar.

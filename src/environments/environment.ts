@@ -48,6 +48,17 @@ export interface ExecOptions {
   /** Content given on standard input (e.g. a patch for `git apply -`); stdin is empty otherwise. */
   input?: string | Uint8Array;
   signal?: AbortSignal;
+  /**
+   * The environment is halted (`halt`) as soon as this command ends (an agent whose work is this
+   * one command, on a task whose work is taken into a fresh environment: src/trials/agent-work.ts).
+   * As the command ends, inside the same exec, every other process its user may signal is
+   * stopped (SIGSTOP, again until none of them runs), so nothing it left running acts between
+   * its end and the caller's `halt` (Docker: `kill -STOP -1` from the exec's own shell; as root
+   * that is every process of the container but that shell and pid 1). At a timeout the kill does
+   * the same. Environments whose commands leave no process behind them ignore it (local: each
+   * command's pid namespace dies with it). Default false.
+   */
+  haltOnExit?: boolean;
 }
 
 /** Outcome of one command. */
@@ -277,13 +288,16 @@ export interface Environment {
    * (its last component as the archive's top name), for `extractArchive` of another
    * environment: a work folder crosses from one container to another without touching the host.
    * Files are stored expanded (a sparse file's holes as zeros): bound it (src/util/tar-bound.ts).
+   * Bounded in time too: past `timeoutSec` (`COPY_TIMEOUT_SEC`) the stream fails with
+   * `CopyTimeoutError`.
    */
-  archive?(path: string): Promise<Readable>;
+  archive?(path: string, options?: { timeoutSec?: number }): Promise<Readable>;
   /**
    * Extracts a tar stream (from `archive`) into the folder `path` inside the environment; when
-   * the stream fails, its error is thrown (what was extracted so far stays).
+   * the stream fails, its error is thrown (what was extracted so far stays). Past `timeoutSec`
+   * (`COPY_TIMEOUT_SEC`) it stops with `CopyTimeoutError`.
    */
-  extractArchive?(path: string, archive: Readable): Promise<void>;
+  extractArchive?(path: string, archive: Readable, options?: { timeoutSec?: number }): Promise<void>;
   /**
    * Capability "install cache": the environment keeps its repository after the dataset's
    * install once per snapshot, install command and platform (local: install-cache.ts). When
@@ -369,6 +383,26 @@ export interface FileSystemChange {
   path: string;
   kind: 'added' | 'changed' | 'deleted';
 }
+
+/**
+ * A copy into, out of or between environments failed for a reason of berth's or the engine's,
+ * not for what the copied folder holds (the engine's error, the host's disk full): retryable.
+ */
+export class EnvironmentCopyError extends Error {
+  override name = 'EnvironmentCopyError';
+}
+
+/** A copy into, out of or between environments passed its wall-clock bound (`COPY_TIMEOUT_SEC`). */
+export class CopyTimeoutError extends EnvironmentCopyError {
+  override name = 'CopyTimeoutError';
+}
+
+/**
+ * Seconds any one copy into, out of or between environments may take (a folder carried from
+ * container to container, an upload); past it the copy is aborted with `CopyTimeoutError`.
+ * Copies out as data (`download`) take their own `CopyLimits.timeoutSec`.
+ */
+export const COPY_TIMEOUT_SEC = 600;
 
 /** Harbor's log folders inside an environment (`agent`, `verifier`, `artifacts`). */
 export type LogFolder = 'agent' | 'verifier' | 'artifacts';

@@ -1,9 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PassThrough, type Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Environment } from '../environments/environment.ts';
+import { CopyTimeoutError, type Environment, EnvironmentCopyError } from '../environments/environment.ts';
 import { type LocalEnvironment, LocalEnvironmentProvider } from '../environments/local/local.ts';
 import { DEFAULT_RETRY, shouldRetry } from '../jobs/job-files.ts';
 import { type LimitRequest, MiB } from '../sandbox/limits.ts';
@@ -222,6 +223,79 @@ describe('takeAgentWork (local)', () => {
       new AgentWorkError(`its diff is larger than ${50 * 1024 * 1024} bytes`),
     );
   }, 120_000);
+
+  it("a copy that fills the fresh environment's disk limit is the agent's failure (AgentWorkError)", async (ctx) => {
+    const limits: LimitRequest = { writableBytes: 64 * MiB };
+    const agent = await start(limits);
+    const fresh = await start(limits);
+    if (fresh.limits.record.enforced_by.disk !== 'tmpfs')
+      ctx.skip('no size-capped trial folder here (not root?)');
+    // 40 MiB the agent wrote (within its limit, and within the copy's), into a fresh environment
+    // whose disk holds 40 MiB already: the base repository counts there too.
+    const acted = await agent.exec('head -c 41943040 /dev/urandom > data.bin');
+    expect(acted.exitCode, acted.output).toBe(0);
+    const filled = await fresh.exec('head -c 41943040 /dev/urandom > .git/filler');
+    expect(filled.exitCode, filled.output).toBe(0);
+    const error = await takeAgentWork(agent, fresh, fresh.baseCommit).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(AgentWorkError);
+    expect((error as Error).message).toMatch(
+      /does not fit the fresh environment's disk limit of 67108864 bytes/,
+    );
+  }, 60_000);
+
+  it("a copy that fails for berth's reasons is an EnvironmentCopyError, which -r retries", async () => {
+    const agent = await start();
+    const fresh = await start();
+    expect((await agent.exec("printf 'two\\n' >> notes.txt")).exitCode).toBe(0);
+    // The fresh environment is gone under the copy.
+    const gone: Environment = Object.create(fresh, {
+      extractArchive: {
+        value: async (path: string, stream: Readable) => {
+          await fresh.stop();
+          return fresh.extractArchive(path, stream);
+        },
+      },
+    });
+    const error = await takeAgentWork(agent, gone, fresh.baseCommit).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(EnvironmentCopyError);
+    expect((error as Error).message).toContain('the environment is stopped');
+    expect(shouldRetry({ ...DEFAULT_RETRY, max_retries: 3 }, (error as Error).name)).toBe(true);
+  }, 60_000);
+
+  it('a copy that stalls ends at its time bound with CopyTimeoutError (retried)', async () => {
+    const agent = await start();
+    const fresh = await start();
+    // The stream into the fresh environment stops within its first blocks and never ends.
+    const stalled: Environment = Object.create(fresh, {
+      extractArchive: {
+        value: (path: string, stream: Readable) => {
+          const held = new PassThrough();
+          held.once('close', () => stream.destroy());
+          stream.once('data', (chunk: Buffer) => {
+            // Part of the archive's first blocks: the extracting tar waits for the rest.
+            held.write(chunk.subarray(0, 700));
+            stream.pause();
+          });
+          return fresh.extractArchive(path, held, { timeoutSec: 2 });
+        },
+      },
+    });
+    const started = performance.now();
+    const error = await takeAgentWork(agent, stalled, fresh.baseCommit).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    const seconds = (performance.now() - started) / 1000;
+    expect(error).toBeInstanceOf(CopyTimeoutError);
+    expect(seconds).toBeLessThan(20);
+    expect(shouldRetry({ ...DEFAULT_RETRY, max_retries: 3 }, (error as Error).name)).toBe(true);
+  }, 60_000);
 
   it('refuses an environment that cannot carry its work folder', async () => {
     const fresh = await start();

@@ -37,13 +37,15 @@
  * the diff passes 50 MiB, a copy too big for the fresh environment's disk. That is the agent's
  * failure (`AgentWorkError`: reward 0, never retried by default), not a generic error that a
  * retry (`-r`) or a resume would run again: an agent that could force one would get another
- * attempt whenever it liked. berth's own steps (the side folder, the base index) stay errors.
+ * attempt whenever it liked. A carry that fails for berth's or the engine's reasons (the
+ * engine's error, the host's disk, the copy's time bound) is `EnvironmentCopyError`, retryable
+ * (`carryFailure`). berth's own steps (the side folder, the base index) stay errors.
  */
 import { randomBytes } from 'node:crypto';
 import { posix } from 'node:path';
 import { pipeline } from 'node:stream';
 import { agentDiff, GIT } from '../agents/command.ts';
-import type { Environment, ExecOptions } from '../environments/environment.ts';
+import { type Environment, EnvironmentCopyError, type ExecOptions } from '../environments/environment.ts';
 import { DEFAULT_LIMITS } from '../sandbox/limits.ts';
 import { shellQuote } from '../util/shell.ts';
 import { boundTar, TarBoundError } from '../util/tar-bound.ts';
@@ -53,10 +55,12 @@ import { AgentWorkError } from './errors.ts';
  * The agent's changes in `agent` (its work folder) against `base`, as `git add -A && git diff
  * --cached --binary` gives them, computed in `fresh` (an environment of the same task in which
  * nothing of the agent's ran, whose repository holds `base`). `agent` is halted first.
- * @throws AgentWorkError when the agent's work folder cannot be carried into `fresh` (its copy
- *   passes `agent`'s disk limit, 10 GiB when it has none), a `.git` in it cannot be removed, git
- *   fails on it or the diff passes 50 MiB; Error when an environment has no way to carry a
- *   folder, or berth's own side folder or base index fails.
+ * @throws AgentWorkError when what the agent's work folder holds keeps it from being carried
+ *   into `fresh` (its copy passes `agent`'s disk limit, 10 GiB when it has none, or fills
+ *   `fresh`'s: `carryFailure`), a `.git` in it cannot be removed, git fails on it or the diff
+ *   passes 50 MiB; EnvironmentCopyError (CopyTimeoutError past the copy's time bound) when the
+ *   carry fails for berth's or the engine's reasons; Error when an environment has no way to
+ *   carry a folder, or berth's own side folder or base index fails.
  */
 export async function takeAgentWork(
   agent: Environment,
@@ -83,13 +87,7 @@ export async function takeAgentWork(
       await fresh.extractArchive(side, bounded);
     } catch (error) {
       if (signal?.aborted) throw error;
-      if (error instanceof TarBoundError)
-        throw new AgentWorkError(
-          `${error.message}, the environment's disk limit (a sparse file counts at its full size)`,
-        );
-      throw new AgentWorkError(
-        `its work folder could not be carried into the fresh environment: ${error instanceof Error ? error.message : String(error)}`,
-      );
+      throw await carryFailure(error, fresh);
     }
     // No repository of the agent's in its copy: where the base has a gitlink and the copy a
     // `.git` there, `git add` runs `git status` in that folder with that `.git`'s config (its
@@ -124,4 +122,42 @@ export async function takeAgentWork(
   } finally {
     await fresh.exec(`rm -rf -- ${shellQuote(side)}`, common).catch(() => undefined);
   }
+}
+
+/**
+ * Whose failure a failed carry of the agent's work folder is. The agent's (`AgentWorkError`:
+ * reward 0, not retried by default) when what its folder holds caused it: the copy passed the
+ * disk limit (`TarBoundError`: sparse files count at their full size), it filled the fresh
+ * environment's disk (the fresh environment's own disk limit hit: its writable layer watched
+ * past the limit, or a "no space" where that limit is the disk's own size, a storage quota or
+ * a capped tmpfs), a name too long for the fresh side folder, a file berth's `tar` may not
+ * read (local). Else berth's or the engine's (`EnvironmentCopyError`, retryable): the engine's
+ * error, the host's disk full, the copy's time bound (`CopyTimeoutError`).
+ *
+ * The disk limit counts the whole work folder, the base repository's files too: the copy is
+ * written whole into the fresh environment's disk (a container's writable layer, where the
+ * image's copy of the repository does not count), so a copy within the limit fits a fresh
+ * container of the same limit. Locally the fresh environment's capped folder holds the base
+ * repository beside the copy: a copy within the limit that fills it is the agent's (above).
+ */
+async function carryFailure(error: unknown, fresh: Environment): Promise<Error> {
+  const message = error instanceof Error ? error.message : String(error);
+  if (error instanceof TarBoundError)
+    return new AgentWorkError(
+      `${message}, the environment's disk limit (a sparse file counts at its full size)`,
+    );
+  if (error instanceof EnvironmentCopyError) return error;
+  const hits = (await fresh.limits?.takeHits().catch(() => [])) ?? [];
+  const ownDisk = ['storage-opt', 'tmpfs'].includes(fresh.limits?.record.enforced_by.disk ?? 'none');
+  if (hits.includes('disk') || (ownDisk && /no space left|ENOSPC|quota exceeded/i.test(message)))
+    return new AgentWorkError(
+      `its work folder does not fit the fresh environment's disk limit of ${fresh.limits?.record.disk_bytes} bytes: ${message.slice(-300)}`,
+    );
+  // A path the agent made too long for the side folder; a file of the agent's berth's `tar` (local)
+  // may not read.
+  if (/name too long|ENAMETOOLONG|Cannot open: Permission denied/i.test(message))
+    return new AgentWorkError(`its work folder could not be carried into the fresh environment: ${message}`);
+  return new EnvironmentCopyError(
+    `the agent's work folder could not be carried into the fresh environment: ${message}`,
+  );
 }

@@ -770,6 +770,7 @@ class TrialRun {
                   ...(this.models ? { models: this.models.session } : {}),
                   ...(timeoutSec !== undefined ? { timeoutSec } : {}),
                   ...(this.signal ? { signal: this.signal } : {}),
+                  ...(takesWork ? { haltsOnReturn: true } : {}),
                 }),
                 timeoutSec !== undefined ? timeoutSec + AGENT_TIMEOUT_GRACE_SEC : undefined,
                 () => new AgentTimeoutError(`the agent did not finish within ${timeoutSec} s`),

@@ -32,10 +32,14 @@
  * changed again is not seen (the record says "changed", not by whom).
  */
 import { posix } from 'node:path';
+import { pipeline } from 'node:stream';
 import type { Environment, FileSystemChange } from '../environments/environment.ts';
+import { DEFAULT_LIMITS } from '../sandbox/limits.ts';
 import { shellQuote } from '../util/shell.ts';
+import { boundTar, TarBoundError } from '../util/tar-bound.ts';
 import type { TamperFinding, TamperRecord } from '../verifiers/tampering/types.ts';
 import type { VerifierResult } from '../verifiers/verifier.ts';
+import { AgentWorkError } from './errors.ts';
 import type { TrialResult } from './result.ts';
 
 /**
@@ -368,9 +372,17 @@ export async function verifierEnvironment(
       cwd: '/',
       timeoutSec: 300,
     });
-    await fresh.extractArchive(posix.dirname(workdir), await archive(workdir));
+    // Bounded by the disk limit as the multilingual carry is (src/trials/agent-work.ts), in time
+    // by the environments (CopyTimeoutError): sparse files count at their full size.
+    const bounded = boundTar(environment.limits?.record.disk_bytes ?? DEFAULT_LIMITS.diskBytes);
+    pipeline(await archive(workdir), bounded, () => undefined);
+    await fresh.extractArchive(posix.dirname(workdir), bounded);
   } catch (error) {
     await fresh.stop().catch(() => {});
+    if (error instanceof TarBoundError)
+      throw new AgentWorkError(
+        `${error.message}, the environment's disk limit (a sparse file counts at its full size)`,
+      );
     throw error;
   }
   if (!options.keepOriginal) await environment.stop();

@@ -68,6 +68,28 @@ async function leftovers(trialName: string): Promise<number> {
 }
 
 describe.skipIf(skipDocker)('docker-compose sidecars (real engine)', () => {
+  it("halt pauses the task's sidecars with the trial's container", async () => {
+    const trialDir = join(tempDir('berth-sidecar-halt-'), 'halt-sidecars');
+    const env = await new DockerEnvironmentProvider({ imageMap: fixtureImageMap() }).start({
+      task: loadHarborTask(TASK),
+      jobId: JOB_ID,
+      trialDir,
+    });
+    cleanups.push(() => env.stop());
+    const states = async () => {
+      const { docker } = await connectDocker();
+      const filters = { label: [`${LABELS.trial}=halt-sidecars`] };
+      return (await docker.listContainers({ all: true, filters })).map((c) => c.State).sort();
+    };
+    const before = await states();
+    expect(before.length).toBeGreaterThanOrEqual(2);
+    expect(before.every((state) => state === 'running')).toBe(true);
+    await env.halt?.();
+    expect(await states()).toEqual(before.map(() => 'paused'));
+    await env.stop();
+    expect(await leftovers('halt-sidecars')).toBe(0);
+  });
+
   it('oracle: the sidecar starts healthy before main, answers over MCP, and is removed with the trial', async () => {
     const { r, dir } = await trial(new ScriptOracleAgent(), 'sidecar-oracle');
     expect(r.exception_info, JSON.stringify(r.exception_info)).toBeNull();

@@ -466,6 +466,22 @@ export class Sidecars {
     }
   }
 
+  /**
+   * Pauses every sidecar (the engine's cgroup freezer, as `Environment.halt` pauses the trial's
+   * container): none of them runs until `stop()` removes it. One that is paused already or not
+   * running is left as it is. Safe twice.
+   */
+  async pause(): Promise<void> {
+    await Promise.all(
+      [...this.containers.values()].map((container) =>
+        container.pause().catch((error: { statusCode?: number }) => {
+          // Paused already, or not running (exited, removed): nothing of it runs either way.
+          if (error.statusCode !== 409 && error.statusCode !== 404) throw error;
+        }),
+      ),
+    );
+  }
+
   /** Keeps each sidecar's output (through `logs`), then removes the sidecars and the network. Safe twice. */
   async stop(): Promise<void> {
     if (this.stopped) return;

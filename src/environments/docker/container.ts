@@ -29,12 +29,14 @@ import {
   extractTarBeneath,
 } from '../../util/safe-fs.ts';
 import { shellQuote } from '../../util/shell.ts';
-import type {
-  Environment,
-  ExecOptions,
-  ExecResult,
-  FileSystemChange,
-  ToolInstallRecord,
+import {
+  COPY_TIMEOUT_SEC,
+  CopyTimeoutError,
+  type Environment,
+  type ExecOptions,
+  type ExecResult,
+  type FileSystemChange,
+  type ToolInstallRecord,
 } from '../environment.ts';
 import type { Sidecars } from './compose.ts';
 import type { EgressGateway } from './egress/gateway.ts';
@@ -145,6 +147,29 @@ function installExitHook(): void {
 }
 
 const LOG_DIRS = '/logs/agent /logs/verifier /logs/artifacts';
+
+/**
+ * Shell lines (POSIX sh, builtins only but `sleep`) that stop every process the running shell's
+ * user may signal, but the shell itself and pid 1 (`kill -STOP -1`: as root every process of the
+ * container's pid namespace), again until no thread of them is runnable (each is stopped, traced
+ * or a zombie) or 50 rounds passed. `kill -1` and a concurrent fork cannot miss each other (the
+ * kernel aborts a fork whose parent got a signal meanwhile); the rounds catch a process another
+ * one continued (SIGCONT) before it stopped itself. A thread in a system call stops when the
+ * call returns: with SIGSTOP pending it runs no more of its own code. The exec's own shell must
+ * run these (the `kill` builtin): a `kill` program, or a child shell, would stop that shell, and
+ * the exec would never end. `ExecOptions.haltOnExit`.
+ */
+// biome-ignore-start lint/suspicious/noTemplateCurlyInString: shell parameter expansions, not templates
+const HALT_OTHERS = [
+  'kill -s STOP -- -1 2>/dev/null; berth_h=0',
+  'while [ $berth_h -lt 50 ]; do berth_h=$((berth_h + 1)); kill -s STOP -- -1 2>/dev/null; berth_run=',
+  'for berth_t in /proc/[0-9]*/task/[0-9]*; do berth_p=${berth_t#/proc/}; berth_p=${berth_p%%/*}',
+  '[ "$berth_p" = "$$" ] || [ "$berth_p" = 1 ] && continue; kill -0 "$berth_p" 2>/dev/null || continue',
+  'berth_s=; read -r berth_s 2>/dev/null < "$berth_t/stat" || continue; berth_s=${berth_s##*") "}',
+  'case ${berth_s%% *} in T|t|Z|X|x) ;; *) berth_run=1; break ;; esac; done',
+  '[ -z "$berth_run" ] && break; sleep 0.02 2>/dev/null; done',
+].join('\n');
+// biome-ignore-end lint/suspicious/noTemplateCurlyInString: shell parameter expansions, not templates
 
 const SIGNALS: Record<number, string> = {
   9: 'SIGKILL',
@@ -373,7 +398,9 @@ export class DockerContainerEnvironment implements Environment {
     const pidFile = `/tmp/.berth-exec-${process.pid}-${++this.execCounter}.pid`;
     // Record the group leader's pid, hide the command variable, run under bash (or sh).
     // The exec's shell is its process group (and session) leader: killing the group kills the command's tree.
-    const script = `${this.limits.ulimitPrefix(options.timeoutSec)}echo $$ > ${pidFile} 2>/dev/null; c=$BERTH_EXEC_CMD; unset BERTH_EXEC_CMD; if command -v bash >/dev/null 2>&1; then bash -c "$c"; else sh -c "$c"; fi; r=$?; rm -f ${pidFile}; exit $r`;
+    // With haltOnExit this shell stops every other process of its user as the command ends.
+    const halt = options.haltOnExit ? `\n${HALT_OTHERS}\n` : ' ';
+    const script = `${this.limits.ulimitPrefix(options.timeoutSec)}echo $$ > ${pidFile} 2>/dev/null; c=$BERTH_EXEC_CMD; unset BERTH_EXEC_CMD; if command -v bash >/dev/null 2>&1; then bash -c "$c"; else sh -c "$c"; fi; r=$?;${halt}rm -f ${pidFile}; exit $r`;
     const env = { ...(options.env ?? {}), BERTH_EXEC_CMD: command };
     const withInput = options.input !== undefined;
     const exec = await this.container.exec({
@@ -433,7 +460,8 @@ export class DockerContainerEnvironment implements Environment {
           Cmd: [
             'sh',
             '-c',
-            `p=$(cat ${pidFile} 2>/dev/null) && [ -n "$p" ] && { kill -KILL -$p 2>/dev/null; kill -KILL $p 2>/dev/null; }; true`,
+            // With haltOnExit, the rest as at the command's end (as root: every process but pid 1).
+            `p=$(cat ${pidFile} 2>/dev/null) && [ -n "$p" ] && { kill -KILL -$p 2>/dev/null; kill -KILL $p 2>/dev/null; }; ${options.haltOnExit ? `\n${HALT_OTHERS}\n` : ''}true`,
           ],
           User: 'root',
         });
@@ -601,7 +629,8 @@ export class DockerContainerEnvironment implements Environment {
    * cgroup freezer, which no process of the container can leave or undo) and leaves it so until
    * `stop()` removes it. Nothing of it runs again, not even the image's entrypoint; its file
    * system stays readable (`archive`, `download`: the engine reads a paused container's) and its
-   * cgroup's counters too (the phase's limit checks); `exec` fails. Safe to call twice.
+   * cgroup's counters too (the phase's limit checks); `exec` fails. The task's sidecar services
+   * (compose.ts) are paused with it. Safe to call twice.
    */
   async halt(): Promise<void> {
     try {
@@ -610,6 +639,7 @@ export class DockerContainerEnvironment implements Environment {
       // Paused already, or not running: nothing of it runs either way.
       if ((error as { statusCode?: number }).statusCode !== 409) throw error;
     }
+    await this.sidecars?.pause();
   }
 
   /** Capability "process list": `<pid> <start time>` of each process, from the engine's `top`. */
@@ -628,27 +658,56 @@ export class DockerContainerEnvironment implements Environment {
     return changes.map((c) => ({ path: c.Path, kind: kinds[c.Kind] ?? 'changed' }));
   }
 
-  /** Capability "folder transfer": the engine's tar stream of `path` (links stay links, inside the archive). */
-  async archive(path: string): Promise<Readable> {
-    return (await this.container.getArchive({ path })) as Readable;
+  /**
+   * Capability "folder transfer": the engine's tar stream of `path` (links stay links, inside the
+   * archive). The request and the stream are bounded by `timeoutSec` (`COPY_TIMEOUT_SEC`): past
+   * it the stream fails with `CopyTimeoutError`.
+   */
+  async archive(path: string, options: { timeoutSec?: number } = {}): Promise<Readable> {
+    const abort = new AbortController();
+    let stream: Readable | undefined;
+    const clear = copyDeadline(`the copy of ${path} out of the container`, options.timeoutSec, (error) => {
+      abort.abort(error);
+      stream?.destroy(error);
+    });
+    try {
+      stream = (await this.container.getArchive({ path, abortSignal: abort.signal })) as Readable;
+    } catch (error) {
+      clear();
+      throw abort.signal.aborted ? abort.signal.reason : error;
+    }
+    stream.once('close', clear);
+    return stream;
   }
 
   /**
    * Extracts a tar stream into the folder `path` of this container (the engine resolves it inside
    * the container). A stream that fails ends the request (the engine keeps what it extracted so
-   * far) and its error is thrown.
+   * far) and its error is thrown; past `timeoutSec` (`COPY_TIMEOUT_SEC`) the request is aborted,
+   * the stream destroyed, and `CopyTimeoutError` thrown.
    */
-  async extractArchive(path: string, archive: Readable): Promise<void> {
+  async extractArchive(
+    path: string,
+    archive: Readable,
+    options: { timeoutSec?: number } = {},
+  ): Promise<void> {
     const abort = new AbortController();
     let failed: Error | undefined;
     archive.once('error', (error) => {
       failed ??= error;
       abort.abort();
     });
+    const clear = copyDeadline(`the copy into ${path} of the container`, options.timeoutSec, (error) => {
+      failed ??= error;
+      abort.abort(error);
+      archive.destroy(error);
+    });
     try {
       await this.container.putArchive(archive, { path, abortSignal: abort.signal });
     } catch (error) {
       throw failed ?? error;
+    } finally {
+      clear();
     }
     if (failed) throw failed;
   }
@@ -712,13 +771,23 @@ export class DockerContainerEnvironment implements Environment {
   async upload(hostPath: string, environmentPath: string): Promise<void> {
     const target = environmentPath.replace(/\/+$/, '') || '/';
     const archive = await tarPath(hostPath, basename(target));
-    const put = () => this.container.putArchive(archive, { path: dirname(target) });
+    const abort = new AbortController();
+    const clear = copyDeadline(`the upload of ${hostPath} to ${target}`, undefined, (error) =>
+      abort.abort(error),
+    );
+    const put = () =>
+      this.container.putArchive(archive, { path: dirname(target), abortSignal: abort.signal });
     try {
       await put();
     } catch (error) {
+      if (abort.signal.aborted) throw abort.signal.reason;
       if ((error as { statusCode?: number }).statusCode !== 404) throw error;
       await this.quiet(`mkdir -p ${shellQuote(dirname(target))}`);
-      await put();
+      await put().catch((again) => {
+        throw abort.signal.aborted ? abort.signal.reason : again;
+      });
+    } finally {
+      clear();
     }
   }
 
@@ -776,6 +845,24 @@ export class DockerContainerEnvironment implements Environment {
       await this.sidecars?.stop();
     }
   }
+}
+
+/**
+ * The one wall-clock bound of a copy into or out of a container: after `timeoutSec`
+ * (`COPY_TIMEOUT_SEC` when undefined) `onTimeout` gets a `CopyTimeoutError` naming `what`.
+ * @returns the function that clears the bound (the copy ended)
+ */
+function copyDeadline(
+  what: string,
+  timeoutSec: number | undefined,
+  onTimeout: (error: CopyTimeoutError) => void,
+): () => void {
+  const sec = timeoutSec ?? COPY_TIMEOUT_SEC;
+  const timer = setTimeout(
+    () => onTimeout(new CopyTimeoutError(`${what} did not end within ${sec} s`)),
+    Math.max(1, sec * 1000),
+  );
+  return () => clearTimeout(timer);
 }
 
 function samePolicy(a: NetworkPolicy, b: NetworkPolicy): boolean {

@@ -60,17 +60,19 @@ import { hostPlatform } from '../../util/platform.ts';
 import { type CopyLimits, type CopyReport, copyInBeneath, copyOutBeneath } from '../../util/safe-fs.ts';
 import { shellQuote } from '../../util/shell.ts';
 import { traced, traceSince, tracing } from '../../util/trace.ts';
-import type {
-  Environment,
-  EnvironmentLimits,
-  EnvironmentProvider,
-  EnvironmentStartContext,
-  ExecOptions,
-  ExecResult,
-  InstallCache,
-  TestRunPreparation,
-  ToolInstall,
-  ToolInstallRecord,
+import {
+  COPY_TIMEOUT_SEC,
+  CopyTimeoutError,
+  type Environment,
+  type EnvironmentLimits,
+  type EnvironmentProvider,
+  type EnvironmentStartContext,
+  type ExecOptions,
+  type ExecResult,
+  type InstallCache,
+  type TestRunPreparation,
+  type ToolInstall,
+  type ToolInstallRecord,
 } from '../environment.ts';
 import { failedInstall } from '../tool-install.ts';
 import {
@@ -564,17 +566,26 @@ export class LocalEnvironment implements Environment {
    * holds can reach no more than that command could.
    * @throws when tar fails or the stream does
    */
-  async extractArchive(path: string, archive: Readable): Promise<void> {
+  async extractArchive(
+    path: string,
+    archive: Readable,
+    options: { timeoutSec?: number } = {},
+  ): Promise<void> {
     const target = join(this.root, this.belowRoot(path));
     let failed: Error | undefined;
     archive.on('error', (error) => {
       failed ??= error;
     });
+    const timeoutSec = options.timeoutSec ?? COPY_TIMEOUT_SEC;
     const run = await this.execWith(
       `mkdir -p -- ${shellQuote(target)} && exec tar --extract --file=- --no-same-owner --directory ${shellQuote(target)}`,
-      { timeoutSec: 600 },
+      { timeoutSec },
       archive,
     );
+    if (run.timedOut) {
+      archive.destroy();
+      throw new CopyTimeoutError(`the copy into ${path} did not end within ${timeoutSec} s`);
+    }
     if (failed) throw failed;
     if (run.exitCode !== 0)
       throw new Error(`tar could not extract into ${path} (exit ${run.exitCode}): ${run.output.slice(-500)}`);
