@@ -28,9 +28,11 @@
  *     file of the host is visible (only bwrap hides the host).
  *   - `unshare-user` (not root): the same in an unprivileged user namespace.
  * - **`minimal` view** (function-level samples, JVM runners): `bwrap` run as
- *   the slot's uid with every namespace unshared; only `/usr`, `/etc` and the
- *   paths a caller names are visible, read-only; one folder is writable (bound
- *   at `/sample`, or at its own path) and `/tmp` is a small private tmpfs.
+ *   the slot's uid with every namespace unshared; only `/usr`, `/etc` (with the
+ *   `/bin` `/lib*` `/sbin` links) and the paths a caller names (a JDK outside
+ *   them, berth's helper and Kotlin's distribution) are visible, read-only;
+ *   one folder is writable (bound at `/sample`, or at its own path) and `/tmp`
+ *   is a small private tmpfs.
  *   Else `unshare` (user, pid, network, ipc, uts namespaces), the file system
  *   shared. Else `none`.
  *
@@ -74,8 +76,6 @@ export interface HostViewSpec {
 
 /** What one command run in the minimal view may see. */
 export interface MinimalViewSpec {
-  /** See the whole host read-only (`--ro-bind / /`) instead of only `/usr` and `/etc` (a JDK anywhere). */
-  wholeHost?: boolean;
   /** Host paths visible read-only at the same path. */
   readOnly?: readonly string[];
   /** Host folders visible read-only at another path (bwrap): e.g. a folder under the host's /tmp, which the sandbox's /tmp would hide. */
@@ -168,6 +168,11 @@ const SYSTEM_LINKS = ['bin', 'lib', 'lib64', 'lib32', 'sbin'] as const;
 
 /** The host folders the host view shows whole (read-only), so nothing below them needs making. */
 const SYSTEM_ROOTS = ['/usr', '/etc', '/opt', ...SYSTEM_LINKS.map((name) => `/${name}`)];
+
+/** Whether every bwrap view (the minimal one too) shows `path` already: it is under `/usr`, `/etc`, `/bin`, `/lib*` or `/sbin`. */
+export function systemFoldersShow(path: string): boolean {
+  return SYSTEM_ROOTS.some((root) => root !== '/opt' && within(path, root));
+}
 
 /**
  * Toolchain homes under HOME that a PATH entry inside them shows whole (pyenv's shims need its
@@ -332,7 +337,7 @@ export function minimalViewPrefix(kind: MinimalKind, spec: MinimalViewSpec): str
   if (spec.mapTo && !spec.privileged)
     args.push('--uid', String(spec.mapTo.uid), '--gid', String(spec.mapTo.gid));
   args.push('--die-with-parent', '--new-session');
-  args.push(...(spec.wholeHost ? ['--ro-bind', '/', '/'] : systemMounts(false)));
+  args.push(...systemMounts(false));
   const tmpfsBytes = spec.tmpfsBytes ?? DEFAULT_TMPFS_BYTES;
   args.push('--dev', '/dev', ...devShm(tmpfsBytes), '--proc', '/proc');
   args.push('--size', String(tmpfsBytes), '--tmpfs', '/tmp');
@@ -359,7 +364,9 @@ export function minimalViewPrefix(kind: MinimalKind, spec: MinimalViewSpec): str
  * bwrap arguments that make `path` reachable by `uid` (not its owner, no groups): the first folder
  * above it that others cannot enter is replaced by an empty tmpfs (nothing in it was reachable),
  * and the folders below it down to `path` are made 0755 (bwrap would make them 0700), as are
- * those below the sandbox's own /tmp.
+ * those below the sandbox's own /tmp, and, when every folder above it may be entered on the host,
+ * those above it outside the system folders (`/work/main/node_modules` above Kotlin's
+ * distribution: once `/` was shown whole they were the host's own).
  */
 function reachable(path: string, uid: number, hidden: Set<string>): string[] {
   const parts = path.split('/').filter(Boolean);
@@ -381,7 +388,7 @@ function reachable(path: string, uid: number, hidden: Set<string>): string[] {
     hidden.add(dir);
     return [...args, ...below(i)];
   }
-  return [];
+  return systemFoldersShow(path) ? [] : below(-1);
 }
 
 /**
