@@ -408,12 +408,32 @@ export function hostViewPrefix(method: IsolationMethod, spec: HostViewSpec): Iso
       prefix.push(bind.writable ? '--bind' : '--ro-bind', bind.path, bind.path);
     }
     if (spec.alias) prefix.push('--symlink', spec.alias.of, spec.alias.at, '--chdir', spec.alias.cwd);
-    prefix.push('--unshare-pid', ...net, '--die-with-parent', '--new-session', '--', ...drop);
+    // Own IPC and UTS namespaces: System V shared memory outlives every process and is open to
+    // any uid by its mode, so a shared namespace let a command keep memory on the host past its
+    // limit and pass a later trial what it saw (breaker10 F1).
+    prefix.push(
+      '--unshare-pid',
+      '--unshare-ipc',
+      '--unshare-uts',
+      ...net,
+      '--die-with-parent',
+      '--new-session',
+      '--',
+      ...drop,
+    );
     // bwrap runs as berth's user (root: it can still bind the toolchain under /root), and
     // setpriv drops to the unprivileged uid inside, with no capabilities left.
     return { prefix, spawnAs: undefined };
   }
-  const ns = ['--pid', '--fork', '--kill-child', '--mount-proc', ...(noNetwork ? ['--net'] : [])];
+  const ns = [
+    '--pid',
+    '--ipc',
+    '--uts',
+    '--fork',
+    '--kill-child',
+    '--mount-proc',
+    ...(noNetwork ? ['--net'] : []),
+  ];
   if (method === 'unshare')
     return { prefix: ['unshare', ...ns, '--', ...LO_UP, ...drop], spawnAs: undefined };
   return { prefix: ['unshare', '--map-root-user', ...ns, '--', ...LO_UP], spawnAs: undefined };

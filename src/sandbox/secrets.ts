@@ -14,9 +14,12 @@ const SECRET_NAME = /(KEY|TOKEN|SECRET|PASS|CREDENTIAL|PRIVATE|AUTH|JWT|COOKIE|S
 
 /**
  * A URL with user information in it (`postgres://app:pw@host`, `https://ghp_x@github.com/`), or
- * a password in its query: a credential whatever the variable's name.
+ * a query parameter whose name holds a credential word (`password=`, `api_key=`,
+ * `access_token=`, `X-Amz-Signature=`, `client_secret=`, `sig=`): a credential whatever the
+ * variable's name (breaker10 F2: `?api_key=` and `?access_token=` passed).
  */
-const URL_WITH_CREDENTIALS = /[a-z][a-z0-9+.-]*:\/\/[^\s/@]+@|[?&](password|passwd|pwd|token|key)=/i;
+const URL_WITH_CREDENTIALS =
+  /[a-z][a-z0-9+.-]*:\/\/[^\s/@]+@|[?&;][^=&;\s]*(pass|pwd|token|key|secret|auth|sig|credential|session|jwt)[^=&;\s]*=/i;
 
 /** Values shaped like well-known API keys and tokens (OpenAI, GitHub, Hugging Face, AWS, Slack, GitLab). */
 const TOKEN_VALUE =
