@@ -246,8 +246,14 @@ describe('local environment: processes', () => {
       BERTH_TEST_CI_JOB_JWT: 'secret-value-11',
       BERTH_TEST_LLM: 'sk-proj-secret-value-12',
       BERTH_TEST_PG: 'postgres://u@h/db?password=secret-value-13',
+      // breaker10 F2: a credential word inside the query parameter's name.
+      BERTH_TEST_SERVICE_URL: 'https://api.example.com/v1?api_key=secret-value-14',
+      BERTH_TEST_HOOK_URL: 'https://hooks.example.com/x?a=1&access_token=secret-value-15',
+      BERTH_TEST_SIGNED_URL: 'https://b.s3.example/o?X-Amz-Credential=c&X-Amz-Signature=secret-value-16',
     };
-    Object.assign(process.env, secrets, { BERTH_TEST_PLAIN_URL: 'https://example.org:8443/plain-url-kept' });
+    Object.assign(process.env, secrets, {
+      BERTH_TEST_PLAIN_URL: 'https://example.org:8443/plain-url-kept?page=2&q=x',
+    });
     try {
       const env = await start({ kind: 'local', snapshot: { files: { x: '1' } } });
       const run = await env.exec('env');
@@ -256,6 +262,30 @@ describe('local environment: processes', () => {
       expect(run.output).toContain('PATH=');
     } finally {
       for (const name of [...Object.keys(secrets), 'BERTH_TEST_PLAIN_URL']) delete process.env[name];
+    }
+  });
+
+  it('a command has its own System V IPC: it sees none of the segments of the host and leaves none behind', async (ctx) => {
+    // breaker10 F1: with the host's IPC namespace, shared memory outlived the trial (past its
+    // memory limit) and a later trial's agent read what an earlier trial's tests had put there.
+    if (checkHostMethod('bwrap') !== undefined)
+      ctx.skip(`bwrap unavailable here: ${checkHostMethod('bwrap')}`);
+    const segments = async () =>
+      (await execa('ipcs', ['-m'])).stdout
+        .split('\n')
+        .filter((line) => /^0x/.test(line))
+        .map((line) => line.split(/\s+/)[1]);
+    const made = /(\d+)\s*$/.exec((await execa('ipcmk', ['-M', '4096'])).stdout)?.[1];
+    expect(made).toBeDefined();
+    try {
+      const before = await segments();
+      expect(before).toContain(made);
+      const env = await start({ kind: 'local', snapshot: { files: { x: '1' } } }, { isolation: 'bwrap' });
+      const run = await env.exec('ipcs -m | grep -c "^0x" || true; ipcmk -M 8192 >/dev/null && echo made');
+      expect(run.output.trim().split('\n')).toEqual(['0', 'made']);
+      expect(await segments()).toEqual(before);
+    } finally {
+      await execa('ipcrm', ['-m', made as string]);
     }
   });
 
