@@ -13,7 +13,7 @@
  * snapshot, such as the install) and the median of the later trials, the ratio later/raw, and the
  * geometric mean of the ratios per language and overall.
  *
- *   npx tsx bench/real-rows.ts --mirrors /work/.mirror [--rounds 5] [--only tomli] [--scratch DIR] [--copy]
+ *   npx tsx bench/real-rows.ts --mirrors /work/.mirror [--rounds 5] [--only tomli[,toml-418]] [--scratch DIR] [--copy]
  *
  * `--copy` adds, in every round, a later trial whose repository is copied from the install cache
  * (`BERTH_INSTALL_OVERLAY=0`) beside the one that gets it copy-on-write (an overlay, where berth
@@ -74,7 +74,11 @@ const geomean = (xs: number[]) => Math.exp(xs.reduce((sum, x) => sum + Math.log(
 const specs = await readSpecs();
 await mkdir(scratch, { recursive: true });
 const rowsFile = await prepareRows(specs, values.mirrors as string, join(scratch, 'rows'), values.fresh);
-const tasks = (await loadSwebench(rowsFile)).filter((t) => !values.only || t.name.includes(values.only));
+// `--only a,b`: the rows whose id holds any of the comma-separated parts.
+const only = values.only?.split(',').filter((part) => part !== '') ?? [];
+const tasks = (await loadSwebench(rowsFile)).filter(
+  (t) => only.length === 0 || only.some((part) => t.name.includes(part)),
+);
 if (tasks.length === 0) throw new Error(`no row of bench/real-rows/rows.json matches ${values.only}`);
 
 interface Row {

@@ -49,6 +49,7 @@ import {
 } from '../environments/environment.ts';
 import { gatewayAccess } from '../models/access.ts';
 import { DEFAULT_OUTPUT_BYTES } from '../sandbox/limits.ts';
+import { redactSecrets } from '../sandbox/secrets.ts';
 import type { McpServer } from '../tasks/task.ts';
 import { AgentTimeoutError, AgentWorkError } from '../trials/errors.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
@@ -71,14 +72,9 @@ export class AgentSetupTimeoutError extends Error {
   override name = 'AgentSetupTimeoutError';
 }
 
-/** Names whose values are never written anywhere: *KEY*, *TOKEN*, *SECRET*, *PASSWORD* (any case). */
-export function isSecretName(name: string): boolean {
-  return /KEY|TOKEN|SECRET|PASSWORD/i.test(name);
-}
-
-/** `K=V` for display, with the value of a secret-looking name replaced by `***`. */
+/** `K=V` for display, the value of a variable that looks like a credential (`looksSecret`) as `***`. */
 export function describeEnv(env: Record<string, string>): string[] {
-  return Object.entries(env).map(([k, v]) => `${k}=${isSecretName(k) ? '***' : v}`);
+  return Object.entries(redactSecrets(env)).map(([k, v]) => `${k}=${v}`);
 }
 
 export interface CommandAgentOptions {

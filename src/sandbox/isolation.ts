@@ -11,8 +11,11 @@
  *     `--new-session`, no network (`--unshare-net`, unless the policy is
  *     `public`). The file system is an allow-list of the host, read-only:
  *     `/usr`, `/etc`, the `/bin` `/lib*` `/sbin` links or folders, `/opt`,
- *     every absolute `PATH` folder, and the binds the caller names (toolchain
- *     caches, agent packages); writable: the trial's own folder, a private,
+ *     every absolute `PATH` folder, the toolchain folders a test run reads
+ *     outside `PATH` (`toolchainFolders`: Maven's repository, Python's user
+ *     site-packages, Go's module cache), the file `/etc/resolv.conf` links to
+ *     outside `/etc` (with the network), and the binds the caller names
+ *     (toolchain caches, agent packages); writable: the trial's own folder, a private,
  *     size-capped `/tmp`; `/dev` and `/proc` of its own. Nothing else of the
  *     host (no `/work`, `/home`, `/srv`, `/var`, `/run`): no dataset, gold
  *     patch or key file lying on the host can be read. `HOME` is an empty
@@ -28,9 +31,11 @@
  *     file of the host is visible (only bwrap hides the host).
  *   - `unshare-user` (not root): the same in an unprivileged user namespace.
  * - **`minimal` view** (function-level samples, JVM runners): `bwrap` run as
- *   the slot's uid with every namespace unshared; only `/usr`, `/etc` and the
- *   paths a caller names are visible, read-only; one folder is writable (bound
- *   at `/sample`, or at its own path) and `/tmp` is a small private tmpfs.
+ *   the slot's uid with every namespace unshared; only `/usr`, `/etc` (with the
+ *   `/bin` `/lib*` `/sbin` links) and the paths a caller names (a JDK outside
+ *   them, berth's helper and Kotlin's distribution) are visible, read-only;
+ *   one folder is writable (bound at `/sample`, or at its own path) and `/tmp`
+ *   is a small private tmpfs.
  *   Else `unshare` (user, pid, network, ipc, uts namespaces), the file system
  *   shared. Else `none`.
  *
@@ -38,8 +43,8 @@
  * command is in a fresh pid namespace and sees no network interface but `lo`.
  */
 import { execFile, spawnSync } from 'node:child_process';
-import { accessSync, constants, lstatSync, statSync } from 'node:fs';
-import { dirname, isAbsolute, relative, sep } from 'node:path';
+import { accessSync, constants, lstatSync, readdirSync, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { isRoot, type SandboxIdentity, slotIdentity } from './identity.ts';
 
 export type IsolationMethod = 'bwrap' | 'unshare' | 'unshare-user';
@@ -74,8 +79,6 @@ export interface HostViewSpec {
 
 /** What one command run in the minimal view may see. */
 export interface MinimalViewSpec {
-  /** See the whole host read-only (`--ro-bind / /`) instead of only `/usr` and `/etc` (a JDK anywhere). */
-  wholeHost?: boolean;
   /** Host paths visible read-only at the same path. */
   readOnly?: readonly string[];
   /** Host folders visible read-only at another path (bwrap): e.g. a folder under the host's /tmp, which the sandbox's /tmp would hide. */
@@ -169,6 +172,11 @@ const SYSTEM_LINKS = ['bin', 'lib', 'lib64', 'lib32', 'sbin'] as const;
 /** The host folders the host view shows whole (read-only), so nothing below them needs making. */
 const SYSTEM_ROOTS = ['/usr', '/etc', '/opt', ...SYSTEM_LINKS.map((name) => `/${name}`)];
 
+/** Whether every bwrap view (the minimal one too) shows `path` already: it is under `/usr`, `/etc`, `/bin`, `/lib*` or `/sbin`. */
+export function systemFoldersShow(path: string): boolean {
+  return SYSTEM_ROOTS.some((root) => root !== '/opt' && within(path, root));
+}
+
 /**
  * Toolchain homes under HOME that a PATH entry inside them shows whole (pyenv's shims need its
  * versions, cargo's proxies need rustup's toolchains): any other PATH entry under HOME is shown by
@@ -192,8 +200,10 @@ const TOOLCHAIN_HOMES: Record<string, readonly string[]> = {
 /**
  * `--tmpfs HOME` (when HOME is a folder of its own) plus read-only binds of the absolute PATH
  * entries the system folders do not show: an entry inside a known toolchain home under HOME
- * (TOOLCHAIN_HOMES) by that home's folders, any other by itself. Entries under /tmp stay hidden
- * (the private /tmp replaces the host's). Returns the tmpfs's arguments and the folders to show.
+ * (TOOLCHAIN_HOMES) by that home's folders, the `bin` of a Homebrew prefix by the prefix, any
+ * other by itself; then the toolchain folders outside PATH (`toolchainFolders`). Entries under
+ * /tmp stay hidden (the private /tmp replaces the host's). Returns the tmpfs's arguments and the
+ * folders to show.
  */
 function pathMounts(
   spec: HostViewSpec,
@@ -212,6 +222,16 @@ function pathMounts(
   // World-writable like /tmp, so tools that keep caches in HOME still work.
   const args = home ? ['--perms', '1777', '--size', String(tmpfsBytes), '--tmpfs', home] : [];
   const shown: string[] = [];
+  const show = (top: string) => {
+    if (shown.some((dir) => within(top, dir))) return;
+    try {
+      accessSync(top, constants.R_OK);
+      if (!statSync(top).isDirectory()) return;
+    } catch {
+      return;
+    }
+    shown.push(top);
+  };
   for (const entry of (env.PATH ?? '').split(':')) {
     if (!entry || !isAbsolute(entry) || within(entry, '/tmp')) continue;
     if (SYSTEM_ROOTS.some((root) => within(entry, root))) continue;
@@ -223,18 +243,110 @@ function pathMounts(
       if (!rel.startsWith('..') && !isAbsolute(rel) && TOOLCHAIN_HOMES[first])
         tops = (TOOLCHAIN_HOMES[first] as readonly string[]).map((name) => `${home}${sep}${name}`);
     }
-    for (const top of tops) {
-      if (shown.some((dir) => within(top, dir))) continue;
-      try {
-        accessSync(top, constants.R_OK);
-        if (!statSync(top).isDirectory()) continue;
-      } catch {
-        continue;
-      }
-      shown.push(top);
+    const brew = homebrewPrefix(entry, home);
+    if (brew) tops = [brew];
+    for (const top of tops) show(top);
+  }
+  for (const dir of toolchainFolders(env, home)) show(dir);
+  return { args, ...(home ? { home } : {}), shown };
+}
+
+/**
+ * The Homebrew prefix (`/home/linuxbrew/.linuxbrew`, `~/.linuxbrew`) whose `bin` or `sbin` the PATH
+ * entry is: its commands are links into `../Cellar` and `../opt`, so the prefix is shown whole. A
+ * prefix is a folder holding `Cellar`; never HOME itself or a folder above it.
+ */
+function homebrewPrefix(entry: string, home: string | undefined): string | undefined {
+  if (!['bin', 'sbin'].includes(entry.split(sep).at(-1) as string)) return undefined;
+  const prefix = dirname(entry);
+  if (prefix === '/' || (home && within(home, prefix))) return undefined;
+  try {
+    return lstatSync(join(prefix, 'Cellar')).isDirectory() ? prefix : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Toolchain folders outside PATH that a test run needs, shown read-only, each only what the
+ * toolchain reads (reviewer, session 10; docs/security.md lists what is not shown and why):
+ * - Maven's local repository `~/.m2/repository` (jars and poms): never `~/.m2` itself, whose
+ *   `settings.xml` and `settings-security.xml` hold server passwords;
+ * - Python's user site-packages, `lib/pythonX.Y/site-packages` under `PYTHONUSERBASE` (default
+ *   `~/.local`): a `pip install --user` pytest; never the rest of `~/.local` (`share/` holds
+ *   tools' logins);
+ * - Go's module cache `GOMODCACHE` (default `pkg/mod` under GOPATH's first entry, default `~/go`):
+ *   downloaded modules; never the rest of GOPATH (`src/`). (`GOCACHE` is the trial's own.)
+ * Under HOME a folder counts only when no part of its path below HOME is a link (a link there
+ * could point the view at any folder); none is ever HOME or a folder above it.
+ */
+function toolchainFolders(env: Record<string, string | undefined>, home: string | undefined): string[] {
+  const out: string[] = [];
+  const add = (path: string | undefined) => {
+    if (!path || !isAbsolute(path) || within(path, '/tmp')) return;
+    if (SYSTEM_ROOTS.some((root) => within(path, root))) return;
+    if (home && within(home, path)) return;
+    if (home && within(path, home) && !plainBelow(home, path)) return;
+    out.push(path);
+  };
+  if (home) add(join(home, '.m2', 'repository'));
+  const userBase = env.PYTHONUSERBASE || (home ? join(home, '.local') : undefined);
+  if (userBase && isAbsolute(userBase)) {
+    let names: string[] = [];
+    try {
+      names = readdirSync(join(userBase, 'lib')).filter((name) => /^python\d+\.\d+t?$/.test(name));
+    } catch {
+      // no lib/ folder
+    }
+    for (const name of names.sort()) add(join(userBase, 'lib', name, 'site-packages'));
+  }
+  const gopath = (env.GOPATH ?? '').split(':')[0] || (home ? join(home, 'go') : undefined);
+  add(env.GOMODCACHE || (gopath && isAbsolute(gopath) ? join(gopath, 'pkg', 'mod') : undefined));
+  return out;
+}
+
+/** Whether every part of `path` below `top` is a folder, not a link (`lstat`, nothing followed). */
+function plainBelow(top: string, path: string): boolean {
+  let dir = top;
+  for (const part of relative(top, path).split(sep)) {
+    dir = join(dir, part);
+    try {
+      if (!lstatSync(dir).isDirectory()) return false;
+    } catch {
+      return false;
     }
   }
-  return { args, ...(home ? { home } : {}), shown };
+  return true;
+}
+
+/**
+ * Where `/etc/resolv.conf` leads out of the folders the host view shows (Ubuntu's
+ * systemd-resolved links it to `../run/systemd/resolve/stub-resolv.conf`, and `/run` is not
+ * shown): the file to show read-only and the path the first link out names, so a command allowed
+ * the network still resolves names. Undefined when the file is a plain one or within the shown
+ * folders.
+ */
+export function resolverFile(link = '/etc/resolv.conf'): { source: string; at: string } | undefined {
+  let path = link;
+  for (let hop = 0; hop < 8; hop++) {
+    let target: string;
+    try {
+      if (!lstatSync(path).isSymbolicLink()) return undefined;
+      target = resolve(dirname(path), readlinkSync(path));
+    } catch {
+      return undefined;
+    }
+    if (!SYSTEM_ROOTS.some((root) => within(target, root))) {
+      try {
+        const source = realpathSync(target);
+        return statSync(source).isFile() ? { source, at: target } : undefined;
+      } catch {
+        return undefined;
+      }
+    }
+    path = target;
+  }
+  return undefined;
 }
 
 /** The argv prefix running a command in `method`'s host-view sandbox. */
@@ -281,6 +393,11 @@ export function hostViewPrefix(method: IsolationMethod, spec: HostViewSpec): Iso
     for (const dir of paths.shown) {
       makeAbove(dir);
       prefix.push('--ro-bind', dir, dir);
+    }
+    const resolver = noNetwork ? undefined : resolverFile();
+    if (resolver) {
+      makeAbove(resolver.at);
+      prefix.push('--ro-bind', resolver.source, resolver.at);
     }
     if (spec.writable) {
       makeAbove(spec.writable);
@@ -352,7 +469,7 @@ export function minimalViewPrefix(kind: MinimalKind, spec: MinimalViewSpec): str
   if (spec.mapTo && !spec.privileged)
     args.push('--uid', String(spec.mapTo.uid), '--gid', String(spec.mapTo.gid));
   args.push('--die-with-parent', '--new-session');
-  args.push(...(spec.wholeHost ? ['--ro-bind', '/', '/'] : systemMounts(false)));
+  args.push(...systemMounts(false));
   const tmpfsBytes = spec.tmpfsBytes ?? DEFAULT_TMPFS_BYTES;
   args.push('--dev', '/dev', ...devShm(tmpfsBytes), '--proc', '/proc');
   args.push('--size', String(tmpfsBytes), '--tmpfs', '/tmp');
@@ -379,7 +496,9 @@ export function minimalViewPrefix(kind: MinimalKind, spec: MinimalViewSpec): str
  * bwrap arguments that make `path` reachable by `uid` (not its owner, no groups): the first folder
  * above it that others cannot enter is replaced by an empty tmpfs (nothing in it was reachable),
  * and the folders below it down to `path` are made 0755 (bwrap would make them 0700), as are
- * those below the sandbox's own /tmp.
+ * those below the sandbox's own /tmp, and, when every folder above it may be entered on the host,
+ * those above it outside the system folders (`/work/main/node_modules` above Kotlin's
+ * distribution: once `/` was shown whole they were the host's own).
  */
 function reachable(path: string, uid: number, hidden: Set<string>): string[] {
   const parts = path.split('/').filter(Boolean);
@@ -401,7 +520,7 @@ function reachable(path: string, uid: number, hidden: Set<string>): string[] {
     hidden.add(dir);
     return [...args, ...below(i)];
   }
-  return [];
+  return systemFoldersShow(path) ? [] : below(-1);
 }
 
 /**

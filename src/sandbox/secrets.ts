@@ -1,6 +1,9 @@
 /**
- * Which host environment variables look like credentials, so no sandboxed command gets them
- * (local environments, function-level JVM runners; docs/security.md).
+ * Which environment variables look like credentials: the one rule behind every secret filter of
+ * berth. No sandboxed command gets them from the host (local environments, function-level JVM
+ * runners), a Harbor env template copies one only with consent (`--allow-env-secrets`), and a
+ * record berth writes (an agent's command.txt, a config file) shows their values as `***`
+ * (docs/security.md).
  */
 /**
  * Host variable names never passed to commands (they look like credentials: `OPENAI_KEY`,
@@ -34,4 +37,9 @@ export function withoutSecrets(env: NodeJS.ProcessEnv = process.env): Record<str
     if (value !== undefined && !looksSecret(key, value)) out[key] = value;
   }
   return out;
+}
+
+/** `env` as berth records it: the value of every variable that looks like a credential as `***`. */
+export function redactSecrets(env: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, looksSecret(k, v) ? '***' : v]));
 }

@@ -6,6 +6,13 @@
  * touches are restored to the base commit, so a partial application never leaks
  * into the next attempt. A patch that applies no way is an outcome, not a crash.
  *
+ * Only the text berth's diff parser placed is applied (`placedText`): its unified sections'
+ * allowed header lines and hunks. GNU `patch` also reads context and normal diffs and ed scripts,
+ * and a context-diff section after the last hunk created a conftest.py that none of berth's
+ * checks of "the files the patch changed" listed (breaker10 F3, `patch-context-diff-conftest`).
+ * The SWE-bench harness applies the whole text; for a patch whose every change is in unified
+ * sections (git's output, every gold patch) the result is the same.
+ *
  * A patch never writes the repository's `.git` (trust10, `patch-writes-git-config`): `git apply`
  * refuses such a path, but GNU `patch` does not, and a `.git/config` it wrote (a smudge or clean
  * filter) ran in the verifier's own git commands on the test files. A patch that names a path
@@ -17,7 +24,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Environment } from '../environments/environment.ts';
 import { checkSnapshotPath } from '../tasks/swebench/load.ts';
-import { touchedPaths, UndecodablePathError } from '../util/patch-files.ts';
+import { placedText, touchedPaths, UndecodablePathError } from '../util/patch-files.ts';
 import { shellQuote, unlinkLeadingSymlinks } from '../util/shell.ts';
 
 export type ApplyMethod = 'git apply' | 'git apply --3way' | 'patch --fuzz=5';
@@ -72,10 +79,14 @@ export async function applyPatch(
   patch: string,
   options: { base?: string; signal?: AbortSignal } = {},
 ): Promise<ApplyOutcome> {
-  const input = normalisePatch(patch);
   const base = options.base ?? 'HEAD';
   let touched: string[];
+  // Only what berth's parser placed is applied: a context or normal diff, or an ed script,
+  // before, between or after the unified sections, never reaches `patch` (breaker10 F3).
+  let input: string;
+  let dropped: number;
   try {
+    ({ text: input, droppedLines: dropped } = placedText(normalisePatch(patch)));
     touched = touchedPaths(input);
   } catch (error) {
     if (error instanceof UndecodablePathError) return { applied: false, log: `refused: ${error.message}\n` };
@@ -87,7 +98,12 @@ export async function applyPatch(
   if (unsafe !== undefined)
     return { applied: false, log: `refused: the patch names ${unsafe}, in .git or outside the repository\n` };
   const paths = touched.filter((p) => checkSnapshotPath(p) === undefined);
-  let log = '';
+  let log =
+    dropped > 0
+      ? `berth: ${dropped} line(s) of the patch outside its unified sections (before the first, between header lines, after a hunk's counted lines) are not applied\n\n`
+      : '';
+  if (input.trim() === '')
+    return { applied: false, log: `${log}berth: the patch holds no unified diff section\n` };
   for (const attempt of ATTEMPTS) {
     const command = attempt.command();
     const result = await environment.exec(command, {

@@ -274,7 +274,8 @@ class TrialRun {
       this.result.berth.duration_sec = roundSec((performance.now() - started) / 1000);
       // Harbor's verifier/reward.txt for verifiers that write none (SWE-bench: 1 resolved, 0 not).
       if (verifier?.rewardFileByEngine) await writeRewardFile(this.trialDir, this.result).catch(() => false);
-      await writeTrialResult(this.trialDir, this.result);
+      const result = this.result;
+      await traced('engine: result.json', () => writeTrialResult(this.trialDir, result));
     }
     this.emit(trialEndEventOf(this.result, this.spec.job.name));
     return this.result;

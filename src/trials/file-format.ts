@@ -10,7 +10,7 @@
 import { access } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { AgentResult } from '../agents/agent.ts';
-import { isSecretName } from '../agents/command.ts';
+import { redactSecrets } from '../sandbox/secrets.ts';
 import type { Task } from '../tasks/task.ts';
 import { writeFileAtomic } from '../util/atomic-write.ts';
 import { VERSION } from '../version.ts';
@@ -76,9 +76,9 @@ export type HarborArtifact = string | { source: string; destination?: string | n
 /** What `import_path` says for trials in berth's local sandbox (Harbor has no such environment type). */
 export const LOCAL_ENVIRONMENT_IMPORT_PATH = 'berth:local-sandbox';
 
-/** Environment variables as a config file records them: secret-looking values as `***`. */
+/** Environment variables as a config file records them: values that look like credentials as `***`. */
 export function envForFile(env: Record<string, string> | undefined): Record<string, string> {
-  return Object.fromEntries(Object.entries(env ?? {}).map(([k, v]) => [k, isSecretName(k) ? '***' : v]));
+  return redactSecrets(env ?? {});
 }
 
 /** Harbor's `AgentConfig` of an agent spec (its registry name, `-m`, `--ak`, `--ae`, timeouts). */

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { patchFiles, touchedPaths, UndecodablePathError, unquoteGitPath } from './patch-files.ts';
+import { patchFiles, placedText, touchedPaths, UndecodablePathError, unquoteGitPath } from './patch-files.ts';
 
 describe('patchFiles', () => {
   it('lists modified, created, deleted and renamed files of a git diff', () => {
@@ -104,5 +104,81 @@ describe('patchFiles', () => {
     }
     expect(() => unquoteGitPath('"a\\000b"')).toThrow(UndecodablePathError);
     expect(() => unquoteGitPath('"\\355\\240\\200"')).toThrow(UndecodablePathError); // a UTF-16 surrogate
+  });
+});
+
+describe('the -p1 rule and the text an apply tool gets (breaker10 F3, F4)', () => {
+  const hunk = ['@@ -1,2 +1,3 @@', ' a', '+b', ' c'];
+
+  it('removes any first path component, as git apply and patch -p1 do', () => {
+    const patch = [
+      'diff --git z/pkg/mod.py z/pkg/mod.py',
+      '--- z/pkg/mod.py',
+      '+++ z/pkg/mod.py',
+      ...hunk,
+      '--- src/logging.py',
+      '+++ dst/logging.py',
+      ...hunk,
+      '',
+    ].join('\n');
+    expect(touchedPaths(patch)).toEqual(['pkg/mod.py', 'logging.py']);
+  });
+
+  it('applies what the parser placed: a context-diff section after the last hunk is left out', () => {
+    const unified = ['--- a/pkg/mod.py', '+++ b/pkg/mod.py', ...hunk, '\\ No newline at end of file'];
+    const context = [
+      '*** /dev/null',
+      '--- b/conftest.py',
+      '***************',
+      '*** 0 ****',
+      '--- 1,2 ----',
+      '+ def x():',
+      '+     pass',
+    ];
+    const patch = [...unified, ...context, ''].join('\n');
+    const placed = placedText(patch);
+    expect(placed.text).toBe([...unified, ''].join('\n'));
+    expect(placed.droppedLines).toBe(context.length);
+    expect(touchedPaths(placed.text)).toEqual(['pkg/mod.py']);
+    // A diff that is only a context diff places nothing.
+    expect(placedText([...context, ''].join('\n')).text).toBe('');
+  });
+
+  it("keeps git's extended headers and binary patches; drops other lines among them", () => {
+    const binary = [
+      'diff --git a/img.png b/img.png',
+      'new file mode 100644',
+      'index 0000000..d00491f',
+      'GIT binary patch',
+      'literal 4',
+      'LcmZQzWMT#Y01f~L',
+      '',
+      'literal 0',
+      'HcmV?d00001',
+      '',
+    ];
+    const modeOnly = ['diff --git a/run.sh b/run.sh', 'old mode 100644', 'new mode 100755'];
+    const smuggled = ['*** /dev/null', '--- b/conftest.py', '+ pass'];
+    const patch = [...binary, ...modeOnly, ...smuggled, ''].join('\n');
+    const placed = placedText(patch);
+    expect(placed.text).toBe([...binary, ...modeOnly, ''].join('\n'));
+    expect(placed.droppedLines).toBe(smuggled.length);
+  });
+
+  it('leaves a git diff as it is', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'berth-placed-'));
+    try {
+      execFileSync('git', ['init', '-q', dir]);
+      writeFileSync(join(dir, 'x.txt'), 'a\nb\n');
+      execFileSync('git', ['-C', dir, 'add', '.']);
+      writeFileSync(join(dir, 'x.txt'), 'a\nc\nd');
+      writeFileSync(join(dir, 'y.txt'), 'new\n');
+      execFileSync('git', ['-C', dir, 'add', '-N', 'y.txt']);
+      const diff = execFileSync('git', ['-C', dir, 'diff'], { encoding: 'utf8' });
+      expect(diff).toContain('\\ No newline at end of file');
+      expect(placedText(diff)).toEqual({ text: diff, droppedLines: 0 });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

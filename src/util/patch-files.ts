@@ -41,8 +41,10 @@ export interface PatchFile {
 export interface DiffSection extends PatchFile {
   /** Header text up to the first hunk (`diff --git`, `index`, modes, `---`, `+++`, binary data). */
   header: string;
-  /** Each hunk's text, starting with its `@@` line (trailing text after the last hunk included). */
+  /** Each hunk's text, starting with its `@@` line, up to its counted lines (and a `\` line after them). */
   hunks: string[];
+  /** Text after the last hunk that is no part of it (a signature, or anything else). */
+  trailing: string;
 }
 
 /**
@@ -103,16 +105,22 @@ export function unquoteGitPath(raw: string): string {
   return nameable(text, raw);
 }
 
-/** A `---`/`+++` path: tab-suffixed timestamp dropped, unquoted, `a/`/`b/` removed; undefined for /dev/null. */
+/** A `---`/`+++` path: tab-suffixed timestamp dropped, unquoted, its first component removed; undefined for /dev/null. */
 function headerPath(path: string): string | undefined {
   const clean = unquoteGitPath(path.split('\t')[0]?.replace(/\r$/, '').trimEnd() ?? '');
   if (clean === '/dev/null') return undefined;
-  return clean.replace(/^[abciwo]\//, '');
+  return stripPrefix(clean);
 }
 
-/** Removes git's `a/`-style prefix (also the mnemonic `c/`, `i/`, `w/`, `o/`). */
+/**
+ * Removes a path's first component, as `git apply` and `patch -p1` do, whatever it is: git's
+ * `a/` and `b/`, the mnemonic `c/`, `i/`, `w/`, `o/`, or `--src-prefix=z/` (breaker10 F4: only
+ * `[abciwo]/` was removed, so `z/logging.py` was listed where git wrote `logging.py`, and every
+ * check of the files a patch changed missed it). A name with no `/` is kept (neither tool
+ * applies it to any file).
+ */
 function stripPrefix(path: string): string {
-  return path.replace(/^[abciwo]\//, '');
+  return path.replace(/^[^/]*\//, '');
 }
 
 /** The two paths of `diff --git A B`, either possibly C-quoted; with spaces and no quotes, the halves are equal. */
@@ -160,7 +168,7 @@ export function parseDiff(diff: string): DiffSection[] {
   let oldLeft = 0;
   let newLeft = 0;
   const open = (isGit: boolean): DiffSection => {
-    current = { header: '', hunks: [], created: false, deleted: false };
+    current = { header: '', hunks: [], trailing: '', created: false, deleted: false };
     sections.push(current);
     git = isGit;
     oldLeft = 0;
@@ -210,8 +218,10 @@ export function parseDiff(diff: string): DiffSection[] {
     }
     if (!current) continue;
     if (current.hunks.length > 0) {
-      // Text after a file's last hunk (a signature, `\ No newline`): it stays with that hunk.
-      current.hunks[current.hunks.length - 1] += line;
+      // `\ No newline at end of file` right after a hunk's last line is the hunk's; any other
+      // text after a file's last hunk (a signature, anything) is not.
+      if (current.trailing === '' && line.startsWith('\\')) current.hunks[current.hunks.length - 1] += line;
+      else current.trailing += line;
       continue;
     }
     current.header += line;
@@ -226,7 +236,46 @@ export function parseDiff(diff: string): DiffSection[] {
 
 /** The text of sections joined back into a diff. */
 export function sectionText(section: DiffSection): string {
-  return section.header + section.hunks.join('');
+  return section.header + section.hunks.join('') + section.trailing;
+}
+
+/**
+ * A header line an apply tool may read: git's extended header lines, the `---`/`+++` pair, and
+ * the lines of a `GIT binary patch` (its `literal`/`delta` lines, base85 data, blank lines).
+ * None of them can start a section of another diff format (a context diff's `*** x`, a normal
+ * diff's `1,2c3`, an ed script) in GNU patch's reading.
+ */
+const HEADER_LINE =
+  /^(diff --git .*|index [0-9a-f]+\.\.[0-9a-f]+( [0-7]+)?|(old|new|deleted file|new file) mode [0-7]+|(dis)?similarity index \d+%|(rename|copy) (from|to) .*|Binary files .* differ|GIT binary patch|(literal|delta) \d+|(---|\+\+\+) .*|[A-Za-z][0-9A-Za-z!#$%&()*+;<=>?@^_`{|}~-]*|)\r?\n?$/;
+
+/**
+ * The part of `diff` this parser placed, as the text an apply tool gets: each section's header
+ * lines that `HEADER_LINE` allows and its hunks up to their counted lines. What stands before
+ * the first section, after a file's last hunk or among header lines and is not such a line is
+ * left out, so `git apply` and GNU `patch` apply only what berth's checks saw (breaker10 F3: a
+ * context-diff section after the last hunk created a conftest.py that no check listed, through
+ * `patch`'s fallback).
+ * @returns the text and the number of lines left out.
+ * @throws UndecodablePathError (`parseDiff`).
+ */
+export function placedText(diff: string): { text: string; droppedLines: number } {
+  let text = '';
+  for (const section of parseDiff(diff)) {
+    const lines = section.header.split(/(?<=\n)/);
+    for (let i = 0; i < lines.length; i++) {
+      const line = lines[i] as string;
+      // A `---` line only as the first of a `---`/`+++` pair, a `+++` line only as its second.
+      const pair = line.startsWith('--- ')
+        ? lines[i + 1]?.startsWith('+++ ') === true
+        : line.startsWith('+++ ')
+          ? lines[i - 1]?.startsWith('--- ') === true
+          : true;
+      if (line !== '' && pair && HEADER_LINE.test(line)) text += line;
+    }
+    text += section.hunks.join('');
+  }
+  const count = (s: string) => s.split('\n').length - (s.endsWith('\n') ? 1 : 0);
+  return { text, droppedLines: count(diff) - count(text) };
 }
 
 /** Lists the files a unified diff touches, in order. @throws UndecodablePathError (`parseDiff`). */

@@ -946,7 +946,10 @@ export const MAX_FIND_DEPTH = 128;
  * that `match` accepts, found without following a link: folders are opened one by one with
  * no-follow, those `skip` names are not entered. `complete` is false when the walk stopped at
  * `maxEntries` entries, below `MAX_FIND_DEPTH` folder levels or at a name that is not UTF-8 (what
- * was found is then not all there is).
+ * was found is then not all there is). The calls are synchronous, as {@link treeDigestBeneath}'s
+ * (through the thread pool each folder cost three round trips, which a loaded machine or a
+ * busy event loop stretch: a trial's walk after the tests waited for the parse of the test log),
+ * and the event loop is let go every 256 entries.
  */
 export async function findBeneath(
   rootPath: string,
@@ -955,11 +958,15 @@ export async function findBeneath(
   const paths: string[] = [];
   let seen = 0;
   // Depth first: one open folder per level, never one per folder waiting its turn.
-  const visit = async (dir: Dir, prefix: string, depth: number): Promise<boolean> => {
+  const visit = async (fd: number, prefix: string, depth: number): Promise<boolean> => {
     if (depth > MAX_FIND_DEPTH) return false;
-    const entries = await readdir(Buffer.from(dir.at('')), { withFileTypes: true, encoding: 'buffer' });
+    const entries = readdirSync(Buffer.from(`/proc/self/fd/${fd}/`), {
+      withFileTypes: true,
+      encoding: 'buffer',
+    });
     for (const entry of entries) {
       if (++seen > options.maxEntries) return false;
+      if (seen % 256 === 0) await new Promise((done) => setImmediate(done));
       const raw = entry.name as unknown as Buffer;
       const name = raw.toString('utf8');
       if (!Buffer.from(name, 'utf8').equals(raw)) return false;
@@ -969,27 +976,28 @@ export async function findBeneath(
         continue;
       }
       if (options.skip(name)) continue;
-      let child: Dir;
+      let child: number;
       try {
-        child = await dir.dir(name);
+        child = openSync(`/proc/self/fd/${fd}/${name}`, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
       } catch (error) {
-        // Gone or swapped for something else since it was listed: nothing to enter.
-        if (error instanceof UnsafePathError || errno(error) === 'ENOENT') continue;
+        // Gone or swapped for something else (a link, a file) since it was listed: nothing to enter.
+        const code = errno(error);
+        if (code === 'ENOENT' || code === 'ELOOP' || code === 'ENOTDIR') continue;
         throw error;
       }
       try {
         if (!(await visit(child, `${path}/`, depth + 1))) return false;
       } finally {
-        await child.close();
+        closeSync(child);
       }
     }
     return true;
   };
-  const root = await Dir.root(rootPath);
+  const root = openSync(rootPath, O_RDONLY | O_DIRECTORY);
   try {
     return { paths, complete: await visit(root, '', 0) };
   } finally {
-    await root.close();
+    closeSync(root);
   }
 }
 

@@ -10,8 +10,12 @@
  * or binary content and executable bit, its link target, or nothing. Any doubt answers false and
  * the script resets as before:
  * - a snapshot path named in two of its maps, a base folder at a touched path, a `.gitattributes`
- *   anywhere in the snapshot (git may have converted what it committed), a carriage return in a
- *   touched file's base content (line-ending conversion by the host's git settings);
+ *   that applies to a touched path (in the repository's top folder or a folder on its way) and
+ *   names any attribute that may convert what git writes or commits (only ones that never do are
+ *   let through: `-text`, `binary`, diff and merge drivers, export and linguist marks; see
+ *   {@link conversionFree}), or one git would read otherwise than as plain lines (a macro, a quoted
+ *   pattern, a binary file or a link), a carriage return in a touched file's base content
+ *   (line-ending conversion by the host's git settings);
  * - on disk: anything but a regular file with one name, a link or nothing; a link or a file
  *   where a folder on the way should be (read with no-follow opens, src/util/safe-fs.ts);
  *   another content, another executable bit, another link target; something where the base
@@ -50,10 +54,10 @@ function baseOf(snapshot: RepositorySnapshot, path: string, folders: ReadonlySet
   return { kind: 'file', data, executable };
 }
 
-/** Every folder the snapshot's paths lie in, and whether it holds a `.gitattributes`. */
-function snapshotShape(snapshot: RepositorySnapshot): { folders: Set<string>; attributes: boolean } {
+/** Every folder the snapshot's paths lie in, and the paths of its `.gitattributes` files. */
+function snapshotShape(snapshot: RepositorySnapshot): { folders: Set<string>; attributes: Set<string> } {
   const folders = new Set<string>();
-  let attributes = false;
+  const attributes = new Set<string>();
   const paths = [
     ...Object.keys(snapshot.files),
     ...Object.keys(snapshot.binaryFiles ?? {}),
@@ -61,10 +65,59 @@ function snapshotShape(snapshot: RepositorySnapshot): { folders: Set<string>; at
   ];
   for (const path of paths) {
     const names = path.split('/');
-    if (names.at(-1) === '.gitattributes') attributes = true;
+    if (names.at(-1) === '.gitattributes') attributes.add(path);
     for (let i = 1; i < names.length; i++) folders.add(names.slice(0, i).join('/'));
   }
   return { folders, attributes };
+}
+
+/**
+ * Attributes that never change what git writes to or commits from the work tree: text
+ * conversion, `ident` and filters switched off, `binary` (`-diff -merge -text`), diff and merge
+ * drivers (git diff and merges only), `git archive`'s and delta compression's marks, whitespace
+ * checks, GitHub's `linguist-*`. Anything else (`text`, `eol`, `crlf`, `ident`, `filter`,
+ * `working-tree-encoding`, an unspecified `!attr`, an unknown name a macro could be) may.
+ */
+const CONVERSION_FREE =
+  /^(?:-(?:text|crlf|ident|filter)|binary|-?(?:diff|merge|delta|whitespace|export-ignore|export-subst|linguist-[\w-]+)(?:=\S*)?)$/;
+
+/**
+ * Whether a `.gitattributes` text, read line by line as git does (leading blanks skipped, `#`
+ * comments, a pattern then attributes split on blanks), names only conversion-free attributes.
+ * A macro line (`[attr]`) or a quoted pattern: false (not read further).
+ */
+export function conversionFree(text: string): boolean {
+  for (const raw of text.split('\n')) {
+    const line = raw.replace(/^[ \t\r]+/, '');
+    if (line === '' || line.startsWith('#')) continue;
+    if (line.startsWith('"') || line.startsWith('[attr]')) return false;
+    const [, ...attributes] = line.split(/[ \t\r]+/).filter((field) => field !== '');
+    if (!attributes.every((attribute) => CONVERSION_FREE.test(attribute))) return false;
+  }
+  return true;
+}
+
+/**
+ * Whether git may convert `path` at a checkout of the base: a `.gitattributes` of the snapshot
+ * in the top folder or a folder on the way to it (no other applies to it) that is not a text
+ * file of conversion-free attributes.
+ */
+function mayConvert(snapshot: RepositorySnapshot, attributes: ReadonlySet<string>, path: string): boolean {
+  if (attributes.size === 0) return false;
+  const names = path.split('/');
+  for (let i = 0; i < names.length; i++) {
+    const file = [...names.slice(0, i), '.gitattributes'].join('/');
+    if (!attributes.has(file)) continue;
+    const text = snapshot.files[file];
+    if (
+      text === undefined ||
+      snapshot.binaryFiles?.[file] !== undefined ||
+      snapshot.symlinks?.[file] !== undefined
+    )
+      return true;
+    if (!conversionFree(text)) return true;
+  }
+  return false;
 }
 
 /**
@@ -77,9 +130,9 @@ export async function pathsAtBase(
   paths: readonly string[],
 ): Promise<boolean> {
   const { folders, attributes } = snapshotShape(snapshot);
-  if (attributes) return false;
   const bases: Base[] = [];
   for (const path of paths) {
+    if (mayConvert(snapshot, attributes, path)) return false;
     const base = baseOf(snapshot, path, folders);
     if (!base) return false;
     bases.push(base);

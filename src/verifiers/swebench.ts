@@ -391,7 +391,10 @@ export class SwebenchVerifier implements Verifier {
     let parsedText = slice;
     if (parser) {
       // Every occurrence is kept: the SWE-bench rules read a repeated id by its last line.
-      parse = await parser.parse(chunksOf(slice), { sourceName: 'test-output.txt', keepElements: true });
+      const reader = parser;
+      parse = await traced('verifier: parse', () =>
+        reader.parse(chunksOf(slice), { sourceName: 'test-output.txt', keepElements: true }),
+      );
       if (parse.tests.length === 0) {
         const whole = await parser.parse(chunksOf(log), {
           sourceName: 'test-output.txt',
@@ -486,12 +489,11 @@ export class SwebenchVerifier implements Verifier {
     };
     // Verdicts in snake_case, as every file berth writes (matchedBy -> matched_by).
     const verdicts = verdictsForFile(grade.verdicts);
-    await Promise.all(records);
-    await writeJsonAtomic(join(dir, 'report.json'), {
-      ...details,
-      tests: verdicts,
-      parsed: parse?.tests.map((t) => ({ id: t.id, status: t.status })) ?? [],
-    });
+    await traced('verifier: records', () => Promise.all(records));
+    const parsed = parse?.tests.map((t) => ({ id: t.id, status: t.status })) ?? [];
+    await traced('verifier: report', () =>
+      writeJsonAtomic(join(dir, 'report.json'), { ...details, tests: verdicts, parsed }),
+    );
     const reason =
       grade.errorReason ?? (verdict.status === 'unresolved' ? notPassedReason(verdicts) : undefined);
     const result: VerifierResult = {

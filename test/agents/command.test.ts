@@ -78,7 +78,13 @@ describe('command agent on the DockerLess sample', () => {
         'printf %s "$SERVICE_API_KEY" | rev',
         'git apply "$GOLD_KIT/$BERTH_TASK_NAME.diff"',
       ].join('\n'),
-      env: { GOLD_KIT: kit, SERVICE_API_KEY: 's3cr3t-value' },
+      // DB_PASS and a URL's password: names and values the record's own narrower list let through.
+      env: {
+        GOLD_KIT: kit,
+        SERVICE_API_KEY: 's3cr3t-value',
+        DB_PASS: 'dbpass-value-1',
+        UPSTREAM_URL: 'https://bot:urlpass-value-2@git.example/x.git',
+      },
       model: 'local/gold-script',
     });
     expect(result.berth.status).toBe('resolved');
@@ -107,7 +113,10 @@ describe('command agent on the DockerLess sample', () => {
       await readFile(join(dir, 'config.json'), 'utf8'),
     ].join('\n');
     expect(recorded).toContain('SERVICE_API_KEY=***');
-    expect(recorded).not.toContain('s3cr3t-value');
+    expect(recorded).toContain('DB_PASS=***');
+    expect(recorded).toContain('UPSTREAM_URL=***');
+    for (const value of ['s3cr3t-value', 'dbpass-value-1', 'urlpass-value-2'])
+      expect(recorded).not.toContain(value);
   });
 
   it('output past the cap is cut and marked (stdout and stderr each; the documented 50 MiB, here 1000 bytes)', async () => {

@@ -97,14 +97,62 @@ describe('pathsAtBase (the files the test patch touches, read by berth)', () => 
   });
 
   it('is false whatever the disk holds when git may have converted the base (.gitattributes, carriage returns)', async () => {
-    const attributes = { ...snapshot, files: { ...snapshot.files, 'docs/.gitattributes': '* text\n' } };
-    const repo2 = join(repo, '..', 'attributes');
-    await writeSnapshot(repo2, attributes);
-    expect(await pathsAtBase(repo2, attributes, touched)).toBe(false);
+    for (const [file, text] of [
+      ['.gitattributes', '* text\n'],
+      ['tests/.gitattributes', '*.sh eol=crlf\n'],
+      ['tests/.gitattributes', '# binary data\n*.bin -text\n*.sh filter=upper\n'],
+      ['.gitattributes', '*.toml -text\n* ident\n'],
+      ['.gitattributes', '* !text\n'],
+      ['.gitattributes', '* working-tree-encoding=UTF-16\n'],
+      ['.gitattributes', '[attr]plain -text\n* plain\n'],
+      ['tests/.gitattributes', '"check.sh" -text\n'],
+    ] as const) {
+      const attributes = { ...snapshot, files: { ...snapshot.files, [file]: text } };
+      const dir = join(repo, '..', `attributes-${file.length}-${text.length}`);
+      await writeSnapshot(dir, attributes);
+      expect(await pathsAtBase(dir, attributes, touched), `${file}: ${text}`).toBe(false);
+    }
+    const binary = {
+      ...snapshot,
+      binaryFiles: { ...snapshot.binaryFiles, 'tests/.gitattributes': 'LXRleHQK' },
+    };
+    expect(await pathsAtBase(repo, binary, touched)).toBe(false);
     const crlf = { ...snapshot, files: { ...snapshot.files, 'tests/check.sh': 'echo check\r\n' } };
     const repo3 = join(repo, '..', 'crlf');
     await writeSnapshot(repo3, crlf);
     expect(await pathsAtBase(repo3, crlf, ['tests/check.sh'])).toBe(false);
+  });
+
+  it("reads only the .gitattributes on a touched path's way, and lets conversion-free ones through (git agrees)", async () => {
+    // BurntSushi/toml's `internal/toml-test/tests/.gitattributes` (`*.toml -text`), whose rows'
+    // test patches touch files below it and beside it: the reset ran for nothing (4 git processes).
+    for (const [file, text] of [
+      ['docs/.gitattributes', '* text eol=crlf\n'],
+      ['tests/new/sub/.gitattributes', '* eol=crlf\n'],
+      ['tests/.gitattributes', '*.sh  -text\n\n  # comment\n*.bin binary\n* -diff linguist-generated=true\n'],
+      ['.gitattributes', '*.txt -text -ident export-ignore merge=ours diff=go whitespace=-trailing\r\n'],
+    ] as const) {
+      const attributes = { ...snapshot, files: { ...snapshot.files, [file]: text } };
+      const dir = join(repo, '..', `attributes-ok-${file.length}-${text.length}`);
+      await writeSnapshot(dir, attributes);
+      expect(await pathsAtBase(dir, attributes, touched), `${file}: ${text}`).toBe(true);
+      // What the reset would do: every touched file removed and checked out of the base commit.
+      const base = await commitBase(dir);
+      const present = touched.filter((path) => !path.startsWith('tests/new/'));
+      for (const path of present) await rm(join(dir, path));
+      execFileSync('git', ['checkout', '-q', base, '--', ...present], { cwd: dir, stdio: 'pipe' });
+      expect(gitListed(dir, base, touched)).toEqual([]);
+      expect(await pathsAtBase(dir, attributes, touched), `${file}, after git's checkout`).toBe(true);
+    }
+    // Where one applies and converts, git's checkout writes other bytes than the snapshot's.
+    const crlf = { ...snapshot, files: { ...snapshot.files, 'tests/.gitattributes': '*.sh eol=crlf\n' } };
+    const dir = join(repo, '..', 'attributes-crlf');
+    await writeSnapshot(dir, crlf);
+    const base = await commitBase(dir);
+    await rm(join(dir, 'tests/check.sh'));
+    execFileSync('git', ['checkout', '-q', base, '--', 'tests/check.sh'], { cwd: dir, stdio: 'pipe' });
+    const { readFile } = await import('node:fs/promises');
+    expect(await readFile(join(dir, 'tests/check.sh'), 'utf8')).toBe('echo check\r\n');
   });
 
   it("agrees with git's listing against berth's base commit of the snapshot", async () => {

@@ -29,6 +29,7 @@ import { z } from 'zod';
 import { describeIssue, InputError } from '../../errors.ts';
 import type { BaseImage } from './dockerfile.ts';
 import { demuxDockerStream } from './egress/docker-io.ts';
+import { ContainerEtcFiles } from './etc-files.ts';
 import type { ImageService } from './images.ts';
 import { LABELS, ownedLabels } from './labels.ts';
 
@@ -327,6 +328,8 @@ export interface SidecarContext {
 /** The trial's sidecar services and their private network; `stop()` removes them all. */
 export class Sidecars {
   private readonly containers = new Map<string, Docker.Container>();
+  /** Each sidecar's read-only `/etc/hosts`, `/etc/resolv.conf`, `/etc/hostname` (etc-files.ts). */
+  private readonly etcs: ContainerEtcFiles[] = [];
   private stopped = false;
 
   private constructor(
@@ -389,6 +392,8 @@ export class Sidecars {
             });
         const h = service.healthcheck;
         const ns = (sec: number) => Math.round(sec * 1e9);
+        const etc = await ContainerEtcFiles.create();
+        sidecars.etcs.push(etc);
         const container = await docker.createContainer({
           name: `${name}-${service.name}`.slice(0, 120),
           Image: image,
@@ -409,12 +414,15 @@ export class Sidecars {
                 },
               }
             : {}),
-          HostConfig: { NetworkMode: name, AutoRemove: false, PidsLimit: 4096 },
+          HostConfig: { NetworkMode: name, AutoRemove: false, PidsLimit: 4096, Binds: etc.binds() },
           NetworkingConfig: { EndpointsConfig: { [name]: { Aliases: [service.name] } } },
         });
         sidecars.containers.set(service.name, container);
         if (context.publicNetwork) await docker.getNetwork('bridge').connect({ Container: container.id });
+        // Written before start (the service reads them as it starts) and again with its addresses.
+        await etc.refresh(container);
         await container.start();
+        await etc.refresh(container);
         context.onLog?.(`service ${service.name}: started from ${image}`);
       }
       await sidecars.waitFor(project.main.dependsOn, deadline, context.signal);
@@ -479,6 +487,7 @@ export class Sidecars {
       }
       await container.remove({ force: true, v: true }).catch(() => undefined);
     }
+    for (const etc of this.etcs) await etc.remove().catch(() => undefined);
     await this.docker
       .getNetwork(this.network)
       .remove()

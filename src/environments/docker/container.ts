@@ -7,7 +7,9 @@
  * there), CPU time and file size per command; and the network: `public` is the default bridge,
  * `no-network` is a container with no network endpoint but loopback. The
  * network can be changed while the container runs (`setNetworkPolicy`,
- * `connectNetwork`, `disconnectNetwork`), which per-phase network modes use.
+ * `connectNetwork`, `disconnectNetwork`), which per-phase network modes use. Its `/etc/hosts`,
+ * `/etc/resolv.conf` and `/etc/hostname` are berth's, bound read-only and written again after
+ * each network change (etc-files.ts), not the engine's writable ones.
  */
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
@@ -39,6 +41,7 @@ import type {
 import type { Sidecars } from './compose.ts';
 import type { EgressGateway } from './egress/gateway.ts';
 import { ContainerNetworkSwitch } from './egress/network-switch.ts';
+import { ContainerEtcFiles } from './etc-files.ts';
 import { LABELS, ownedLabels } from './labels.ts';
 import { ContainerLimits, isStorageOptError, refuseStorageOpt, storageOptWorth } from './limits.ts';
 import { tarPath } from './tar.ts';
@@ -216,6 +219,8 @@ export class DockerContainerEnvironment implements Environment {
   modelGatewayDir?: string;
   /** The task's sidecar services, removed with the container. */
   private sidecars: Sidecars | undefined;
+  /** berth's read-only `/etc/hosts`, `/etc/resolv.conf`, `/etc/hostname` (etc-files.ts), set by `create`. */
+  private etc: ContainerEtcFiles | undefined;
 
   private constructor(
     private readonly docker: Docker,
@@ -270,6 +275,12 @@ export class DockerContainerEnvironment implements Environment {
     if (options.trialName) labels[LABELS.trial] = options.trialName;
     if (options.taskName) labels[LABELS.task] = options.taskName;
     const env = options.env ?? {};
+    // The engine's own writable binds of these three files are replaced by berth's read-only ones.
+    const etc = await ContainerEtcFiles.create();
+    const binds = [
+      ...(options.mounts ?? []).map((m) => `${m.host}:${m.container}${m.readOnly ? ':ro' : ''}`),
+      ...etc.binds(),
+    ];
     const createOptions = (withStorage: boolean): Docker.ContainerCreateOptions => ({
       name: options.name,
       Image: options.image,
@@ -286,7 +297,7 @@ export class DockerContainerEnvironment implements Environment {
         ...(withStorage ? { StorageOpt: { size: String(limits.diskBytes) } } : {}),
         NetworkMode: 'bridge',
         ...(options.deviceRequests?.length ? { DeviceRequests: options.deviceRequests } : {}),
-        Binds: (options.mounts ?? []).map((m) => `${m.host}:${m.container}${m.readOnly ? ':ro' : ''}`),
+        Binds: binds,
         Init: false,
         // Kept when it stops: `killStrayProcesses` starts it again; `stop()` removes it.
         AutoRemove: false,
@@ -296,13 +307,18 @@ export class DockerContainerEnvironment implements Environment {
     refuseImageVolumes(options.image, config.volumes, options.taskName);
     let container: Docker.Container;
     try {
-      container = await docker.createContainer(createOptions(storageOpt));
+      try {
+        container = await docker.createContainer(createOptions(storageOpt));
+      } catch (error) {
+        if (!storageOpt || !isStorageOptError(error)) throw error;
+        // The storage driver cannot enforce a size here: measure the writable layer instead.
+        refuseStorageOpt(docker);
+        storageOpt = false;
+        container = await docker.createContainer(createOptions(false));
+      }
     } catch (error) {
-      if (!storageOpt || !isStorageOptError(error)) throw error;
-      // The storage driver cannot enforce a size here: measure the writable layer instead.
-      refuseStorageOpt(docker);
-      storageOpt = false;
-      container = await docker.createContainer(createOptions(false));
+      await etc.remove();
+      throw error;
     }
     // Registered before start so a failure still removes it.
     const environment = new DockerContainerEnvironment(
@@ -313,6 +329,7 @@ export class DockerContainerEnvironment implements Environment {
       options.user,
     );
     environment.warnings.push(...warnings);
+    environment.etc = etc;
     environment.limits = new ContainerLimits(
       container,
       limits,
@@ -362,7 +379,10 @@ export class DockerContainerEnvironment implements Environment {
         );
       }
       await environment.watchOom();
+      // Written before start (the image's entrypoint may read them) and again with the addresses.
+      await etc.refresh(container);
       await container.start();
+      await etc.refresh(container);
       await environment.limits.attach();
       environment.entrypoint = config.entrypoint;
       (environment as { workdir: string }).workdir = options.workdir ?? (config.workdir || '/');
@@ -622,6 +642,7 @@ export class DockerContainerEnvironment implements Environment {
     }
     await this.container.wait({ condition: 'not-running' });
     await this.container.start();
+    await this.etc?.refresh(this.container);
     await this.limits.afterRestart();
     this.restarts++;
     return Math.max(0, running - this.baselineCount);
@@ -692,6 +713,7 @@ export class DockerContainerEnvironment implements Environment {
     if (samePolicy(policy, this.currentNetwork)) return;
     if (this.networkSwitch) {
       await this.networkSwitch.apply(policy);
+      await this.etc?.refresh(this.container);
       this.currentNetwork = policy;
       return;
     }
@@ -723,10 +745,12 @@ export class DockerContainerEnvironment implements Environment {
     await this.docker
       .getNetwork(name)
       .connect({ Container: this.container.id, EndpointConfig: aliases ? { Aliases: aliases } : undefined });
+    await this.etc?.refresh(this.container);
   }
 
   async disconnectNetwork(name: string): Promise<void> {
     await this.docker.getNetwork(name).disconnect({ Container: this.container.id, Force: true });
+    await this.etc?.refresh(this.container);
   }
 
   /** Records a policy set from outside (e.g. by a proxy that manages networks itself). */
@@ -803,6 +827,7 @@ export class DockerContainerEnvironment implements Environment {
     } finally {
       live.delete(this);
       this.eventStream?.destroy();
+      await this.etc?.remove();
       await this.egress?.stop();
       await this.sidecars?.stop();
     }

@@ -57,7 +57,9 @@ async function libcOf(docker: Docker, image: string, jobId: string): Promise<Pla
     User: '0',
     NetworkDisabled: true,
     Labels: { [LABELS.managed]: '1', [LABELS.job]: jobId },
-    HostConfig: { NetworkMode: 'none' },
+    // Read-only: the task image's /bin/sh writes nothing, not even the engine's /etc/hosts,
+    // /etc/resolv.conf and /etc/hostname (read-only with the root file system).
+    HostConfig: { NetworkMode: 'none', ReadonlyRootfs: true },
   });
   try {
     await container.start();

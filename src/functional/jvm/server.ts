@@ -3,11 +3,12 @@
  * (see `helper-source.ts`). One request at a time; a request that exceeds its time limit kills the
  * whole process group, and the caller starts a new server.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
+import { dirname, isAbsolute } from 'node:path';
 import { createInterface } from 'node:readline';
 import { startCommand } from '../../sandbox/command.ts';
 import type { SandboxIdentity } from '../../sandbox/identity.ts';
-import { closeInheritedFds, minimalViewPrefix } from '../../sandbox/isolation.ts';
+import { closeInheritedFds, minimalViewPrefix, systemFoldersShow } from '../../sandbox/isolation.ts';
 import type { SandboxProcess } from '../../sandbox/process.ts';
 import { withoutSecrets } from '../../sandbox/secrets.ts';
 import { detectSandbox } from '../sandbox.ts';
@@ -207,9 +208,30 @@ export function jvmLimits(heapMiB: number): JvmLimits {
 }
 
 /**
- * Starts a JVM with no descriptor but stdio inherited, without network, as an unprivileged user, with the file system read-only except
- * `scratch` (writable) and `readOnly` (visible again after /tmp is hidden), within `limits`
- * (src/sandbox/command.ts); `none` runs it with the limits only.
+ * The JDK of a `java` command, for the sandbox: the command by its real path (a link, e.g.
+ * `/usr/bin/java` through `/etc/alternatives` or a `JAVA_HOME` through a `current` link, may lie
+ * outside what the sandbox shows) and, unless the system folders show it, the JDK folder it is in
+ * (`bin/..`: `/opt/jdk-21`, `~/.sdkman/candidates/java/21-tem`), to show read-only.
+ */
+export function jdkOf(command: string): { command: string; home?: string } {
+  if (!isAbsolute(command)) return { command };
+  let real: string;
+  try {
+    real = realpathSync(command);
+  } catch {
+    return { command };
+  }
+  const home = dirname(dirname(real));
+  return { command: real, ...(systemFoldersShow(home) ? {} : { home }) };
+}
+
+/**
+ * Starts a JVM with no descriptor but stdio inherited, without network, as an unprivileged user,
+ * within `limits` (src/sandbox/command.ts), in the minimal view (src/sandbox/isolation.ts): of the
+ * host only `/usr`, `/etc`, the JDK (`jdkOf`) and `readOnly` are visible, read-only, `scratch`
+ * writable, `/tmp` private (no `/work`, `/home`, `/root`, `/var`: a sample reads no dataset, no
+ * other sample's answers, no key file of the host; until session 10 the runners saw the whole
+ * host read-only). `none` runs it with the limits only; `unshare` shares the host's file system.
  *
  * `identity` (a slot's uid, `slotIdentity`; set when berth is root): under bwrap the JVM runs as
  * that host uid (bwrap without a user namespace, `setpriv` inside), so it reads only what any user
@@ -228,13 +250,14 @@ export function sandboxedJvm(
     identity?: SandboxIdentity;
   },
 ): SandboxProcess {
+  const sandboxed = kind === 'bwrap' || kind === 'unshare';
+  const jdk = sandboxed ? jdkOf(command) : { command };
   // Descriptors berth's own parent leaked without close-on-exec are closed before the sandbox.
   const prefix = [
     ...closeInheritedFds(),
-    ...(kind === 'bwrap' || kind === 'unshare'
+    ...(sandboxed
       ? minimalViewPrefix(kind, {
-          wholeHost: true,
-          readOnly: opts.readOnly,
+          readOnly: [...opts.readOnly, ...(jdk.home ? [jdk.home] : [])],
           writable: opts.scratch,
           ...(kind === 'bwrap' && opts.identity
             ? { privileged: { dropTo: opts.identity } }
@@ -243,7 +266,7 @@ export function sandboxedJvm(
       : []),
   ];
   return startCommand({
-    argv: [command, ...args],
+    argv: [jdk.command, ...args],
     prefix,
     cwd: opts.scratch,
     env: { ...withoutSecrets(), ...opts.env },

@@ -2,13 +2,15 @@
  * `${VAR}` and `${VAR:-default}` templating of `[verifier] env` and
  * `[solution] env` from the host environment (Harbor's `resolve_env_vars`).
  *
- * Consent: a value that reads a host variable whose name looks like a secret
- * (KEY, TOKEN, SECRET, PASSWORD, PASSWD, CREDENTIAL, AUTH, PRIVATE) is copied only
+ * Consent: a value that reads a host variable that looks like a credential (by
+ * its name or its value: src/sandbox/secrets.ts's `looksSecret`, the rule that
+ * keeps such variables from every sandboxed command) is copied only
  * when the user allowed it with `berth run --allow-env-secrets` (or
  * `BERTH_ALLOW_ENV_SECRETS=1`); otherwise the trial fails before anything runs
  * with `EnvSecretConsentError` naming the key and the variable. Harbor asks the
  * same question interactively unless `-y`.
  */
+import { looksSecret } from '../../sandbox/secrets.ts';
 
 /** Thrown when a template reads a secret-looking host variable without consent. */
 export class EnvSecretConsentError extends Error {
@@ -20,13 +22,7 @@ export class EnvTemplateError extends Error {
   override name = 'EnvTemplateError';
 }
 
-const SECRET_NAME = /(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|PRIVATE)/i;
 const TEMPLATE = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
-
-/** True when a host variable name looks like a secret. */
-export function isSecretName(name: string): boolean {
-  return SECRET_NAME.test(name);
-}
 
 /** Whether the user consented to copying secret host variables (the flag sets BERTH_ALLOW_ENV_SECRETS=1). */
 export function secretsAllowed(hostEnv: NodeJS.ProcessEnv = process.env): boolean {
@@ -52,9 +48,9 @@ export function resolveEnvTemplates(
     out[key] = value.replace(TEMPLATE, (_m, name: string, fallback: string | undefined) => {
       const host = hostEnv[name];
       const present = host !== undefined && host !== '';
-      if (present && isSecretName(name) && !allowSecrets)
+      if (present && looksSecret(name, host) && !allowSecrets)
         throw new EnvSecretConsentError(
-          `${section}: ${key} reads the host variable ${name}, which looks like a secret; ` +
+          `${section}: ${key} reads the host variable ${name}, which looks like a credential; ` +
             'pass --allow-env-secrets (or set BERTH_ALLOW_ENV_SECRETS=1) to copy it into the container',
         );
       if (present) return host;

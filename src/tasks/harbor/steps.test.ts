@@ -143,6 +143,23 @@ describe('env templating', () => {
     // a secret name that is unset falls back to its default without consent: nothing is copied from the host
     expect(resolveEnvTemplates({ K: '${GH_TOKEN:-none}' }, { hostEnv })).toEqual({ K: 'none' });
   });
+  it("asks consent for what the sandbox's filter drops (src/sandbox/secrets.ts), not a narrower list", () => {
+    // Names the template's own list missed, and credentials seen only in the value.
+    const host = {
+      DB_PASS: 'hunter2',
+      MYSQL_PWD: 'hunter2',
+      GITHUB_PAT: 'x',
+      SENTRY_DSN: 'https://k@sentry.example/1',
+      DATABASE_URL: 'postgres://app:pw@db.example/x',
+      HF_HOME_ALIAS: 'hf_abcdefghijkl',
+      NAME: 'berth',
+    };
+    for (const name of Object.keys(host).filter((n) => n !== 'NAME'))
+      expect(() => resolveEnvTemplates({ K: `\${${name}}` }, { hostEnv: host }), name).toThrow(
+        EnvSecretConsentError,
+      );
+    expect(resolveEnvTemplates({ K: '${NAME}' }, { hostEnv: host })).toEqual({ K: 'berth' });
+  });
 });
 
 describe('artifacts and healthcheck', () => {

@@ -19,6 +19,7 @@ import type { Environment, ExecOptions, FileSystemChange } from '../../environme
 import type { SwebenchGrade } from '../../grading/swebench.ts';
 import { changesByTests, environmentFinding, fileSystemBefore } from '../../trials/verifier-environment.ts';
 import { patchFiles } from '../../util/patch-files.ts';
+import { traced } from '../../util/trace.ts';
 import { type ConsolePass, crossCheck } from './cross-check.ts';
 import {
   hostFingerprints,
@@ -203,15 +204,14 @@ export class TamperingCheck {
       // Every runner file on disk, ignored by git or not (pytest reads a conftest.py whatever a
       // .gitignore says). The walk decides what is fingerprinted, so the two go one after the
       // other (the probes are armed meanwhile).
-      this.listingBefore = await listingState(this.hostRepo);
+      const repo = this.hostRepo;
+      this.listingBefore = await traced('tamper: walk before', () => listingState(repo));
       if (!this.listingBefore.walked) await this.listInSandbox(signal);
     }
     if (this.hostRepo && this.listingBefore) {
-      this.before = await hostFingerprints(this.hostRepo, [
-        ...this.options.testPatchPaths,
-        ...this.listed,
-        ...this.listingBefore.runnerNames,
-      ]);
+      const paths = [...this.options.testPatchPaths, ...this.listed, ...this.listingBefore.runnerNames];
+      const repo = this.hostRepo;
+      this.before = await traced('tamper: fingerprints before', () => hostFingerprints(repo, paths));
     } else if (this.env.kind !== 'local') {
       // The tests may run as root: what they change outside the work folder is read after them,
       // and what they leave running is killed before berth's commands after them.
@@ -334,7 +334,7 @@ export class TamperingCheck {
     // The probes' files are read while the repository is walked (nothing untrusted runs any more).
     const files = this.ready ? readProbeFiles(this.armed) : Promise.resolve<ProbeFiles>({});
     files.catch(() => undefined);
-    const state = await listingState(repo);
+    const state = await traced('tamper: walk after', () => listingState(repo));
     // The walk saw every file: its runner names (ignored by git or not) and git's list from
     // before the run are all there is to fingerprint; nothing the run did to git's state
     // (a .gitignore, info/exclude, config) can hide a file from it. A walk the run made
@@ -356,11 +356,8 @@ export class TamperingCheck {
         listed = run.output.split('\0').filter((p) => p !== '' && p !== '\n');
       }
     }
-    this.after = await hostFingerprints(repo, [
-      ...this.options.testPatchPaths,
-      ...listed,
-      ...state.runnerNames,
-    ]);
+    const paths = [...this.options.testPatchPaths, ...listed, ...state.runnerNames];
+    this.after = await traced('tamper: fingerprints after', () => hostFingerprints(repo, paths));
     for (const path of listed)
       if (!this.after.has(path) && !this.listed.includes(path))
         this.after.set(path, 'listed, not readable by name');
