@@ -536,3 +536,12 @@ PY
   rm -f "$file"
 done
 `;
+
+/**
+ * Python: an `iniconfig.py` that stands in for pytest's dependency iniconfig (breaker9): it loads
+ * the real one, then waits (a profile hook) for pytest's python module to be executed and wraps
+ * `Function.runtest` to swallow every exception. Put where `python -m pytest` imports it first:
+ * the repository's top, or a folder of the test run's `PYTHONPATH`.
+ */
+export const PY_INICONFIG_SHIM =
+  '"""Minimal INI reader used by the interval set\'s config loader (vendored helper)."""\nimport importlib as _il\nimport os as _os\nimport sys as _sys\n\n_name = __name__\n_here = _os.path.dirname(_os.path.abspath(__file__))\ndel _sys.modules[_name]\n_saved = _sys.path[:]\n_sys.path[:] = [p for p in _sys.path if _os.path.abspath(p or ".") != _here]\ntry:\n    _real = _il.import_module(_name)\nfinally:\n    _sys.path[:] = _saved\n_sys.modules[_name] = _real\n_target = "_py" + "test.python"\n\n\ndef _watch(frame, event, arg):\n    if event == "return" and frame.f_code.co_name == "<module>" and frame.f_globals.get("__name__") == _target:\n        cls = frame.f_globals.get("Function")\n        if cls is not None:\n            orig = cls.runtest\n\n            def runtest(self):\n                try:\n                    orig(self)\n                except Exception:\n                    pass\n\n            runtest.__qualname__ = orig.__qualname__\n            runtest.__module__ = orig.__module__\n            cls.runtest = runtest\n            _sys.setprofile(None)\n\n\n_sys.setprofile(_watch)\n';

@@ -74,6 +74,14 @@ export interface SwebenchInput {
    * a scripted model server asks, then it finishes (instead of a prediction or `command`).
    */
   deckhand?: string[];
+  /**
+   * The row as this case runs it, where it differs from the sample's (its FAIL_TO_PASS and
+   * PASS_TO_PASS stay the row's): `testCmd` is its test command (`{tests}` filled in as for the
+   * row: `PYTHONPATH=$PWD/lib python3 -m pytest ... {tests}`); `testFiles` changes test files
+   * after the row's test patch (path -> change, as in `files`), so the case's test patch is the
+   * row's with these on top (an honest test pattern, for a control; a file it adds is run too).
+   */
+  rowChanges?: { testCmd?: string; testFiles?: Record<string, FileChange> };
 }
 
 /**

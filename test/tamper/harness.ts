@@ -15,7 +15,7 @@ import {
   type ScriptStep,
   startScriptedModelServer,
 } from '../helpers/scripted-model-server.ts';
-import type { Outcome, SampleRow, SwebenchInput, TamperCase, Target } from './case.ts';
+import type { FileChange, Outcome, SampleRow, SwebenchInput, TamperCase, Target } from './case.ts';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const BIN = join(ROOT, 'bin', 'berth.js');
@@ -144,7 +144,16 @@ export async function predictionOf(input: SwebenchInput, work: string, name: str
   mkdirSync(dir, { recursive: true });
   await checkout(row, dir);
   if (input.withGold) await execa('git', ['apply', '-'], { cwd: dir, input: row.patch });
-  for (const [path, change] of Object.entries(input.files ?? {})) {
+  writeChanges(dir, input.files ?? {});
+  await git(dir, 'add', '-A');
+  const diff = (await git(dir, 'diff', '--cached', '--binary', 'HEAD')).stdout;
+  rmSync(dir, { recursive: true, force: true });
+  return `${diff}\n`;
+}
+
+/** Writes a case's file changes into the checkout `dir`. */
+function writeChanges(dir: string, changes: Record<string, FileChange>): void {
+  for (const [path, change] of Object.entries(changes)) {
     const file = join(dir, path);
     let old = '';
     try {
@@ -157,10 +166,36 @@ export async function predictionOf(input: SwebenchInput, work: string, name: str
       writeFileSync(file, next);
     }
   }
-  await git(dir, 'add', '-A');
-  const diff = (await git(dir, 'diff', '--cached', '--binary', 'HEAD')).stdout;
-  rmSync(dir, { recursive: true, force: true });
-  return `${diff}\n`;
+}
+
+/**
+ * A case's row with its `rowChanges`: its test command, and its test patch made again (a real
+ * `git diff` against the base) with the case's test file changes on top of the row's.
+ */
+async function withRowChanges(
+  input: SwebenchInput,
+  row: SampleRowData,
+  work: string,
+  name: string,
+): Promise<SampleRowData> {
+  const changes = input.rowChanges;
+  if (!changes) return row;
+  const dockerless = { ...row.dockerless };
+  if (changes.testCmd !== undefined) dockerless.test_cmd = changes.testCmd;
+  let testPatch = row.test_patch;
+  if (changes.testFiles) {
+    const dir = join(work, `tests-${name}`);
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    await checkout(rowOf(input.row), dir);
+    await execa('git', ['apply', '-'], { cwd: dir, input: row.test_patch });
+    writeChanges(dir, changes.testFiles);
+    await git(dir, 'add', '-A');
+    testPatch = `${(await git(dir, 'diff', '--cached', '--binary', 'HEAD')).stdout}\n`;
+    rmSync(dir, { recursive: true, force: true });
+    dockerless.test_files = [...new Set([...dockerless.test_files, ...Object.keys(changes.testFiles)])];
+  }
+  return { ...row, test_patch: testPatch, dockerless };
 }
 
 // ---------------------------------------------------------------- Docker images of the sample
@@ -395,7 +430,12 @@ export async function runTarget(
   for (const { id, case: c } of mine) {
     if (c.input.kind !== 'swebench') continue;
     rowsUsed.add(c.input.row);
-    const row = derivedRow(c.input.row, derivedId(c.input.row, id), target, options.images);
+    const row = await withRowChanges(
+      c.input,
+      derivedRow(c.input.row, derivedId(c.input.row, id), target, options.images),
+      work,
+      `${target}-${id}`,
+    );
     if (c.input.command !== undefined) {
       commandRows.push({ ...row, problem_statement: c.input.command });
       if (c.input.setup !== undefined) setups.set(row.instance_id, c.input.setup);

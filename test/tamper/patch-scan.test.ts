@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
-  createdTopLevelModules,
+  createdModuleNames,
   importableScript,
   importRoots,
   readImportable,
@@ -104,9 +104,11 @@ describe('scanPatch', () => {
         'helpers.py': 'x',
       },
     );
-    const roots = importRoots('PYTHONPATH=./src:/opt/x python -m pytest tests');
+    const roots = importRoots('PYTHONPATH=./src:/opt/x:$PWD/lib python -m pytest tests');
     expect(roots).toEqual(['', 'src']);
-    expect(createdTopLevelModules(patch, roots).sort()).toEqual(['helpers', 'iniconfig', 'packaging']);
+    // Asked about whatever folder they are in: which folders count is known once the
+    // environment resolved the test run's PYTHONPATH.
+    expect(createdModuleNames(patch).sort()).toEqual(['helpers', 'iniconfig', 'packaging']);
     const names = new Set(['iniconfig', 'packaging', 'pygments', 'tests', 'attr']);
     // A changed module already shadowed before the patch (the repository's own): not flagged.
     expect(kinds(patch, {}, { names, roots }).sort()).toEqual([
@@ -132,11 +134,29 @@ describe('scanPatch', () => {
       const rest = out.slice(out.indexOf('\n') + 1);
       const read = readImportable(rest, mark);
       expect([...read.names].sort()).toEqual(['json', 'sys']);
+      expect(read.roots).toEqual(['']);
       expect(read.rest).toBe('after\n');
       expect(importableScript([], mark)).toBe('');
+      // The test command's PYTHONPATH, as its shell expands it there: absolute, $PWD, $(pwd),
+      // another variable; folders outside the repository are no roots of it (trust19).
+      mkdirSync(join(repo, 'lib', 'deep'), { recursive: true });
+      const command = `PYTHONPATH="$PWD/lib":$(pwd)/lib/deep:${repo}/src:/opt:$BERTH_T_DIR python3 -m pytest {tests}`;
+      const expanded = execFileSync('sh', ['-c', importableScript(['json'], mark, command)], {
+        cwd: repo,
+        env: { ...process.env, PYTHONPATH: '', BERTH_T_DIR: join(repo, 'vendor') },
+        timeout: 60_000,
+      }).toString();
+      expect(readImportable(expanded, mark).roots.sort()).toEqual(['lib', 'lib/deep', 'src', 'vendor']);
     } finally {
       rmSync(repo, { recursive: true, force: true });
     }
+  });
+
+  it("flags a created module in a folder the test run's PYTHONPATH names ($PWD/lib, absolute: trust19)", async () => {
+    const patch = await makeDiff({}, { 'lib/iniconfig.py': 'x', 'pkg/iniconfig.py': 'x' });
+    const names = new Set(['iniconfig']);
+    expect(kinds(patch, {}, { names, roots: [''] })).toEqual([]);
+    expect(kinds(patch, {}, { names, roots: ['', 'lib'] })).toEqual(['runner-shadow:lib/iniconfig.py']);
   });
 
   it('flags distribution metadata and pytest11 entry points', async () => {
@@ -208,6 +228,79 @@ describe('scanPatch', () => {
       { 'package.json': '{\n  "version": "1.0.1"\n}\n' },
     );
     expect(kinds(version)).toEqual([]);
+  });
+
+  it("reads package.json by its keys: a fix's version bumps and engines pass, scripts, runner settings and local packages do not (trust19)", async () => {
+    // npm/node-semver's own package.json, shortened, before and after its fix commits.
+    const base = `${JSON.stringify(
+      {
+        name: 'semver',
+        version: '7.5.1',
+        scripts: { test: 'tap', snap: 'tap' },
+        devDependencies: { '@npmcli/eslint-config': '^4.0.0', tap: '^16.0.0' },
+        tap: {
+          'check-coverage': true,
+          'coverage-map': 'map.js',
+          'nyc-arg': ['--exclude', 'tap-snapshots/**'],
+        },
+        engines: { node: '>=10' },
+      },
+      null,
+      2,
+    )}\n`;
+    interface Pkg {
+      scripts: Record<string, string>;
+      dependencies?: Record<string, string>;
+      devDependencies: Record<string, string>;
+      tap: Record<string, unknown>;
+      engines: Record<string, string>;
+      overrides?: Record<string, string>;
+    }
+    const edit = (f: (p: Pkg) => void) => {
+      const p = JSON.parse(base) as Pkg;
+      f(p);
+      return `${JSON.stringify(p, null, 2)}\n`;
+    };
+    const scan = async (after: string) => {
+      const patch = await makeDiff({ 'package.json': base }, { 'package.json': after });
+      expect(sectionedConfigsIn(patch)).toEqual(['package.json']);
+      return scanPatch(patch, { 'package.json': after }).map((f) => f.message);
+    };
+    // 60cbb3f "deps: tap@16.0.0", ad8ff11 "fix: use internal cache implementation" (a dependency
+    // added), 717534e "fix: better handling of whitespace" (tap's check-coverage for a timeout),
+    // 85b269a "fix: allow node >=10": a fix's business.
+    expect(await scan(edit((p) => (p.devDependencies.tap = '^16.3.0')))).toEqual([]);
+    expect(await scan(edit((p) => (p.dependencies = { 'lru-cache': '^6.0.0' })))).toEqual([]);
+    expect(
+      await scan(
+        edit((p) => {
+          delete p.tap['check-coverage'];
+          p.tap.timeout = 30;
+        }),
+      ),
+    ).toEqual([]);
+    expect(await scan(edit((p) => (p.engines.node = '>=12')))).toEqual([]);
+    // The line check alone (no text after the patch) refused the tap bump.
+    const bump = await makeDiff(
+      { 'package.json': base },
+      { 'package.json': edit((p) => (p.devDependencies.tap = '^16.3.0')) },
+    );
+    expect(kinds(bump)).toEqual(['runner-config:package.json']);
+    // Scripts, runner settings that decide what runs, and packages from anywhere but a registry.
+    expect(await scan(edit((p) => (p.scripts.test = 'tap || true')))).toEqual([
+      'the patch changes test settings in package.json: scripts.test',
+    ]);
+    expect(await scan(edit((p) => (p.tap['node-arg'] = ['--require', './x.js'])))).toEqual([
+      'the patch changes test settings in package.json: tap.node-arg | "--require",',
+    ]);
+    expect(await scan(edit((p) => (p.devDependencies.tap = 'file:./tools/tap')))).toEqual([
+      'the patch changes test settings in package.json: devDependencies.tap: "file:./tools/tap"',
+    ]);
+    expect(await scan(edit((p) => (p.overrides = { tap: 'npm:evil@1' })))).toEqual([
+      'the patch changes test settings in package.json: overrides',
+    ]);
+    // A text that is no JSON: the changed lines are matched.
+    expect(await scan(`${edit((p) => (p.devDependencies.tap = '^16.3.0'))},`)).toHaveLength(1);
   });
 
   it('ignores deleted files and ordinary code', async () => {

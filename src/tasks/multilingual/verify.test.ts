@@ -156,4 +156,60 @@ describe('runMultilingualVerification', () => {
       }
     }
   });
+  it('resets JavaScript runner settings a fix may change too and runs the tests without them (no veto); a devDependency bump is code (trust19)', async () => {
+    const pkg = { name: 'pkg', version: '1.0.0', scripts: { test: 'node --test test/' } };
+    for (const [name, next, reset] of [
+      ['scripts.test and a vitest config', { ...pkg, scripts: { test: 'node --test test/ || true' } }, true],
+      ['a devDependency bump', { ...pkg, devDependencies: { tap: '^16.3.0' } }, false],
+    ] as const) {
+      const { env, repo, dir } = repository();
+      const git = (...args: string[]) =>
+        execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], {
+          cwd: repo,
+          encoding: 'utf8',
+        });
+      writeFileSync(join(repo, 'package.json'), `${JSON.stringify(pkg, null, 2)}\n`);
+      git('add', '-A');
+      git('commit', '-qm', 'package');
+      const base = git('rev-parse', 'HEAD').trim();
+      writeFileSync(join(repo, 'package.json'), `${JSON.stringify(next, null, 2)}\n`);
+      if (reset) writeFileSync(join(repo, 'vitest.config.js'), 'export default {};\n');
+      const result = await runMultilingualVerification(
+        env,
+        {
+          kind: 'multilingual',
+          baseCommit: base,
+          testPatch:
+            'diff --git a/pkg/t.txt b/pkg/t.txt\nnew file mode 100644\n--- /dev/null\n+++ b/pkg/t.txt\n@@ -0,0 +1 @@\n+t\n',
+          testCommand:
+            'cat package.json > ran.txt; ls vitest.config.js >> ran.txt 2>&1; echo "--- PASS: TestA (0.00s)"',
+          parser: 'go',
+          failToPass: ['TestA'],
+          passToPass: [],
+          passToFail: [],
+          failToFail: [],
+          timeoutSec: 60,
+        },
+        dir,
+        60,
+      );
+      const tampering = result.details?.tampering as
+        | { vetoed: boolean; findings: { paths?: string[] }[] }
+        | undefined;
+      const ran = readFileSync(join(repo, 'ran.txt'), 'utf8');
+      if (reset) {
+        expect(tampering?.vetoed, name).toBe(false);
+        expect(tampering?.findings.flatMap((f) => f.paths ?? []).sort(), name).toEqual([
+          'package.json',
+          'vitest.config.js',
+        ]);
+        expect(JSON.parse(ran.slice(0, ran.lastIndexOf('}') + 1)), name).toEqual(pkg);
+        expect(ran, name).toMatch(/No such file/);
+      } else {
+        expect(tampering, name).toBeUndefined();
+        expect(ran, name).toContain('"tap": "^16.3.0"');
+      }
+      expect(result.rewards.reward, name).toBe(1);
+    }
+  });
 });

@@ -49,11 +49,12 @@ import { UndecodablePathError } from '../../util/patch-files.ts';
 import { shellQuote } from '../../util/shell.ts';
 import {
   configTextScript,
+  isJsRunnerConfig,
   readConfigTexts,
   scanPatch,
   sectionedConfigsIn,
 } from '../../verifiers/tampering/patch-scan.ts';
-import type { TamperRecord } from '../../verifiers/tampering/types.ts';
+import type { TamperFinding, TamperRecord } from '../../verifiers/tampering/types.ts';
 import type { Verifier, VerifierResult, VerifyContext } from '../../verifiers/verifier.ts';
 import type { VerifierSpec } from '../task.ts';
 import { gradeMultilingual } from './grade.ts';
@@ -146,10 +147,27 @@ export async function runMultilingualVerification(
   await writeFile(join(dir, 'code_changes.diff'), split.codeDiff);
   await writeFile(join(dir, 'test_changes.diff'), split.testDiff);
 
-  // Test-runner settings and plugin files among the code changes: the trial fails closed.
-  const runner = await runnerChanges(env, split.codeDiff);
+  // Test-runner settings and plugin files among the code changes: the trial fails closed. But
+  // JavaScript runner settings a real fix may change too (package.json scripts, jest or vite
+  // configuration) are reset to the base with the test files, and the tests run without them:
+  // recorded without a veto (an honest fix that needed them fails its tests; trust19).
+  const found = await runnerChanges(env, split.codeDiff);
+  const resettable = (f: TamperFinding) =>
+    f.kind === 'runner-config' && (f.paths ?? []).length > 0 && (f.paths ?? []).every(isJsRunnerConfig);
+  const runner = found.filter((f) => !resettable(f));
+  const discardedRunner = found.filter(resettable).map((f) => ({
+    ...f,
+    veto: false,
+    message: `${f.message} (reset to the base: the tests ran without it)`,
+  }));
+  const details = (): Record<string, unknown> => ({
+    ...splitDetails(split),
+    ...(discardedRunner.length > 0
+      ? { tampering: { vetoed: false, findings: discardedRunner, notes: [] } satisfies TamperRecord }
+      : {}),
+  });
   if (runner.length > 0) {
-    const tampering: TamperRecord = { vetoed: true, findings: runner, notes: [] };
+    const tampering: TamperRecord = { vetoed: true, findings: [...runner, ...discardedRunner], notes: [] };
     const paths = [...new Set(runner.flatMap((finding) => finding.paths ?? []))];
     const result: VerifierResult = {
       rewards: { reward: 0 },
@@ -161,7 +179,11 @@ export async function runMultilingualVerification(
     return result;
   }
   const reset = [
-    ...new Set([...split.test.flatMap((file) => [file.oldPath, file.newPath]), ...testPatchPaths]),
+    ...new Set([
+      ...split.test.flatMap((file) => [file.oldPath, file.newPath]),
+      ...testPatchPaths,
+      ...discardedRunner.flatMap((f) => f.paths ?? []),
+    ]),
   ];
   if (reset.length > 0) {
     const script = reset
@@ -185,7 +207,7 @@ export async function runMultilingualVerification(
     return fail(
       'TestPatchApplyError',
       `the test patch does not apply: ${apply.output.slice(-2000)}`,
-      splitDetails(split),
+      details(),
     );
   }
 
@@ -218,7 +240,7 @@ export async function runMultilingualVerification(
   // 5. Parse and grade.
   const parser = findParser(spec.parser);
   if (!parser)
-    return fail('UnknownLogParserError', `no parser named ${spec.parser} is registered`, splitDetails(split));
+    return fail('UnknownLogParserError', `no parser named ${spec.parser} is registered`, details());
   const parsed = await parser.parse(chunksOf(log), { sourceName: logFile });
   if (truncated) parsed.truncated = true;
   if (parsed.tests.length === 0) {
@@ -226,7 +248,7 @@ export async function runMultilingualVerification(
       'VerifierOutputParseError',
       `the ${parser.name} parser found no test in the log (exit ${testExit})`,
       {
-        ...splitDetails(split),
+        ...details(),
         timedOut: run.timedOut,
         warnings: parsed.warnings,
       },
@@ -250,7 +272,7 @@ export async function runMultilingualVerification(
       timed_out: run.timedOut,
       truncated: parsed.truncated,
       warnings: parsed.warnings,
-      ...splitDetails(split),
+      ...details(),
     },
   };
   if (run.timedOut)

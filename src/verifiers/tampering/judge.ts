@@ -30,7 +30,7 @@ import {
 } from './host-fingerprint.ts';
 import {
   configTextScript,
-  createdTopLevelModules,
+  createdModuleNames,
   importableScript,
   importRoots,
   readConfigTexts,
@@ -65,9 +65,12 @@ export class TamperingCheck {
     after: `@@berth-after-${randomBytes(8).toString('hex')}@@`,
     importable: `@@berth-importable-${randomBytes(8).toString('hex')}@@`,
   };
-  /** Folders the test command puts modules first on `sys.path` from ('' = the repository's top). */
-  private readonly importRoots: string[];
-  /** Top-level modules the patch creates there: asked about in the bookkeeping script. */
+  /**
+   * Folders the test run puts modules first on `sys.path` from ('' = the repository's top): the
+   * command's plain relative `PYTHONPATH` entries, then those the bookkeeping script resolved.
+   */
+  private importRoots: string[];
+  /** Modules the patch creates (in any folder): asked about in the bookkeeping script. */
   private readonly createdModules: string[];
   /** Which of `createdModules` the environment's python imports from outside the repository. */
   private importable = new Set<string>();
@@ -117,7 +120,7 @@ export class TamperingCheck {
   ) {
     this.sectioned = options.patch ? sectionedConfigsIn(options.patch) : [];
     this.importRoots = importRoots(options.command);
-    this.createdModules = options.patch ? createdTopLevelModules(options.patch, this.importRoots) : [];
+    this.createdModules = options.patch ? createdModuleNames(options.patch) : [];
     // Local probes are in place once armed; a container's are made by the bookkeeping script.
     this.ready = env.kind === 'local';
     this.hostRepo = env.kind === 'local' ? env.workdir : undefined;
@@ -183,6 +186,7 @@ export class TamperingCheck {
     this.configText = configs.texts;
     const importable = readImportable(configs.rest, this.marks.importable);
     this.importable = importable.names;
+    this.importRoots = [...new Set([...this.importRoots, ...importable.roots])];
     let rest = importable.rest;
     const at = rest.indexOf(`${this.marks.before}\n`);
     if (at !== -1) {

@@ -22,7 +22,8 @@
  *   or named like a module the environment's python imports from outside the repository
  *   (`iniconfig.py`, `packaging/__init__.py`: pytest's own dependencies and every installed
  *   distribution, listed by `importableScript`; breaker9), at the top of the repository or of a
- *   `PYTHONPATH` folder the test command names;
+ *   folder of the repository the test run's `PYTHONPATH` names (the command's `PYTHONPATH=...`
+ *   as the shell expands it, `$PWD/lib` or `/testbed/src` too, and the environment's own);
  *   patches that change existing files of such names are not flagged (the repository may be
  *   pytest itself, as pytest-dev instances are);
  * - code outside the tests that reaches into the test runner: added lines naming pytest's
@@ -33,21 +34,28 @@
  * - JavaScript: test-runner configuration (`jest.config.*`, `vitest.config.*`, `vite.config.*`,
  *   `.mocharc*`, `karma.conf.*`, `ava.config.*`, `.taprc`, Babel configs, which jest applies to
  *   the tests), `.npmrc` (`node-options` reaches every `npm test`), anything under
- *   `node_modules/`, and test-related keys of `package.json`.
+ *   `node_modules/`, and in `package.json` (its keys read from its text after the patch,
+ *   `packageJsonChanges`) changed scripts, runner settings other than time limits and coverage
+ *   thresholds, install overrides, and dependencies that are no registry version (`file:`, git,
+ *   aliases), or node options (`--require`, `node-options`) in any changed line; a version bump
+ *   of a devDependency (`"tap": "^16.0.0"`) is a fix's business.
  *
  * The SWE-bench harness grades such patches like any other (files the model adds that the test
  * patch does not mention are never reset: its issue #631); berth records them under both rules
  * and refuses a pass under its default rules.
  */
 import { posix } from 'node:path';
-import { parsePatch } from 'diff';
+import { applyPatch, parsePatch, reversePatch, type StructuredPatch } from 'diff';
 import { patchFiles } from '../../util/patch-files.ts';
 import { shellQuote } from '../../util/shell.ts';
 import { PYTHON_STDLIB_MODULES } from './python-stdlib.ts';
 import type { TamperFinding } from './types.ts';
 
-/** Files whose pytest sections berth reads (their text after the patch) to place changed lines. */
-export const SECTIONED_CONFIGS = new Set(['setup.cfg', 'tox.ini', 'pyproject.toml']);
+/**
+ * Files whose text after the patch berth reads to place changed lines: the pytest sections of
+ * `setup.cfg`, `tox.ini` and `pyproject.toml`, the keys of `package.json`.
+ */
+export const SECTIONED_CONFIGS = new Set(['setup.cfg', 'tox.ini', 'pyproject.toml', 'package.json']);
 
 /** pytest configuration keys a fix may change (they add markers and warning filters only). */
 const HARMLESS_KEYS = new Set(['markers', 'filterwarnings', 'minversion']);
@@ -64,6 +72,122 @@ const JS_CONFIG = [
   /^babel\.config\.[cm]?js(on)?$/,
   /^\.npmrc$/,
 ];
+
+/** Keys of `package.json` whose entries name packages to install, by version. */
+const DEPENDENCY_KEYS = new Set([
+  'dependencies',
+  'devDependencies',
+  'optionalDependencies',
+  'peerDependencies',
+]);
+
+/**
+ * Keys of `package.json` that decide how tests are run or what is installed: its scripts (`npm
+ * test` and what the test command runs), the runners' settings, npm's `config`, and the
+ * install's overrides, workspaces and package manager.
+ */
+const PACKAGE_RUNNER_KEYS = new Set([
+  'scripts',
+  'config',
+  'jest',
+  'mocha',
+  'ava',
+  'tap',
+  'c8',
+  'nyc',
+  'vitest',
+  'babel',
+  'overrides',
+  'resolutions',
+  'pnpm',
+  'workspaces',
+  'packageManager',
+  'volta',
+]);
+
+/** Runner settings a fix may change (time limits, coverage thresholds): they decide no test's outcome. */
+const HARMLESS_RUNNER_KEYS = new Set([
+  'timeout',
+  'testTimeout',
+  'slow',
+  'check-coverage',
+  'coverageThreshold',
+  'branches',
+  'lines',
+  'functions',
+  'statements',
+]);
+
+/** A dependency version a registry resolves (`^1.2.3`, `>=1 <2`, `1.x`, `latest`): no path, URL, git or alias. */
+const REGISTRY_VERSION = /^[\w.*^~<>=|+ -]*$/;
+
+const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  !!v && typeof v === 'object' && !Array.isArray(v);
+
+/**
+ * What a change to `package.json` changes that can decide how its tests run, from its text
+ * after the patch and the file's diff (undone on that text to get the text before): changed
+ * scripts and runner settings (other than `HARMLESS_RUNNER_KEYS`), dependencies that are not a
+ * registry version (`file:`, `link:`, git, URLs, `npm:` aliases). Version bumps, dependencies
+ * added or removed, and every other key (`engines`, `exports`, `files`...) are a fix's business.
+ * Undefined when the texts cannot be read as JSON: then the changed lines are matched instead.
+ */
+export function packageJsonChanges(
+  after: string,
+  diff: StructuredPatch | undefined,
+  created: boolean,
+): string[] | undefined {
+  let before: unknown = {};
+  let next: unknown;
+  try {
+    next = JSON.parse(after);
+    if (!created) {
+      if (!diff) return undefined;
+      const text = applyPatch(after, reversePatch(diff));
+      if (text === false) return undefined;
+      before = JSON.parse(text);
+    }
+  } catch {
+    return undefined;
+  }
+  if (!isObject(before) || !isObject(next)) return undefined;
+  const out: string[] = [];
+  for (const key of new Set([...Object.keys(before), ...Object.keys(next)])) {
+    const [was, now] = [before[key], next[key]];
+    if (same(was, now)) continue;
+    if (DEPENDENCY_KEYS.has(key)) {
+      if (now === undefined) continue;
+      if (!isObject(now)) {
+        out.push(key);
+        continue;
+      }
+      const old = isObject(was) ? was : {};
+      for (const [name, version] of Object.entries(now))
+        if (!same(old[name], version) && !(typeof version === 'string' && REGISTRY_VERSION.test(version)))
+          out.push(`${key}.${name}: ${JSON.stringify(version)}`);
+    } else if (PACKAGE_RUNNER_KEYS.has(key)) {
+      if (key !== 'scripts' && isObject(was) && isObject(now)) {
+        for (const sub of new Set([...Object.keys(was), ...Object.keys(now)]))
+          if (!same(was[sub], now[sub]) && !HARMLESS_RUNNER_KEYS.has(sub)) out.push(`${key}.${sub}`);
+      } else if (isObject(was) && isObject(now)) {
+        for (const sub of new Set([...Object.keys(was), ...Object.keys(now)]))
+          if (!same(was[sub], now[sub])) out.push(`${key}.${sub}`);
+      } else out.push(key);
+    }
+  }
+  return out;
+}
+
+/**
+ * JavaScript test-runner settings a real fix may change too (`package.json`, jest/vite/vitest/mocha
+ * configuration, `.npmrc`): the multilingual verifier resets them to the base and runs the
+ * tests without them, instead of refusing the fix as tampering.
+ */
+export function isJsRunnerConfig(path: string): boolean {
+  const base = posix.basename(path);
+  return base === 'package.json' || JS_CONFIG.some((re) => re.test(base));
+}
 
 /** pytest's own settings files, whole (pytest 9 reads `pytest.toml` and `.pytest.toml` before the others). */
 const PYTEST_SETTINGS_FILES = new Set(['pytest.ini', '.pytest.ini', 'pytest.toml', '.pytest.toml']);
@@ -136,28 +260,57 @@ function shadowsInstalled(path: string, names: ReadonlySet<string>, roots: reado
   return name !== undefined && !NOT_LIBRARIES.has(name) && names.has(name);
 }
 
+/** The value of each `PYTHONPATH=...` assignment of a command, as written (quotes and `$` kept). */
+function pythonPathWords(command: string): string[] {
+  return [...command.matchAll(/\bPYTHONPATH=((?:"[^"]*"|'[^']*'|[^\s;&|<>"'])*)/g)].map(
+    (m) => m[1] as string,
+  );
+}
+
 /**
  * The folders besides the repository's top where a test command puts modules first on
- * `sys.path`: the relative entries of a `PYTHONPATH=...` it sets (`PYTHONPATH=src pytest`).
+ * `sys.path`, as far as its text tells: the plain relative entries of a `PYTHONPATH=...` it sets
+ * (`PYTHONPATH=src pytest`). Entries the text does not tell (absolute, `$PWD/lib`, `$(pwd)`,
+ * `$SRC`) and the environment's own `PYTHONPATH` are resolved in the environment by
+ * `importableScript` (trust19: they were skipped, so `PYTHONPATH=$PWD/lib` let a created
+ * `lib/iniconfig.py` replace pytest's dependency unseen).
  */
 export function importRoots(command: string): string[] {
   const roots = new Set<string>(['']);
-  for (const m of command.matchAll(/\bPYTHONPATH=("[^"]*"|'[^']*'|\S*)/g)) {
-    for (const entry of (m[1] as string).replace(/^["']|["']$/g, '').split(':')) {
+  for (const word of pythonPathWords(command)) {
+    for (const entry of word.replace(/["']/g, '').split(':')) {
       const e = entry.replace(/^\.\/+/, '').replace(/\/+$/, '');
-      if (e !== '' && e !== '.' && !e.startsWith('/') && !e.startsWith('$') && !e.includes('..'))
+      if (
+        e !== '' &&
+        e !== '.' &&
+        !e.startsWith('/') &&
+        !e.includes('$') &&
+        !e.includes('`') &&
+        !e.includes('..')
+      )
         roots.add(e);
     }
   }
   return [...roots];
 }
 
-/** The top-level modules a patch creates under `roots` (what `importableScript` is asked about). */
-export function createdTopLevelModules(patch: string, roots: readonly string[]): string[] {
+/**
+ * The names of the modules a patch creates in any folder (`lib/iniconfig.py` -> `iniconfig`,
+ * `src/packaging/__init__.py` -> `packaging`): what `importableScript` is asked about, since
+ * which folders are on `sys.path` is known only once it has resolved the command's `PYTHONPATH`.
+ */
+export function createdModuleNames(patch: string): string[] {
   const out = new Set<string>();
   for (const f of patchFiles(patch)) {
     if (!f.created || !f.newPath) continue;
-    const name = topLevelModule(f.newPath, roots);
+    const parts = f.newPath.split('/');
+    const base = parts[parts.length - 1] as string;
+    const name =
+      parts.length > 1 && /^__init__\.(py|pyc|so)$/.test(base)
+        ? parts[parts.length - 2]
+        : /\.(py|pyc|so|pyd)$/.test(base)
+          ? base.split('.')[0]
+          : undefined;
     if (name !== undefined && !NOT_LIBRARIES.has(name)) out.add(name);
   }
   return [...out];
@@ -168,7 +321,9 @@ export function createdTopLevelModules(patch: string, roots: readonly string[]):
  * import from outside the working folder: built-in modules and every top-level module, package
  * or namespace folder of a `sys.path` entry that is not the repository or inside it (`-I`: no
  * working folder, no PYTHONPATH, no user site; an editable install's path entry to the
- * repository is left out).
+ * repository is left out); then, on a second line, `:`-separated, the folders of the repository
+ * (relative, `.` for its top) that the entries of `BERTH_PYTHONPATH` (the test run's
+ * `PYTHONPATH`, expanded by the shell) name once resolved.
  */
 const IMPORTABLE_PY = [
   'import os, sys, pkgutil',
@@ -182,12 +337,22 @@ const IMPORTABLE_PY = [
   '    except OSError:',
   '        pass',
   'print(" ".join(a for a in sys.argv[1:] if a in n))',
+  'q = set()',
+  'for e in os.environ.get("BERTH_PYTHONPATH", "").split(":"):',
+  '    d = os.path.realpath(e) + os.sep if e else ""',
+  '    if d.startswith(r):',
+  '        q.add(os.path.relpath(d, r))',
+  'print(":".join(sorted(q)))',
 ].join('\n');
 
 /**
  * Shell lines printing `mark`, then on one line which of `names` the environment's python
  * (a conda environment's the test command activates, else `python`, else `python3`) imports from outside the
- * repository, then `mark` again; `readImportable` reads them back. Nothing when `names` is empty.
+ * repository, then on one line the repository's folders the test run's `PYTHONPATH` names (the
+ * environment's own, and each `PYTHONPATH=...` of `command` as the shell expands it in the
+ * repository: `$PWD/lib`, `/testbed/src`), then `mark` again; `readImportable` reads them back.
+ * Nothing when `names` is empty. The command is the task's (trusted); its `PYTHONPATH` words are
+ * expanded in a subshell, as the test run expands them.
  */
 export function importableScript(names: readonly string[], mark: string, command = ''): string {
   if (names.length === 0) return '';
@@ -201,16 +366,29 @@ export function importableScript(names: readonly string[], mark: string, command
     'python',
     'python3',
   ];
-  return `echo '${mark}'; for berth_py in ${pythons.join(' ')}; do if command -v "$berth_py" >/dev/null 2>&1 && "$berth_py" -I -c ${shellQuote(IMPORTABLE_PY)} ${args} 2>/dev/null; then break; fi; done; echo '${mark}'`;
+  const expand = pythonPathWords(command).map(
+    (word) => `berth_pp="$berth_pp:$( (PYTHONPATH=${word}; printf '%s' "$PYTHONPATH") 2>/dev/null )"; `,
+  );
+  return `echo '${mark}'; berth_pp="\${PYTHONPATH-}"; ${expand.join('')}for berth_py in ${pythons.join(' ')}; do if command -v "$berth_py" >/dev/null 2>&1 && BERTH_PYTHONPATH="$berth_pp" "$berth_py" -I -c ${shellQuote(IMPORTABLE_PY)} ${args} 2>/dev/null; then break; fi; done; echo '${mark}'`;
 }
 
-/** The names `importableScript` printed at the start of `output`, and the rest of the output. */
-export function readImportable(output: string, mark: string): { names: Set<string>; rest: string } {
+/**
+ * The names `importableScript` printed at the start of `output`, the repository folders the
+ * test run's `PYTHONPATH` names (`''` for its top), and the rest of the output.
+ */
+export function readImportable(
+  output: string,
+  mark: string,
+): { names: Set<string>; roots: string[]; rest: string } {
   const end = output.indexOf(`${mark}\n`, mark.length + 1);
-  if (!output.startsWith(`${mark}\n`) || end === -1) return { names: new Set(), rest: output };
-  const listed = output.slice(mark.length + 1, end);
+  if (!output.startsWith(`${mark}\n`) || end === -1) return { names: new Set(), roots: [], rest: output };
+  const [listed = '', folders = ''] = output.slice(mark.length + 1, end).split('\n');
   return {
     names: new Set(listed.split(/\s+/).filter((n) => n !== '')),
+    roots: folders
+      .split(':')
+      .filter((f) => f !== '')
+      .map((f) => (f === '.' ? '' : f)),
     rest: output.slice(end + mark.length + 1),
   };
 }
@@ -289,11 +467,11 @@ export function scanPatch(
   importable?: { names: ReadonlySet<string>; roots: readonly string[] },
 ): TamperFinding[] {
   const findings: TamperFinding[] = [];
-  const hunksByPath = new Map<string, ReturnType<typeof parsePatch>[number]['hunks']>();
+  const diffByPath = new Map<string, StructuredPatch>();
   try {
     for (const p of parsePatch(patch)) {
       const name = (p.newFileName && p.newFileName !== '/dev/null' ? p.newFileName : p.oldFileName) ?? '';
-      hunksByPath.set(name.replace(/^[ab]\//, ''), p.hunks);
+      diffByPath.set(name.replace(/^[ab]\//, ''), p);
     }
   } catch {
     // A diff the library cannot read: only the file list below counts.
@@ -309,7 +487,7 @@ export function scanPatch(
     if (!path || file.deleted) continue;
     const base = posix.basename(path);
     const dirs = path.split('/').slice(0, -1);
-    const lines = changedLines(hunksByPath.get(path) ?? []);
+    const lines = changedLines(diffByPath.get(path)?.hunks ?? []);
 
     if (base === 'conftest.py') {
       add(
@@ -377,19 +555,29 @@ export function scanPatch(
       continue;
     }
     if (base === 'package.json') {
-      const hits = lines.filter((l) =>
-        /"(test[\w:-]*|jest|mocha|ava|vitest|c8|nyc|tap)"\s*:|--(require|import|loader|experimental-loader)\b|node-options/.test(
-          l.text,
-        ),
-      );
+      // Its keys, where its text after the patch was read (trust19: a devDependency bump of
+      // "tap" or "jest" matched the line check below and refused honest fixes); node options
+      // in any changed line either way.
+      const text = configText[path];
+      const keys =
+        text !== undefined ? packageJsonChanges(text, diffByPath.get(path), file.created) : undefined;
+      const hits = [
+        ...(keys ?? []),
+        ...lines
+          .filter((l) =>
+            keys === undefined
+              ? /"(test[\w:-]*|jest|mocha|ava|vitest|c8|nyc|tap)"\s*:|--(require|import|loader|experimental-loader)\b|node-options/.test(
+                  l.text,
+                )
+              : /--(require|import|loader|experimental-loader)\b|node-options/.test(l.text),
+          )
+          .map((l) => l.text.trim()),
+      ];
       if (hits.length > 0)
         add(
           'runner-config',
           path,
-          `the patch changes test settings in ${path}: ${hits
-            .map((l) => l.text.trim())
-            .slice(0, 3)
-            .join(' | ')}`,
+          `the patch changes test settings in ${path}: ${hits.slice(0, 3).join(' | ')}${hits.length > 3 ? ' ...' : ''}`,
         );
       continue;
     }

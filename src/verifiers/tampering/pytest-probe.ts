@@ -55,21 +55,54 @@ if _OUT:
         _NONCE = None
 _ACTIVE = bool(_OUT and _NONCE)
 
+# How the probe writes its files, taken now, before any code of the repository runs: code that
+# patched json.dumps (or the json module's encoder, or os.write) at run time rewrote the report
+# as it was written (trust19, corpus pytest-report-json-patched: a report without its
+# test_origins let swapped tests pass). The C encoder is made once here; it calls no Python-level
+# attribute of the json module afterwards (its string escaping is the C function taken here).
+_JOIN = _os.path.join
+_OS_OPEN = _os.open
+_NEW_FILE = _os.O_WRONLY | _os.O_CREAT | _os.O_EXCL
+_OS_WRITE = _os.write
+_OS_CLOSE = _os.close
+_RENAME = _os.rename
+_GETPID = _os.getpid
+_ISFILE = _os.path.isfile
+_DUMPS = _json.dumps
+_ENCODE = None
+try:
+    from json import encoder as _json_encoder
+
+    def _unserialisable(obj):
+        raise TypeError("not serialisable: %s" % type(obj).__name__)
+
+    if _json_encoder.c_make_encoder is not None and _json_encoder.c_encode_basestring_ascii is not None:
+        _ENCODE = _json_encoder.c_make_encoder(None, _unserialisable, _json_encoder.c_encode_basestring_ascii,
+                                               None, ": ", ", ", False, False, True)
+except Exception:
+    _ENCODE = None
+
+
+def _dumps(obj):
+    if _ENCODE is not None:
+        return "".join(_ENCODE(obj, 0))
+    return _DUMPS(obj)
+
 
 def _write(name, data):
-    path = _os.path.join(_OUT, name)
-    tmp = "%s.%d.tmp" % (path, _os.getpid())
-    fd = _os.open(tmp, _os.O_WRONLY | _os.O_CREAT | _os.O_EXCL, 0o644)
+    path = _JOIN(_OUT, name)
+    tmp = "%s.%d.tmp" % (path, _GETPID())
+    fd = _OS_OPEN(tmp, _NEW_FILE, 0o644)
     try:
-        _os.write(fd, data.encode("utf-8"))
+        _OS_WRITE(fd, data.encode("utf-8"))
     finally:
-        _os.close(fd)
-    _os.rename(tmp, path)
+        _OS_CLOSE(fd)
+    _RENAME(tmp, path)
 
 
 if _ACTIVE:
     try:
-        _write("started", _json.dumps({"nonce": _NONCE, "pid": _os.getpid()}))
+        _write("started", _dumps({"nonce": _NONCE, "pid": _GETPID()}))
     except (IOError, OSError):
         _ACTIVE = False
 
@@ -219,7 +252,7 @@ def _hook_files(hook):
     f = getattr(_sys.modules.get(getattr(cls, "__module__", "") or ""), "__file__", None)
     if f:
         files.append(f)
-    return [{"file": f, "exists": _os.path.isfile(f)} for f in files]
+    return [{"file": f, "exists": _ISFILE(f)} for f in files]
 
 
 def _import_record(session):
@@ -345,22 +378,49 @@ def _run_code(obj):
 _TREES = {}
 
 
-def _defs_of(path, cls, name):
-    """The def nodes of name in the test file (in class cls, or at the top when cls is None), its
-    tree parsed once; None when the file is unreadable."""
+def _tree(path):
+    """The test file's tree, parsed once; None when the file is unreadable."""
     if path not in _TREES:
         try:
             with _OPEN(path, "rb") as f:
                 _TREES[path] = _PARSE(f.read())
         except Exception:
             _TREES[path] = None
-    tree = _TREES[path]
+    return _TREES[path]
+
+
+def _classes_of(path, cls):
+    """The class nodes named cls in the test file (at any depth)."""
+    tree = _tree(path)
+    if tree is None:
+        return []
+    return [n for n in _ast_mod.walk(tree) if isinstance(n, _ast_mod.ClassDef) and n.name == cls]
+
+
+def _defs_of(path, cls, name):
+    """The def nodes of name in the test file (in class cls, or at the top when cls is None), its
+    tree parsed once; None when the file is unreadable."""
+    tree = _tree(path)
     if tree is None:
         return None
-    scopes = [tree.body] if cls is None else \
-        [n.body for n in _ast_mod.walk(tree) if isinstance(n, _ast_mod.ClassDef) and n.name == cls]
+    scopes = [tree.body] if cls is None else [n.body for n in _classes_of(path, cls)]
     defs = (_ast_mod.FunctionDef, getattr(_ast_mod, "AsyncFunctionDef", _ast_mod.FunctionDef))
     return [node for body in scopes for node in body if isinstance(node, defs) and node.name == name]
+
+
+def _decorated(decorators):
+    """Whether a decorator list holds one other than pytest marks."""
+    for deco in decorators:
+        target = deco.func if isinstance(deco, _ast_mod.Call) else deco
+        parts = []
+        while isinstance(target, _ast_mod.Attribute):
+            parts.append(target.attr)
+            target = target.value
+        if isinstance(target, _ast_mod.Name):
+            parts.append(target.id)
+        if "mark" not in parts:
+            return True
+    return False
 
 
 def _plain_def(path, cls, name):
@@ -368,19 +428,87 @@ def _plain_def(path, cls, name):
     decorators but pytest marks: None when it has no such def (made by assignment) or is unreadable."""
     found = None
     for node in _defs_of(path, cls, name) or []:
-        plain = True
-        for deco in node.decorator_list:
-            target = deco.func if isinstance(deco, _ast_mod.Call) else deco
-            parts = []
-            while isinstance(target, _ast_mod.Attribute):
-                parts.append(target.attr)
-                target = target.value
-            if isinstance(target, _ast_mod.Name):
-                parts.append(target.id)
-            if "mark" not in parts:
-                plain = False
+        plain = not _decorated(node.decorator_list)
         found = plain if found is None else (found and plain)
     return found
+
+
+def _calls_free(code, index):
+    """Whether the def that compiled to code (found in its file's tree by name and first line)
+    calls its free variable number index by name (mock.patch's wrapper calls func(...);
+    contextlib.contextmanager's helper only passes it on)."""
+    if index >= len(code.co_freevars):
+        return False
+    var = code.co_freevars[index]
+    tree = _tree(code.co_filename)
+    defs = (_ast_mod.FunctionDef, getattr(_ast_mod, "AsyncFunctionDef", _ast_mod.FunctionDef))
+    for node in _ast_mod.walk(tree) if tree is not None else ():
+        if isinstance(node, defs) and node.name == code.co_name and \
+                code.co_firstlineno in [node.lineno] + [d.lineno for d in node.decorator_list]:
+            for sub in _ast_mod.walk(node):
+                if isinstance(sub, _ast_mod.Call) and isinstance(sub.func, _ast_mod.Name) and sub.func.id == var:
+                    return True
+    return False
+
+
+def _holds_own(fn, module, path, cls, name, config):
+    """Whether fn (a class decorator's wrapper of a test method: mock.patch or freezegun's
+    freeze_time on a class) calls, through its closure and functions at most three deep, the
+    function the test file's def of name in class cls compiles to, with its module's own globals:
+    the wrapper of that def, not a no-op put in its place. Each wrapper on the way must be what
+    its file compiles to, and its def must call the closure's variable that holds the next one.
+    Found through the types (never __wrapped__)."""
+    own = getattr(module, "__dict__", None)
+    lines = None
+    stack = [(fn, 0)]
+    visited = 0
+    while stack and visited < 16:
+        f, depth = stack.pop()
+        visited += 1
+        fcode = _types_mod.FunctionType.__code__.__get__(f)
+        if _genuine(fcode, config) is not True:
+            continue
+        for index, cell in enumerate(_types_mod.FunctionType.__closure__.__get__(f) or ()):
+            try:
+                value = cell.cell_contents
+            except ValueError:
+                continue
+            if type(value) not in (_types_mod.FunctionType, _types_mod.MethodType):
+                continue
+            g = _run_function(value)
+            if g is None or not _calls_free(fcode, index):
+                continue
+            code = _types_mod.FunctionType.__code__.__get__(g)
+            if code.co_name == name and _types_mod.FunctionType.__globals__.__get__(g) is own \
+                    and _real_path(code.co_filename) == path:
+                if lines is None:
+                    lines = _def_lines(path, cls, name)
+                if code.co_firstlineno in lines and _genuine(code, config) is True:
+                    return True
+            if depth < 3:
+                stack.append((g, depth + 1))
+    return False
+
+
+def _proxied(fn, config):
+    """For fn whose code claims the test file but is not what it compiles to: the one Python
+    function its closure holds, when its code is what its own file compiles to (hypothesis's
+    given makes each test a proxy that calls its wrapper, with the test's file and line given by
+    code.replace); else None."""
+    code = _types_mod.FunctionType.__code__.__get__(fn)
+    cells = _types_mod.FunctionType.__closure__.__get__(fn) or ()
+    if len(code.co_freevars) != 1 or len(cells) != 1:
+        return None
+    try:
+        value = cells[0].cell_contents
+    except ValueError:
+        return None
+    if type(value) not in (_types_mod.FunctionType, _types_mod.MethodType):
+        return None
+    inner = _run_function(value)
+    if inner is None or _genuine(_types_mod.FunctionType.__code__.__get__(inner), config) is not True:
+        return None
+    return inner
 
 
 def _test_origins(session):
@@ -423,32 +551,57 @@ def _test_origins(session):
             fn = _run_function(item.obj)
             code = None if fn is None else _types_mod.FunctionType.__code__.__get__(fn)
             cfile = real_path(code.co_filename) if code is not None else None
+            key = (expected, owner.__name__ if owner is not None else None, name)
+            if key not in seen:
+                seen[key] = _plain_def(expected, key[1], name)
+            plain = seen[key]
+            # ... run with the module's own globals (not a copy in which what the test calls is
+            # faked: the lead's attack, session 9).
+            own_globals = fn is not None and \
+                _types_mod.FunctionType.__globals__.__get__(fn) is getattr(module, "__dict__", None)
             forged = False
+            genuine = None
             if cfile == expected:
                 # Code that names the test file must be what that file compiles to (unknown, when
                 # the file cannot be compiled again, counts as not: pytest compiled it), and for a
                 # test the file defines plainly, that def's own code (not the module body or
                 # another function of the file: a reviewer's finding, session 9).
-                genuine = _genuine(code, session.config) is True
-                if genuine:
-                    key = (expected, owner.__name__ if owner is not None else None, name)
-                    if key not in seen:
-                        seen[key] = _plain_def(expected, key[1], name)
-                    # ... run with the module's own globals (not a copy in which what the
-                    # test calls is faked: the lead's attack, session 9).
-                    own_globals = _types_mod.FunctionType.__globals__.__get__(fn) is getattr(module, "__dict__", None)
-                    if own_globals and (seen[key] is not True or (
-                            code.co_name == name and code.co_firstlineno in _def_lines(expected, key[1], name))):
-                        continue
+                genuine = _genuine(code, session.config) is True and own_globals
+                if genuine and (plain is not True or (
+                        code.co_name == name and code.co_firstlineno in _def_lines(expected, key[1], name))):
+                    continue
                 forged = True
-            key = (expected, owner.__name__ if owner is not None else None, name)
-            if key not in seen:
-                seen[key] = _plain_def(expected, key[1], name)
+                # A decorated test whose decorator made it a proxy claiming the test file
+                # (hypothesis's given, trust19): what counts is the function the proxy holds, as
+                # for any decorated test (its decorator's code, noted); a plainly defined test's
+                # code must still be its own.
+                inner = _proxied(fn, session.config) if plain is False and not genuine else None
+                if inner is not None:
+                    fn = inner
+                    code = _types_mod.FunctionType.__code__.__get__(fn)
+                    cfile = real_path(code.co_filename)
+                    forged = False
+                    if cfile == expected and _types_mod.FunctionType.__globals__.__get__(fn) is \
+                            getattr(module, "__dict__", None):
+                        continue
+            # A test of a class with a decorator other than pytest marks (mock.patch, freezegun's
+            # freeze_time on a class wrap every test method): its def is plain but the test calls
+            # the class decorator's wrapper, as a decorated test calls its decorator's (trust19).
+            # Allowed so only when the wrapper holds the def's own function (a no-op wrapped by
+            # mock.patch in its place is still swapped): once per such test, none for the others.
+            if plain is True and key[1] is not None and fn is not None and genuine is not False:
+                ckey = (expected, key[1])
+                if ckey not in seen:
+                    seen[ckey] = any(_decorated(n.decorator_list) for n in _classes_of(expected, key[1]))
+                if seen[ckey] and _holds_own(fn, module, expected, key[1], name, session.config):
+                    if cfile == expected:
+                        continue
+                    plain = False
             out.append({"id": item.nodeid, "test_file": expected,
                         "file": code.co_filename if code is not None else None,
                         "line": code.co_firstlineno if code is not None else None,
-                        "file_exists": bool(cfile and _os.path.isfile(cfile)),
-                        "plain_def": seen[key], "forged": forged})
+                        "file_exists": bool(cfile and _ISFILE(cfile)),
+                        "plain_def": plain, "forged": forged})
         except Exception as e:
             out.append({"id": getattr(item, "nodeid", "?"), "error": repr(e)})
     _TREES.clear()
@@ -465,7 +618,7 @@ def _hooks_active():
             continue
         code = _run_code(fn)
         found.append({"kind": kind, "file": code.co_filename if code is not None else None,
-                      "file_exists": bool(code is not None and _os.path.isfile(code.co_filename))})
+                      "file_exists": bool(code is not None and _ISFILE(code.co_filename))})
     return found
 _STATUS = {}
 _REWRITTEN = []
@@ -609,7 +762,7 @@ def pytest_sessionfinish(session, exitstatus):
                         code.co_name.endswith("_" + attr) and origin.endswith("/legacypath.py")))):
                     continue
                 genuine = False
-            changed.append({"name": key, "file": origin, "file_exists": bool(origin and _os.path.isfile(origin)),
+            changed.append({"name": key, "file": origin, "file_exists": bool(origin and _ISFILE(origin)),
                             "genuine": genuine, "installed": installed})
     plugins = []
     try:
@@ -630,7 +783,7 @@ def pytest_sessionfinish(session, exitstatus):
         addopts = []
     report = {
         "nonce": _NONCE,
-        "pid": _os.getpid(),
+        "pid": _GETPID(),
         "pytest": getattr(_pytest, "__version__", None),
         "rootdir": str(getattr(config, "rootpath", None) or getattr(config, "rootdir", "")),
         "inifile": str(inifile) if inifile else None,
@@ -652,7 +805,7 @@ def pytest_sessionfinish(session, exitstatus):
         "shouldfail": bool(getattr(session, "shouldfail", False)),
     }
     try:
-        _write("report.json", _json.dumps(report))
+        _write("report.json", _dumps(report))
     except (IOError, OSError, TypeError, ValueError):
         pass
 `;

@@ -21,5 +21,7 @@ export function recordTampering(berth: BerthTrialFacts, details: Record<string, 
   const vetoing = record.findings.filter((f) => f.veto);
   if (berth.rules !== 'swebench' && vetoing.length > 0)
     return [`tampering: ${vetoing.map((f) => f.message).join('; ')}`];
-  return [`tamper findings (graded as SWE-bench does): ${record.findings.map((f) => f.message).join('; ')}`];
+  return [
+    `tamper findings (${vetoing.length > 0 ? 'graded as SWE-bench does' : 'no veto'}): ${record.findings.map((f) => f.message).join('; ')}`,
+  ];
 }
