@@ -262,6 +262,12 @@ export interface Environment {
    */
   killStrayProcesses?(): Promise<number>;
   /**
+   * With `killStrayProcesses`: the environment runs the image's entrypoint again when it starts
+   * again (Docker: an image with an ENTRYPOINT). A verifier never runs there after an agent: the
+   * entrypoint may be a file the agent edited, or run one (breaker10 F5).
+   */
+  readonly entrypoint?: boolean;
+  /**
    * Capability "halt": stops every process of the environment for good, at once (Docker: the
    * container is paused, its processes frozen by the cgroup freezer until `stop()` removes it;
    * local: every command still running is killed with its process group, pid namespace and

@@ -922,13 +922,6 @@ class TrialRun {
               verifierEnvironment(this.liveEnvironment(), {
                 before: this.fileSystemBefore,
                 start: () => this.startVerifierCopy(healthcheck),
-                ...(healthcheck
-                  ? {
-                      afterRestart: async (e: Environment) => {
-                        await runHealthcheck(e, healthcheck, this.signal ? { signal: this.signal } : {});
-                      },
-                    }
-                  : {}),
                 keepOriginal: !isLast,
                 result: this.result,
                 inPlace: this.spec.verification.rules === 'harbor',
@@ -936,7 +929,7 @@ class TrialRun {
             )
           : { environment: this.liveEnvironment(), killed: 0 };
       if ('failClosed' in chosen) return tamperingVerdict(chosen.failClosed);
-      const { environment, fresh, finding } = chosen;
+      const { environment, fresh, finding, note } = chosen;
       try {
         await traced('engine: applyPhaseNetwork', () =>
           applyPhaseNetwork(environment, step.networkTask, 'verifier'),
@@ -964,6 +957,7 @@ class TrialRun {
             cleared_agent_scratch: { paths: chosen.cleared.slice(0, 20), count: chosen.cleared.length },
           };
         if (finding) verdict.notes = [...(verdict.notes ?? []), `tampering: ${finding.message}`];
+        if (note) verdict.notes = [...(verdict.notes ?? []), note];
         return verdict;
       } finally {
         await fresh?.stop();

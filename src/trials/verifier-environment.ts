@@ -6,8 +6,11 @@
  * 1. Processes. Every process the agent started is gone before the verifier starts:
  *    `Environment.killStrayProcesses` (Docker: PID 1 killed and the container started
  *    again; the kernel takes the whole pid namespace with it, so a process that forks a
- *    successor and exits cannot race the kill). The local sandbox needs nothing: each
- *    command has its own pid namespace, killed when the command ends
+ *    successor and exits cannot race the kill; the restart runs the image's entrypoint again,
+ *    which may be the agent's code, so with an entrypoint the verifier runs in a fresh
+ *    environment, and the task's healthcheck never runs again here: breaker10 F5, F8). The
+ *    local sandbox needs nothing: each command has its own pid namespace, killed when the
+ *    command ends
  *    (test/trials/hopping-writers.test.ts proves both).
  * 2. The file system outside the work folder. Before the agent phase berth notes the
  *    engine's own record of what changed in the container against its image
@@ -248,6 +251,21 @@ export function changesOutside(
   );
 }
 
+/** Why a verifier leaves the agent's environment that changed nothing outside its work folder. */
+const ENTRYPOINT_RERUN =
+  "the image's entrypoint ran again when the agent's environment was restarted to kill its processes, and may run the agent's code";
+
+/** A finding of layer `environment` (veto) for an agent's environment whose entrypoint ran again. */
+function entrypointFinding(action: string): TamperFinding {
+  return {
+    kind: 'environment-changed',
+    layer: 'environment',
+    message: `${ENTRYPOINT_RERUN}; ${action}`,
+    veto: true,
+    paths: [],
+  };
+}
+
 /** A finding of layer `environment` for what was seen outside the work folder. */
 export function environmentFinding(
   seen: readonly FileSystemChange[],
@@ -285,6 +303,8 @@ export type VerifierEnvironment =
       /** What the agent left in `CLEARED` places, removed before verifying in its environment. */
       cleared?: string[];
       finding?: TamperFinding;
+      /** Why the verifier runs in a fresh environment when no finding says it (the entrypoint). */
+      note?: string;
     }
   | { failClosed: TamperFinding };
 
@@ -293,8 +313,6 @@ export interface VerifierEnvironmentOptions {
   before: ReadonlySet<string> | undefined;
   /** Starts a fresh environment of the same task (the engine's provider), ready to verify in. */
   start: () => Promise<Environment>;
-  /** Run after the agent's environment was restarted (the task's healthcheck). */
-  afterRestart?: (environment: Environment) => Promise<void>;
   /** Whether the agent's environment is used again after this verifier (a step follows); else it is stopped when left. */
   keepOriginal: boolean;
   /** The trial's result, where a finding is recorded (`berth.tampering`). */
@@ -334,7 +352,10 @@ export async function verifierEnvironment(
   const killed = environment.killStrayProcesses ? await environment.killStrayProcesses() : 0;
   const changed = await changes();
   const seen = options.before ? changesOutside(changed, options.before, environment.workdir, logsDir) : [];
-  if (seen.length === 0) {
+  // The restart of the kill ran the image's entrypoint again: code the agent may have written
+  // (breaker10 F5), alive now and not killed. Never verified there: a fresh environment.
+  const rerun = environment.killStrayProcesses !== undefined && environment.entrypoint === true;
+  if (seen.length === 0 && !rerun) {
     // What the agent left where tools keep caches goes (`CLEARED`), as root, no process of it alive.
     const cleared = options.before ? clearedPaths(changed, options.before, environment.workdir) : [];
     if (cleared.length > 0) {
@@ -349,8 +370,9 @@ export async function verifierEnvironment(
           `could not remove what the agent left in ${CLEARED.join(', ')}: ${run.output.slice(-500)}`,
         );
     }
-    // The image's entrypoint started again with the container: the task's healthcheck waits for it.
-    if (environment.killStrayProcesses) await options.afterRestart?.(environment);
+    // The task's healthcheck is not run again here: nothing it waits for started again (the image
+    // has no entrypoint), and it would run as root after the record was read, a script the agent
+    // may have edited (breaker10 F8).
     return { environment, killed, ...(cleared.length > 0 ? { cleared } : {}) };
   }
   const archive = environment.archive?.bind(environment);
@@ -359,7 +381,10 @@ export async function verifierEnvironment(
     const why = archive
       ? "the task's work folder is /, which cannot be carried alone into a fresh one"
       : 'this environment cannot carry its work folder into a fresh one';
-    const finding = environmentFinding(seen, true, `not verified: ${why} (failed closed)`);
+    const finding =
+      seen.length > 0
+        ? environmentFinding(seen, true, `not verified: ${why} (failed closed)`)
+        : entrypointFinding(`not verified: ${why} (failed closed)`);
     if (options.result) addEnvironmentFinding(options.result, finding);
     return { failClosed: finding };
   }
@@ -386,11 +411,9 @@ export async function verifierEnvironment(
     throw error;
   }
   if (!options.keepOriginal) await environment.stop();
-  const finding = environmentFinding(
-    seen,
-    false,
-    'verified in a fresh environment that received only the work folder',
-  );
+  const action = 'verified in a fresh environment that received only the work folder';
+  if (seen.length === 0) return { environment: fresh, fresh, killed, note: `${ENTRYPOINT_RERUN}: ${action}` };
+  const finding = environmentFinding(seen, false, action);
   if (options.result) addEnvironmentFinding(options.result, finding);
   return { environment: fresh, fresh, killed, finding };
 }

@@ -104,10 +104,20 @@ function engineInfo(docker: Docker): Promise<EngineInfo> {
   return p;
 }
 
-const workdirCache = new Map<string, Promise<{ workdir: string; entrypoint: boolean }>>();
-/** The image's WORKDIR and whether it has an ENTRYPOINT (which may start services). */
-function imageConfig(docker: Docker, image: string): Promise<{ workdir: string; entrypoint: boolean }> {
-  let p = workdirCache.get(image);
+/** What berth reads of an image's config. */
+interface ImageConfig {
+  /** WORKDIR ('' when unset). */
+  workdir: string;
+  /** Whether it has an ENTRYPOINT (which may start services, and starts again with the container). */
+  entrypoint: boolean;
+  /** Its VOLUME paths. */
+  volumes: string[];
+}
+
+const imageConfigCache = new Map<string, Promise<ImageConfig>>();
+/** The image's config (`ImageConfig`), inspected once a process. */
+function imageConfig(docker: Docker, image: string): Promise<ImageConfig> {
+  let p = imageConfigCache.get(image);
   if (!p) {
     p = docker
       .getImage(image)
@@ -115,11 +125,28 @@ function imageConfig(docker: Docker, image: string): Promise<{ workdir: string; 
       .then((i) => ({
         workdir: i.Config?.WorkingDir ?? '',
         entrypoint: (i.Config?.Entrypoint?.length ?? 0) > 0,
+        volumes: Object.keys((i.Config?.Volumes as Record<string, unknown> | null | undefined) ?? {}).sort(),
       }));
-    workdirCache.set(image, p);
-    p.catch(() => workdirCache.delete(image));
+    imageConfigCache.set(image, p);
+    p.catch(() => imageConfigCache.delete(image));
   }
   return p;
+}
+
+/**
+ * Refuses an image that declares a VOLUME (breaker10 F6): the engine gives each such path an
+ * anonymous volume, a host folder under the engine's data root bound writable, whose writes its
+ * container diff never lists and the container's disk limit never counts, so an agent's `.pth` or
+ * tool there would not move the verifier to a fresh container, and its files could fill the host.
+ */
+function refuseImageVolumes(image: string, volumes: readonly string[], taskName?: string): void {
+  if (volumes.length === 0) return;
+  throw new BerthError(
+    'BERTH_IMAGE_VOLUME',
+    `${taskName ? `task ${taskName}: ` : ''}image ${image} declares VOLUME ${volumes.join(', ')}: ` +
+      "refused, as writes to an image volume escape the container's record of changes and its disk limit " +
+      '(remove the VOLUME line from the Dockerfile, or the base image that declares it)',
+  );
 }
 
 /** Every container this process started and has not removed yet (for Ctrl-C and exit). */
@@ -202,6 +229,8 @@ export class DockerContainerEnvironment implements Environment {
   private baselineCount = 2;
   /** How many times `killStrayProcesses` restarted the container. */
   restarts = 0;
+  /** The image has an ENTRYPOINT: it runs again when `killStrayProcesses` starts the container again. */
+  entrypoint = false;
   /**
    * Harbor's `/logs`: `agent/`, `verifier/` and `artifacts/` are folders of the container
    * (mode 777), never bind mounts of the host: berth copies them out with `download`.
@@ -299,6 +328,8 @@ export class DockerContainerEnvironment implements Environment {
         AutoRemove: false,
       },
     });
+    const config = await imageConfig(docker, options.image);
+    refuseImageVolumes(options.image, config.volumes, options.taskName);
     let container: Docker.Container;
     try {
       try {
@@ -378,7 +409,7 @@ export class DockerContainerEnvironment implements Environment {
       await container.start();
       await etc.refresh(container);
       await environment.limits.attach();
-      const config = await imageConfig(docker, options.image);
+      environment.entrypoint = config.entrypoint;
       (environment as { workdir: string }).workdir = options.workdir ?? (config.workdir || '/');
       // One exec: Harbor's log folders (writable by any user, as Harbor's `chmod_dir`), the workdir,
       // and with an entrypoint how many processes it started (counted apart from the agent's later).
