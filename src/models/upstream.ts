@@ -185,7 +185,9 @@ export function passthroughBody(
 ): unknown {
   const out: Record<string, unknown> = { ...body };
   if (protocol !== 'gemini') out.model = target.name;
-  if (protocol === 'openai-chat' && stream)
+  // OpenAI (and vLLM) put usage in a stream only when asked, for chat and text completions
+  // alike: a streamed call without it was counted as 0 tokens (breaker11 F2, /v1/completions).
+  if ((protocol === 'openai-chat' || protocol === 'openai-completions') && stream)
     out.stream_options = { ...((body.stream_options as object | undefined) ?? {}), include_usage: true };
   if (target.provider === 'openrouter')
     out.usage = { ...((body.usage as object | undefined) ?? {}), include: true };
