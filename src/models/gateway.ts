@@ -492,6 +492,8 @@ export class ModelGateway {
   private address: AddressInfo | undefined;
   private readonly retry: RetryPolicy;
   private readonly live = new Set<ServerResponse>();
+  /** Aborted by `stop()`: calls still reading an upstream for an agent that left end with it. */
+  private readonly stopping = new AbortController();
   /** Every key this gateway has added to an upstream request or may add (its trials' models'). */
   private readonly keys = new Set<string>();
   private keyRedactor = new KeyRedactor([]);
@@ -626,6 +628,7 @@ export class ModelGateway {
     this.server = undefined;
     this.socketServer = undefined;
     for (const res of this.live) res.destroy();
+    this.stopping.abort(new Error('the gateway stopped'));
     for (const server of servers) {
       server.closeAllConnections?.();
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -782,12 +785,12 @@ export class ModelGateway {
         `no key for ${target.provider} (set ${target.keyVar ?? 'its key variable'} or pass --env-file)`,
       );
 
-    const abort = new AbortController();
-    res.on('close', () => {
-      if (!res.writableFinished) abort.abort(new Error('the agent closed the connection'));
-    });
+    // An agent that closes its connection does not end the call: the upstream is read to its
+    // end (within the request timeout), so the usage it reports last is counted. Stopping the
+    // read there let a streamed answer, taken whole before its usage frame, count 0 tokens and
+    // $0 against every budget (breaker11 F1); a provider bills what it generated anyway.
     const timeoutMs = (this.options.requestTimeoutSec ?? 600) * 1000;
-    const signal = AbortSignal.any([abort.signal, AbortSignal.timeout(timeoutMs)]);
+    const signal = AbortSignal.any([this.stopping.signal, AbortSignal.timeout(timeoutMs)]);
     const attempts = { n: 0 };
     const finishRecord = (
       route: ModelCallRecord['route'],
@@ -958,7 +961,7 @@ export class ModelGateway {
         }
         accumulator.add(value);
         const frames = out.push(encoder.part(value));
-        if (frames) res.write(frames);
+        if (frames && !res.destroyed) res.write(frames);
       }
     } catch (cause) {
       error = signal.aborted
@@ -1067,7 +1070,7 @@ export class ModelGateway {
       for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
         const text = decoder.decode(chunk, { stream: true });
         const ready = out.push(text);
-        if (ready) res.write(ready);
+        if (ready && !res.destroyed) res.write(ready);
         parser.feed(text);
       }
     } catch (cause) {
@@ -1075,7 +1078,7 @@ export class ModelGateway {
         ? 'upstream did not finish within the request timeout'
         : `upstream: ${(cause as Error).message}`;
       error = this.redactor.text(error);
-      res.write(out.push(errorFrame(protocol, `berth gateway: ${error}`)));
+      if (!res.destroyed) res.write(out.push(errorFrame(protocol, `berth gateway: ${error}`)));
     }
     res.end(out.push(decoder.decode()) + out.end());
     const answer = this.redactor.value(reader.answer());

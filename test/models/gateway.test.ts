@@ -477,6 +477,35 @@ describe('tokens, cost and limits', () => {
       messages: [{ role: 'user', content: 'hi' }],
     });
 
+  for (const [label, target] of [
+    ['passed through', chatTarget],
+    ['translated', anthropicTarget],
+  ] as const)
+    it(`counts a streamed call (${label}) whose agent closed the connection before the usage frame`, async () => {
+      // breaker11 F1: the agent took the text and left before the usage, which comes last; the
+      // gateway stopped reading the upstream with it, and the call counted 0 tokens and $0.
+      const { gateway, target: t } = await setup(
+        [{ slow: { delayMs: 100, reply: { text: 'y'.repeat(48), usage: { input: 5000, output: 5000 } } } }],
+        target,
+      );
+      const session = gateway.openSession({ trialName: 't', model: t });
+      const abort = new AbortController();
+      const response = await fetch(`${session.endpoints().openai}/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${session.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'm', stream: true, messages: [{ role: 'user', content: 'hi' }] }),
+        signal: abort.signal,
+      });
+      const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+      const first = await reader.read();
+      expect(new TextDecoder().decode(first.value)).toContain('y');
+      abort.abort();
+      for (let waited = 0; session.records.length === 0 && waited < 15_000; waited += 50)
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(session.records[0]?.usage).toMatchObject({ input_tokens: 5000, output_tokens: 5000 });
+      expect((await session.close()).usage.outputTokens).toBe(5000);
+    });
+
   it('refuses an unknown token', async () => {
     const { gateway } = await setup([], chatTarget);
     await expect(
