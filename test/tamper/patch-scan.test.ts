@@ -195,6 +195,19 @@ describe('scanPatch', () => {
     expect(found[0]?.message).toContain('+addopts = -p x.plugin');
     // Without the text after the patch, a line that names a pytest key still counts.
     expect(kinds(await makeDiff(before, addopts))).toEqual(['runner-config:setup.cfg']);
+    // The same diff with `z/` for `a/` and `b/` (`git apply` strips any first component): its
+    // lines are still read (breaker10 F4; the library's reading keyed them by `a/`/`b/` only).
+    const zPrefixed = (await makeDiff(before, addopts))
+      .replace(
+        /^(diff --git |--- |\+\+\+ )a\/(.*?)( b\/|$)/gm,
+        (_m, head: string, rest: string, tail: string) => `${head}z/${rest}${tail ? ' z/' : ''}`,
+      )
+      .replace(/^\+\+\+ b\//m, '+++ z/');
+    expect(zPrefixed).toContain('--- z/setup.cfg');
+    expect(zPrefixed).toContain('+++ z/setup.cfg');
+    const zFound = scanPatch(zPrefixed, addopts);
+    expect(zFound.map((f) => f.kind)).toEqual(['runner-config']);
+    expect(zFound[0]?.message).toContain('+addopts = -p x.plugin');
 
     const toml = { 'pyproject.toml': '[project]\nname = "x"\n\n[tool.pytest.ini_options]\naddopts = "-q"\n' };
     const tomlAfter = { 'pyproject.toml': toml['pyproject.toml'].replace('"-q"', '"-q -p x.plugin"') };

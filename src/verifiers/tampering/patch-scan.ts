@@ -46,7 +46,7 @@
  */
 import { posix } from 'node:path';
 import { applyPatch, parsePatch, reversePatch, type StructuredPatch } from 'diff';
-import { patchFiles } from '../../util/patch-files.ts';
+import { parseDiff, patchFiles, sectionText } from '../../util/patch-files.ts';
 import { shellQuote } from '../../util/shell.ts';
 import { PYTHON_STDLIB_MODULES } from './python-stdlib.ts';
 import type { TamperFinding } from './types.ts';
@@ -242,7 +242,7 @@ const NOT_LIBRARIES = new Set([
  * repository's top, '', and the folders the test command adds): `iniconfig.py` ->
  * `iniconfig`, `src/packaging/__init__.py` -> `packaging` (root `src`), else undefined.
  */
-export function topLevelModule(path: string, roots: readonly string[]): string | undefined {
+function topLevelModule(path: string, roots: readonly string[]): string | undefined {
   for (const root of roots) {
     const prefix = root === '' ? '' : `${root.replace(/\/+$/, '')}/`;
     if (!path.startsWith(prefix)) continue;
@@ -467,14 +467,20 @@ export function scanPatch(
   importable?: { names: ReadonlySet<string>; roots: readonly string[] },
 ): TamperFinding[] {
   const findings: TamperFinding[] = [];
+  // Each file's hunks, read section by section from berth's one diff parser, so a file is named
+  // by the same -p1 rule as everywhere else (a `z/`-prefixed diff: breaker10 F4) and one section
+  // the library cannot read costs only its own lines.
   const diffByPath = new Map<string, StructuredPatch>();
-  try {
-    for (const p of parsePatch(patch)) {
-      const name = (p.newFileName && p.newFileName !== '/dev/null' ? p.newFileName : p.oldFileName) ?? '';
-      diffByPath.set(name.replace(/^[ab]\//, ''), p);
+  const sections = parseDiff(patch);
+  for (const section of sections) {
+    const path = section.newPath ?? section.oldPath;
+    if (path === undefined) continue;
+    try {
+      const [read] = parsePatch(sectionText(section));
+      if (read) diffByPath.set(path, read);
+    } catch {
+      // A section the library cannot read: only the file list below counts for it.
     }
-  } catch {
-    // A diff the library cannot read: only the file list below counts.
   }
   const add = (kind: string, path: string, message: string) => {
     const same = findings.find((f) => f.kind === kind && f.message === message);
@@ -482,7 +488,7 @@ export function scanPatch(
     findings.push({ kind, layer: 'patch', message, veto: true, paths: [path] });
   };
 
-  for (const file of patchFiles(patch)) {
+  for (const file of sections) {
     const path = file.newPath ?? file.oldPath;
     if (!path || file.deleted) continue;
     const base = posix.basename(path);
