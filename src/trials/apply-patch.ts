@@ -24,7 +24,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Environment } from '../environments/environment.ts';
 import { checkSnapshotPath } from '../tasks/swebench/load.ts';
-import { placedText, touchedPaths, UndecodablePathError } from '../util/patch-files.ts';
+import { placedText, UndecodablePathError } from '../util/patch-files.ts';
 import { shellQuote, unlinkLeadingSymlinks } from '../util/shell.ts';
 
 export type ApplyMethod = 'git apply' | 'git apply --3way' | 'patch --fuzz=5';
@@ -86,8 +86,7 @@ export async function applyPatch(
   let input: string;
   let dropped: number;
   try {
-    ({ text: input, droppedLines: dropped } = placedText(normalisePatch(patch)));
-    touched = touchedPaths(input);
+    ({ text: input, droppedLines: dropped, paths: touched } = placedText(normalisePatch(patch)));
   } catch (error) {
     if (error instanceof UndecodablePathError) return { applied: false, log: `refused: ${error.message}\n` };
     throw error;

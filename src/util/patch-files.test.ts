@@ -140,6 +140,7 @@ describe('the -p1 rule and the text an apply tool gets (breaker10 F3, F4)', () =
     expect(placed.text).toBe([...unified, ''].join('\n'));
     expect(placed.droppedLines).toBe(context.length);
     expect(touchedPaths(placed.text)).toEqual(['pkg/mod.py']);
+    expect(placed.paths).toEqual(['pkg/mod.py']);
     // A diff that is only a context diff places nothing.
     expect(placedText([...context, ''].join('\n')).text).toBe('');
   });
@@ -176,7 +177,7 @@ describe('the -p1 rule and the text an apply tool gets (breaker10 F3, F4)', () =
       execFileSync('git', ['-C', dir, 'add', '-N', 'y.txt']);
       const diff = execFileSync('git', ['-C', dir, 'diff'], { encoding: 'utf8' });
       expect(diff).toContain('\\ No newline at end of file');
-      expect(placedText(diff)).toEqual({ text: diff, droppedLines: 0 });
+      expect(placedText(diff)).toEqual({ text: diff, droppedLines: 0, paths: ['x.txt', 'y.txt'] });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

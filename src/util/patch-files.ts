@@ -255,12 +255,15 @@ const HEADER_LINE =
  * left out, so `git apply` and GNU `patch` apply only what berth's checks saw (breaker10 F3: a
  * context-diff section after the last hunk created a conftest.py that no check listed, through
  * `patch`'s fallback).
- * @returns the text and the number of lines left out.
+ * @returns the text, the number of lines left out, and every path it touches (`touchedPaths` of the text).
  * @throws UndecodablePathError (`parseDiff`).
  */
-export function placedText(diff: string): { text: string; droppedLines: number } {
+export function placedText(diff: string): { text: string; droppedLines: number; paths: string[] } {
   let text = '';
+  const paths = new Set<string>();
   for (const section of parseDiff(diff)) {
+    if (section.oldPath) paths.add(section.oldPath);
+    if (section.newPath) paths.add(section.newPath);
     const lines = section.header.split(/(?<=\n)/);
     for (let i = 0; i < lines.length; i++) {
       const line = lines[i] as string;
@@ -275,7 +278,7 @@ export function placedText(diff: string): { text: string; droppedLines: number }
     text += section.hunks.join('');
   }
   const count = (s: string) => s.split('\n').length - (s.endsWith('\n') ? 1 : 0);
-  return { text, droppedLines: count(diff) - count(text) };
+  return { text, droppedLines: count(diff) - count(text), paths: [...paths] };
 }
 
 /** Lists the files a unified diff touches, in order. @throws UndecodablePathError (`parseDiff`). */

@@ -86,7 +86,7 @@ const CONVERSION_FREE =
  * comments, a pattern then attributes split on blanks), names only conversion-free attributes.
  * A macro line (`[attr]`) or a quoted pattern: false (not read further).
  */
-export function conversionFree(text: string): boolean {
+function conversionFree(text: string): boolean {
   for (const raw of text.split('\n')) {
     const line = raw.replace(/^[ \t\r]+/, '');
     if (line === '' || line.startsWith('#')) continue;

@@ -300,6 +300,9 @@ export class DockerContainerEnvironment implements Environment {
     if (options.trialName) labels[LABELS.trial] = options.trialName;
     if (options.taskName) labels[LABELS.task] = options.taskName;
     const env = options.env ?? {};
+    // Refused before berth makes anything of its own for the container.
+    const config = await imageConfig(docker, options.image);
+    refuseImageVolumes(options.image, config.volumes, options.taskName);
     // The engine's own writable binds of these three files are replaced by berth's read-only ones.
     const etc = await ContainerEtcFiles.create();
     const binds = [
@@ -328,8 +331,6 @@ export class DockerContainerEnvironment implements Environment {
         AutoRemove: false,
       },
     });
-    const config = await imageConfig(docker, options.image);
-    refuseImageVolumes(options.image, config.volumes, options.taskName);
     let container: Docker.Container;
     try {
       try {

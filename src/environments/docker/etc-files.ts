@@ -29,11 +29,10 @@ import { ownedTempDir } from '../../util/leftovers.ts';
 const { O_WRONLY, O_CREAT, O_EXCL, O_TRUNC, O_NOFOLLOW } = constants;
 
 /** The three files, by their name in `/etc`. */
-export const ETC_FILE_NAMES = ['hosts', 'resolv.conf', 'hostname'] as const;
-export type EtcFileName = (typeof ETC_FILE_NAMES)[number];
+const ETC_FILE_NAMES = ['hosts', 'resolv.conf', 'hostname'] as const;
 
 /** The engine's own DNS server on user-defined networks. */
-export const ENGINE_DNS = '127.0.0.11';
+const ENGINE_DNS = '127.0.0.11';
 
 /** The engine's lines every `/etc/hosts` starts with (libnetwork etchosts `defaultContent`). */
 const DEFAULT_HOSTS: ReadonlyArray<[string, string]> = [
@@ -49,7 +48,7 @@ const DEFAULT_HOSTS: ReadonlyArray<[string, string]> = [
 const NO_RESOLVER = new Set(['bridge', 'host', 'none']);
 
 /** What the three files are made of: the container's names and its addresses on its networks. */
-export interface EtcState {
+interface EtcState {
   hostname: string;
   domainname?: string;
   /** The networks the container is on, in the engine's order, with its IPv4 address on each. */
@@ -57,12 +56,12 @@ export interface EtcState {
 }
 
 /** `/etc/hostname` as the engine writes it. */
-export function hostnameFile(state: EtcState): string {
+function hostnameFile(state: EtcState): string {
   return `${state.hostname}\n`;
 }
 
 /** `/etc/hosts` as the engine writes it (libnetwork `buildHostsFile` and `updateHostsFile`). */
-export function hostsFile(state: EtcState): string {
+function hostsFile(state: EtcState): string {
   const fqdn = state.domainname ? `${state.hostname}.${state.domainname}` : state.hostname;
   const dot = fqdn.indexOf('.');
   const names = dot > 0 ? `${fqdn} ${fqdn.slice(0, dot)}` : fqdn;
@@ -72,7 +71,7 @@ export function hostsFile(state: EtcState): string {
 }
 
 /** The host's resolv.conf as the engine reads it: systemd-resolved's real one behind its stub. */
-export async function hostResolvConf(): Promise<string> {
+async function hostResolvConf(): Promise<string> {
   const text = await readFile('/etc/resolv.conf', 'utf8').catch(() => '');
   const servers = nameservers(text);
   if (servers.length === 1 && servers[0] === '127.0.0.53')
@@ -102,7 +101,7 @@ function resolverOptions(text: string): string[] {
  * The host's resolv.conf without localhost and IPv6 name servers (the engine's
  * `FilterResolvDNS`, IPv6 off), Google's two added when none is left.
  */
-export function filteredResolvConf(host: string): string {
+function filteredResolvConf(host: string): string {
   let text = host.replace(/^nameserver\s+((127\.([0-9]{1,3}\.){2}[0-9]{1,3})|(::1)$)\s*\n*/gm, '');
   text = text.replace(/^nameserver\s+([0-9A-Fa-f]{0,4}:){2,7}([0-9A-Fa-f]{0,4})(%\w+)?\s*\n*/gm, '');
   if (nameservers(text).length === 0) text += '\nnameserver 8.8.8.8\nnameserver 8.8.4.4';
@@ -110,7 +109,7 @@ export function filteredResolvConf(host: string): string {
 }
 
 /** `/etc/resolv.conf` as the engine writes it for a container on `state`'s networks. */
-export function resolvConfFile(state: EtcState, host: string): string {
+function resolvConfFile(state: EtcState, host: string): string {
   const filtered = filteredResolvConf(host);
   if (!state.networks.some((n) => !NO_RESOLVER.has(n.name))) return filtered;
   // libnetwork `rebuildDNS`: the embedded server, the host's search and options, ndots:0 unless set.
@@ -125,7 +124,7 @@ export function resolvConfFile(state: EtcState, host: string): string {
 }
 
 /** The state of a container as the engine reports it (`inspect`). */
-export function etcStateOf(info: Docker.ContainerInspectInfo): EtcState {
+function etcStateOf(info: Docker.ContainerInspectInfo): EtcState {
   const networks = Object.entries(info.NetworkSettings?.Networks ?? {}).map(([name, n]) => ({
     name,
     address: n?.IPAddress ?? '',
