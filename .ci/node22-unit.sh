@@ -32,7 +32,8 @@ END_TO_END=(
 echo "unit tests on $("$bin/node" --version)"
 # One worker, shortest files first: .ci/run starts this beside the Node 20 run (two workers,
 # longest first), so the two meet the long files at different times.
-PATH="$bin:$PATH" BERTH_TEST_ORDER=shortest-first npx vitest run --maxWorkers=1 \
+# Bounded as the Node 20 run is (.ci/run): a hung test stops the run and counts as one failure.
+PATH="$bin:$PATH" BERTH_TEST_ORDER=shortest-first timeout -k 30 4200 npx vitest run --maxWorkers=1 \
   src/ test/agents/ test/models/ test/reporters/ test/results/ test/datasets/ test/docs/ \
   test/util/ test/stats/ test/tasks/ \
   --exclude 'src/**/*.docker.test.ts' \

@@ -55,6 +55,7 @@ import {
 } from 'node:fs/promises';
 import { dirname, join, basename as pathBasename } from 'node:path';
 import type { Readable } from 'node:stream';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { extract as tarExtract } from 'tar-stream';
 
 /** `O_PATH` (Linux, every architecture berth runs on): a descriptor that opens nothing. */
@@ -621,22 +622,39 @@ export async function extractTarBeneath(
   const parser = tarExtract();
   const folders = new FolderCache(root);
   archive.on('error', (error) => parser.destroy(error));
-  // Past the time limit the stream is closed (for a container: the engine's request is aborted).
-  // The parser is destroyed WITH an error: destroyed without one while an entry was being read,
-  // its iterator's next entry never came and the copy hung for good (trust16: a 1 TiB sparse
-  // `stdout.txt` in a container, `timeoutSec` 3, still copying after 300 s; SIGTERM waited on it).
-  const timer = setTimeout(
-    () => {
-      tally.markTimedOut();
-      archive.destroy();
-      parser.destroy(new Error(`the copy passed its time limit of ${tally.limits.timeoutSec} s`));
-    },
-    Math.max(0, tally.deadline - Date.now()),
+  // Past the time limit the stream is closed (for a container: the engine's request is aborted)
+  // and the parser destroyed WITH an error. tar-stream's iterator waits for good when the
+  // parser is destroyed without one (an entry stream destroyed without an error does that to
+  // its parser): trust16 saw a 1 TiB sparse `stdout.txt` still copying after 300 s, and CI
+  // hung at f9e1ba0. So the parser is stopped here first, and each wait for the next entry
+  // also ends when the parser closes.
+  const stop = () => {
+    tally.markTimedOut();
+    archive.destroy();
+    parser.destroy(new Error(`the copy passed its time limit of ${tally.limits.timeoutSec} s`));
+  };
+  const timeUp = () => {
+    if (!tally.timeUp()) return false;
+    stop();
+    return true;
+  };
+  const timer = setTimeout(stop, Math.max(0, tally.deadline - Date.now()));
+  const entries = parser[Symbol.asyncIterator]() as AsyncIterator<TarEntry>;
+  let failure: unknown;
+  parser.on('error', (error) => {
+    failure = error;
+  });
+  const closed = new Promise<IteratorResult<TarEntry>>((resolve, reject) =>
+    parser.once('close', () => (failure ? reject(failure) : resolve({ value: undefined, done: true }))),
   );
+  closed.catch(() => undefined);
   archive.pipe(parser);
   try {
-    for await (const entry of parser) {
-      if (tally.timeUp()) break;
+    for (;;) {
+      const next = await Promise.race([entries.next(), closed]);
+      if (next.done) break;
+      if (timeUp()) break;
+      const entry = next.value;
       const header = entry.header;
       let names: string[];
       try {
@@ -657,7 +675,7 @@ export async function extractTarBeneath(
       }
       const target = [top, ...inner];
       try {
-        await extractEntry(entry, header, folders, target, path, names.join('/'), tally, extracted);
+        await extractEntry(entry, header, folders, target, path, names.join('/'), tally, extracted, timeUp);
       } catch (error) {
         tally.skip({
           path,
@@ -671,6 +689,8 @@ export async function extractTarBeneath(
     if (!tally.report.timedOut) throw error;
   } finally {
     clearTimeout(timer);
+    archive.destroy();
+    parser.destroy();
     await folders.close();
   }
   return tally.report;
@@ -714,6 +734,7 @@ async function extractEntry(
   archiveName: string,
   tally: Tally,
   extracted: Map<string, string>,
+  timeUp: () => boolean,
 ): Promise<void> {
   const type = header.type ?? 'file';
   const parentNames = target.slice(0, -1);
@@ -746,7 +767,7 @@ async function extractEntry(
     if (!tally.entryFits()) return tally.skip({ path, kind: 'file', reason: 'too-many', size });
     const room = tally.room();
     if (room === 0 && size > 0) return tally.skip({ path, kind: 'file', reason: 'over-limit', size });
-    const capped = data instanceof Uint8Array ? data.subarray(0, room) : limitStream(data, room);
+    const capped = data instanceof Uint8Array ? data.subarray(0, room) : limitStream(data, room, timeUp);
     const dir = await folders.open(parentNames);
     if (!(await createExclusive(dir, name, capped, fileMode(header.mode ?? 0o644))))
       return tally.skip({ path, kind: 'file', reason: 'exists' });
@@ -771,11 +792,25 @@ async function extractEntry(
   });
 }
 
-/** The first `max` bytes of a stream (the rest is read and dropped). */
-async function* limitStream(source: AsyncIterable<Uint8Array>, max: number): AsyncIterable<Uint8Array> {
+/**
+ * The first `max` bytes of a stream; the rest is read and dropped until the stream ends or
+ * `timeUp()` says the copy's time is over (what was kept is then the file). Each dropped chunk
+ * waits a turn of the event loop: a source whose data is always ready (an archive's zeros read
+ * as fast as they come) would otherwise be drained by promise jobs alone, and the copy's time
+ * limit, a timer, would never fire (the whole test run hung on it in CI at f9e1ba0).
+ */
+async function* limitStream(
+  source: AsyncIterable<Uint8Array>,
+  max: number,
+  timeUp: () => boolean,
+): AsyncIterable<Uint8Array> {
   let left = max;
   for await (const chunk of source) {
-    if (left <= 0) continue;
+    if (left <= 0) {
+      await nextTurn();
+      if (timeUp()) return;
+      continue;
+    }
     const part = chunk.length > left ? chunk.subarray(0, left) : chunk;
     left -= part.length;
     yield part;
