@@ -35,14 +35,11 @@
  * changed again is not seen (the record says "changed", not by whom).
  */
 import { posix } from 'node:path';
-import { pipeline } from 'node:stream';
 import type { Environment, FileSystemChange } from '../environments/environment.ts';
-import { DEFAULT_LIMITS } from '../sandbox/limits.ts';
 import { shellQuote } from '../util/shell.ts';
-import { boundTar, TarBoundError } from '../util/tar-bound.ts';
 import type { TamperFinding, TamperRecord } from '../verifiers/tampering/types.ts';
 import type { VerifierResult } from '../verifiers/verifier.ts';
-import { AgentWorkError } from './errors.ts';
+import { carryFolder } from './agent-work.ts';
 import type { TrialResult } from './result.ts';
 
 /**
@@ -375,10 +372,9 @@ export async function verifierEnvironment(
     // may have edited (breaker10 F8).
     return { environment, killed, ...(cleared.length > 0 ? { cleared } : {}) };
   }
-  const archive = environment.archive?.bind(environment);
   const workdir = environment.workdir.replace(/\/+$/, '') || '/';
-  if (!archive || workdir === '/') {
-    const why = archive
+  if (!environment.archive || workdir === '/') {
+    const why = environment.archive
       ? "the task's work folder is /, which cannot be carried alone into a fresh one"
       : 'this environment cannot carry its work folder into a fresh one';
     const finding =
@@ -390,24 +386,18 @@ export async function verifierEnvironment(
   }
   const fresh = await options.start();
   try {
-    if (!fresh.extractArchive) throw new Error(`a ${fresh.kind} environment cannot receive a folder`);
     // Only the work folder as the agent left it: the image's copy goes first.
     await fresh.exec(`rm -rf ${shellQuote(workdir)} && mkdir -p ${shellQuote(posix.dirname(workdir))}`, {
       user: 'root',
       cwd: '/',
       timeoutSec: 300,
     });
-    // Bounded by the disk limit as the multilingual carry is (src/trials/agent-work.ts), in time
-    // by the environments (CopyTimeoutError): sparse files count at their full size.
-    const bounded = boundTar(environment.limits?.record.disk_bytes ?? DEFAULT_LIMITS.diskBytes);
-    pipeline(await archive(workdir), bounded, () => undefined);
-    await fresh.extractArchive(posix.dirname(workdir), bounded);
+    // The multilingual carry's (src/trials/agent-work.ts): bounded by the disk limit (sparse files
+    // count at their full size) and in time; a failure is the agent's (AgentWorkError) or berth's
+    // (EnvironmentCopyError, retried) as there.
+    await carryFolder(environment, workdir, fresh, posix.dirname(workdir));
   } catch (error) {
     await fresh.stop().catch(() => {});
-    if (error instanceof TarBoundError)
-      throw new AgentWorkError(
-        `${error.message}, the environment's disk limit (a sparse file counts at its full size)`,
-      );
     throw error;
   }
   if (!options.keepOriginal) await environment.stop();
