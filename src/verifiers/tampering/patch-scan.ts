@@ -179,16 +179,6 @@ export function packageJsonChanges(
   return out;
 }
 
-/**
- * JavaScript test-runner settings a real fix may change too (`package.json`, jest/vite/vitest/mocha
- * configuration, `.npmrc`): the multilingual verifier resets them to the base and runs the
- * tests without them, instead of refusing the fix as tampering.
- */
-export function isJsRunnerConfig(path: string): boolean {
-  const base = posix.basename(path);
-  return base === 'package.json' || JS_CONFIG.some((re) => re.test(base));
-}
-
 /** pytest's own settings files, whole (pytest 9 reads `pytest.toml` and `.pytest.toml` before the others). */
 const PYTEST_SETTINGS_FILES = new Set(['pytest.ini', '.pytest.ini', 'pytest.toml', '.pytest.toml']);
 
@@ -460,11 +450,16 @@ function keyOf(text: string): string | undefined {
  * @param configText the text after the patch of the `SECTIONED_CONFIGS` it changes (repo-relative
  *   path -> text), read from the environment; without it, a changed line counts when it names a
  *   pytest section or a dangerous key itself.
+ * @param options.resetJsRunnerConfig for a verifier that resets JavaScript test-runner settings a
+ *   real fix may change too (`package.json`, jest/vite/vitest/mocha configuration, `.npmrc`) to
+ *   the base and runs the tests without them (the multilingual one): their findings come out
+ *   without a veto, said reset, instead of refusing the fix as tampering.
  */
 export function scanPatch(
   patch: string,
   configText: Record<string, string> = {},
   importable?: { names: ReadonlySet<string>; roots: readonly string[] },
+  options: { resetJsRunnerConfig?: boolean } = {},
 ): TamperFinding[] {
   const findings: TamperFinding[] = [];
   // Each file's hunks, read section by section from berth's one diff parser, so a file is named
@@ -482,10 +477,13 @@ export function scanPatch(
       // A section the library cannot read: only the file list below counts for it.
     }
   }
-  const add = (kind: string, path: string, message: string) => {
+  /** `jsRunnerConfig`: a JavaScript runner setting (`options.resetJsRunnerConfig`). */
+  const add = (kind: string, path: string, said: string, jsRunnerConfig = false) => {
+    const reset = jsRunnerConfig && options.resetJsRunnerConfig === true;
+    const message = reset ? `${said} (reset to the base: the tests ran without it)` : said;
     const same = findings.find((f) => f.kind === kind && f.message === message);
     if (same) return;
-    findings.push({ kind, layer: 'patch', message, veto: true, paths: [path] });
+    findings.push({ kind, layer: 'patch', message, veto: !reset, paths: [path] });
   };
 
   for (const file of sections) {
@@ -557,6 +555,7 @@ export function scanPatch(
         'runner-config',
         path,
         `the patch ${file.created ? 'creates' : 'changes'} ${path}, a test runner's configuration`,
+        true,
       );
       continue;
     }
@@ -584,6 +583,7 @@ export function scanPatch(
           'runner-config',
           path,
           `the patch changes test settings in ${path}: ${hits.slice(0, 3).join(' | ')}${hits.length > 3 ? ' ...' : ''}`,
+          true,
         );
       continue;
     }
