@@ -199,16 +199,25 @@ const RUNNER_REFERENCE =
   /(^|[^\w.])(_pytest|pluggy)\b|\bpytest\.(skip|xfail|exit|fail|hookimpl)\b|berth_probe|BERTH_PROBE|internal\/test_runner/;
 
 /**
+ * The top-level module the path `parts` (below a folder on `sys.path`) is: a module file
+ * (`iniconfig.py`, `logging.cpython-311-x86_64-linux-gnu.so`, `logging.pyc` -> the name before its
+ * first dot) or a package's `__init__` (`packaging/__init__.py` -> `packaging`); else undefined.
+ * The one naming rule of the shadow checks.
+ */
+function moduleAt(parts: readonly string[]): string | undefined {
+  const [first, second] = parts as [string, string?];
+  if (parts.length === 1) return /\.(py|pyc|so|pyd)$/.test(first) ? first.split('.')[0] : undefined;
+  return parts.length === 2 && /^__init__\.(py|pyc|so)$/.test(second as string) ? first : undefined;
+}
+
+/**
  * A module at the top of the repository (the working folder `python -m pytest` puts first on
  * `sys.path`) named like a standard-library module: `logging.py`, `logging.cpython-311-x86_64-linux-gnu.so`,
  * `logging.pyc`, `logging/__init__.py`.
  */
 function shadowsStdlib(dirs: string[], base: string): boolean {
-  if (dirs.length === 0)
-    return /\.(py|pyc|so|pyd)$/.test(base) && PYTHON_STDLIB_MODULES.has(base.split('.')[0] as string);
-  return (
-    dirs.length === 1 && /^__init__\.(py|pyc|so)$/.test(base) && PYTHON_STDLIB_MODULES.has(dirs[0] as string)
-  );
+  const name = moduleAt([...dirs, base]);
+  return name !== undefined && PYTHON_STDLIB_MODULES.has(name);
 }
 
 /**
@@ -236,10 +245,8 @@ function topLevelModule(path: string, roots: readonly string[]): string | undefi
   for (const root of roots) {
     const prefix = root === '' ? '' : `${root.replace(/\/+$/, '')}/`;
     if (!path.startsWith(prefix)) continue;
-    const parts = path.slice(prefix.length).split('/');
-    if (parts.length === 1 && /\.(py|pyc|so|pyd)$/.test(parts[0] as string))
-      return (parts[0] as string).split('.')[0];
-    if (parts.length === 2 && /^__init__\.(py|pyc|so)$/.test(parts[1] as string)) return parts[0];
+    const name = moduleAt(path.slice(prefix.length).split('/'));
+    if (name !== undefined) return name;
   }
   return undefined;
 }
@@ -293,14 +300,9 @@ export function createdModuleNames(patch: string): string[] {
   const out = new Set<string>();
   for (const f of patchFiles(patch)) {
     if (!f.created || !f.newPath) continue;
+    // Its folder's package, or itself: the module it is below whichever folder is on sys.path.
     const parts = f.newPath.split('/');
-    const base = parts[parts.length - 1] as string;
-    const name =
-      parts.length > 1 && /^__init__\.(py|pyc|so)$/.test(base)
-        ? parts[parts.length - 2]
-        : /\.(py|pyc|so|pyd)$/.test(base)
-          ? base.split('.')[0]
-          : undefined;
+    const name = moduleAt(parts.slice(-2)) ?? moduleAt(parts.slice(-1));
     if (name !== undefined && !NOT_LIBRARIES.has(name)) out.add(name);
   }
   return [...out];
