@@ -45,6 +45,7 @@ import type { EgressGateway } from './egress/gateway.ts';
 import { ContainerNetworkSwitch } from './egress/network-switch.ts';
 import { ContainerEtcFiles } from './etc-files.ts';
 import { LABELS, ownedLabels } from './labels.ts';
+import { pauseContainer, startContainer } from './lifecycle.ts';
 import { ContainerLimits, isStorageOptError, refuseStorageOpt, storageOptWorth } from './limits.ts';
 import { tarPath } from './tar.ts';
 
@@ -405,10 +406,7 @@ export class DockerContainerEnvironment implements Environment {
         );
       }
       await environment.watchOom();
-      // Written before start (the image's entrypoint may read them) and again with the addresses.
-      await etc.refresh(container);
-      await container.start();
-      await etc.refresh(container);
+      await startContainer(container, etc);
       await environment.limits.attach();
       environment.entrypoint = config.entrypoint;
       (environment as { workdir: string }).workdir = options.workdir ?? (config.workdir || '/');
@@ -670,8 +668,8 @@ export class DockerContainerEnvironment implements Environment {
       if ((error as { statusCode?: number }).statusCode !== 409) throw error;
     }
     await this.container.wait({ condition: 'not-running' });
-    await this.container.start();
-    await this.etc?.refresh(this.container);
+    if (this.etc) await startContainer(this.container, this.etc);
+    else await this.container.start();
     await this.limits.afterRestart();
     this.restarts++;
     return Math.max(0, running - this.baselineCount);
@@ -686,12 +684,7 @@ export class DockerContainerEnvironment implements Environment {
    * (compose.ts) are paused with it. Safe to call twice.
    */
   async halt(): Promise<void> {
-    try {
-      await this.container.pause();
-    } catch (error) {
-      // Paused already, or not running: nothing of it runs either way.
-      if ((error as { statusCode?: number }).statusCode !== 409) throw error;
-    }
+    await pauseContainer(this.container);
     await this.sidecars?.pause();
   }
 
@@ -787,10 +780,12 @@ export class DockerContainerEnvironment implements Environment {
     const attached = Object.keys(inspected.NetworkSettings.Networks ?? {});
     if (policy.mode === 'no-network') {
       // The task's own services network stays: it has no route out.
-      for (const name of attached) if (name !== this.sidecars?.network) await this.disconnectNetwork(name);
+      for (const name of attached) if (name !== this.sidecars?.network) await this.leave(name);
     } else if (!attached.includes('bridge')) {
-      await this.connectNetwork('bridge');
+      await this.join('bridge');
     }
+    // Once for the whole change (the files list every network the container is on).
+    await this.etc?.refresh(this.container);
     this.currentNetwork = policy;
   }
 
@@ -802,15 +797,25 @@ export class DockerContainerEnvironment implements Environment {
 
   /** Attaches the container to a network (optionally with DNS aliases). */
   async connectNetwork(name: string, aliases?: string[]): Promise<void> {
-    await this.docker
-      .getNetwork(name)
-      .connect({ Container: this.container.id, EndpointConfig: aliases ? { Aliases: aliases } : undefined });
+    await this.join(name, aliases);
     await this.etc?.refresh(this.container);
   }
 
   async disconnectNetwork(name: string): Promise<void> {
-    await this.docker.getNetwork(name).disconnect({ Container: this.container.id, Force: true });
+    await this.leave(name);
     await this.etc?.refresh(this.container);
+  }
+
+  /** Attaches the container to a network; the caller writes the `/etc` files again. */
+  private async join(name: string, aliases?: string[]): Promise<void> {
+    await this.docker
+      .getNetwork(name)
+      .connect({ Container: this.container.id, EndpointConfig: aliases ? { Aliases: aliases } : undefined });
+  }
+
+  /** Detaches the container from a network; the caller writes the `/etc` files again. */
+  private async leave(name: string): Promise<void> {
+    await this.docker.getNetwork(name).disconnect({ Container: this.container.id, Force: true });
   }
 
   /** Records a policy set from outside (e.g. by a proxy that manages networks itself). */
