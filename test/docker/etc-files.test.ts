@@ -253,6 +253,41 @@ describe.skipIf(skipDocker)("berth's own /etc/hosts, resolv.conf, hostname (real
     }
   });
 
+  it('after killStrayProcesses the container stays stopped until the next command starts it, files written again', async () => {
+    const environment = await DockerContainerEnvironment.create({
+      docker,
+      image: BASE_IMAGE,
+      jobId: JOB_ID,
+      network: { mode: 'public' },
+    });
+    const ours = docker.getContainer(environment.id);
+    try {
+      await environment.exec('nohup sleep 300 >/dev/null 2>&1 & echo data > /root/left.txt');
+      expect(await environment.killStrayProcesses()).toBeGreaterThan(0);
+      // Nothing runs, and the engine's record and the files are read from the stopped container.
+      expect((await ours.inspect()).State.Running).toBe(false);
+      expect(await environment.processList()).toEqual([]);
+      expect((await environment.fileSystemChanges()).map((c) => c.path)).toContain('/root/left.txt');
+      const tar = await environment.archive('/root/left.txt');
+      tar.resume();
+      await new Promise((r) => tar.on('end', r));
+      expect((await ours.inspect()).State.Running).toBe(false);
+      expect(environment.restarts).toBe(0);
+      // The next command starts it: the stray sleep is gone, the files name its address now.
+      const after = await environment.exec(
+        `for p in /proc/[0-9]*; do cat $p/comm 2>/dev/null; done | grep -c '^sleep$'; ${SHOW}`,
+      );
+      expect(environment.restarts).toBe(1);
+      expect(after.output.split('\n')[0]).toBe('1'); // the keep-alive loop's own sleep
+      const [address] = await addresses(ours);
+      expect(split(after.output.slice(after.output.indexOf('\n') + 1)).hosts).toContain(
+        `${address}\t${environment.id.slice(0, 12)}`,
+      );
+    } finally {
+      await environment.stop();
+    }
+  });
+
   it('a trial whose agent writes into the three files still resolves, and its writes are refused', async () => {
     const agent = new ShellAgent(`sed -i 's/a - b/a + b/' /app/calc.py\n${WRITE_ALL}`);
     const run = await runPhases(loadHarborTask(join(FIXTURES, 'tasks', 'calc')), agent);
