@@ -23,6 +23,7 @@
  * `UndecodablePathError`, and every caller that reads an agent's diff refuses that diff
  * (reward 0).
  */
+import { inflateSync } from 'node:zlib';
 import { parsePatch } from 'diff';
 
 /** One file a diff touches. Paths are repository-relative, without `a/` and `b/`. */
@@ -232,6 +233,55 @@ export function parseDiff(diff: string): DiffSection[] {
     if (section.deleted) section.newPath = undefined;
   }
   return sections;
+}
+
+/** git's base85 alphabet (git: base85.c). */
+const BASE85 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~';
+
+/**
+ * What a section's `GIT binary patch` says the file becomes: `none` (the section has no binary
+ * patch), `literal` (the file's whole new content, decoded: each data line's first letter gives
+ * its byte count, A-Z 1-26 and a-z 27-52, then base85 in groups of five letters, all of it
+ * zlib-deflated; git: apply.c parse_binary_hunk), or `unreadable` (a `delta` against the old
+ * content, a `Binary files differ` line without data, or data that does not decode).
+ */
+export function binaryContent(
+  section: DiffSection,
+): { kind: 'none' } | { kind: 'literal'; data: Buffer } | { kind: 'unreadable' } {
+  const lines = section.header.split('\n').map((l) => l.replace(/\r$/, ''));
+  const at = lines.indexOf('GIT binary patch');
+  if (at < 0)
+    return lines.some((l) => /^Binary files .* differ$/.test(l)) ? { kind: 'unreadable' } : { kind: 'none' };
+  const head = /^(literal|delta) (\d+)$/.exec(lines[at + 1] ?? '');
+  if (!head || head[1] !== 'literal') return { kind: 'unreadable' };
+  const chunks: Buffer[] = [];
+  for (const line of lines.slice(at + 2)) {
+    if (line === '') break;
+    const c = line.charCodeAt(0);
+    const count = c >= 65 && c <= 90 ? c - 64 : c >= 97 && c <= 122 ? c - 96 + 26 : -1;
+    const data = line.slice(1);
+    if (count < 0 || data.length % 5 !== 0 || data.length / 5 < Math.ceil(count / 4))
+      return { kind: 'unreadable' };
+    const out = Buffer.alloc((data.length / 5) * 4);
+    for (let i = 0; i < data.length; i += 5) {
+      let n = 0;
+      for (let j = 0; j < 5; j++) {
+        const d = BASE85.indexOf(data[i + j] as string);
+        if (d < 0) return { kind: 'unreadable' };
+        n = n * 85 + d;
+      }
+      if (n > 0xffffffff) return { kind: 'unreadable' };
+      out.writeUInt32BE(n, (i / 5) * 4);
+    }
+    chunks.push(out.subarray(0, count));
+  }
+  try {
+    const data = inflateSync(Buffer.concat(chunks), { maxOutputLength: 64 * 1024 * 1024 });
+    if (data.length !== Number(head[2])) return { kind: 'unreadable' };
+    return { kind: 'literal', data };
+  } catch {
+    return { kind: 'unreadable' };
+  }
 }
 
 /** The text of sections joined back into a diff. */

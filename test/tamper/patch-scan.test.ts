@@ -218,6 +218,48 @@ describe('scanPatch', () => {
     expect(kinds(await makeDiff(toml, tomlProject), tomlProject)).toEqual([]);
   });
 
+  it("reads a git binary literal's content, and refuses binary data it cannot read but for pictures and fonts (breaker12 F4)", () => {
+    // A real repository whose .gitattributes makes git write these files as binary patches.
+    const dir = mkdtempSync(join(tmpdir(), 'berth-binary-'));
+    const git = (...args: string[]) =>
+      execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], {
+        cwd: dir,
+        encoding: 'utf8',
+      });
+    try {
+      git('init', '-q');
+      writeFileSync(join(dir, '.gitattributes'), 'setup.cfg binary\n*.py binary\n');
+      writeFileSync(join(dir, 'tool.py'), `x = 1\n${'# filler\n'.repeat(200)}`);
+      git('add', '-A');
+      git('commit', '-qm', 'base');
+      const addopts = '[tool:pytest]\naddopts = -p x.plugin\n';
+      writeFileSync(join(dir, 'setup.cfg'), addopts);
+      writeFileSync(join(dir, 'logo.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 2, 3]));
+      git('add', '-A');
+      const literal = git('diff', '--cached', '--binary');
+      expect(literal).toContain('GIT binary patch\nliteral ');
+      // The literal is decoded and its lines placed in their section: addopts is pytest's.
+      const found = scanPatch(literal, { 'setup.cfg': addopts });
+      expect(found.map((f) => `${f.kind}:${f.paths?.[0]}`)).toEqual(['runner-config:setup.cfg']);
+      expect(found[0]?.message).toContain('addopts = -p x.plugin');
+      // Without --binary git writes no data ("Binary files differ"): unreadable, refused; the picture is not.
+      expect(kinds(git('diff', '--cached'))).toEqual(['runner-config:setup.cfg']);
+      // A change to a file git writes as a delta against its old content: unreadable, refused.
+      git('commit', '-qm', 'next');
+      writeFileSync(join(dir, 'tool.py'), `x = 2\n${'# filler\n'.repeat(200)}`);
+      git('add', '-A');
+      const delta = git('diff', '--cached', '--binary');
+      expect(delta).toMatch(/GIT binary patch\ndelta /);
+      expect(kinds(delta)).toEqual(['runner-config:tool.py']);
+      // A literal of ordinary code is read like any added lines: nothing to flag.
+      writeFileSync(join(dir, 'other.py'), 'def f():\n    return 1\n');
+      git('add', '-A');
+      expect(kinds(git('diff', '--cached', '--binary', '--', 'other.py'))).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('flags JavaScript runner configuration, node_modules and test settings of package.json', async () => {
     const patch = await makeDiff(
       { 'package.json': '{\n  "name": "x",\n  "version": "1.0.0"\n}\n' },

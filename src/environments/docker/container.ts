@@ -328,6 +328,10 @@ export class DockerContainerEnvironment implements Environment {
       name: options.name,
       Image: options.image,
       Cmd: KEEPALIVE,
+      // The image's own HEALTHCHECK is off: the engine would run it all through the trial, also
+      // while the verifier runs, and its command may run a script the agent edited (breaker12 F5:
+      // a loop writing reward 1). A task's healthcheck is `[environment.healthcheck]`, run by berth.
+      Healthcheck: { Test: ['NONE'] },
       WorkingDir: options.workdir,
       Labels: labels,
       Env: Object.entries(env).map(([k, v]) => `${k}=${v}`),

@@ -69,6 +69,10 @@ interface PytestReport {
   rewritten?: { id: string; when: string; made: string; logged: string }[];
   raised_but_passed?: { id: string; when: string; exception: string }[];
   skip_origins?: { id: string; when: string; kind: string; file: string; line: number }[];
+  /** The interpreter's exception classes found replaced at a test's report (or the session's end). */
+  builtins_replaced?: { name: string; seen_at: string }[];
+  /** XFAIL reports whose test file, conftest.py files on its way and ini file never say xfail. */
+  xfail_unexplained?: { id: string; when: string }[];
   /**
    * `genuine`: whether the replacement's code is what the file it names compiles to (false: it
    * only claims that file and line; null: no code, or the file could not be compiled).
@@ -301,6 +305,21 @@ function checkPytest(
     notes.push(
       `pytest internals changed by installed plugins (allowed): ${list(others.map((c) => `${c.name} (${c.file})`))}`,
     );
+  const builtins = report.builtins_replaced ?? [];
+  if (builtins.length > 0)
+    finding({
+      kind: 'builtins-replaced',
+      veto: true,
+      message: `the interpreter's exception classes were replaced while the tests ran (an assert raises builtins.AssertionError by name): ${list(builtins.map((b) => `${b.name} (seen at ${b.seen_at})`))}`,
+    });
+  const unexplained = report.xfail_unexplained ?? [];
+  if (unexplained.length > 0)
+    finding({
+      kind: 'xfail-unexplained',
+      veto: true,
+      message: `tests ended XFAIL although neither their file, a conftest.py on its way nor the ini file marks anything xfail (code of the run added the mark or raised pytest's xfail exception): ${list(unexplained.map((u) => u.id))}`,
+      tests: unexplained.map((u) => u.id),
+    });
   const origins = (report.skip_origins ?? []).filter((o) => {
     const rel = inRepo(o.file, input.workdir);
     return rel !== undefined && input.patchPaths.has(rel) && !input.testFiles.has(rel);

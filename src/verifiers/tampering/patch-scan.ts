@@ -46,7 +46,7 @@
  */
 import { posix } from 'node:path';
 import { applyPatch, parsePatch, reversePatch, type StructuredPatch } from 'diff';
-import { parseDiff, patchFiles, sectionText } from '../../util/patch-files.ts';
+import { binaryContent, parseDiff, patchFiles, sectionText } from '../../util/patch-files.ts';
 import { shellQuote } from '../../util/shell.ts';
 import { PYTHON_STDLIB_MODULES } from './python-stdlib.ts';
 import type { TamperFinding } from './types.ts';
@@ -447,6 +447,9 @@ function keyOf(text: string): string | undefined {
   return m ? (m[1] as string).toLowerCase() : undefined;
 }
 
+/** Files a binary patch may change unread: pictures, fonts, recordings (no runner reads them). */
+const MEDIA_FILE = /\.(png|jpe?g|gif|bmp|ico|webp|tiff?|ttf|otf|woff2?|eot|mp3|wav|ogg|flac|mp4|webm|pdf)$/i;
+
 /**
  * Findings for a submitted patch.
  * @param configText the text after the patch of the `SECTIONED_CONFIGS` it changes (repo-relative
@@ -493,7 +496,25 @@ export function scanPatch(
     if (!path || file.deleted) continue;
     const base = posix.basename(path);
     const dirs = path.split('/').slice(0, -1);
-    const lines = changedLines(diffByPath.get(path)?.hunks ?? []);
+    // A `GIT binary patch` has no hunk lines: a literal's whole decoded content is read as added
+    // lines; one berth cannot read (a delta, no data) is refused unless the file is a picture,
+    // a font or a recording (breaker12 F4: setup.cfg's addopts as a binary literal went unread).
+    const binary = binaryContent(file);
+    if (binary.kind === 'unreadable' && !MEDIA_FILE.test(base)) {
+      add(
+        'runner-config',
+        path,
+        `the patch changes ${path} with binary data berth cannot read (a git delta, or no data): what the file becomes is unknown`,
+      );
+      continue;
+    }
+    const lines =
+      binary.kind === 'literal'
+        ? binary.data
+            .toString('utf8')
+            .split('\n')
+            .map((text, i) => ({ text: text.replace(/\r$/, ''), added: true, line: i + 1 }))
+        : changedLines(diffByPath.get(path)?.hunks ?? []);
 
     if (base === 'conftest.py') {
       add(

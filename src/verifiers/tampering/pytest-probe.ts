@@ -238,6 +238,15 @@ def _allowed_loaders():
 # Taken before any conftest.py, plugin or test module of the repository is imported.
 _LOADERS = _allowed_loaders() if _ACTIVE else ()
 
+# The interpreter's exception classes, taken before any code of the repository runs: an assert
+# raises builtins.AssertionError by name, so package code that put pytest's xfail exception there
+# made every failing assertion an XFAIL (breaker12 F1). Compared at every test's report (code
+# could put them back before the session ends).
+import builtins as _builtins_mod  # noqa: E402
+_BUILTINS = _builtins_mod.__dict__
+_EXCEPTIONS = tuple((n, v) for n, v in list(_BUILTINS.items())
+                    if isinstance(v, type) and issubclass(v, BaseException)) if _ACTIVE else ()
+
 
 def _hook_files(hook):
     files = []
@@ -630,6 +639,10 @@ def _hooks_active():
                       "file_exists": bool(code is not None and _ISFILE(code.co_filename))})
     return found
 _STATUS = {}
+_REPLACED_BUILTINS = {}
+_HOOKS_SEEN = {}
+_XFAIL_UNEXPLAINED = []
+_TEXTS = {}
 _REWRITTEN = []
 _RAISED_BUT_PASSED = []
 _SKIP_ORIGINS = []
@@ -652,6 +665,69 @@ def _raise_site(excinfo):
         if not _is_pytest_file(path):
             return {"file": path, "line": entry.lineno + 1}
     return None
+
+
+# The hooks that decide a test's outcome; their implementations are listed at every test's call
+# report, so a plugin registered at run time and gone before the session's end is still seen
+# (breaker12 F2: it unregistered itself in its own pytest_sessionfinish).
+_DECIDING_HOOKS = ("pytest_runtest_makereport", "pytest_runtest_logreport", "pytest_report_teststatus",
+                   "pytest_pyfunc_call", "pytest_runtest_call", "pytest_runtest_protocol")
+
+
+def _note_hooks(hook):
+    for hname in _DECIDING_HOOKS:
+        try:
+            impls = getattr(hook, hname).get_hookimpls()
+        except Exception:
+            continue
+        for impl in impls:
+            fn = getattr(impl, "function", None)
+            if id(fn) in _HOOKS_SEEN:
+                continue
+            code = _code_of(fn)
+            # The function is kept, so its id is never another's.
+            _HOOKS_SEEN[id(fn)] = (fn, hname, str(getattr(impl, "plugin_name", "") or ""),
+                                   code.co_filename if code is not None else None)
+
+
+def _text(path):
+    if path not in _TEXTS:
+        try:
+            f = open(path, "rb")
+            try:
+                _TEXTS[path] = f.read(4 * 1024 * 1024)
+            finally:
+                f.close()
+        except (IOError, OSError):
+            _TEXTS[path] = None
+    return _TEXTS[path]
+
+
+def _xfail_explained(item):
+    """Whether the word xfail is in the test's file, a conftest.py on its way up to the rootdir, or
+    the ini file: where an XFAIL's mark or call can come from but code the patch changed (breaker12
+    F3: package code set pytestmark in the importing test module)."""
+    path = _real_path(str(getattr(item, "fspath", "") or getattr(item, "path", "")))
+    config = item.config
+    root = _real_path(str(getattr(config, "rootpath", None) or getattr(config, "rootdir", ""))) or "/"
+    files = [path]
+    folder = _os.path.dirname(path)
+    for _ in range(64):
+        files.append(_JOIN(folder, "conftest.py"))
+        if folder == root or not folder.startswith(root):
+            break
+        parent = _os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    inifile = getattr(config, "inipath", None) or getattr(config, "inifile", None)
+    if inifile:
+        files.append(str(inifile))
+    for f in files:
+        text = _text(f)
+        if text is not None and b"xfail" in text:
+            return True
+    return False
 
 
 def _status(report):
@@ -698,6 +774,17 @@ def pytest_runtest_makereport(item, call):
     except BaseException:
         return
     _MADE[(report.nodeid, report.when)] = (report.outcome, hasattr(report, "wasxfail"))
+    for name, cls in _EXCEPTIONS:
+        if _BUILTINS.get(name) is not cls and name not in _REPLACED_BUILTINS:
+            _REPLACED_BUILTINS[name] = report.nodeid
+    if report.when == "call":
+        _note_hooks(item.config.hook)
+    if hasattr(report, "wasxfail") and report.outcome == "skipped":
+        try:
+            if not _xfail_explained(item):
+                _XFAIL_UNEXPLAINED.append({"id": report.nodeid, "when": report.when})
+        except Exception:
+            _XFAIL_UNEXPLAINED.append({"id": report.nodeid, "when": report.when})
     excinfo = call.excinfo
     if excinfo is not None and report.outcome == "passed" and not hasattr(report, "wasxfail"):
         _RAISED_BUT_PASSED.append({"id": report.nodeid, "when": report.when, "exception": excinfo.typename})
@@ -784,6 +871,22 @@ def pytest_sessionfinish(session, exitstatus):
                                 "probe": _real_path(f) == _real_path(__file__)})
     except Exception:
         pass
+    try:
+        _note_hooks(session.config.hook)
+    except Exception:
+        pass
+    listed = set(p["file"] for p in plugins)
+    for fn, hname, pname, f in list(_HOOKS_SEEN.values()):
+        if f is None:
+            plugins.append({"name": "%s (%s)" % (pname, hname), "file": "<no code: %s>" % type(fn).__name__,
+                            "installed": False, "probe": False})
+        elif f not in listed and not (_is_pytest_file(f) and _is_installed(f)):
+            listed.add(f)
+            plugins.append({"name": "%s (%s)" % (pname, hname), "file": f, "installed": _is_installed(f),
+                            "probe": _real_path(f) == _real_path(__file__)})
+    for name, cls in _EXCEPTIONS:
+        if _BUILTINS.get(name) is not cls and name not in _REPLACED_BUILTINS:
+            _REPLACED_BUILTINS[name] = "<session end>"
     config = session.config
     inifile = getattr(config, "inipath", None) or getattr(config, "inifile", None)
     try:
@@ -802,6 +905,8 @@ def pytest_sessionfinish(session, exitstatus):
         "rewritten": _REWRITTEN,
         "raised_but_passed": _RAISED_BUT_PASSED,
         "skip_origins": _SKIP_ORIGINS,
+        "builtins_replaced": [{"name": n, "seen_at": w} for n, w in _REPLACED_BUILTINS.items()],
+        "xfail_unexplained": _XFAIL_UNEXPLAINED,
         "internals_changed": changed,
         "imports": _STATE.get("imports"),
         "test_origins": _STATE.get("test_origins"),
