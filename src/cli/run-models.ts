@@ -8,7 +8,12 @@ import { URL } from 'node:url';
 import { UsageError } from '../errors.ts';
 import { FileResponseCache } from '../models/cache.ts';
 import { Credentials } from '../models/credentials.ts';
-import { type GatewayOptions, ModelGateway, type TrialLimits } from '../models/gateway.ts';
+import {
+  DEFAULT_CALLS_IN_FLIGHT,
+  type GatewayOptions,
+  ModelGateway,
+  type TrialLimits,
+} from '../models/gateway.ts';
 import { PriceTable } from '../models/pricing.ts';
 import { findProvider, type ModelTarget, resolveModel } from '../models/providers.ts';
 
@@ -32,6 +37,7 @@ export interface ModelFlags {
   modelMaxCalls?: string;
   modelMaxTokens?: string;
   modelMaxCost?: string;
+  modelMaxInFlight?: string;
   modelBudget?: string;
   modelTimeout?: string;
 }
@@ -77,6 +83,7 @@ export function resolveRunModels(
     'modelMaxCalls',
     'modelMaxTokens',
     'modelMaxCost',
+    'modelMaxInFlight',
     'modelBudget',
     'modelTimeout',
   ] as const;
@@ -104,12 +111,14 @@ export function resolveRunModels(
   const maxTurns = positive('--model-max-calls', flags.modelMaxCalls, true);
   const maxTokens = positive('--model-max-tokens', flags.modelMaxTokens, true);
   const maxCostUsd = positive('--model-max-cost', flags.modelMaxCost, false);
+  const maxCallsInFlight = positive('--model-max-in-flight', flags.modelMaxInFlight, true);
   const budget = positive('--model-budget', flags.modelBudget, false);
   const timeout = positive('--model-timeout', flags.modelTimeout, false);
   const limits: TrialLimits = {
     ...(maxTurns !== undefined ? { maxTurns } : {}),
     ...(maxTokens !== undefined ? { maxTokens } : {}),
     ...(maxCostUsd !== undefined ? { maxCostUsd } : {}),
+    ...(maxCallsInFlight !== undefined ? { maxCallsInFlight } : {}),
   };
   const prices = PriceTable.load(flags.modelPrices);
   return {
@@ -133,6 +142,7 @@ export function resolveRunModels(
         max_calls: maxTurns ?? null,
         max_tokens: maxTokens ?? null,
         max_cost_usd: maxCostUsd ?? null,
+        max_calls_in_flight: maxCallsInFlight ?? DEFAULT_CALLS_IN_FLIGHT,
         job_budget_usd: budget ?? null,
       },
       model_prices_as_of: prices.asOf,

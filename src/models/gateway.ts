@@ -18,7 +18,10 @@
  * tokens, cost); per job it counts the total cost and, past the job's budget,
  * refuses every further call (`budgetExhausted` tells the job to start no more
  * trials). A refused call gets HTTP 403 in the agent's protocol, which agents do
- * not retry.
+ * not retry. Calls in flight count against every limit from their start: each is
+ * a turn when it starts and holds its worst case (input estimate plus output cap,
+ * `GatewaySession.admit`) until its real usage replaces it, and at most
+ * `maxCallsInFlight` calls of a trial run at once (docs/models.md, "Limits").
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { appendFile, chmod, mkdir, rm, writeFile } from 'node:fs/promises';
@@ -62,15 +65,64 @@ import {
   withRetries,
 } from './upstream.ts';
 
-/** Limits of one trial's model use (each optional). */
+/**
+ * Limits of one trial's model use (each optional). Every budget (turns, tokens, cost, and the
+ * job's budget) counts the calls in flight from the moment they start: a call is one turn when
+ * it starts, and holds its worst case (see `CallHold`) until it ends.
+ */
 export interface TrialLimits {
-  /** Model calls (turns). */
+  /** Model calls (turns), counted when each starts. */
   maxTurns?: number;
   /** Input plus output tokens, summed over the trial's calls. */
   maxTokens?: number;
   /** USD, summed over the trial's calls (only enforceable when the model's cost is known). */
   maxCostUsd?: number;
+  /**
+   * Calls of the trial under way at once (default `DEFAULT_CALLS_IN_FLIGHT`); a call past it
+   * waits until one ends. It bounds what calls in flight can spend past a budget when their
+   * worst case cannot be held (a model of unknown price or output limit).
+   */
+  maxCallsInFlight?: number;
 }
+
+/** Calls of one trial under way at once unless `TrialLimits.maxCallsInFlight` says otherwise. */
+export const DEFAULT_CALLS_IN_FLIGHT = 4;
+
+/**
+ * What a call in flight holds against the budgets, from its start to its end, when its real usage
+ * replaces it: its input (the request's size, `estimateTokens`) and its output cap, in tokens and,
+ * when the model's price is known, in USD (input at the dearest input price, cache writes
+ * included). A call that sets no output cap gets one under a budget (`GatewaySession.admit`).
+ */
+interface CallHold {
+  tokens: number;
+  usd: number;
+}
+
+/**
+ * The gateway's estimate of a request's input tokens before the upstream counts them: 4
+ * characters a token over its messages and tools as JSON (an image or other file counts 1,600
+ * tokens, about the most a vendor charges for one image). Also the answer of the token-counting
+ * endpoints.
+ */
+export function estimateTokens(call: Pick<ParsedRequest['call'], 'prompt' | 'tools'>): number {
+  let files = 0;
+  const text = JSON.stringify(
+    [call.prompt, call.tools ?? []],
+    function (this: { type?: unknown }, key: string, value: unknown) {
+      // A file part's data (base64, bytes or a URL) is not text the model reads.
+      if (key === 'data' && this?.type === 'file') {
+        files += 1;
+        return '';
+      }
+      return value;
+    },
+  );
+  return Math.ceil(text.length / 4) + files * FILE_TOKENS;
+}
+
+/** Input tokens `estimateTokens` counts for one file (image) part. */
+const FILE_TOKENS = 1600;
 
 /** One model call as the gateway records it (one line of `model-calls.jsonl`). */
 export interface ModelCallRecord {
@@ -164,7 +216,13 @@ function newToken(): string {
 export class GatewaySession {
   private current = newToken();
   private suspended = false;
+  /** Calls started (turns), counted when each starts. */
   calls = 0;
+  /** What the trial's calls in flight hold (`CallHold`). */
+  private readonly holds = new Set<CallHold>();
+  private inFlight = 0;
+  /** Calls waiting for one of the trial's `maxCallsInFlight` places, first come first served. */
+  private readonly waiting: Array<() => void> = [];
   usage: TokenUsage = { ...ZERO_USAGE };
   private cost = 0;
   private costUnknown = false;
@@ -230,6 +288,7 @@ export class GatewaySession {
   /** Why a new call is refused, or undefined. */
   refusal(): string | undefined {
     if (this.closed) return 'the trial is over';
+    if (this.suspended) return "the trial's agent phase is over";
     const budget = this.gateway.budgetRefusal();
     if (budget) return budget;
     const limits = this.options.limits ?? {};
@@ -241,6 +300,126 @@ export class GatewaySession {
     if (limits.maxCostUsd !== undefined && !this.costUnknown && this.cost >= limits.maxCostUsd)
       return `the trial reached its cost limit of $${limits.maxCostUsd} (used $${roundUsd(this.cost)})`;
     return undefined;
+  }
+
+  /**
+   * Waits for one of the trial's places for a call in flight (`TrialLimits.maxCallsInFlight`),
+   * first come first served; resolves with the function that gives it back (to the next waiting
+   * call), or undefined when `gone` fires first (the agent left before its call started).
+   * @internal
+   */
+  async place(gone: AbortSignal): Promise<(() => void) | undefined> {
+    const max = this.options.limits?.maxCallsInFlight ?? DEFAULT_CALLS_IN_FLIGHT;
+    if (this.inFlight < max) this.inFlight += 1;
+    else {
+      // A place given back passes to the first waiting call directly, so no new call takes it first.
+      const placed = await new Promise<boolean>((resolve) => {
+        const wake = () => {
+          gone.removeEventListener('abort', leave);
+          resolve(true);
+        };
+        const leave = () => {
+          const at = this.waiting.indexOf(wake);
+          if (at >= 0) this.waiting.splice(at, 1);
+          resolve(false);
+        };
+        if (gone.aborted) return resolve(false);
+        this.waiting.push(wake);
+        gone.addEventListener('abort', leave, { once: true });
+      });
+      if (!placed) return undefined;
+    }
+    let given = false;
+    return () => {
+      if (given) return;
+      given = true;
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.inFlight -= 1;
+    };
+  }
+
+  /**
+   * Admits a starting call against every budget, or says why not: the trial's turns, tokens and
+   * cost and the job's budget, each counting what finished calls used plus what calls in flight
+   * hold. The call holds its input estimate and its output cap until `release`. The cap is the
+   * call's own (`requestedCap`), or, when it sets none and a token or cost budget applies, the
+   * model's output limit from the price table; either is lowered to what the budgets leave
+   * (`cap`, to send upstream, is set when it differs from the call's own). A call whose input
+   * leaves no output token is refused when that holds with no call in flight, else it is told to
+   * `wait` for one to end (an agent's parallel calls are not refused by each other's holds). A
+   * model of unknown output limit and a call without a cap hold no output (the in-flight limit
+   * bounds them), a model of unknown price no USD. Synchronous: no other call is admitted between
+   * the check and the hold.
+   * @internal
+   */
+  admit(
+    inputTokens: number,
+    requestedCap: number | undefined,
+  ): { refusal: string } | { wait: true } | { cap?: number; release: () => void } {
+    const refusal = this.refusal();
+    if (refusal) return { refusal };
+    const limits = this.options.limits ?? {};
+    const prices = this.gateway.prices;
+    const price = prices.priceOf(this.model);
+    const held = sumHolds(this.holds);
+    /**
+     * Output tokens each budget leaves this call, the same were no call in flight (`free`), and
+     * what to say when none are left.
+     */
+    const rooms: Array<{ tokens: number; free: number; why: string }> = [];
+    if (limits.maxTokens !== undefined) {
+      const used = this.usage.inputTokens + this.usage.outputTokens;
+      rooms.push({
+        tokens: limits.maxTokens - used - held.tokens - inputTokens,
+        free: limits.maxTokens - used - inputTokens,
+        why: `the trial's limit of ${limits.maxTokens} tokens leaves no room for this call (~${inputTokens} input tokens; used ${used}, ${held.tokens} held by calls in flight)`,
+      });
+    }
+    const inputUsd = price
+      ? (inputTokens * Math.max(price.input, price.cache_write ?? price.input)) / 1e6
+      : 0;
+    const outputTokensFor = (usd: number) =>
+      price && price.output > 0
+        ? Math.floor(((usd - inputUsd) * 1e6) / price.output)
+        : Number.POSITIVE_INFINITY;
+    if (price && limits.maxCostUsd !== undefined && !this.costUnknown)
+      rooms.push({
+        tokens: outputTokensFor(limits.maxCostUsd - this.cost - held.usd),
+        free: outputTokensFor(limits.maxCostUsd - this.cost),
+        why: `the trial's cost limit of $${limits.maxCostUsd} leaves no room for this call (used $${roundUsd(this.cost)}, $${roundUsd(held.usd)} held by calls in flight)`,
+      });
+    const job = this.gateway.jobRoom();
+    if (price && job)
+      rooms.push({
+        tokens: outputTokensFor(job.usd),
+        free: outputTokensFor(job.usd + job.held),
+        why: `the job's model budget of $${job.budget} leaves no room for this call ($${job.spent} spent, $${roundUsd(job.held)} held by calls in flight)`,
+      });
+    const tight = rooms.reduce<(typeof rooms)[number] | undefined>(
+      (a, b) => (a === undefined || b.tokens < a.tokens ? b : a),
+      undefined,
+    );
+    if (tight && tight.tokens < 1) {
+      const never = rooms.find((room) => room.free < 1);
+      return never ? { refusal: never.why } : { wait: true };
+    }
+    let cap = requestedCap ?? (tight ? prices.outputLimit(this.model) : undefined);
+    if (cap !== undefined && tight) cap = Math.min(cap, tight.tokens);
+    const hold: CallHold = {
+      tokens: inputTokens + (cap ?? 0),
+      usd: price ? inputUsd + ((cap ?? 0) * price.output) / 1e6 : 0,
+    };
+    this.holds.add(hold);
+    this.gateway.hold(hold);
+    this.calls += 1;
+    return {
+      ...(cap !== undefined && cap !== requestedCap ? { cap } : {}),
+      release: () => {
+        this.holds.delete(hold);
+        this.gateway.release(hold);
+      },
+    };
   }
 
   /** Counts and records one finished call. */
@@ -489,6 +668,10 @@ export class ModelGateway {
   private readonly sessions = new Map<string, GatewaySession>();
   private readonly models = new Map<string, LanguageModelV3>();
   private jobCost = 0;
+  /** What the job's calls in flight hold (`CallHold`). */
+  private readonly holds = new Set<CallHold>();
+  /** Calls waiting for a call in flight to give back what it held. */
+  private readonly freed = new Set<() => void>();
   private address: AddressInfo | undefined;
   private readonly retry: RetryPolicy;
   private readonly live = new Set<ServerResponse>();
@@ -603,6 +786,53 @@ export class ModelGateway {
   /** @internal */
   addJobCost(usd: number): void {
     this.jobCost += usd;
+  }
+
+  /** @internal */
+  hold(hold: CallHold): void {
+    this.holds.add(hold);
+  }
+
+  /** @internal */
+  release(hold: CallHold): void {
+    if (!this.holds.delete(hold)) return;
+    const waiting = [...this.freed];
+    this.freed.clear();
+    for (const wake of waiting) wake();
+  }
+
+  /**
+   * Resolves true when a call in flight next gives back what it held (a waiting call may fit
+   * then), false when `gone` fires first.
+   * @internal
+   */
+  released(gone: AbortSignal): Promise<boolean> {
+    return new Promise((resolve) => {
+      if (gone.aborted) return resolve(false);
+      const wake = () => {
+        gone.removeEventListener('abort', leave);
+        resolve(true);
+      };
+      const leave = () => {
+        this.freed.delete(wake);
+        resolve(false);
+      };
+      this.freed.add(wake);
+      gone.addEventListener('abort', leave, { once: true });
+    });
+  }
+
+  /** The price table (prices and output limits). @internal */
+  get prices(): PriceTable {
+    return this.options.prices;
+  }
+
+  /** What the job's budget leaves for a new call (spent and held by calls in flight taken off), if it has one. @internal */
+  jobRoom(): { usd: number; budget: number; spent: number; held: number } | undefined {
+    const budget = this.options.jobBudgetUsd;
+    if (budget === undefined) return undefined;
+    const held = sumHolds(this.holds).usd;
+    return { usd: budget - this.jobCost - held, budget, spent: this.jobCostUsd, held };
   }
 
   /** USD spent by the job so far (calls of unknown cost count 0). */
@@ -736,11 +966,10 @@ export class ModelGateway {
       tools: (parsed.call.tools ?? []).map((t) => t.name),
       warnings: parsed.warnings ?? [],
     };
-    const refusal =
-      session.refusal() ??
-      (route.protocol === 'openai-completions' && !target.protocols.includes(route.protocol)
+    const unserved =
+      route.protocol === 'openai-completions' && !target.protocols.includes(route.protocol)
         ? `text completions (/v1/completions) can only be passed through to an OpenAI-compatible server; ${target.id} does not serve them`
-        : undefined);
+        : undefined;
     /** Answers a call that never reaches the model (recorded, not counted). */
     const refuse = (seq: number, status: number, message: string, type?: string) => {
       session.record(
@@ -763,132 +992,166 @@ export class ModelGateway {
       );
       this.sendJson(res, status, codec.errorBody(status, `berth gateway: ${message}`, type));
     };
-    if (refusal) {
-      // A spent limit is 403 (agents do not retry it); a request berth cannot serve, 400.
-      if (session.refusal())
-        return refuse(
-          session.calls + 1,
-          403,
-          refusal,
-          route.protocol === 'anthropic-messages' ? 'permission_error' : 'budget_exceeded',
-        );
-      return refuse(session.calls + 1, 400, refusal);
-    }
-    session.calls += 1;
-    const seq = session.calls;
-    const key = this.options.credentials.keyFor(target);
-    this.holdKey(key);
-    if (!key && target.needsKey)
-      return refuse(
-        seq,
-        401,
-        `no key for ${target.provider} (set ${target.keyVar ?? 'its key variable'} or pass --env-file)`,
+    // A spent limit is 403 (agents do not retry it); a request berth cannot serve, 400.
+    const spent = (message: string) =>
+      refuse(
+        session.calls + 1,
+        403,
+        message,
+        route.protocol === 'anthropic-messages' ? 'permission_error' : 'budget_exceeded',
       );
-
-    // An agent that closes its connection does not end the call: the upstream is read to its
-    // end (within the request timeout), so the usage it reports last is counted. Stopping the
-    // read there let a streamed answer, taken whole before its usage frame, count 0 tokens and
-    // $0 against every budget (breaker11 F1); a provider bills what it generated anyway.
-    const timeoutMs = (this.options.requestTimeoutSec ?? 600) * 1000;
-    const signal = AbortSignal.any([this.stopping.signal, AbortSignal.timeout(timeoutMs)]);
-    const attempts = { n: 0 };
-    const finishRecord = (
-      route: ModelCallRecord['route'],
-      status: number,
-      error: string | null,
-      answer: ModelAnswer | undefined,
-      providerCost: number | undefined,
-    ) => {
-      const usage = answer ? usageFromV3(answer.usage) : { ...ZERO_USAGE };
-      let cost: number | undefined;
-      let source: CostSource | null = null;
-      if (route === 'cache') {
-        cost = 0;
-        source = 'cache';
-      } else if (providerCost !== undefined) {
-        cost = providerCost;
-        source = 'provider';
-      } else {
-        cost = this.options.prices.cost(target, usage);
-        if (cost !== undefined) source = 'price-table';
-      }
-      session.record(
-        {
-          ...base,
-          seq,
-          route,
-          duration_ms: Date.now() - started,
-          status,
-          error,
-          attempts: attempts.n,
-          usage: usageRecord(usage),
-          cost_usd: cost ?? null,
-          cost_source: source,
-          output: answer ? outputOf(answer) : null,
-        },
-        usage,
-        cost,
-        true,
-      );
-    };
-
-    const cache = this.options.cache;
-    const keyOfCall = cache ? cacheKey(target, parsed.call) : undefined;
-    if (cache && keyOfCall) {
-      const stored = await cache.get(keyOfCall);
-      const hit = stored && this.redactor.value(stored);
-      if (hit) {
-        await this.reply(res, codec, parsed, hit, parsed.requestedModel || target.name);
-        finishRecord('cache', 200, null, hit, undefined);
-        return;
-      }
-    }
-
-    const passthrough = target.protocols.includes(route.protocol);
+    const early = session.refusal();
+    if (early) return spent(early);
+    if (unserved) return refuse(session.calls + 1, 400, unserved);
+    // A call past the trial's calls in flight waits for a place; one whose agent leaves meanwhile
+    // never starts (nothing to count, nobody to answer).
+    const gone = new AbortController();
+    res.once('close', () => gone.abort());
+    const giveBack = await session.place(gone.signal);
+    if (!giveBack) return;
+    let release = () => {};
     try {
-      const result = passthrough
-        ? await this.passThrough(
-            req,
-            res,
-            codec,
-            route.protocol,
-            body as Record<string, unknown>,
-            parsed,
-            target,
-            key,
-            signal,
-            attempts,
-            route.method,
-          )
-        : await this.translate(res, codec, parsed, target, signal, attempts);
-      finishRecord(
-        passthrough ? 'passthrough' : 'translated',
-        result.status,
-        result.error,
-        result.answer,
-        result.providerCost,
-      );
-      if (cache && keyOfCall && result.status === 200 && !result.error && result.answer)
-        await cache.set(keyOfCall, result.answer);
-    } catch (error) {
-      const failure = errorStatus(
-        signal.aborted && !(error instanceof UpstreamError)
-          ? Object.assign(new Error('timeout'), { name: 'TimeoutError' })
-          : error,
-      );
-      // An upstream may echo the key it was sent (an error about a bad key): never to the agent.
-      const status = failure.status;
-      const message = this.redactor.text(failure.message);
-      const upstreamBody = failure.body === undefined ? undefined : this.redactor.text(failure.body);
-      if (!res.headersSent) {
-        if (upstreamBody !== undefined && passthrough) {
-          res.writeHead(status, { 'content-type': 'application/json' });
-          res.end(upstreamBody);
-        } else this.sendJson(res, status, codec.errorBody(status, `berth gateway: ${message}`));
-      } else {
-        res.end(errorFrame(route.protocol, `berth gateway: ${message}`));
+      // The call is a turn, and holds its worst case against every budget, from here to its end.
+      // One that fits only once calls in flight end waits for them.
+      const input = estimateTokens(parsed.call);
+      let admitted = session.admit(input, parsed.call.maxOutputTokens);
+      while ('wait' in admitted) {
+        if (!(await this.released(gone.signal))) return;
+        admitted = session.admit(input, parsed.call.maxOutputTokens);
       }
-      finishRecord(passthrough ? 'passthrough' : 'translated', status, message, undefined, undefined);
+      if ('refusal' in admitted) return spent(admitted.refusal);
+      release = admitted.release;
+      const cap = admitted.cap;
+      const sent: ParsedRequest =
+        cap === undefined ? parsed : { ...parsed, call: { ...parsed.call, maxOutputTokens: cap } };
+      if (cap !== undefined)
+        base.warnings = [
+          ...base.warnings,
+          `berth gateway: output cap set to ${cap} tokens (what the budgets leave)`,
+        ];
+      const seq = session.calls;
+      const key = this.options.credentials.keyFor(target);
+      this.holdKey(key);
+      if (!key && target.needsKey)
+        return refuse(
+          seq,
+          401,
+          `no key for ${target.provider} (set ${target.keyVar ?? 'its key variable'} or pass --env-file)`,
+        );
+
+      // An agent that closes its connection does not end the call: the upstream is read to its
+      // end (within the request timeout), so the usage it reports last is counted. Stopping the
+      // read there let a streamed answer, taken whole before its usage frame, count 0 tokens and
+      // $0 against every budget (breaker11 F1); a provider bills what it generated anyway.
+      const timeoutMs = (this.options.requestTimeoutSec ?? 600) * 1000;
+      const signal = AbortSignal.any([this.stopping.signal, AbortSignal.timeout(timeoutMs)]);
+      const attempts = { n: 0 };
+      const finishRecord = (
+        route: ModelCallRecord['route'],
+        status: number,
+        error: string | null,
+        answer: ModelAnswer | undefined,
+        providerCost: number | undefined,
+      ) => {
+        // The call's real usage replaces what it held.
+        release();
+        const usage = answer ? usageFromV3(answer.usage) : { ...ZERO_USAGE };
+        let cost: number | undefined;
+        let source: CostSource | null = null;
+        if (route === 'cache') {
+          cost = 0;
+          source = 'cache';
+        } else if (providerCost !== undefined) {
+          cost = providerCost;
+          source = 'provider';
+        } else {
+          cost = this.options.prices.cost(target, usage);
+          if (cost !== undefined) source = 'price-table';
+        }
+        session.record(
+          {
+            ...base,
+            seq,
+            route,
+            duration_ms: Date.now() - started,
+            status,
+            error,
+            attempts: attempts.n,
+            usage: usageRecord(usage),
+            cost_usd: cost ?? null,
+            cost_source: source,
+            output: answer ? outputOf(answer) : null,
+          },
+          usage,
+          cost,
+          true,
+        );
+      };
+
+      const cache = this.options.cache;
+      const keyOfCall = cache ? cacheKey(target, parsed.call) : undefined;
+      if (cache && keyOfCall) {
+        const stored = await cache.get(keyOfCall);
+        const hit = stored && this.redactor.value(stored);
+        if (hit) {
+          await this.reply(res, codec, parsed, hit, parsed.requestedModel || target.name);
+          finishRecord('cache', 200, null, hit, undefined);
+          return;
+        }
+      }
+
+      const passthrough = target.protocols.includes(route.protocol);
+      try {
+        const result = passthrough
+          ? await this.passThrough(
+              req,
+              res,
+              codec,
+              route.protocol,
+              body as Record<string, unknown>,
+              sent,
+              target,
+              key,
+              signal,
+              attempts,
+              route.method,
+              cap,
+            )
+          : await this.translate(res, codec, sent, target, signal, attempts);
+        finishRecord(
+          passthrough ? 'passthrough' : 'translated',
+          result.status,
+          result.error,
+          result.answer,
+          result.providerCost,
+        );
+        // An answer cut short by a cap the agent did not ask for is not the answer to its request.
+        const cut = cap !== undefined && result.answer?.finishReason.unified === 'length';
+        if (cache && keyOfCall && result.status === 200 && !result.error && result.answer && !cut)
+          await cache.set(keyOfCall, result.answer);
+      } catch (error) {
+        const failure = errorStatus(
+          signal.aborted && !(error instanceof UpstreamError)
+            ? Object.assign(new Error('timeout'), { name: 'TimeoutError' })
+            : error,
+        );
+        // An upstream may echo the key it was sent (an error about a bad key): never to the agent.
+        const status = failure.status;
+        const message = this.redactor.text(failure.message);
+        const upstreamBody = failure.body === undefined ? undefined : this.redactor.text(failure.body);
+        if (!res.headersSent) {
+          if (upstreamBody !== undefined && passthrough) {
+            res.writeHead(status, { 'content-type': 'application/json' });
+            res.end(upstreamBody);
+          } else this.sendJson(res, status, codec.errorBody(status, `berth gateway: ${message}`));
+        } else {
+          res.end(errorFrame(route.protocol, `berth gateway: ${message}`));
+        }
+        finishRecord(passthrough ? 'passthrough' : 'translated', status, message, undefined, undefined);
+      }
+    } finally {
+      release();
+      giveBack();
     }
   }
 
@@ -994,13 +1257,14 @@ export class ModelGateway {
     signal: AbortSignal,
     attempts: { n: number },
     method?: string,
+    outputCap?: number,
   ): Promise<{ status: number; error: string | null; answer?: ModelAnswer; providerCost?: number }> {
     const fetch = this.options.fetch ?? globalThis.fetch;
     const url = passthroughUrl(target, protocol, parsed.stream, method);
     const init = {
       method: 'POST',
       headers: passthroughHeaders(target, key, req.headers),
-      body: JSON.stringify(passthroughBody(target, protocol, body, parsed.stream)),
+      body: JSON.stringify(passthroughBody(target, protocol, body, parsed.stream, outputCap)),
       signal,
     };
     const response = await withRetries(
@@ -1099,23 +1363,32 @@ export class ModelGateway {
     protocol: WireProtocol,
     url: URL,
   ): Promise<void> {
-    let prompt: LanguageModelV3Message[];
+    let call: ParsedRequest['call'];
     try {
-      prompt = codec.parseRequest(
+      call = codec.parseRequest(
         protocol === 'anthropic-messages' ? { max_tokens: 1, ...(body as object) } : body,
         url,
-      ).call.prompt;
+      ).call;
     } catch (error) {
       const { status, message } = errorStatus(error);
       return this.sendJson(res, status, codec.errorBody(status, `berth gateway: ${message}`));
     }
-    const tokens = Math.ceil(JSON.stringify(prompt).length / 4);
+    const tokens = estimateTokens(call);
     return this.sendJson(
       res,
       200,
       protocol === 'gemini' ? { totalTokens: tokens } : { input_tokens: tokens },
     );
   }
+}
+
+function sumHolds(holds: Iterable<CallHold>): CallHold {
+  const sum = { tokens: 0, usd: 0 };
+  for (const hold of holds) {
+    sum.tokens += hold.tokens;
+    sum.usd += hold.usd;
+  }
+  return sum;
 }
 
 function usageRecord(usage: TokenUsage): ModelCallRecord['usage'] {

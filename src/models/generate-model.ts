@@ -30,6 +30,8 @@ export async function generateModel(options: {
   apiKey?: string;
   envFile?: string;
   requestTimeoutSec?: number;
+  /** Requests the client keeps in flight (`-n`): the session lets as many run at once. */
+  concurrency?: number;
 }): Promise<GenerateModel> {
   const slash = options.model.indexOf('/');
   const known = slash > 0 && findProvider(options.model.slice(0, slash)) !== undefined;
@@ -59,7 +61,11 @@ export async function generateModel(options: {
     socket: false,
     ...(options.requestTimeoutSec !== undefined ? { requestTimeoutSec: options.requestTimeoutSec } : {}),
   });
-  const session = gateway.openSession({ trialName: 'generate', model: resolved });
+  const session = gateway.openSession({
+    trialName: 'generate',
+    model: resolved,
+    ...(options.concurrency !== undefined ? { limits: { maxCallsInFlight: options.concurrency } } : {}),
+  });
   let closed: Promise<string> | undefined;
   return {
     name: resolved.name,

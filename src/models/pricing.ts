@@ -2,7 +2,7 @@
  * Cost of model calls. The provider's own figure wins where it reports one
  * (OpenRouter's `usage.cost`); otherwise berth's dated price table
  * (prices.json, USD per million input, cached-input, cache-write and output
- * tokens), which a file of the same shape (`--model-prices FILE`) extends or
+ * tokens, with each model's output limit), which a file of the same shape (`--model-prices FILE`) extends or
  * overrides. A model in neither gets its tokens counted and `cost_usd: null`:
  * berth never guesses a price.
  */
@@ -20,6 +20,11 @@ export interface ModelPrice {
   /** Cache writes (Anthropic); default `input`. */
   cache_write?: number;
   output: number;
+  /**
+   * The most output tokens one call may ask for (the vendor's limit): the output cap the gateway
+   * sets, under a budget, on a call that sets none (src/models/gateway.ts).
+   */
+  max_output_tokens?: number;
 }
 
 export interface PriceFile {
@@ -58,6 +63,11 @@ export class PriceTable {
       if (price) return price;
     }
     return undefined;
+  }
+
+  /** The most output tokens one call of the model may ask for, when the table says. */
+  outputLimit(target: Pick<ModelTarget, 'provider' | 'name'>): number | undefined {
+    return this.priceOf(target)?.max_output_tokens;
   }
 
   /** USD for `usage`, or undefined when the model has no price. */
@@ -107,6 +117,12 @@ function readPriceFile(path: string): PriceFile {
           'expected a number >= 0 (USD per million tokens)',
         );
     }
+    const limit = (price as unknown as Record<string, unknown>)?.max_output_tokens;
+    if (limit !== undefined && (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1))
+      throw new InputError(
+        { file: path, field: `models.${name}.max_output_tokens` },
+        'expected a whole number >= 1 (the most output tokens one call may ask for)',
+      );
   }
   return value as PriceFile;
 }

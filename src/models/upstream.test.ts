@@ -27,4 +27,28 @@ describe('passthroughBody', () => {
       stream: true,
     });
   });
+
+  it("writes the gateway's output cap in each protocol's own field", () => {
+    const cap = (
+      protocol: Parameters<typeof passthroughBody>[1],
+      body: Record<string, unknown>,
+      t = target,
+    ) => passthroughBody(t, protocol, body, false, 700) as Record<string, unknown>;
+    expect(cap('openai-chat', {})).toMatchObject({ max_completion_tokens: 700 });
+    expect(cap('openai-chat', {})).not.toHaveProperty('max_tokens');
+    expect(cap('openai-chat', { max_tokens: 9000 })).toMatchObject({ max_tokens: 700 });
+    expect(cap('openai-chat', {}, { ...target, provider: 'hosted_vllm' })).toMatchObject({ max_tokens: 700 });
+    expect(cap('openai-responses', {})).toMatchObject({ max_output_tokens: 700 });
+    expect(cap('openai-completions', {})).toMatchObject({ max_tokens: 700 });
+    expect(cap('gemini', { generationConfig: { temperature: 0 } })).toMatchObject({
+      generationConfig: { temperature: 0, maxOutputTokens: 700 },
+    });
+    expect(
+      cap('anthropic-messages', { max_tokens: 32000, thinking: { type: 'enabled', budget_tokens: 31999 } }),
+    ).toMatchObject({ max_tokens: 700, thinking: { type: 'enabled', budget_tokens: 1024 } });
+    expect(passthroughBody(target, 'openai-chat', { max_tokens: 5 }, false)).toEqual({
+      model: 'gpt-4o',
+      max_tokens: 5,
+    });
+  });
 });

@@ -176,14 +176,50 @@ export function passthroughHeaders(
   return headers;
 }
 
-/** The agent's body made ready for the upstream: the model replaced, usage asked for. */
+/**
+ * The agent's body made ready for the upstream: the model replaced, usage asked for, and the
+ * output cap the gateway's budgets set (`outputCap`, src/models/gateway.ts) written in the
+ * protocol's own field: `max_completion_tokens` or `max_tokens` (chat: the field the agent used,
+ * else OpenAI's current one for OpenAI and `max_tokens` for other servers), `max_output_tokens`
+ * (Responses), `max_tokens` (Messages, with an extended-thinking budget lowered below it),
+ * `generationConfig.maxOutputTokens` (Gemini), `max_tokens` (text completions).
+ */
 export function passthroughBody(
   target: ModelTarget,
   protocol: WireProtocol,
   body: Record<string, unknown>,
   stream: boolean,
+  outputCap?: number,
 ): unknown {
   const out: Record<string, unknown> = { ...body };
+  if (outputCap !== undefined) {
+    if (protocol === 'openai-chat') {
+      const named = ['max_completion_tokens', 'max_tokens'].filter(
+        (k) => body[k] !== undefined && body[k] !== null,
+      );
+      for (const k of named.length > 0
+        ? named
+        : [target.provider === 'openai' ? 'max_completion_tokens' : 'max_tokens'])
+        out[k] = outputCap;
+    } else if (protocol === 'openai-responses') out.max_output_tokens = outputCap;
+    else if (protocol === 'gemini')
+      out.generationConfig = {
+        ...((body.generationConfig as object | undefined) ?? {}),
+        maxOutputTokens: outputCap,
+      };
+    else {
+      out.max_tokens = outputCap;
+      // Anthropic wants a thinking budget below max_tokens (and of 1,024 at least).
+      const thinking = body.thinking as { type?: unknown; budget_tokens?: unknown } | undefined;
+      if (
+        protocol === 'anthropic-messages' &&
+        thinking?.type === 'enabled' &&
+        typeof thinking.budget_tokens === 'number' &&
+        thinking.budget_tokens >= outputCap
+      )
+        out.thinking = { ...thinking, budget_tokens: Math.max(1024, outputCap - 1) };
+    }
+  }
   if (protocol !== 'gemini') out.model = target.name;
   // OpenAI (and vLLM) put usage in a stream only when asked, for chat and text completions
   // alike: a streamed call without it was counted as 0 tokens (breaker11 F2, /v1/completions).

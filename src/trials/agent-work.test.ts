@@ -11,6 +11,7 @@ import { type LimitRequest, MiB } from '../sandbox/limits.ts';
 import type { Task } from '../tasks/task.ts';
 import { takeAgentWork } from './agent-work.ts';
 import { AgentWorkError } from './errors.ts';
+import { verifierEnvironment } from './verifier-environment.ts';
 
 const SNAPSHOT = {
   files: {
@@ -224,50 +225,6 @@ describe('takeAgentWork (local)', () => {
     );
   }, 120_000);
 
-  it("a copy that fills the fresh environment's disk limit is the agent's failure (AgentWorkError)", async (ctx) => {
-    const limits: LimitRequest = { writableBytes: 64 * MiB };
-    const agent = await start(limits);
-    const fresh = await start(limits);
-    if (fresh.limits.record.enforced_by.disk !== 'tmpfs')
-      ctx.skip('no size-capped trial folder here (not root?)');
-    // 40 MiB the agent wrote (within its limit, and within the copy's), into a fresh environment
-    // whose disk holds 40 MiB already: the base repository counts there too.
-    const acted = await agent.exec('head -c 41943040 /dev/urandom > data.bin');
-    expect(acted.exitCode, acted.output).toBe(0);
-    const filled = await fresh.exec('head -c 41943040 /dev/urandom > .git/filler');
-    expect(filled.exitCode, filled.output).toBe(0);
-    const error = await takeAgentWork(agent, fresh, fresh.baseCommit).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect(error).toBeInstanceOf(AgentWorkError);
-    expect((error as Error).message).toMatch(
-      /does not fit the fresh environment's disk limit of 67108864 bytes/,
-    );
-  }, 60_000);
-
-  it("a copy that fails for berth's reasons is an EnvironmentCopyError, which -r retries", async () => {
-    const agent = await start();
-    const fresh = await start();
-    expect((await agent.exec("printf 'two\\n' >> notes.txt")).exitCode).toBe(0);
-    // The fresh environment is gone under the copy.
-    const gone: Environment = Object.create(fresh, {
-      extractArchive: {
-        value: async (path: string, stream: Readable) => {
-          await fresh.stop();
-          return fresh.extractArchive(path, stream);
-        },
-      },
-    });
-    const error = await takeAgentWork(agent, gone, fresh.baseCommit).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect(error).toBeInstanceOf(EnvironmentCopyError);
-    expect((error as Error).message).toContain('the environment is stopped');
-    expect(shouldRetry({ ...DEFAULT_RETRY, max_retries: 3 }, (error as Error).name)).toBe(true);
-  }, 60_000);
-
   it('a copy that stalls ends at its time bound with CopyTimeoutError (retried)', async () => {
     const agent = await start();
     const fresh = await start();
@@ -311,4 +268,80 @@ describe('takeAgentWork (local)', () => {
     };
     await expect(takeAgentWork(plain, fresh, fresh.baseCommit)).rejects.toThrow(/cannot carry/);
   });
+});
+
+/**
+ * What `verifierEnvironment` sees of an agent's environment that changed a file outside its work
+ * folder (a container's record, which a local environment has not): it verifies in `fresh`,
+ * which receives the work folder. The work folder is named inside `fresh`'s own trial folder
+ * (`<root>/tmp/repo`), where a container has `/testbed`: a local environment refuses to extract
+ * into its root itself, which holds berth's folders.
+ */
+function tampered(agent: LocalEnvironment, fresh: LocalEnvironment): Environment {
+  return Object.create(agent, {
+    workdir: { value: join(fresh.root, 'tmp', 'repo') },
+    fileSystemChanges: { value: async () => [{ kind: 'A', path: '/usr/local/bin/python3' }] },
+    archive: { value: () => agent.archive(agent.workdir) },
+  });
+}
+
+/** The two carries of an agent's work folder into a fresh environment (`carryFolder`), as the engine calls them. */
+const CARRIES: [string, (agent: LocalEnvironment, fresh: LocalEnvironment) => Promise<unknown>][] = [
+  ['takeAgentWork', (agent, fresh) => takeAgentWork(agent, fresh, fresh.baseCommit)],
+  [
+    "verifierEnvironment (the verifier's fresh environment)",
+    (agent, fresh) =>
+      verifierEnvironment(tampered(agent, fresh), {
+        before: new Set(),
+        start: async () => fresh,
+        keepOriginal: true,
+      }),
+  ],
+];
+
+describe.each(CARRIES)('a failed carry of the work folder: %s', (_, carry) => {
+  it("a copy that fills the fresh environment's disk limit is the agent's failure (AgentWorkError, not retried)", async (ctx) => {
+    const limits: LimitRequest = { writableBytes: 64 * MiB };
+    const agent = await start(limits);
+    const fresh = await start(limits);
+    if (fresh.limits.record.enforced_by.disk !== 'tmpfs')
+      ctx.skip('no size-capped trial folder here (not root?)');
+    // 40 MiB the agent wrote (within its limit, and within the copy's), into a fresh environment
+    // whose disk holds 40 MiB already: the base repository counts there too.
+    const acted = await agent.exec('head -c 41943040 /dev/urandom > data.bin');
+    expect(acted.exitCode, acted.output).toBe(0);
+    const filled = await fresh.exec('head -c 41943040 /dev/urandom > .git/filler');
+    expect(filled.exitCode, filled.output).toBe(0);
+    const error = await carry(agent, fresh).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(AgentWorkError);
+    expect((error as Error).message).toMatch(
+      /does not fit the fresh environment's disk limit of 67108864 bytes/,
+    );
+    expect(shouldRetry({ ...DEFAULT_RETRY, max_retries: 3 }, (error as Error).name)).toBe(false);
+  }, 60_000);
+
+  it("a copy that fails for berth's reasons is an EnvironmentCopyError, which -r retries", async () => {
+    const agent = await start();
+    const fresh = await start();
+    expect((await agent.exec("printf 'two\\n' >> notes.txt")).exitCode).toBe(0);
+    // The fresh environment is gone under the copy.
+    const gone: LocalEnvironment = Object.create(fresh, {
+      extractArchive: {
+        value: async (path: string, stream: Readable) => {
+          await fresh.stop();
+          return fresh.extractArchive(path, stream);
+        },
+      },
+    });
+    const error = await carry(agent, gone).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(EnvironmentCopyError);
+    expect((error as Error).message).toContain('the environment is stopped');
+    expect(shouldRetry({ ...DEFAULT_RETRY, max_retries: 3 }, (error as Error).name)).toBe(true);
+  }, 60_000);
 });

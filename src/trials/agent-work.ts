@@ -14,8 +14,8 @@
  *    cgroup), so nothing of the agent's writes its folder while it is read (trust13: a writer
  *    the agent left running applied a fix after the agent returned, before the copy). The
  *    engine halts it as soon as the agent returns; this call makes sure;
- * 2. the agent's work folder is carried, as a tar stream, into a side folder of the FRESH
- *    environment, inside its `.git` (`Environment.archive` / `extractArchive`: Docker's engine,
+ * 2. the agent's work folder is carried (`carryFolder`), as a tar stream, into a side folder of
+ *    the FRESH environment, inside its `.git` (`Environment.archive` / `extractArchive`: Docker's engine,
  *    from container to container; locally berth's own `tar` on the host and a sandboxed `tar -x`
  *    as the fresh environment's uid). Nothing runs in the agent's environment. The stream is
  *    bounded by the environment's disk limit (src/util/tar-bound.ts: files are stored expanded,
@@ -79,16 +79,7 @@ export async function takeAgentWork(
   const made = await fresh.exec(`mkdir -p -- ${shellQuote(`${side}/objects`)}`, common);
   if (made.exitCode !== 0) throw new Error(`cannot make ${side}: ${made.output.slice(-500)}`);
   try {
-    try {
-      const cap = agent.limits?.record.disk_bytes ?? DEFAULT_LIMITS.diskBytes;
-      const bounded = boundTar(cap);
-      // A failure of either ends both (the producer stops reading); extractArchive throws it.
-      pipeline(await agent.archive(agent.workdir), bounded, () => undefined);
-      await fresh.extractArchive(side, bounded);
-    } catch (error) {
-      if (signal?.aborted) throw error;
-      throw await carryFailure(error, fresh);
-    }
+    await carryFolder(agent, agent.workdir, fresh, side, signal);
     // No repository of the agent's in its copy: where the base has a gitlink and the copy a
     // `.git` there, `git add` runs `git status` in that folder with that `.git`'s config (its
     // filters run). A gitlink with no repository behind it stays as the base has it. A folder
@@ -121,6 +112,38 @@ export async function takeAgentWork(
     return await agentDiff(inTree, base, signal);
   } finally {
     await fresh.exec(`rm -rf -- ${shellQuote(side)}`, common).catch(() => undefined);
+  }
+}
+
+/**
+ * Carries the folder `path` of `from` into the folder `into` of `to` (made when missing), as a
+ * tar stream from one environment to the other (`Environment.archive` / `extractArchive`):
+ * nothing runs in `from`. The stream is bounded by `from`'s disk limit (10 GiB when it has
+ * none; sparse files count at their full size, src/util/tar-bound.ts), in time by the
+ * environments (`CopyTimeoutError`). The one carry of an agent's work folder: into a side folder
+ * of a fresh environment (`takeAgentWork`), and into a fresh environment to verify in
+ * (src/trials/verifier-environment.ts).
+ * @throws AgentWorkError or EnvironmentCopyError when the carry fails, by whose failure it is
+ *   (`carryFailure`; the error itself once `signal` aborted); Error when `from` cannot send a
+ *   folder or `to` cannot receive one
+ */
+export async function carryFolder(
+  from: Environment,
+  path: string,
+  to: Environment,
+  into: string,
+  signal?: AbortSignal,
+): Promise<void> {
+  if (!from.archive) throw new Error(`a ${from.kind} environment cannot carry a folder out`);
+  if (!to.extractArchive) throw new Error(`a ${to.kind} environment cannot receive a folder`);
+  try {
+    const bounded = boundTar(from.limits?.record.disk_bytes ?? DEFAULT_LIMITS.diskBytes);
+    // A failure of either ends both (the producer stops reading); extractArchive throws it.
+    pipeline(await from.archive(path), bounded, () => undefined);
+    await to.extractArchive(into, bounded);
+  } catch (error) {
+    if (signal?.aborted) throw error;
+    throw await carryFailure(error, to);
   }
 }
 

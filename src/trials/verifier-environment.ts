@@ -4,11 +4,13 @@
  * to decide the verdict.
  *
  * 1. Processes. Every process the agent started is gone before the verifier starts:
- *    `Environment.killStrayProcesses` (Docker: PID 1 killed and the container started
- *    again; the kernel takes the whole pid namespace with it, so a process that forks a
- *    successor and exits cannot race the kill; the restart runs the image's entrypoint again,
- *    which may be the agent's code, so with an entrypoint the verifier runs in a fresh
- *    environment, and the task's healthcheck never runs again here: breaker10 F5, F8). The
+ *    `Environment.killStrayProcesses` (Docker: PID 1 killed, the kernel takes the whole pid
+ *    namespace with it, so a process that forks a successor and exits cannot race the kill).
+ *    The container stays stopped while berth reads its record and copies its work folder:
+ *    nothing runs in it until a command starts it again, which runs the image's entrypoint
+ *    again, maybe the agent's code; so with an entrypoint the verifier runs in a fresh
+ *    environment (the agent's is never started again before that one verified), and the
+ *    task's healthcheck never runs again here: breaker10 F5, F8, mend13). The
  *    local sandbox needs nothing: each command has its own pid namespace, killed when the
  *    command ends
  *    (test/trials/hopping-writers.test.ts proves both).
@@ -35,14 +37,11 @@
  * changed again is not seen (the record says "changed", not by whom).
  */
 import { posix } from 'node:path';
-import { pipeline } from 'node:stream';
 import type { Environment, FileSystemChange } from '../environments/environment.ts';
-import { DEFAULT_LIMITS } from '../sandbox/limits.ts';
 import { shellQuote } from '../util/shell.ts';
-import { boundTar, TarBoundError } from '../util/tar-bound.ts';
 import type { TamperFinding, TamperRecord } from '../verifiers/tampering/types.ts';
 import type { VerifierResult } from '../verifiers/verifier.ts';
-import { AgentWorkError } from './errors.ts';
+import { carryFolder } from './agent-work.ts';
 import type { TrialResult } from './result.ts';
 
 /**
@@ -253,9 +252,9 @@ export function changesOutside(
 
 /** Why a verifier leaves the agent's environment that changed nothing outside its work folder. */
 const ENTRYPOINT_RERUN =
-  "the image's entrypoint ran again when the agent's environment was restarted to kill its processes, and may run the agent's code";
+  "the image's entrypoint would run again when the agent's environment started again after its processes were killed, and may run the agent's code";
 
-/** A finding of layer `environment` (veto) for an agent's environment whose entrypoint ran again. */
+/** A finding of layer `environment` (veto) for an agent's environment whose entrypoint would run again. */
 function entrypointFinding(action: string): TamperFinding {
   return {
     kind: 'environment-changed',
@@ -352,8 +351,9 @@ export async function verifierEnvironment(
   const killed = environment.killStrayProcesses ? await environment.killStrayProcesses() : 0;
   const changed = await changes();
   const seen = options.before ? changesOutside(changed, options.before, environment.workdir, logsDir) : [];
-  // The restart of the kill ran the image's entrypoint again: code the agent may have written
-  // (breaker10 F5), alive now and not killed. Never verified there: a fresh environment.
+  // The container is stopped (Docker). Started again to verify in it, it would run the image's
+  // entrypoint again: code the agent may have written (breaker10 F5). Never verified there: a
+  // fresh environment, and the work folder is copied from the stopped container.
   const rerun = environment.killStrayProcesses !== undefined && environment.entrypoint === true;
   if (seen.length === 0 && !rerun) {
     // What the agent left where tools keep caches goes (`CLEARED`), as root, no process of it alive.
@@ -375,10 +375,9 @@ export async function verifierEnvironment(
     // may have edited (breaker10 F8).
     return { environment, killed, ...(cleared.length > 0 ? { cleared } : {}) };
   }
-  const archive = environment.archive?.bind(environment);
   const workdir = environment.workdir.replace(/\/+$/, '') || '/';
-  if (!archive || workdir === '/') {
-    const why = archive
+  if (!environment.archive || workdir === '/') {
+    const why = environment.archive
       ? "the task's work folder is /, which cannot be carried alone into a fresh one"
       : 'this environment cannot carry its work folder into a fresh one';
     const finding =
@@ -390,24 +389,18 @@ export async function verifierEnvironment(
   }
   const fresh = await options.start();
   try {
-    if (!fresh.extractArchive) throw new Error(`a ${fresh.kind} environment cannot receive a folder`);
     // Only the work folder as the agent left it: the image's copy goes first.
     await fresh.exec(`rm -rf ${shellQuote(workdir)} && mkdir -p ${shellQuote(posix.dirname(workdir))}`, {
       user: 'root',
       cwd: '/',
       timeoutSec: 300,
     });
-    // Bounded by the disk limit as the multilingual carry is (src/trials/agent-work.ts), in time
-    // by the environments (CopyTimeoutError): sparse files count at their full size.
-    const bounded = boundTar(environment.limits?.record.disk_bytes ?? DEFAULT_LIMITS.diskBytes);
-    pipeline(await archive(workdir), bounded, () => undefined);
-    await fresh.extractArchive(posix.dirname(workdir), bounded);
+    // The multilingual carry's (src/trials/agent-work.ts): bounded by the disk limit (sparse files
+    // count at their full size) and in time; a failure is the agent's (AgentWorkError) or berth's
+    // (EnvironmentCopyError, retried) as there.
+    await carryFolder(environment, workdir, fresh, posix.dirname(workdir));
   } catch (error) {
     await fresh.stop().catch(() => {});
-    if (error instanceof TarBoundError)
-      throw new AgentWorkError(
-        `${error.message}, the environment's disk limit (a sparse file counts at its full size)`,
-      );
     throw error;
   }
   if (!options.keepOriginal) await environment.stop();

@@ -976,55 +976,78 @@ export async function fingerprintBeneath(
   }
 }
 
-/** Folder levels `findBeneath` enters at most (one open folder each). */
+/** Folder levels `walkBeneath` enters at most (one open folder each). */
 export const MAX_FIND_DEPTH = 128;
 
+/** One entry of a {@link walkBeneath} walk. */
+interface WalkEntry {
+  /** Below the root, `/`-separated. */
+  path: string;
+  name: string;
+  /** The entry in its open folder (`/proc/self/fd/<fd>/<name>`): opened with no-follow only. */
+  at: string;
+  /** 0 for the root's own entries. */
+  depth: number;
+  /** What the folder's listing says (no `stat`): a folder. */
+  isDirectory: boolean;
+}
+
 /**
- * The paths below `root` (relative, `/`-separated) of every entry that is not a folder and
- * that `match` accepts, found without following a link: folders are opened one by one with
- * no-follow, those `skip` names are not entered. `complete` is false when the walk stopped at
- * `maxEntries` entries, below `MAX_FIND_DEPTH` folder levels or at a name that is not UTF-8 (what
- * was found is then not all there is). The calls are synchronous, as {@link treeDigestBeneath}'s
- * (through the thread pool each folder cost three round trips, which a loaded machine or a
- * busy event loop stretch: a trial's walk after the tests waited for the parse of the test log),
- * and the event loop is let go every 256 entries.
+ * What {@link walkBeneath}'s visitor does with an entry: `false` stops the walk, a descriptor is a
+ * folder it opened without following a link for the walk to enter (the walk closes it), nothing
+ * goes on.
  */
-export async function findBeneath(
+type WalkStep = number | false | undefined;
+
+/**
+ * The one walk below `rootPath` of a tree untrusted code could have written: depth first, one open
+ * folder per level (never one per folder waiting its turn), only into folders `visit` opened
+ * without following a link; a name that is not UTF-8 stops it. Its calls are synchronous (through
+ * the thread pool each folder cost three round trips, which a loaded machine or a busy event loop
+ * stretch: a trial's walk after the tests waited for the parse of the test log), and the event loop
+ * is let go each time 256 is counted (one an entry; `visit` counts what it reads with `breathe`).
+ * `visit` sees each entry, in the byte order of names with `sorted`, else as listed.
+ * @returns false when the walk stopped: `visit` said so, past `maxEntries` entries, a folder below
+ *   `MAX_FIND_DEPTH` levels, a name that is not UTF-8
+ * @throws the file system's errors (the root is no folder) and `visit`'s
+ */
+async function walkBeneath(
   rootPath: string,
-  options: { match: (path: string) => boolean; skip: (name: string) => boolean; maxEntries: number },
-): Promise<{ paths: string[]; complete: boolean }> {
-  const paths: string[] = [];
+  options: { maxEntries: number; sorted?: boolean },
+  visit: (entry: WalkEntry, breathe: (cost: number) => Promise<void>) => WalkStep | Promise<WalkStep>,
+): Promise<boolean> {
   let seen = 0;
-  // Depth first: one open folder per level, never one per folder waiting its turn.
-  const visit = async (fd: number, prefix: string, depth: number): Promise<boolean> => {
+  let sinceYield = 0;
+  const breathe = async (cost: number) => {
+    sinceYield += cost;
+    if (sinceYield < 256) return;
+    sinceYield = 0;
+    await nextTurn();
+  };
+  const walk = async (fd: number, prefix: string, depth: number): Promise<boolean> => {
     if (depth > MAX_FIND_DEPTH) return false;
     const entries = readdirSync(Buffer.from(`/proc/self/fd/${fd}/`), {
       withFileTypes: true,
       encoding: 'buffer',
     });
+    if (options.sorted) entries.sort((a, b) => Buffer.compare(a.name, b.name));
     for (const entry of entries) {
       if (++seen > options.maxEntries) return false;
-      if (seen % 256 === 0) await new Promise((done) => setImmediate(done));
-      const raw = entry.name as unknown as Buffer;
+      // breathe(1), without a promise for each entry.
+      if (++sinceYield >= 256) await breathe(0);
+      const raw = entry.name;
       const name = raw.toString('utf8');
       if (!Buffer.from(name, 'utf8').equals(raw)) return false;
       const path = `${prefix}${name}`;
-      if (!entry.isDirectory()) {
-        if (options.match(path)) paths.push(path);
-        continue;
-      }
-      if (options.skip(name)) continue;
-      let child: number;
+      const step = visit(
+        { path, name, at: `/proc/self/fd/${fd}/${name}`, depth, isDirectory: entry.isDirectory() },
+        breathe,
+      );
+      const child = step instanceof Promise ? await step : step;
+      if (child === false) return false;
+      if (child === undefined) continue;
       try {
-        child = openSync(`/proc/self/fd/${fd}/${name}`, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
-      } catch (error) {
-        // Gone or swapped for something else (a link, a file) since it was listed: nothing to enter.
-        const code = errno(error);
-        if (code === 'ENOENT' || code === 'ELOOP' || code === 'ENOTDIR') continue;
-        throw error;
-      }
-      try {
-        if (!(await visit(child, `${path}/`, depth + 1))) return false;
+        if (!(await walk(child, `${path}/`, depth + 1))) return false;
       } finally {
         closeSync(child);
       }
@@ -1033,10 +1056,40 @@ export async function findBeneath(
   };
   const root = openSync(rootPath, O_RDONLY | O_DIRECTORY);
   try {
-    return { paths, complete: await visit(root, '', 0) };
+    return await walk(root, '', 0);
   } finally {
     closeSync(root);
   }
+}
+
+/**
+ * The paths below `root` (relative, `/`-separated) of every entry that is not a folder and
+ * that `match` accepts, found without following a link ({@link walkBeneath}): folders are opened
+ * one by one with no-follow, those `skip` names are not entered. `complete` is false when the walk
+ * stopped at `maxEntries` entries, below `MAX_FIND_DEPTH` folder levels or at a name that is not
+ * UTF-8 (what was found is then not all there is).
+ */
+export async function findBeneath(
+  rootPath: string,
+  options: { match: (path: string) => boolean; skip: (name: string) => boolean; maxEntries: number },
+): Promise<{ paths: string[]; complete: boolean }> {
+  const paths: string[] = [];
+  const complete = await walkBeneath(rootPath, options, ({ path, name, at, isDirectory }) => {
+    if (!isDirectory) {
+      if (options.match(path)) paths.push(path);
+      return undefined;
+    }
+    if (options.skip(name)) return undefined;
+    try {
+      return openSync(at, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+    } catch (error) {
+      // Gone or swapped for something else (a link, a file) since it was listed: nothing to enter.
+      const code = errno(error);
+      if (code === 'ENOENT' || code === 'ELOOP' || code === 'ENOTDIR') return undefined;
+      throw error;
+    }
+  });
+  return { paths, complete };
 }
 
 /** Caps of {@link treeDigestBeneath}: past either it gives up (undefined). */
@@ -1064,12 +1117,9 @@ export async function treeDigestBeneath(
   rootPath: string,
   options: DigestLimits & { skipTop?: readonly string[] } = {},
 ): Promise<string | undefined> {
-  const maxEntries = options.maxEntries ?? 100_000;
   let bytesLeft = options.maxBytes ?? 1024 * 1024 * 1024;
   const skipTop = new Set(options.skipTop ?? []);
   const digest = createHash('sha256');
-  let seen = 0;
-  let sinceYield = 0;
   const buffer = Buffer.allocUnsafe(1024 * 1024);
   const field = (value: Buffer | string) => {
     const data = typeof value === 'string' ? Buffer.from(value) : value;
@@ -1078,88 +1128,65 @@ export async function treeDigestBeneath(
     digest.update(length);
     digest.update(data);
   };
-  const breathe = async (cost: number) => {
-    sinceYield += cost;
-    if (sinceYield < 256) return;
-    sinceYield = 0;
-    await new Promise((done) => setImmediate(done));
-  };
-  /** Hashes the open folder `fd` (closed by the caller); false when it gave up. */
-  const visit = async (fd: number, prefix: string, depth: number): Promise<boolean> => {
-    if (depth > MAX_FIND_DEPTH) return false;
-    const raws = readdirSync(`/proc/self/fd/${fd}`, { encoding: 'buffer' });
-    raws.sort(Buffer.compare);
-    for (const raw of raws) {
-      if (++seen > maxEntries) return false;
-      const name = raw.toString('utf8');
-      if (!Buffer.from(name, 'utf8').equals(raw)) return false;
-      if (depth === 0 && skipTop.has(name)) continue;
-      const path = `${prefix}${name}`;
-      const at = `/proc/self/fd/${fd}/${name}`;
-      let handle: number;
-      try {
-        handle = openSync(at, O_PATH | O_NOFOLLOW);
-      } catch {
-        return false;
-      }
-      try {
-        const stats = fstatSync(handle);
-        field(path);
-        field(kindOf(stats));
-        field((stats.mode & 0o7777).toString(8));
-        if (stats.isSymbolicLink()) {
-          field(readlinkSync(at, { encoding: 'buffer' }));
-        } else if (stats.isFile()) {
-          bytesLeft -= stats.size;
-          if (bytesLeft < 0) return false;
-          const content = createHash('sha256');
-          const file = openSync(`/proc/self/fd/${handle}`, O_RDONLY | O_NONBLOCK);
-          let size = 0;
-          try {
-            for (;;) {
-              const read = readSync(file, buffer, 0, buffer.length, null);
-              if (read === 0) break;
-              size += read;
-              if (size > stats.size) return false;
-              content.update(buffer.subarray(0, read));
-              await breathe(read >> 15);
-            }
-          } finally {
-            closeSync(file);
-          }
-          if (size !== stats.size) return false;
-          field(content.digest('hex'));
-        } else if (stats.isDirectory()) {
-          let child: number;
-          try {
-            child = openSync(`/proc/self/fd/${handle}`, O_RDONLY | O_DIRECTORY);
-          } catch {
-            return false;
-          }
-          try {
-            if (!(await visit(child, `${path}/`, depth + 1))) return false;
-          } finally {
-            closeSync(child);
-          }
-        }
-      } finally {
-        closeSync(handle);
-      }
-      await breathe(1);
+  /** Hashes one entry; a folder's descriptor to enter, false when it gave up. */
+  const visit = async (
+    { path, name, at, depth }: WalkEntry,
+    breathe: (cost: number) => Promise<void>,
+  ): Promise<WalkStep> => {
+    if (depth === 0 && skipTop.has(name)) return undefined;
+    let handle: number;
+    try {
+      handle = openSync(at, O_PATH | O_NOFOLLOW);
+    } catch {
+      return false;
     }
-    return true;
+    try {
+      const stats = fstatSync(handle);
+      field(path);
+      field(kindOf(stats));
+      field((stats.mode & 0o7777).toString(8));
+      if (stats.isSymbolicLink()) {
+        field(readlinkSync(at, { encoding: 'buffer' }));
+      } else if (stats.isFile()) {
+        bytesLeft -= stats.size;
+        if (bytesLeft < 0) return false;
+        const content = createHash('sha256');
+        const file = openSync(`/proc/self/fd/${handle}`, O_RDONLY | O_NONBLOCK);
+        let size = 0;
+        try {
+          for (;;) {
+            const read = readSync(file, buffer, 0, buffer.length, null);
+            if (read === 0) break;
+            size += read;
+            if (size > stats.size) return false;
+            content.update(buffer.subarray(0, read));
+            await breathe(read >> 15);
+          }
+        } finally {
+          closeSync(file);
+        }
+        if (size !== stats.size) return false;
+        field(content.digest('hex'));
+      } else if (stats.isDirectory()) {
+        try {
+          return openSync(`/proc/self/fd/${handle}`, O_RDONLY | O_DIRECTORY);
+        } catch {
+          return false;
+        }
+      }
+      return undefined;
+    } finally {
+      closeSync(handle);
+    }
   };
-  let root: number;
   try {
-    root = openSync(rootPath, O_RDONLY | O_DIRECTORY);
+    const whole = await walkBeneath(
+      rootPath,
+      { maxEntries: options.maxEntries ?? 100_000, sorted: true },
+      visit,
+    );
+    return whole ? digest.digest('hex') : undefined;
   } catch {
     return undefined;
-  }
-  try {
-    return (await visit(root, '', 0)) ? digest.digest('hex') : undefined;
-  } catch {
-    return undefined;
-  } finally {
-    closeSync(root);
   }
 }

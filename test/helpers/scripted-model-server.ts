@@ -60,6 +60,8 @@ export interface ScriptedModelServer {
   /** `http://127.0.0.1:PORT` */
   url: string;
   requests: ReceivedRequest[];
+  /** The most requests it was answering at once (each counted from its arrival to its connection's end). */
+  readonly maxInFlight: number;
   close(): Promise<void>;
 }
 
@@ -126,7 +128,14 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Starts a scripted model server on 127.0.0.1, on `listenPort` (0, the default: any free port). */
 export async function startScriptedModelServer(script: Script, listenPort = 0): Promise<ScriptedModelServer> {
   const requests: ReceivedRequest[] = [];
+  let inFlight = 0;
+  let maxInFlight = 0;
   const server: Server = createServer(async (req, res) => {
+    inFlight += 1;
+    maxInFlight = Math.max(maxInFlight, inFlight);
+    res.on('close', () => {
+      inFlight -= 1;
+    });
     const url = new URL(req.url ?? '/', 'http://scripted');
     const route = routeOf(req.method ?? '', url.pathname);
     const chunks: Buffer[] = [];
@@ -208,6 +217,9 @@ export async function startScriptedModelServer(script: Script, listenPort = 0): 
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    get maxInFlight() {
+      return maxInFlight;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

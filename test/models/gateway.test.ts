@@ -9,12 +9,18 @@ import { GoogleGenAI } from '@google/genai';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Credentials } from '../../src/models/credentials.ts';
-import { type GatewayOptions, ModelGateway } from '../../src/models/gateway.ts';
+import {
+  estimateTokens,
+  type GatewayOptions,
+  type GatewaySession,
+  ModelGateway,
+} from '../../src/models/gateway.ts';
 import { PriceTable } from '../../src/models/pricing.ts';
 import { type ModelTarget, resolveModel } from '../../src/models/providers.ts';
 import {
   type Script,
   type ScriptedModelServer,
+  type ScriptReply,
   startScriptedModelServer,
 } from '../helpers/scripted-model-server.ts';
 
@@ -581,5 +587,188 @@ describe('tokens, cost and limits', () => {
     await expect(ask(a)).rejects.toThrow(/budget of \$0.5 is spent/);
     await expect(ask(b)).rejects.toMatchObject({ status: 403 });
     expect(upstream.requests).toHaveLength(2);
+  });
+});
+
+describe('budgets hold under concurrent calls (issue 10)', () => {
+  /**
+   * A vendor-like upstream: it counts the prompt's text at 4 characters a token, writes at most
+   * the call's output cap (500 tokens when the call sets none) and streams a frame every 20 ms,
+   * so calls sent at once overlap.
+   */
+  const vendorLike: Script = (request) => {
+    const text = request.parsed.call.prompt
+      .map((m) =>
+        typeof m.content === 'string'
+          ? m.content
+          : m.content.map((part) => (part.type === 'text' ? part.text : '')).join(''),
+      )
+      .join('');
+    const cap = request.parsed.call.maxOutputTokens;
+    return {
+      slow: {
+        delayMs: 20,
+        reply: {
+          text: 'Done: the test passes now, all of them.',
+          usage: { input: Math.ceil(text.length / 4), output: Math.min(cap ?? 500, 500) },
+        },
+      },
+    };
+  };
+  const prompt = 'Fix the failing test under src/ please. '.repeat(10);
+
+  /** One streamed call read to its end (throws on a refusal or an error frame). */
+  async function streamed(session: GatewaySession): Promise<void> {
+    const client = new OpenAI({ baseURL: session.endpoints().openai, apiKey: session.token, maxRetries: 0 });
+    const chunks = await client.chat.completions.create({
+      model: 'm',
+      stream: true,
+      messages: [{ role: 'user', content: prompt }],
+    });
+    for await (const _ of chunks) {
+      // reading to the end
+    }
+  }
+
+  /** `n` streamed calls sent at once, spread over `sessions`; how many were served. */
+  async function burst(sessions: GatewaySession[], n = 30): Promise<number> {
+    const results = await Promise.allSettled(
+      Array.from({ length: n }, (_, i) => streamed(sessions[i % sessions.length] as GatewaySession)),
+    );
+    return results.filter((r) => r.status === 'fulfilled').length;
+  }
+
+  for (const [label, target] of [
+    ['passed through', chatTarget],
+    ['translated', anthropicTarget],
+  ] as const)
+    it(`holds a $0.01 job budget against 30 concurrent streamed calls over 10 trials (${label})`, async () => {
+      const { gateway, upstream, target: t } = await setup(vendorLike, target, { jobBudgetUsd: 0.01 });
+      const sessions = Array.from({ length: 10 }, (_, i) =>
+        gateway.openSession({ trialName: `t${i}`, model: t }),
+      );
+      const served = await burst(sessions);
+      console.log(`job budget $0.01 (${label}): ${served}/30 served, $${gateway.jobCostUsd} spent`);
+      // The upstream counts no more input than the gateway's estimate: no overshoot at all.
+      expect(gateway.jobCostUsd).toBeLessThanOrEqual(0.01);
+      expect(served).toBeGreaterThanOrEqual(1);
+      expect(upstream.requests).toHaveLength(served);
+    });
+
+  it('holds a trial cost, token and turn limit against 30 concurrent streamed calls', async () => {
+    const { gateway, upstream, target } = await setup(vendorLike, chatTarget);
+    const cost = gateway.openSession({ trialName: 'cost', model: target, limits: { maxCostUsd: 0.01 } });
+    const served = { cost: await burst([cost]), tokens: 0, turns: 0 };
+    const tokens = gateway.openSession({ trialName: 'tokens', model: target, limits: { maxTokens: 2000 } });
+    served.tokens = await burst([tokens]);
+    const turns = gateway.openSession({ trialName: 'turns', model: target, limits: { maxTurns: 5 } });
+    served.turns = await burst([turns]);
+    const used = tokens.totals().usage;
+    console.log(
+      `trial limits, 30 concurrent calls each: $0.01 -> ${served.cost} served, $${cost.totals().costUsd}; ` +
+        `2000 tokens -> ${served.tokens} served, ${used.inputTokens + used.outputTokens} tokens; ` +
+        `5 turns -> ${served.turns} served; at most ${upstream.maxInFlight} upstream requests at once`,
+    );
+    expect(cost.totals().costUsd).toBeLessThanOrEqual(0.01);
+    expect(used.inputTokens + used.outputTokens).toBeLessThanOrEqual(2000);
+    expect(served.turns).toBe(5);
+    for (const session of [cost, tokens, turns]) expect(session.totals().calls).toBeGreaterThanOrEqual(1);
+    expect(upstream.requests).toHaveLength(served.cost + served.tokens + served.turns);
+    // At most 4 calls of a trial in flight (the default); the others waited for their turn.
+    expect(upstream.maxInFlight).toBeLessThanOrEqual(4);
+  });
+
+  it('lets at most maxCallsInFlight calls of a trial run at once; the others wait and are served', async () => {
+    const { gateway, upstream, target } = await setup(vendorLike, chatTarget);
+    const session = gateway.openSession({ trialName: 't', model: target, limits: { maxCallsInFlight: 2 } });
+    expect(await burst([session], 12)).toBe(12);
+    expect(upstream.maxInFlight).toBe(2);
+    expect(session.totals().calls).toBe(12);
+  });
+
+  it('sets an output cap under a budget when the call has none, and lowers one that does not fit', async () => {
+    const { gateway, upstream, target } = await setup(vendorLike, chatTarget);
+    const free = gateway.openSession({ trialName: 'free', model: target });
+    await streamed(free);
+    // No budget applies: the request goes as the agent sent it.
+    expect(upstream.requests[0]?.body).not.toHaveProperty('max_completion_tokens');
+    expect(upstream.requests[0]?.body).not.toHaveProperty('max_tokens');
+    const limited = gateway.openSession({ trialName: 'limited', model: target, limits: { maxTokens: 1000 } });
+    await streamed(limited);
+    const cap = upstream.requests[1]?.body.max_completion_tokens as number;
+    // What the limit leaves after the input's estimate (gpt-4o's own limit is 16,384).
+    expect(cap).toBeGreaterThan(700);
+    expect(cap).toBeLessThan(1000);
+    expect(limited.records[0]?.warnings.join(' ')).toMatch(/output cap/);
+    const client = new OpenAI({ baseURL: limited.endpoints().openai, apiKey: limited.token, maxRetries: 0 });
+    await client.chat.completions.create({
+      model: 'm',
+      max_tokens: 100_000,
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    const lowered = upstream.requests[2]?.body;
+    // The first call used 100 input and 500 output tokens: 400 are left, less this call's input.
+    expect(lowered?.max_tokens).toBeLessThan(400);
+    expect(lowered?.max_tokens).toBeGreaterThan(0);
+  });
+
+  it("estimates a request's input at 4 characters a token, an image at 1,600 tokens whatever its size", () => {
+    const text = 'x'.repeat(4000);
+    const plain = estimateTokens({ prompt: [{ role: 'user', content: [{ type: 'text', text }] }] });
+    expect(plain).toBeGreaterThanOrEqual(1000);
+    expect(plain).toBeLessThan(1020);
+    const image = {
+      type: 'file' as const,
+      mediaType: 'image/png',
+      data: Buffer.alloc(3_000_000).toString('base64'),
+    };
+    const withImage = estimateTokens({
+      prompt: [{ role: 'user', content: [{ type: 'text', text }, image] }],
+    });
+    expect(withImage - plain).toBeGreaterThan(1600);
+    expect(withImage - plain).toBeLessThan(1620);
+  });
+
+  it('overshoots a limit by no more than what the input estimates of the calls in flight missed', async () => {
+    // An upstream that counts a token per character, 4 times the gateway's estimate.
+    const greedy: Script = (request, index) => {
+      const step = vendorLike(request, index) as { slow: { delayMs: number; reply: ScriptReply } };
+      const usage = step.slow.reply.usage as { input: number; output: number };
+      return {
+        slow: { ...step.slow, reply: { ...step.slow.reply, usage: { ...usage, input: usage.input * 4 } } },
+      };
+    };
+    const { gateway, upstream, target } = await setup(greedy, chatTarget);
+    const session = gateway.openSession({ trialName: 't', model: target, limits: { maxTokens: 2000 } });
+    const served = await burst([session]);
+    const used = session.totals().usage;
+    const seen = upstream.requests[0]?.parsed.call as Parameters<typeof estimateTokens>[0];
+    const missed = (session.records[0]?.usage.input_tokens ?? 0) - estimateTokens(seen);
+    console.log(
+      `2000 tokens, input counted at 4x the estimate: ${served} served, ${used.inputTokens + used.outputTokens} tokens (missed ${missed} a call)`,
+    );
+    expect(missed).toBeGreaterThan(0);
+    expect(used.inputTokens + used.outputTokens).toBeLessThanOrEqual(2000 + 4 * missed);
+  });
+
+  it("releases a call's hold for its real usage when its agent left early, and a waiting call then fits", async () => {
+    const { gateway, upstream, target } = await setup(vendorLike, chatTarget);
+    const session = gateway.openSession({ trialName: 't', model: target, limits: { maxTokens: 2000 } });
+    const abort = new AbortController();
+    const response = await fetch(`${session.endpoints().openai}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${session.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'm', stream: true, messages: [{ role: 'user', content: prompt }] }),
+      signal: abort.signal,
+    });
+    await (response.body as ReadableStream<Uint8Array>).getReader().read();
+    abort.abort();
+    // The first call holds nearly all 2,000 tokens until the upstream ends it; this one waits.
+    await streamed(session);
+    expect(session.records.map((r) => r.status)).toEqual([200, 200]);
+    expect(session.records[0]?.usage).toMatchObject({ input_tokens: 100, output_tokens: 500 });
+    const second = upstream.requests[1]?.body.max_completion_tokens as number;
+    expect(second).toBeLessThanOrEqual(2000 - 600 - 100);
+    expect(second).toBeGreaterThan(1000);
   });
 });

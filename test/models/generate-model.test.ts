@@ -67,4 +67,44 @@ describe('berth generate -m', () => {
       await server.close();
     }
   });
+
+  it('keeps -n requests in flight through the gateway (a trial keeps 4)', async () => {
+    const server = await startScriptedModelServer(() => ({
+      slow: {
+        delayMs: 150,
+        reply: { text: '    return sorted(numbers)\n', usage: { input: 50, output: 8 } },
+      },
+    }));
+    try {
+      const dir = await temp.make('berth-generate-');
+      const run = await execa(
+        'node',
+        [
+          bin,
+          'generate',
+          '--problems',
+          join(fixturesDir, 'functional', 'humaneval-2.jsonl'),
+          '-l',
+          '1',
+          '--num-samples',
+          '6',
+          '-n',
+          '6',
+          '-m',
+          'hosted_vllm/coder',
+          '--model-base-url',
+          `${server.url}/v1`,
+          '-o',
+          join(dir, 'samples.jsonl'),
+        ],
+        { reject: false, env: { ...process.env, CI: '1' } },
+      );
+      expect(run.exitCode, run.stderr).toBe(0);
+      expect(server.requests).toHaveLength(6);
+      // More than a trial's 4 at once (all 6 unless the machine is slow to send them).
+      expect(server.maxInFlight).toBeGreaterThan(4);
+    } finally {
+      await server.close();
+    }
+  });
 });

@@ -236,6 +236,17 @@ describe('scanPatch', () => {
         'runner-shadow:node_modules/assert/index.js',
       ].sort(),
     );
+    // For a verifier that resets the settings a fix may change too (the multilingual one): they
+    // come without a veto, said reset; node_modules still refuses.
+    const reset = scanPatch(patch, {}, undefined, { resetJsRunnerConfig: true });
+    expect(reset.map((f) => `${f.veto ? 'veto' : 'reset'} ${f.kind}:${f.paths?.[0]}`).sort()).toEqual([
+      'reset runner-config:.npmrc',
+      'reset runner-config:jest.config.js',
+      'reset runner-config:package.json',
+      'veto runner-shadow:node_modules/assert/index.js',
+    ]);
+    for (const f of reset.filter((f) => !f.veto))
+      expect(f.message).toMatch(/\(reset to the base: the tests ran without it\)$/);
     const version = await makeDiff(
       { 'package.json': '{\n  "version": "1.0.0"\n}\n' },
       { 'package.json': '{\n  "version": "1.0.1"\n}\n' },

@@ -85,6 +85,7 @@ export const registerGenerate: RegisterCommand = (program) => {
       if (options.modelBaseUrl && options.baseUrl && options.modelBaseUrl !== options.baseUrl)
         throw new UsageError('--base-url is the old name of --model-base-url: give one of them');
       const requestTimeout = number('--request-timeout', options.requestTimeout, false, 1);
+      const concurrency = number('--concurrency', options.concurrency, true, 1);
       // Every request goes through berth's model gateway (keys stay here; tokens and cost counted).
       const model = await generateModel({
         model: options.model,
@@ -92,6 +93,7 @@ export const registerGenerate: RegisterCommand = (program) => {
         ...(options.apiKey ? { apiKey: options.apiKey } : {}),
         ...(options.envFile ? { envFile: options.envFile } : {}),
         requestTimeoutSec: requestTimeout,
+        concurrency,
       });
       let samples: Awaited<ReturnType<typeof generate>>;
       try {
@@ -109,7 +111,7 @@ export const registerGenerate: RegisterCommand = (program) => {
           ...(options.topP !== undefined ? { topP: number('--top-p', options.topP, false, 0) } : {}),
           maxTokens: number('--max-tokens', options.maxTokens, true, 1),
           stop: (options.stop as string[]).map(unescapeSequence),
-          concurrency: number('--concurrency', options.concurrency, true, 1),
+          concurrency,
           timeoutSec: requestTimeout,
           ...(options.limit !== undefined ? { limit: number('--limit', options.limit, true, 1) } : {}),
           postprocess: {

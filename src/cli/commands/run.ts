@@ -173,6 +173,10 @@ export const registerRun: RegisterCommand = (program: Command) => {
     .option('--model-max-calls <n>', 'model calls (turns) a trial may make')
     .option('--model-max-tokens <n>', 'input plus output tokens a trial may use')
     .option('--model-max-cost <usd>', 'USD a trial may spend on its model')
+    .option(
+      '--model-max-in-flight <n>',
+      'model calls of a trial under way at once; more wait their turn (default 4)',
+    )
     .option('--model-budget <usd>', 'USD the whole job may spend; then no further trial starts')
     .option(
       '--model-timeout <sec>',

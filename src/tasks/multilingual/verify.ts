@@ -49,12 +49,11 @@ import { UndecodablePathError } from '../../util/patch-files.ts';
 import { shellQuote } from '../../util/shell.ts';
 import {
   configTextScript,
-  isJsRunnerConfig,
   readConfigTexts,
   scanPatch,
   sectionedConfigsIn,
 } from '../../verifiers/tampering/patch-scan.ts';
-import type { TamperFinding, TamperRecord } from '../../verifiers/tampering/types.ts';
+import type { TamperRecord } from '../../verifiers/tampering/types.ts';
 import type { Verifier, VerifierResult, VerifyContext } from '../../verifiers/verifier.ts';
 import type { VerifierSpec } from '../task.ts';
 import { gradeMultilingual } from './grade.ts';
@@ -152,20 +151,14 @@ export async function runMultilingualVerification(
   // configuration) are reset to the base with the test files, and the tests run without them:
   // recorded without a veto (an honest fix that needed them fails its tests; trust19).
   const found = await runnerChanges(env, split.codeDiff);
-  const resettable = (f: TamperFinding) =>
-    f.kind === 'runner-config' && (f.paths ?? []).length > 0 && (f.paths ?? []).every(isJsRunnerConfig);
-  const runner = found.filter((f) => !resettable(f));
-  const discardedRunner = found.filter(resettable).map((f) => ({
-    ...f,
-    veto: false,
-    message: `${f.message} (reset to the base: the tests ran without it)`,
-  }));
-  const details = (): Record<string, unknown> => ({
+  const runner = found.filter((f) => f.veto);
+  const discardedRunner = found.filter((f) => !f.veto);
+  const details: Record<string, unknown> = {
     ...splitDetails(split),
     ...(discardedRunner.length > 0
       ? { tampering: { vetoed: false, findings: discardedRunner, notes: [] } satisfies TamperRecord }
       : {}),
-  });
+  };
   if (runner.length > 0) {
     const tampering: TamperRecord = { vetoed: true, findings: [...runner, ...discardedRunner], notes: [] };
     const paths = [...new Set(runner.flatMap((finding) => finding.paths ?? []))];
@@ -173,7 +166,7 @@ export async function runMultilingualVerification(
       rewards: { reward: 0 },
       status: 'unresolved',
       reason: `tampering: the code changes configure or extend the test runner (${paths.join(', ')}); no test ran`,
-      details: { ...splitDetails(split), tampering },
+      details: { ...details, tampering },
     };
     await writeFileAtomic(join(dir, 'report.json'), `${JSON.stringify(result, null, 2)}\n`);
     return result;
@@ -207,7 +200,7 @@ export async function runMultilingualVerification(
     return fail(
       'TestPatchApplyError',
       `the test patch does not apply: ${apply.output.slice(-2000)}`,
-      details(),
+      details,
     );
   }
 
@@ -239,8 +232,7 @@ export async function runMultilingualVerification(
 
   // 5. Parse and grade.
   const parser = findParser(spec.parser);
-  if (!parser)
-    return fail('UnknownLogParserError', `no parser named ${spec.parser} is registered`, details());
+  if (!parser) return fail('UnknownLogParserError', `no parser named ${spec.parser} is registered`, details);
   const parsed = await parser.parse(chunksOf(log), { sourceName: logFile });
   if (truncated) parsed.truncated = true;
   if (parsed.tests.length === 0) {
@@ -248,7 +240,7 @@ export async function runMultilingualVerification(
       'VerifierOutputParseError',
       `the ${parser.name} parser found no test in the log (exit ${testExit})`,
       {
-        ...details(),
+        ...details,
         timedOut: run.timedOut,
         warnings: parsed.warnings,
       },
@@ -272,7 +264,7 @@ export async function runMultilingualVerification(
       timed_out: run.timedOut,
       truncated: parsed.truncated,
       warnings: parsed.warnings,
-      ...details(),
+      ...details,
     },
   };
   if (run.timedOut)
@@ -283,10 +275,10 @@ export async function runMultilingualVerification(
 
 /**
  * What the patch layer of the tamper checks (src/verifiers/tampering/patch-scan.ts) finds in the
- * code changes: runner configuration, plugin and shadow files. The pytest settings files they
- * change are read as the diff left them (in `env`, before any reset), so that a change to a key a
- * fix may change (`markers`, `filterwarnings`, `minversion`) or outside pytest's sections is no
- * finding.
+ * code changes: runner configuration, plugin and shadow files, JavaScript runner settings without
+ * a veto (reset to the base: `resetJsRunnerConfig`). The pytest settings files they change are
+ * read as the diff left them (in `env`, before any reset), so that a change to a key a fix may
+ * change (`markers`, `filterwarnings`, `minversion`) or outside pytest's sections is no finding.
  */
 async function runnerChanges(env: Environment, codeDiff: string) {
   const configs = sectionedConfigsIn(codeDiff);
@@ -296,7 +288,7 @@ async function runnerChanges(env: Environment, codeDiff: string) {
     const read = await env.exec(configTextScript(configs, mark), { timeoutSec: 120 });
     texts = readConfigTexts(read.output, configs, mark).texts;
   }
-  return scanPatch(codeDiff, texts).filter((finding) => finding.veto);
+  return scanPatch(codeDiff, texts, undefined, { resetJsRunnerConfig: true });
 }
 
 function splitDetails(split: ReturnType<typeof splitDiff>): Record<string, unknown> {

@@ -179,16 +179,6 @@ export function packageJsonChanges(
   return out;
 }
 
-/**
- * JavaScript test-runner settings a real fix may change too (`package.json`, jest/vite/vitest/mocha
- * configuration, `.npmrc`): the multilingual verifier resets them to the base and runs the
- * tests without them, instead of refusing the fix as tampering.
- */
-export function isJsRunnerConfig(path: string): boolean {
-  const base = posix.basename(path);
-  return base === 'package.json' || JS_CONFIG.some((re) => re.test(base));
-}
-
 /** pytest's own settings files, whole (pytest 9 reads `pytest.toml` and `.pytest.toml` before the others). */
 const PYTEST_SETTINGS_FILES = new Set(['pytest.ini', '.pytest.ini', 'pytest.toml', '.pytest.toml']);
 
@@ -209,16 +199,25 @@ const RUNNER_REFERENCE =
   /(^|[^\w.])(_pytest|pluggy)\b|\bpytest\.(skip|xfail|exit|fail|hookimpl)\b|berth_probe|BERTH_PROBE|internal\/test_runner/;
 
 /**
+ * The top-level module the path `parts` (below a folder on `sys.path`) is: a module file
+ * (`iniconfig.py`, `logging.cpython-311-x86_64-linux-gnu.so`, `logging.pyc` -> the name before its
+ * first dot) or a package's `__init__` (`packaging/__init__.py` -> `packaging`); else undefined.
+ * The one naming rule of the shadow checks.
+ */
+function moduleAt(parts: readonly string[]): string | undefined {
+  const [first, second] = parts as [string, string?];
+  if (parts.length === 1) return /\.(py|pyc|so|pyd)$/.test(first) ? first.split('.')[0] : undefined;
+  return parts.length === 2 && /^__init__\.(py|pyc|so)$/.test(second as string) ? first : undefined;
+}
+
+/**
  * A module at the top of the repository (the working folder `python -m pytest` puts first on
  * `sys.path`) named like a standard-library module: `logging.py`, `logging.cpython-311-x86_64-linux-gnu.so`,
  * `logging.pyc`, `logging/__init__.py`.
  */
 function shadowsStdlib(dirs: string[], base: string): boolean {
-  if (dirs.length === 0)
-    return /\.(py|pyc|so|pyd)$/.test(base) && PYTHON_STDLIB_MODULES.has(base.split('.')[0] as string);
-  return (
-    dirs.length === 1 && /^__init__\.(py|pyc|so)$/.test(base) && PYTHON_STDLIB_MODULES.has(dirs[0] as string)
-  );
+  const name = moduleAt([...dirs, base]);
+  return name !== undefined && PYTHON_STDLIB_MODULES.has(name);
 }
 
 /**
@@ -246,10 +245,8 @@ function topLevelModule(path: string, roots: readonly string[]): string | undefi
   for (const root of roots) {
     const prefix = root === '' ? '' : `${root.replace(/\/+$/, '')}/`;
     if (!path.startsWith(prefix)) continue;
-    const parts = path.slice(prefix.length).split('/');
-    if (parts.length === 1 && /\.(py|pyc|so|pyd)$/.test(parts[0] as string))
-      return (parts[0] as string).split('.')[0];
-    if (parts.length === 2 && /^__init__\.(py|pyc|so)$/.test(parts[1] as string)) return parts[0];
+    const name = moduleAt(path.slice(prefix.length).split('/'));
+    if (name !== undefined) return name;
   }
   return undefined;
 }
@@ -303,14 +300,9 @@ export function createdModuleNames(patch: string): string[] {
   const out = new Set<string>();
   for (const f of patchFiles(patch)) {
     if (!f.created || !f.newPath) continue;
+    // Its folder's package, or itself: the module it is below whichever folder is on sys.path.
     const parts = f.newPath.split('/');
-    const base = parts[parts.length - 1] as string;
-    const name =
-      parts.length > 1 && /^__init__\.(py|pyc|so)$/.test(base)
-        ? parts[parts.length - 2]
-        : /\.(py|pyc|so|pyd)$/.test(base)
-          ? base.split('.')[0]
-          : undefined;
+    const name = moduleAt(parts.slice(-2)) ?? moduleAt(parts.slice(-1));
     if (name !== undefined && !NOT_LIBRARIES.has(name)) out.add(name);
   }
   return [...out];
@@ -460,11 +452,16 @@ function keyOf(text: string): string | undefined {
  * @param configText the text after the patch of the `SECTIONED_CONFIGS` it changes (repo-relative
  *   path -> text), read from the environment; without it, a changed line counts when it names a
  *   pytest section or a dangerous key itself.
+ * @param options.resetJsRunnerConfig for a verifier that resets JavaScript test-runner settings a
+ *   real fix may change too (`package.json`, jest/vite/vitest/mocha configuration, `.npmrc`) to
+ *   the base and runs the tests without them (the multilingual one): their findings come out
+ *   without a veto, said reset, instead of refusing the fix as tampering.
  */
 export function scanPatch(
   patch: string,
   configText: Record<string, string> = {},
   importable?: { names: ReadonlySet<string>; roots: readonly string[] },
+  options: { resetJsRunnerConfig?: boolean } = {},
 ): TamperFinding[] {
   const findings: TamperFinding[] = [];
   // Each file's hunks, read section by section from berth's one diff parser, so a file is named
@@ -482,10 +479,13 @@ export function scanPatch(
       // A section the library cannot read: only the file list below counts for it.
     }
   }
-  const add = (kind: string, path: string, message: string) => {
+  /** `jsRunnerConfig`: a JavaScript runner setting (`options.resetJsRunnerConfig`). */
+  const add = (kind: string, path: string, said: string, jsRunnerConfig = false) => {
+    const reset = jsRunnerConfig && options.resetJsRunnerConfig === true;
+    const message = reset ? `${said} (reset to the base: the tests ran without it)` : said;
     const same = findings.find((f) => f.kind === kind && f.message === message);
     if (same) return;
-    findings.push({ kind, layer: 'patch', message, veto: true, paths: [path] });
+    findings.push({ kind, layer: 'patch', message, veto: !reset, paths: [path] });
   };
 
   for (const file of sections) {
@@ -557,6 +557,7 @@ export function scanPatch(
         'runner-config',
         path,
         `the patch ${file.created ? 'creates' : 'changes'} ${path}, a test runner's configuration`,
+        true,
       );
       continue;
     }
@@ -584,6 +585,7 @@ export function scanPatch(
           'runner-config',
           path,
           `the patch changes test settings in ${path}: ${hits.slice(0, 3).join(' | ')}${hits.length > 3 ? ' ...' : ''}`,
+          true,
         );
       continue;
     }
