@@ -253,7 +253,7 @@ export function binaryContent(
   if (at < 0)
     return lines.some((l) => /^Binary files .* differ$/.test(l)) ? { kind: 'unreadable' } : { kind: 'none' };
   const head = /^(literal|delta) (\d+)$/.exec(lines[at + 1] ?? '');
-  if (!head || head[1] !== 'literal') return { kind: 'unreadable' };
+  if (head?.[1] !== 'literal') return { kind: 'unreadable' };
   const chunks: Buffer[] = [];
   for (const line of lines.slice(at + 2)) {
     if (line === '') break;
