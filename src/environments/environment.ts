@@ -253,18 +253,19 @@ export interface Environment {
   setNetworkPolicy?(policy: NetworkPolicy): Promise<void>;
   /**
    * Capability "process control": stops every process started in the environment since it
-   * started, so that none can race the kill (Docker: the container's PID 1 is killed and the
-   * container started again: the kernel kills every process of its pid namespace with its
-   * init, forks and successors included; the file system, networks and limits stay, the
-   * image's entrypoint starts again). Resolves to how many processes ran besides the
-   * environment's own. Absent: the environment's commands leave no process behind them (the
-   * local sandbox gives each command its own pid namespace, killed when the command ends).
+   * started, so that none can race the kill (Docker: the container's PID 1 is killed: the
+   * kernel kills every process of its pid namespace with its init, forks and successors
+   * included; the file system, networks and limits stay; the container stays stopped, its
+   * record and files readable, until the next command starts it again, and with it the image's
+   * entrypoint). Resolves to how many processes ran besides the environment's own. Absent: the
+   * environment's commands leave no process behind them (the local sandbox gives each command
+   * its own pid namespace, killed when the command ends).
    */
   killStrayProcesses?(): Promise<number>;
   /**
-   * With `killStrayProcesses`: the environment runs the image's entrypoint again when it starts
-   * again (Docker: an image with an ENTRYPOINT). A verifier never runs there after an agent: the
-   * entrypoint may be a file the agent edited, or run one (breaker10 F5).
+   * With `killStrayProcesses`: the environment runs the image's entrypoint again when the next
+   * command starts it again (Docker: an image with an ENTRYPOINT). A verifier never runs there
+   * after an agent: the entrypoint may be a file the agent edited, or run one (breaker10 F5).
    */
   readonly entrypoint?: boolean;
   /**

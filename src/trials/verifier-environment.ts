@@ -4,11 +4,13 @@
  * to decide the verdict.
  *
  * 1. Processes. Every process the agent started is gone before the verifier starts:
- *    `Environment.killStrayProcesses` (Docker: PID 1 killed and the container started
- *    again; the kernel takes the whole pid namespace with it, so a process that forks a
- *    successor and exits cannot race the kill; the restart runs the image's entrypoint again,
- *    which may be the agent's code, so with an entrypoint the verifier runs in a fresh
- *    environment, and the task's healthcheck never runs again here: breaker10 F5, F8). The
+ *    `Environment.killStrayProcesses` (Docker: PID 1 killed, the kernel takes the whole pid
+ *    namespace with it, so a process that forks a successor and exits cannot race the kill).
+ *    The container stays stopped while berth reads its record and copies its work folder:
+ *    nothing runs in it until a command starts it again, which runs the image's entrypoint
+ *    again, maybe the agent's code; so with an entrypoint the verifier runs in a fresh
+ *    environment (the agent's is never started again before that one verified), and the
+ *    task's healthcheck never runs again here: breaker10 F5, F8, mend13). The
  *    local sandbox needs nothing: each command has its own pid namespace, killed when the
  *    command ends
  *    (test/trials/hopping-writers.test.ts proves both).
@@ -287,9 +289,9 @@ export function changesOutside(
 
 /** Why a verifier leaves the agent's environment that changed nothing outside its work folder. */
 const ENTRYPOINT_RERUN =
-  "the image's entrypoint ran again when the agent's environment was restarted to kill its processes, and may run the agent's code";
+  "the image's entrypoint would run again when the agent's environment started again after its processes were killed, and may run the agent's code";
 
-/** A finding of layer `environment` (veto) for an agent's environment whose entrypoint ran again. */
+/** A finding of layer `environment` (veto) for an agent's environment whose entrypoint would run again. */
 function entrypointFinding(action: string): TamperFinding {
   return {
     kind: 'environment-changed',
@@ -402,8 +404,9 @@ export async function verifierEnvironment(
   const killed = environment.killStrayProcesses ? await environment.killStrayProcesses() : 0;
   const changed = await changes();
   const seen = options.before ? changesOutside(changed, options.before, environment.workdir, logsDir) : [];
-  // The restart of the kill ran the image's entrypoint again: code the agent may have written
-  // (breaker10 F5), alive now and not killed. Never verified there: a fresh environment.
+  // The container is stopped (Docker). Started again to verify in it, it would run the image's
+  // entrypoint again: code the agent may have written (breaker10 F5). Never verified there: a
+  // fresh environment, and the work folder is copied from the stopped container.
   const rerun = environment.killStrayProcesses !== undefined && environment.entrypoint === true;
   // What the agent wrote in places no record lists (an image's VOLUME paths) is unseen: a fresh
   // environment, where they hold the image's files again.

@@ -9,11 +9,12 @@
 import { accessSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type Docker from 'dockerode';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { connectDocker } from '../../src/environments/docker/client.ts';
 import { readComposeProject, Sidecars } from '../../src/environments/docker/compose.ts';
 import { DockerContainerEnvironment } from '../../src/environments/docker/container.ts';
 import { execIn } from '../../src/environments/docker/egress/docker-io.ts';
+import { ContainerEtcFiles } from '../../src/environments/docker/etc-files.ts';
 import { ImageService } from '../../src/environments/docker/images.ts';
 import { ownedLabels } from '../../src/environments/docker/labels.ts';
 import { loadHarborTask } from '../../src/tasks/harbor/loader.ts';
@@ -215,6 +216,73 @@ describe.skipIf(skipDocker)("berth's own /etc/hosts, resolv.conf, hostname (real
       expect(again.hostsA).toBe(again.hostsB);
       expect(again.a.resolv).toBe(bridge.b.resolv);
       expect(again.outsideA).toBe(again.outsideB);
+    } finally {
+      await environment.stop();
+    }
+  });
+
+  it('a network policy switch writes the files once, for every network it changed', async () => {
+    const environment = await DockerContainerEnvironment.create({
+      docker,
+      image: BASE_IMAGE,
+      jobId: JOB_ID,
+      network: { mode: 'public' },
+    });
+    const refresh = vi.spyOn(ContainerEtcFiles.prototype, 'refresh');
+    try {
+      await environment.connectNetwork(network);
+      expect(await addresses(docker.getContainer(environment.id))).toHaveLength(2);
+      refresh.mockClear();
+      // Two networks left in one switch: one write, with neither address.
+      await environment.setNetworkPolicy({ mode: 'no-network' });
+      expect(refresh).toHaveBeenCalledTimes(1);
+      const none = split((await environment.exec(SHOW)).output);
+      expect(none.hosts.trim().split('\n')).toHaveLength(6);
+      expect(none.resolv).not.toContain('127.0.0.11');
+      refresh.mockClear();
+      await environment.setNetworkPolicy({ mode: 'public' });
+      expect(refresh).toHaveBeenCalledTimes(1);
+      const [address] = await addresses(docker.getContainer(environment.id));
+      expect(address).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
+      expect(split((await environment.exec(SHOW)).output).hosts).toContain(
+        `${address}\t${environment.id.slice(0, 12)}`,
+      );
+    } finally {
+      refresh.mockRestore();
+      await environment.stop();
+    }
+  });
+
+  it('after killStrayProcesses the container stays stopped until the next command starts it, files written again', async () => {
+    const environment = await DockerContainerEnvironment.create({
+      docker,
+      image: BASE_IMAGE,
+      jobId: JOB_ID,
+      network: { mode: 'public' },
+    });
+    const ours = docker.getContainer(environment.id);
+    try {
+      await environment.exec('nohup sleep 300 >/dev/null 2>&1 & echo data > /root/left.txt');
+      expect(await environment.killStrayProcesses()).toBeGreaterThan(0);
+      // Nothing runs, and the engine's record and the files are read from the stopped container.
+      expect((await ours.inspect()).State.Running).toBe(false);
+      expect(await environment.processList()).toEqual([]);
+      expect((await environment.fileSystemChanges()).map((c) => c.path)).toContain('/root/left.txt');
+      const tar = await environment.archive('/root/left.txt');
+      tar.resume();
+      await new Promise((r) => tar.on('end', r));
+      expect((await ours.inspect()).State.Running).toBe(false);
+      expect(environment.restarts).toBe(0);
+      // The next command starts it: the stray sleep is gone, the files name its address now.
+      const after = await environment.exec(
+        `for p in /proc/[0-9]*; do cat $p/comm 2>/dev/null; done | grep -c '^sleep$'; ${SHOW}`,
+      );
+      expect(environment.restarts).toBe(1);
+      expect(after.output.split('\n')[0]).toBe('1'); // the keep-alive loop's own sleep
+      const [address] = await addresses(ours);
+      expect(split(after.output.slice(after.output.indexOf('\n') + 1)).hosts).toContain(
+        `${address}\t${environment.id.slice(0, 12)}`,
+      );
     } finally {
       await environment.stop();
     }

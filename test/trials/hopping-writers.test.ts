@@ -4,7 +4,7 @@
  * 20 chains of hopping writers, 10 runs on each environment:
  * - local: the command's pid namespace (bubblewrap) and cgroup die with it: once `exec`
  *   returns, the file the writers wrote stays as it is and no writer runs on the host;
- * - Docker: the engine restarts the container before the verifier (`killStrayProcesses`):
+ * - Docker: the engine kills the container's PID 1 before the verifier (`killStrayProcesses`):
  *   the writers write reward 1 to /logs/verifier/reward.txt, the task is not solved, and
  *   the reward is never 1.
  * The tamper corpus runs the same attack through `berth run` (harbor-hopping-writers);

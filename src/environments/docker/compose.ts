@@ -32,6 +32,7 @@ import { demuxDockerStream } from './egress/docker-io.ts';
 import { ContainerEtcFiles } from './etc-files.ts';
 import type { ImageService } from './images.ts';
 import { LABELS, ownedLabels } from './labels.ts';
+import { pauseContainer, startContainer } from './lifecycle.ts';
 
 /** The bridge option that gives the host no address on a network. */
 export const NO_HOST_ADDRESS = 'com.docker.network.bridge.inhibit_ipv4';
@@ -419,10 +420,7 @@ export class Sidecars {
         });
         sidecars.containers.set(service.name, container);
         if (context.publicNetwork) await docker.getNetwork('bridge').connect({ Container: container.id });
-        // Written before start (the service reads them as it starts) and again with its addresses.
-        await etc.refresh(container);
-        await container.start();
-        await etc.refresh(container);
+        await startContainer(container, etc);
         context.onLog?.(`service ${service.name}: started from ${image}`);
       }
       await sidecars.waitFor(project.main.dependsOn, deadline, context.signal);
@@ -480,14 +478,7 @@ export class Sidecars {
    * running is left as it is. Safe twice.
    */
   async pause(): Promise<void> {
-    await Promise.all(
-      [...this.containers.values()].map((container) =>
-        container.pause().catch((error: { statusCode?: number }) => {
-          // Paused already, or not running (exited, removed): nothing of it runs either way.
-          if (error.statusCode !== 409 && error.statusCode !== 404) throw error;
-        }),
-      ),
-    );
+    await Promise.all([...this.containers.values()].map(pauseContainer));
   }
 
   /** Keeps each sidecar's output (through `logs`), then removes the sidecars and the network. Safe twice. */

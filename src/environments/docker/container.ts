@@ -53,6 +53,7 @@ import {
   volumeRefusal,
 } from './image-volumes.ts';
 import { LABELS, ownedLabels } from './labels.ts';
+import { pauseContainer, startContainer } from './lifecycle.ts';
 import { ContainerLimits, isStorageOptError, refuseStorageOpt, storageOptWorth } from './limits.ts';
 import { tarPath } from './tar.ts';
 
@@ -101,7 +102,15 @@ export interface ContainerOptions {
   egress?: EgressGateway;
 }
 
-const KEEPALIVE = ['sh', '-c', 'trap "exit 0" TERM INT; while :; do sleep 3600 & wait $!; done'];
+/**
+ * The container's command (after the image's entrypoint, if any): by absolute path and with its own
+ * PATH, so that no folder of the image's PATH (a work folder's `.venv/bin`) decides what runs as it.
+ */
+const KEEPALIVE = [
+  '/bin/sh',
+  '-c',
+  'PATH=/usr/sbin:/usr/bin:/sbin:/bin; trap "exit 0" TERM INT; while :; do sleep 3600 & wait $!; done',
+];
 
 type EngineInfo = { NCPU?: number; Driver?: string; DriverStatus?: string[][] };
 const infoCache = new WeakMap<Docker, Promise<EngineInfo>>();
@@ -261,10 +270,16 @@ export class DockerContainerEnvironment implements Environment {
   readonly warnings: string[] = [];
   /** Processes running right after start: the keep-alive loop and its `sleep`, or what the entrypoint started. */
   private baselineCount = 2;
-  /** How many times `killStrayProcesses` restarted the container. */
+  /** How many times the container started again after `killStrayProcesses`. */
   restarts = 0;
-  /** The image has an ENTRYPOINT: it runs again when `killStrayProcesses` starts the container again. */
+  /** The image has an ENTRYPOINT: it runs again when the container starts again after `killStrayProcesses`. */
   entrypoint = false;
+  /** `killStrayProcesses` stopped the container: the next command starts it again (`running`). */
+  private down = false;
+  /** `halt` froze the container for good: nothing starts it again. */
+  private halted = false;
+  /** The start in progress after `killStrayProcesses`, shared by the commands that wait for it. */
+  private starting: Promise<void> | undefined;
   /**
    * The image's VOLUME paths, each a tmpfs of berth's (image-volumes.ts), whose writes the
    * container's diff does not list. `killStrayProcesses` starts the container again with each
@@ -372,7 +387,7 @@ export class DockerContainerEnvironment implements Environment {
           ? { Tmpfs: Object.fromEntries(volumes.map((v) => [v.path, tmpfsOptions(v, tmpfsBytes)])) }
           : {}),
         Init: false,
-        // Kept when it stops: `killStrayProcesses` starts it again; `stop()` removes it.
+        // Kept when it stops: the next command after `killStrayProcesses` starts it again; `stop()` removes it.
         AutoRemove: false,
       },
     });
@@ -460,10 +475,7 @@ export class DockerContainerEnvironment implements Environment {
           );
       }
       await environment.watchOom();
-      // Written before start (the image's entrypoint may read them) and again with the addresses.
-      await etc.refresh(container);
-      await container.start();
-      await etc.refresh(container);
+      await startContainer(container, etc);
       await environment.limits.attach();
       // The image's files at its VOLUME paths, by its own tar, before any command of the trial.
       for (const v of volumes) {
@@ -520,6 +532,7 @@ export class DockerContainerEnvironment implements Environment {
   }
 
   private async execInner(command: string, options: ExecOptions, started: number): Promise<ExecResult> {
+    await this.running();
     const pidFile = `/tmp/.berth-exec-${process.pid}-${++this.execCounter}.pid`;
     // Record the group leader's pid, hide the command variable, run under bash (or sh).
     // The exec's shell is its process group (and session) leader: killing the group kills the command's tree.
@@ -665,6 +678,7 @@ export class DockerContainerEnvironment implements Environment {
   /** Runs a short root command, ignoring its exit code; returns its output. */
   async quiet(command: string): Promise<string> {
     try {
+      await this.running();
       const exec = await this.container.exec({
         Cmd: ['sh', '-c', command],
         AttachStdout: true,
@@ -722,12 +736,16 @@ export class DockerContainerEnvironment implements Environment {
   }
 
   /**
-   * Capability "process control": kills the container's PID 1 and starts the container again.
+   * Capability "process control": kills the container's PID 1 and leaves the container stopped.
    * The kernel kills every process of a pid namespace when its init dies, so no process the
    * agent started survives, whatever it does (fork a successor and exit, setsid, ignore
    * signals, inject code into a process berth would keep): nothing can race this kill, as it
    * could race a kill that lists processes first. The writable layer, networks and limits
-   * stay; the image's entrypoint starts again. (Cost: docs/security.md.)
+   * stay, and the engine's record of changes (`fileSystemChanges`) and the files (`archive`,
+   * `download`, `extractArchive`) are read from the stopped container: nothing runs in it until
+   * the next command (`exec`) starts it again, and with it the image's entrypoint, which may be
+   * a file the agent edited (so an image with an entrypoint is verified in a fresh container:
+   * src/trials/verifier-environment.ts). (Cost: docs/security.md.)
    * @returns how many processes ran besides the keep-alive loop (and the entrypoint's, as at start)
    */
   async killStrayProcesses(): Promise<number> {
@@ -743,11 +761,28 @@ export class DockerContainerEnvironment implements Environment {
       if ((error as { statusCode?: number }).statusCode !== 409) throw error;
     }
     await this.container.wait({ condition: 'not-running' });
-    await this.container.start();
-    await this.etc?.refresh(this.container);
-    await this.limits.afterRestart();
-    this.restarts++;
+    this.down = true;
     return Math.max(0, running - this.baselineCount);
+  }
+
+  /**
+   * Starts the container again when `killStrayProcesses` left it stopped (not after `halt`):
+   * the image's entrypoint and berth's keep-alive loop run again, in a new cgroup.
+   */
+  private async running(): Promise<void> {
+    if (!this.down || this.halted || this.stopped) return;
+    this.starting ??= (async () => {
+      try {
+        if (this.etc) await startContainer(this.container, this.etc);
+        else await this.container.start();
+        await this.limits.afterRestart();
+        this.restarts++;
+        this.down = false;
+      } finally {
+        this.starting = undefined;
+      }
+    })();
+    await this.starting;
   }
 
   /**
@@ -759,17 +794,15 @@ export class DockerContainerEnvironment implements Environment {
    * (compose.ts) are paused with it. Safe to call twice.
    */
   async halt(): Promise<void> {
-    try {
-      await this.container.pause();
-    } catch (error) {
-      // Paused already, or not running: nothing of it runs either way.
-      if ((error as { statusCode?: number }).statusCode !== 409) throw error;
-    }
+    this.halted = true;
+    await pauseContainer(this.container);
     await this.sidecars?.pause();
   }
 
   /** Capability "process list": `<pid> <start time>` of each process, from the engine's `top`. */
   async processList(): Promise<string[]> {
+    // Stopped by `killStrayProcesses`: nothing runs.
+    if (this.down) return [];
     const top = (await this.container.top({ ps_args: '-o pid,lstart' })) as {
       Titles?: string[];
       Processes?: string[][];
@@ -860,10 +893,12 @@ export class DockerContainerEnvironment implements Environment {
     const attached = Object.keys(inspected.NetworkSettings.Networks ?? {});
     if (policy.mode === 'no-network') {
       // The task's own services network stays: it has no route out.
-      for (const name of attached) if (name !== this.sidecars?.network) await this.disconnectNetwork(name);
+      for (const name of attached) if (name !== this.sidecars?.network) await this.leave(name);
     } else if (!attached.includes('bridge')) {
-      await this.connectNetwork('bridge');
+      await this.join('bridge');
     }
+    // Once for the whole change (the files list every network the container is on).
+    await this.etc?.refresh(this.container);
     this.currentNetwork = policy;
   }
 
@@ -875,15 +910,25 @@ export class DockerContainerEnvironment implements Environment {
 
   /** Attaches the container to a network (optionally with DNS aliases). */
   async connectNetwork(name: string, aliases?: string[]): Promise<void> {
-    await this.docker
-      .getNetwork(name)
-      .connect({ Container: this.container.id, EndpointConfig: aliases ? { Aliases: aliases } : undefined });
+    await this.join(name, aliases);
     await this.etc?.refresh(this.container);
   }
 
   async disconnectNetwork(name: string): Promise<void> {
-    await this.docker.getNetwork(name).disconnect({ Container: this.container.id, Force: true });
+    await this.leave(name);
     await this.etc?.refresh(this.container);
+  }
+
+  /** Attaches the container to a network; the caller writes the `/etc` files again. */
+  private async join(name: string, aliases?: string[]): Promise<void> {
+    await this.docker
+      .getNetwork(name)
+      .connect({ Container: this.container.id, EndpointConfig: aliases ? { Aliases: aliases } : undefined });
+  }
+
+  /** Detaches the container from a network; the caller writes the `/etc` files again. */
+  private async leave(name: string): Promise<void> {
+    await this.docker.getNetwork(name).disconnect({ Container: this.container.id, Force: true });
   }
 
   /** Records a policy set from outside (e.g. by a proxy that manages networks itself). */

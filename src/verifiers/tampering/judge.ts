@@ -292,7 +292,7 @@ export class TamperingCheck {
     // command, or write into its output through /proc/<pid>/fd (breaker7:
     // `pytest-restore-and-forge-after-run`): none may be alive when it runs. The engine lists
     // the processes from outside; any not there before the tests (a pid and its start time)
-    // means the container's whole pid namespace is killed (its PID 1, then started again).
+    // means the container's whole pid namespace is killed (its PID 1; the script below starts it again).
     if (this.env.killStrayProcesses) {
       const now = this.env.processList ? await this.env.processList() : undefined;
       if (!now || !this.processesBefore || now.some((p) => !this.processesBefore?.has(p)))

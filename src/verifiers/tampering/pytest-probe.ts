@@ -292,18 +292,43 @@ def _real_path(path):
         return None
 
 
+# What one pass of the probe's checks (the collected tests' origins at collection's end; the
+# replaced internals at the session's end) reads of a file, each read, compiled, parsed and walked
+# at most once per pass: every check of a pass sees the same bytes of a file (not a test file's
+# def lines from one version and its code from another), and the next pass reads it afresh
+# (_forget), so a file changed between them is not judged by what it was.
+_SOURCES = {}
 _COMPILED = {}
+_TREES = {}
+_INDEX = {}
+
+
+def _forget():
+    for cache in (_SOURCES, _COMPILED, _TREES, _INDEX):
+        cache.clear()
+
+
+def _source(path):
+    """The file's bytes, read once per pass; None when it cannot be read."""
+    if path not in _SOURCES:
+        try:
+            with _OPEN(path, "rb") as f:
+                _SOURCES[path] = f.read()
+        except Exception:
+            _SOURCES[path] = None
+    return _SOURCES[path]
 
 
 def _compiled(path, rewrite, config):
     """Every code object the file at path compiles to (after pytest's assertion rewriting when
-    rewrite), or None when it cannot be read or compiled here."""
+    rewrite), by name and first line; None when it cannot be read or compiled here."""
     key = (path, rewrite)
     if key not in _COMPILED:
         found = None
         try:
-            with _OPEN(path, "rb") as f:
-                source = f.read()
+            source = _source(path)
+            if source is None:
+                raise IOError(path)
             if rewrite:
                 tree = _PARSE(source, filename=path)
                 try:
@@ -315,10 +340,10 @@ def _compiled(path, rewrite, config):
                 # As Python's import system compiles a source file: from its bytes (the same code
                 # as from its parsed tree, without building the tree's Python objects).
                 top = _COMPILE(source, path, "exec", dont_inherit=True)
-            found, stack = [], [top]
+            found, stack = {}, [top]
             while stack:
                 c = stack.pop()
-                found.append(c)
+                found.setdefault((c.co_name, c.co_firstlineno), []).append(c)
                 stack.extend(k for k in c.co_consts if type(k) is _CODE_TYPE)
         except Exception:
             found = None
@@ -348,8 +373,8 @@ def _genuine(code, config):
         if objs is None:
             unknown = True
             continue
-        for c in objs:
-            if c.co_name == code.co_name and c.co_firstlineno == code.co_firstlineno and c == code:
+        for c in objs.get((code.co_name, code.co_firstlineno), ()):
+            if c == code:
                 return True
     return None if unknown else False
 
@@ -384,48 +409,96 @@ def _run_code(obj):
     return None if fn is None else _types_mod.FunctionType.__code__.__get__(fn)
 
 
-_TREES = {}
+_CLASS_DEF = _ast_mod.ClassDef
+_DEF_TYPES = (_ast_mod.FunctionDef, getattr(_ast_mod, "AsyncFunctionDef", _ast_mod.FunctionDef))
+_CALL = _ast_mod.Call
+_NAME = _ast_mod.Name
+_ATTRIBUTE = _ast_mod.Attribute
+_AST = _ast_mod.AST
+_BLOCK_TYPES = tuple(getattr(_ast_mod, n) for n in ("stmt", "excepthandler", "match_case") if hasattr(_ast_mod, n))
+
+
+def _nodes(node):
+    """node and every node under it (as ast.walk, without the ast module's helpers, which code
+    that runs before the probe's checks could replace)."""
+    todo = [node]
+    while todo:
+        node = todo.pop()
+        yield node
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if isinstance(value, _AST):
+                todo.append(value)
+            elif type(value) is list:
+                todo.extend(v for v in value if isinstance(v, _AST))
 
 
 def _tree(path):
-    """The test file's tree, parsed once; None when the file is unreadable."""
+    """The file's tree, parsed once per pass; None when the file is unreadable."""
     if path not in _TREES:
         try:
-            with _OPEN(path, "rb") as f:
-                _TREES[path] = _PARSE(f.read())
+            _TREES[path] = _PARSE(_source(path))
         except Exception:
             _TREES[path] = None
     return _TREES[path]
 
 
+def _index(path):
+    """The file's tree with, found from it once per pass: its class nodes by name and its def
+    nodes by (name, a first line: the def's or a decorator's, as a code object may have it), at
+    any depth; and room for what is found from those. None when the file is unreadable."""
+    if path not in _INDEX:
+        tree = _tree(path)
+        found = None
+        if tree is not None:
+            found = {"tree": tree, "classes": {}, "defs": {}, "calls": {}, "scopes": {}}
+            # Classes and defs are statements: only lists of statements (and an except clause's
+            # or a match case's) are walked, not the expressions that make most of a tree.
+            todo = [tree]
+            while todo:
+                node = todo.pop()
+                if isinstance(node, _CLASS_DEF):
+                    found["classes"].setdefault(node.name, []).append(node)
+                elif isinstance(node, _DEF_TYPES):
+                    for line in set([node.lineno] + [d.lineno for d in node.decorator_list]):
+                        found["defs"].setdefault((node.name, line), []).append(node)
+                for field in node._fields:
+                    value = getattr(node, field, None)
+                    if type(value) is list:
+                        todo.extend(v for v in value if isinstance(v, _BLOCK_TYPES))
+        _INDEX[path] = found
+    return _INDEX[path]
+
+
 def _classes_of(path, cls):
     """The class nodes named cls in the test file (at any depth)."""
-    tree = _tree(path)
-    if tree is None:
-        return []
-    return [n for n in _ast_mod.walk(tree) if isinstance(n, _ast_mod.ClassDef) and n.name == cls]
+    index = _index(path)
+    return [] if index is None else index["classes"].get(cls, [])
 
 
 def _defs_of(path, cls, name):
-    """The def nodes of name in the test file (in class cls, or at the top when cls is None), its
-    tree parsed once; None when the file is unreadable."""
-    tree = _tree(path)
-    if tree is None:
+    """The def nodes of name in the test file (in class cls, or at the top when cls is None); None
+    when the file is unreadable."""
+    index = _index(path)
+    if index is None:
         return None
-    scopes = [tree.body] if cls is None else [n.body for n in _classes_of(path, cls)]
-    defs = (_ast_mod.FunctionDef, getattr(_ast_mod, "AsyncFunctionDef", _ast_mod.FunctionDef))
-    return [node for body in scopes for node in body if isinstance(node, defs) and node.name == name]
+    key = (cls, name)
+    if key not in index["scopes"]:
+        scopes = [index["tree"].body] if cls is None else [n.body for n in _classes_of(path, cls)]
+        index["scopes"][key] = [node for body in scopes for node in body
+                                if isinstance(node, _DEF_TYPES) and node.name == name]
+    return index["scopes"][key]
 
 
 def _decorated(decorators):
     """Whether a decorator list holds one other than pytest marks."""
     for deco in decorators:
-        target = deco.func if isinstance(deco, _ast_mod.Call) else deco
+        target = deco.func if isinstance(deco, _CALL) else deco
         parts = []
-        while isinstance(target, _ast_mod.Attribute):
+        while isinstance(target, _ATTRIBUTE):
             parts.append(target.attr)
             target = target.value
-        if isinstance(target, _ast_mod.Name):
+        if isinstance(target, _NAME):
             parts.append(target.id)
         if "mark" not in parts:
             return True
@@ -445,19 +518,37 @@ def _plain_def(path, cls, name):
 def _calls_free(code, index):
     """Whether the def that compiled to code (found in its file's tree by name and first line)
     calls its free variable number index by name (mock.patch's wrapper calls func(...);
-    contextlib.contextmanager's helper only passes it on)."""
+    contextlib.contextmanager's helper only passes it on). The names each def calls are found
+    once per pass (a class decorator's wrapper is asked about once per test)."""
     if index >= len(code.co_freevars):
         return False
-    var = code.co_freevars[index]
-    tree = _tree(code.co_filename)
-    defs = (_ast_mod.FunctionDef, getattr(_ast_mod, "AsyncFunctionDef", _ast_mod.FunctionDef))
-    for node in _ast_mod.walk(tree) if tree is not None else ():
-        if isinstance(node, defs) and node.name == code.co_name and \
-                code.co_firstlineno in [node.lineno] + [d.lineno for d in node.decorator_list]:
-            for sub in _ast_mod.walk(node):
-                if isinstance(sub, _ast_mod.Call) and isinstance(sub.func, _ast_mod.Name) and sub.func.id == var:
-                    return True
-    return False
+    found = _index(code.co_filename)
+    if found is None:
+        return False
+    key = (code.co_name, code.co_firstlineno)
+    if key not in found["calls"]:
+        found["calls"][key] = set(
+            sub.func.id for node in found["defs"].get(key, ()) for sub in _nodes(node)
+            if isinstance(sub, _CALL) and isinstance(sub.func, _NAME))
+    return code.co_freevars[index] in found["calls"][key]
+
+
+def _held(fn, config):
+    """The Python functions fn's closure holds (a function in a cell, or a bound method's
+    function) whose code is what its own file compiles to, each with its cell's index. Found
+    through the types (never __wrapped__)."""
+    out = []
+    for index, cell in enumerate(_types_mod.FunctionType.__closure__.__get__(fn) or ()):
+        try:
+            value = cell.cell_contents
+        except ValueError:
+            continue
+        if type(value) not in (_types_mod.FunctionType, _types_mod.MethodType):
+            continue
+        inner = _run_function(value)
+        if inner is not None and _genuine(_types_mod.FunctionType.__code__.__get__(inner), config) is True:
+            out.append((index, inner))
+    return out
 
 
 def _holds_own(fn, module, path, cls, name, config):
@@ -465,8 +556,9 @@ def _holds_own(fn, module, path, cls, name, config):
     freeze_time on a class) calls, through its closure and functions at most three deep, the
     function the test file's def of name in class cls compiles to, with its module's own globals:
     the wrapper of that def, not a no-op put in its place. Each wrapper on the way must be what
-    its file compiles to, and its def must call the closure's variable that holds the next one.
-    Found through the types (never __wrapped__)."""
+    its file compiles to, and its def must call the closure's variable that holds the next one."""
+    if _genuine(_types_mod.FunctionType.__code__.__get__(fn), config) is not True:
+        return False
     own = getattr(module, "__dict__", None)
     lines = None
     stack = [(fn, 0)]
@@ -475,24 +567,15 @@ def _holds_own(fn, module, path, cls, name, config):
         f, depth = stack.pop()
         visited += 1
         fcode = _types_mod.FunctionType.__code__.__get__(f)
-        if _genuine(fcode, config) is not True:
-            continue
-        for index, cell in enumerate(_types_mod.FunctionType.__closure__.__get__(f) or ()):
-            try:
-                value = cell.cell_contents
-            except ValueError:
-                continue
-            if type(value) not in (_types_mod.FunctionType, _types_mod.MethodType):
-                continue
-            g = _run_function(value)
-            if g is None or not _calls_free(fcode, index):
+        for index, g in _held(f, config):
+            if not _calls_free(fcode, index):
                 continue
             code = _types_mod.FunctionType.__code__.__get__(g)
             if code.co_name == name and _types_mod.FunctionType.__globals__.__get__(g) is own \
                     and _real_path(code.co_filename) == path:
                 if lines is None:
                     lines = _def_lines(path, cls, name)
-                if code.co_firstlineno in lines and _genuine(code, config) is True:
+                if code.co_firstlineno in lines:
                     return True
             if depth < 3:
                 stack.append((g, depth + 1))
@@ -504,25 +587,22 @@ def _proxied(fn, config):
     function its closure holds, when its code is what its own file compiles to (hypothesis's
     given makes each test a proxy that calls its wrapper, with the test's file and line given by
     code.replace); else None."""
-    code = _types_mod.FunctionType.__code__.__get__(fn)
-    cells = _types_mod.FunctionType.__closure__.__get__(fn) or ()
-    if len(code.co_freevars) != 1 or len(cells) != 1:
+    if len(_types_mod.FunctionType.__code__.__get__(fn).co_freevars) != 1:
         return None
-    try:
-        value = cells[0].cell_contents
-    except ValueError:
-        return None
-    if type(value) not in (_types_mod.FunctionType, _types_mod.MethodType):
-        return None
-    inner = _run_function(value)
-    if inner is None or _genuine(_types_mod.FunctionType.__code__.__get__(inner), config) is not True:
-        return None
-    return inner
+    held = _held(fn, config)
+    return held[0][1] if held else None
 
 
 def _test_origins(session):
     """Test items whose called code is not from the file that defines them (the test module, or
-    for an inherited method the module of the class that defines it)."""
+    for an inherited method the module of the class that defines it); one pass (see _SOURCES)."""
+    try:
+        return _origins(session)
+    finally:
+        _forget()
+
+
+def _origins(session):
     out = []
     seen = {}
     real = {}
@@ -613,8 +693,6 @@ def _test_origins(session):
                         "plain_def": plain, "forged": forged})
         except Exception as e:
             out.append({"id": getattr(item, "nodeid", "?"), "error": repr(e)})
-    _TREES.clear()
-    _COMPILED.clear()
     return out
 
 
@@ -749,6 +827,7 @@ def pytest_sessionfinish(session, exitstatus):
     if not _ours(session.config):
         return
     changed = []
+    _forget()
     now = _snapshot()
     for key, ident in now.items():
         # A replaced function or class (or its code), or a method added to one of pytest's classes.
