@@ -269,6 +269,12 @@ export interface Environment {
    */
   readonly entrypoint?: boolean;
   /**
+   * Places whose writes `fileSystemChanges` does not list (Docker: the image's VOLUME paths, each
+   * a tmpfs of berth's: docker/image-volumes.ts). A verifier never runs there after an agent: it
+   * runs in a fresh environment, where those places hold the image's files again.
+   */
+  readonly unrecorded?: readonly string[];
+  /**
    * Capability "halt": stops every process of the environment for good, at once (Docker: the
    * container is paused, its processes frozen by the cgroup freezer until `stop()` removes it;
    * local: every command still running is killed with its process group, pid namespace and

@@ -28,6 +28,10 @@
  *    - an environment that cannot copy its work folder into a fresh one fails closed:
  *      reward 0, status unresolved, reason `tampering`.
  *    Nothing changed there: the verifier runs in the agent's environment, as Harbor does.
+ *    Places the record does not cover (`Environment.unrecorded`: Docker's tmpfs at an image's
+ *    VOLUME paths) always send the verifier to a fresh environment, where they hold the image's
+ *    files again; a place whose unseen writes could change what berth or a verifier runs is
+ *    refused before the environment starts (`unrecordedPlaceRefusal`).
  * 3. `--rules harbor` (`inPlace`): the verifier runs in the agent's environment as Harbor does
  *    whatever the agent left there (its processes alive, its changes outside the work folder in
  *    place: a task whose solution is a service the agent started or a file in `/etc`). What was
@@ -162,6 +166,39 @@ export function allowedChange(path: string, workdir: string, logsDir: string): b
   return placeOf(path, SCRATCH) !== undefined;
 }
 
+/**
+ * Why `path` cannot be a place whose writes no record of changes lists (Docker: an image's VOLUME
+ * path, a tmpfs of berth's: image-volumes.ts), or undefined when it can. A verifier never runs
+ * after an agent where such a place is (it runs in a fresh environment, the place reset), but the
+ * tests that run there are untrusted too, and berth's own commands after them trust the record
+ * (`changesByTests`): so no such place may hold or lie in a `PROTECTED` place (a service's data
+ * folder strictly below `/var/lib` may: nothing berth or a verifier runs is loaded from there),
+ * the kernel's, `/`, the work folder (carried by the engine's archive, which does not read a
+ * tmpfs), the folders berth copies in or out (`<logs>`, `/tests`, `/solution`), or a folder above one.
+ */
+export function unrecordedPlaceRefusal(path: string, workdir: string, logsDir: string): string | undefined {
+  const p = posix.normalize(path).replace(/\/+$/, '') || '/';
+  if (!p.startsWith('/')) return 'it is not an absolute path';
+  if (p === '/') return 'it is the whole file system';
+  const overlaps = (place: string) => below(p, place) || below(place, p);
+  const dir = posix.normalize(workdir).replace(/\/+$/, '') || '/';
+  if (overlaps(dir)) return `it overlaps the work folder ${dir}, which berth carries to a fresh environment`;
+  for (const place of [logsDir, '/tests', '/solution'])
+    if (overlaps(place)) return `it overlaps ${place}, which berth copies into or out of the environment`;
+  for (const place of KERNEL) if (overlaps(place)) return `it overlaps the kernel's ${place}`;
+  const inside = placeOf(p, PROTECTED);
+  if (inside === '/var/lib' && p !== '/var/lib') return undefined;
+  // A place inside `p`: `~/...` places lie in /root and in every /home/<user>.
+  const homes = p === '/home' || below('/root', p) ? ['/root', '/home/*'] : (/^\/home\/[^/]+/.exec(p) ?? []);
+  const holds = PROTECTED.find((place) =>
+    place.startsWith('~/') ? homes.some((h) => below(`${h}${place.slice(1)}`, p)) : below(place, p),
+  );
+  const hit = inside ?? holds?.replace(/^~/, homes[0] ?? '~');
+  if (hit !== undefined)
+    return `its writes would be in no record of changes, and ${hit} holds what berth or a verifier runs`;
+  return undefined;
+}
+
 const key = (c: FileSystemChange) => `${c.kind} ${c.path}`;
 
 /**
@@ -265,6 +302,22 @@ function entrypointFinding(action: string): TamperFinding {
   };
 }
 
+/** Why a verifier leaves an agent's environment with places no record lists. */
+function unrecordedWhy(places: readonly string[]): string {
+  return `the image's VOLUME paths (${places.join(', ')}) are tmpfs mounts whose writes no record of changes lists`;
+}
+
+/** A finding of layer `environment` (veto) for an agent's environment with places no record lists. */
+function unrecordedFinding(places: readonly string[], action: string): TamperFinding {
+  return {
+    kind: 'environment-changed',
+    layer: 'environment',
+    message: `${unrecordedWhy(places)}; ${action}`,
+    veto: true,
+    paths: [],
+  };
+}
+
 /** A finding of layer `environment` for what was seen outside the work folder. */
 export function environmentFinding(
   seen: readonly FileSystemChange[],
@@ -302,7 +355,7 @@ export type VerifierEnvironment =
       /** What the agent left in `CLEARED` places, removed before verifying in its environment. */
       cleared?: string[];
       finding?: TamperFinding;
-      /** Why the verifier runs in a fresh environment when no finding says it (the entrypoint). */
+      /** Why the verifier runs in a fresh environment when no finding says it (the entrypoint, unrecorded places). */
       note?: string;
     }
   | { failClosed: TamperFinding };
@@ -355,7 +408,10 @@ export async function verifierEnvironment(
   // entrypoint again: code the agent may have written (breaker10 F5). Never verified there: a
   // fresh environment, and the work folder is copied from the stopped container.
   const rerun = environment.killStrayProcesses !== undefined && environment.entrypoint === true;
-  if (seen.length === 0 && !rerun) {
+  // What the agent wrote in places no record lists (an image's VOLUME paths) is unseen: a fresh
+  // environment, where they hold the image's files again.
+  const unrecorded = environment.unrecorded ?? [];
+  if (seen.length === 0 && !rerun && unrecorded.length === 0) {
     // What the agent left where tools keep caches goes (`CLEARED`), as root, no process of it alive.
     const cleared = options.before ? clearedPaths(changed, options.before, environment.workdir) : [];
     if (cleared.length > 0) {
@@ -383,7 +439,9 @@ export async function verifierEnvironment(
     const finding =
       seen.length > 0
         ? environmentFinding(seen, true, `not verified: ${why} (failed closed)`)
-        : entrypointFinding(`not verified: ${why} (failed closed)`);
+        : rerun
+          ? entrypointFinding(`not verified: ${why} (failed closed)`)
+          : unrecordedFinding(unrecorded, `not verified: ${why} (failed closed)`);
     if (options.result) addEnvironmentFinding(options.result, finding);
     return { failClosed: finding };
   }
@@ -405,7 +463,13 @@ export async function verifierEnvironment(
   }
   if (!options.keepOriginal) await environment.stop();
   const action = 'verified in a fresh environment that received only the work folder';
-  if (seen.length === 0) return { environment: fresh, fresh, killed, note: `${ENTRYPOINT_RERUN}: ${action}` };
+  if (seen.length === 0)
+    return {
+      environment: fresh,
+      fresh,
+      killed,
+      note: `${rerun ? ENTRYPOINT_RERUN : unrecordedWhy(unrecorded)}: ${action}`,
+    };
   const finding = environmentFinding(seen, false, action);
   if (options.result) addEnvironmentFinding(options.result, finding);
   return { environment: fresh, fresh, killed, finding };

@@ -1,10 +1,20 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
-  createdModuleNames,
+  createdModules,
   importableScript,
   importRoots,
   readImportable,
@@ -108,7 +118,12 @@ describe('scanPatch', () => {
     expect(roots).toEqual(['', 'src']);
     // Asked about whatever folder they are in: which folders count is known once the
     // environment resolved the test run's PYTHONPATH.
-    expect(createdModuleNames(patch).sort()).toEqual(['helpers', 'iniconfig', 'packaging']);
+    expect(createdModules(patch).sort((a, b) => (a.name < b.name ? -1 : 1))).toEqual([
+      { name: 'helpers', top: true },
+      // Created at the top (iniconfig.py) and deeper (intervals/iniconfig.py): at the top.
+      { name: 'iniconfig', top: true },
+      { name: 'packaging', top: false },
+    ]);
     const names = new Set(['iniconfig', 'packaging', 'pygments', 'tests', 'attr']);
     // A changed module already shadowed before the patch (the repository's own): not flagged.
     expect(kinds(patch, {}, { names, roots }).sort()).toEqual([
@@ -125,7 +140,10 @@ describe('scanPatch', () => {
       writeFileSync(join(repo, 'mypkg_berth', '__init__.py'), '');
       writeFileSync(join(repo, 'json.py'), '');
       const mark = '@@mark@@';
-      const script = `echo before-${mark}\n${importableScript(['json', 'sys', 'mypkg_berth', 'no_such_module_berth'], mark)}\necho after`;
+      const script = `echo before-${mark}\n${importableScript(
+        ['json', 'sys', 'mypkg_berth', 'no_such_module_berth'].map((name) => ({ name, top: true })),
+        mark,
+      )}\necho after`;
       const out = execFileSync('sh', ['-c', script], {
         cwd: repo,
         env: { ...process.env, PYTHONPATH: repo },
@@ -141,14 +159,158 @@ describe('scanPatch', () => {
       // another variable; folders outside the repository are no roots of it (trust19).
       mkdirSync(join(repo, 'lib', 'deep'), { recursive: true });
       const command = `PYTHONPATH="$PWD/lib":$(pwd)/lib/deep:${repo}/src:/opt:$BERTH_T_DIR python3 -m pytest {tests}`;
-      const expanded = execFileSync('sh', ['-c', importableScript(['json'], mark, command)], {
-        cwd: repo,
-        env: { ...process.env, PYTHONPATH: '', BERTH_T_DIR: join(repo, 'vendor') },
-        timeout: 60_000,
-      }).toString();
+      const expanded = execFileSync(
+        'sh',
+        ['-c', importableScript([{ name: 'json', top: false }], mark, command)],
+        {
+          cwd: repo,
+          env: { ...process.env, PYTHONPATH: '', BERTH_T_DIR: join(repo, 'vendor') },
+          timeout: 60_000,
+        },
+      ).toString();
       expect(readImportable(expanded, mark).roots.sort()).toEqual(['lib', 'lib/deep', 'src', 'vendor']);
     } finally {
       rmSync(repo, { recursive: true, force: true });
+    }
+  });
+
+  it('runs no python when no created module can be on sys.path (empty PYTHONPATH, none at the top): issue 18', (ctx) => {
+    const python = ['/usr/bin/python3', '/bin/python3'].find((p) => existsSync(p));
+    if (!python) return ctx.skip('no /usr/bin/python3 to stand behind the counting shim');
+    const dir = mkdtempSync(join(tmpdir(), 'berth-importable-gate-'));
+    try {
+      const repo = join(dir, 'repo');
+      const bin = join(dir, 'bin');
+      mkdirSync(repo);
+      mkdirSync(bin);
+      // A python that counts its runs, then is the real one.
+      const calls = join(dir, 'calls');
+      writeFileSync(join(bin, 'python'), `#!/bin/sh\necho x >> '${calls}'\nexec ${python} "$@"\n`);
+      chmodSync(join(bin, 'python'), 0o755);
+      const mark = '@@gate@@';
+      const run = (modules: Parameters<typeof importableScript>[0], command: string, pythonPath: string) => {
+        const out = execFileSync('sh', ['-c', importableScript(modules, mark, command)], {
+          cwd: repo,
+          env: { ...process.env, PATH: `${bin}:/usr/bin:/bin`, PYTHONPATH: pythonPath },
+          timeout: 60_000,
+        }).toString();
+        const count = existsSync(calls) ? readFileSync(calls, 'utf8').split('\n').length - 1 : 0;
+        rmSync(calls, { force: true });
+        return { read: readImportable(out, mark), count };
+      };
+      const deep = [
+        { name: 'json', top: false },
+        { name: 'iniconfig_no_such', top: false },
+      ];
+      // Deep modules only, nothing on PYTHONPATH: no python, nothing shadowed.
+      const none = run(deep, 'python3 -m pytest tests', '');
+      expect(none.count).toBe(0);
+      expect([...none.read.names]).toEqual([]);
+      expect(none.read.rest).toBe('');
+      // The control: the same modules under a PYTHONPATH (the environment's, or the command's
+      // after expansion, or a plain relative entry of its text) are asked about.
+      for (const [command, pythonPath] of [
+        ['python3 -m pytest tests', 'lib'],
+        ['PYTHONPATH="$PWD/lib" python3 -m pytest tests', ''],
+        ['PYTHONPATH=src python3 -m pytest tests', ''],
+      ] as const) {
+        const some = run(deep, command, pythonPath);
+        expect(some.count).toBe(1);
+        expect([...some.read.names]).toEqual(['json']);
+      }
+      // A module at the top is asked about with nothing on PYTHONPATH; a deep one beside it is not.
+      const top = run(
+        [
+          { name: 'json', top: true },
+          { name: 'sys', top: false },
+        ],
+        'python3 -m pytest',
+        '',
+      );
+      expect(top.count).toBe(1);
+      expect([...top.read.names]).toEqual(['json']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('runs the interpreter a shim ran before instead of the shim, unless a version file or another python decides: issue 18', (ctx) => {
+    const python = ['/usr/bin/python3', '/bin/python3'].find((p) => existsSync(p));
+    if (!python) return ctx.skip('no /usr/bin/python3 to stand behind the counting shim');
+    const dir = mkdtempSync(join(tmpdir(), 'berth-importable-shim-'));
+    try {
+      const repo = join(dir, 'repo');
+      const shims = join(dir, 'shims');
+      const other = join(dir, 'other');
+      mkdirSync(repo);
+      mkdirSync(shims);
+      mkdirSync(other);
+      const calls = join(dir, 'calls');
+      // A shim as pyenv's: a script that runs the real interpreter by its path.
+      writeFileSync(join(shims, 'python'), `#!/bin/sh\necho x >> '${calls}'\nexec ${python} "$@"\n`);
+      chmodSync(join(shims, 'python'), 0o755);
+      const mark = '@@shim@@';
+      const modules = [{ name: 'json', top: true }];
+      const run = (known: Parameters<typeof importableScript>[3], path = `${shims}:/usr/bin:/bin`) => {
+        const out = execFileSync('sh', ['-c', importableScript(modules, mark, 'python -m pytest', known)], {
+          cwd: repo,
+          env: { ...process.env, PATH: path, PYTHONPATH: '' },
+          timeout: 60_000,
+        }).toString();
+        const count = existsSync(calls) ? readFileSync(calls, 'utf8').split('\n').length - 1 : 0;
+        rmSync(calls, { force: true });
+        return { read: readImportable(out, mark), count };
+      };
+      const first = run(undefined);
+      expect(first.count).toBe(1);
+      expect([...first.read.names]).toEqual(['json']);
+      const known = first.read.python;
+      expect(known?.found).toBe(join(shims, 'python'));
+      expect(known?.executable).toBe(
+        execFileSync(python, ['-c', 'import sys; print(sys.executable)']).toString().trim(),
+      );
+      // Known: the shim does not run, the answer is the same.
+      const again = run(known);
+      expect(again.count).toBe(0);
+      expect([...again.read.names]).toEqual(['json']);
+      expect(again.read.python).toEqual(known);
+      // Another python first on PATH: the candidates as before (it answers).
+      writeFileSync(join(other, 'python'), `#!/bin/sh\necho other >> '${calls}'\nexec ${python} "$@"\n`);
+      chmodSync(join(other, 'python'), 0o755);
+      const moved = run(known, `${other}:${shims}:/usr/bin:/bin`);
+      expect(moved.count).toBe(1);
+      expect(moved.read.python?.found).toBe(join(other, 'python'));
+      // A version file in the repository or above it: the shim decides, and nothing is remembered.
+      for (const at of [join(repo, '.python-version'), join(dir, '.tool-versions')]) {
+        writeFileSync(at, '3.11\n');
+        const pinned = run(known);
+        expect(pinned.count).toBe(1);
+        expect([...pinned.read.names]).toEqual(['json']);
+        expect(pinned.read.python).toBeUndefined();
+        rmSync(at);
+      }
+      // A dangling link by that name counts too (never followed, never read).
+      symlinkSync(join(dir, 'no-such-file'), join(repo, '.python-version'));
+      expect(run(known).count).toBe(1);
+      rmSync(join(repo, '.python-version'));
+      // A folder of the repository on PYTHONPATH whose name holds a newline is no root, and no
+      // line of the answer can pass for the interpreter's.
+      mkdirSync(join(repo, 'lib\nevil'));
+      const odd = execFileSync('sh', ['-c', importableScript(modules, mark, 'python -m pytest')], {
+        cwd: repo,
+        env: { ...process.env, PATH: `${shims}:/usr/bin:/bin`, PYTHONPATH: join(repo, 'lib\nevil') },
+        timeout: 60_000,
+      }).toString();
+      rmSync(calls, { force: true });
+      expect(readImportable(odd, mark).roots).toEqual([]);
+      expect(readImportable(odd, mark).python).toEqual(known);
+      expect(readImportable(odd.replace(`${mark}\n`, `${mark}\njson\n`), mark).python).toBeUndefined();
+      // A remembered interpreter that is gone: the shim runs.
+      const gone = run({ found: join(shims, 'python'), executable: join(dir, 'no-such-python') });
+      expect(gone.count).toBe(1);
+      expect([...gone.read.names]).toEqual(['json']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

@@ -4,13 +4,18 @@
  * (src/trials/verifier-environment.ts). The real-engine cases are in the tamper corpus
  * (test/tamper/cases/harbor-*.ts).
  */
+
+import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import type { FileSystemChange } from '../../src/environments/environment.ts';
+import { tmpfsOptions } from '../../src/environments/docker/image-volumes.ts';
+import type { Environment, FileSystemChange } from '../../src/environments/environment.ts';
 import {
   allowedChange,
   changesByTests,
   changesOutside,
   clearedPaths,
+  unrecordedPlaceRefusal,
+  verifierEnvironment,
 } from '../../src/trials/verifier-environment.ts';
 
 const c = (kind: FileSystemChange['kind'], path: string): FileSystemChange => ({ kind, path });
@@ -181,5 +186,100 @@ describe('what the agent left where tools keep caches, removed before verifying 
       '/tmp/go-cache',
       '/tmp/work/cache',
     ]);
+  });
+});
+
+describe("an image's VOLUME paths: places no record of changes lists (Docker tmpfs mounts of berth's)", () => {
+  it("accepts a service's data folder below /var/lib and folders outside the protected places", () => {
+    for (const path of [
+      '/var/lib/postgresql/data',
+      '/var/lib/mysql',
+      '/var/lib/data',
+      '/data',
+      '/srv/db',
+      '/tmp/x',
+      '/home/alice/data',
+    ])
+      expect(unrecordedPlaceRefusal(path, '/app', '/logs'), path).toBeUndefined();
+  });
+
+  it('refuses where unseen writes change what berth or a verifier runs, and what berth carries or copies', () => {
+    const refused: [string, RegExp][] = [
+      ['/', /whole file system/],
+      ['/root', /\/root\/\.local holds/],
+      ['/home', /\.local holds/],
+      ['/home/alice', /\/home\/alice\/\.local holds/],
+      ['/root/.local/lib', /\/root\/\.local holds/],
+      ['/usr/local/lib/python3.11/site-packages', /\/usr holds/],
+      ['/etc/ssl', /\/etc holds/],
+      ['/var/lib', /\/var\/lib holds/],
+      ['/var', /\/var\/lib holds/],
+      ['/app', /work folder \/app/],
+      ['/app/data', /work folder \/app/],
+      ['/srv', /work folder \/srv\/app/],
+      ['/logs/verifier', /overlaps \/logs,/],
+      ['/tests', /overlaps \/tests,/],
+      ['/solution/', /overlaps \/solution,/],
+      ['/dev/shm', /kernel's \/dev/],
+      ['data', /not an absolute path/],
+    ];
+    for (const [path, why] of refused) {
+      const workdir = path === '/srv' ? '/srv/app' : '/app';
+      expect(unrecordedPlaceRefusal(path, workdir, '/logs'), path).toMatch(why);
+    }
+  });
+
+  it("a tmpfs keeps the image's owner and mode, is capped, nosuid and nodev, noexec unless the image keeps a program there", () => {
+    const dir = { path: '/var/lib/postgresql/data', mode: 0o1777, uid: 999, gid: 999, exec: false };
+    expect(tmpfsOptions(dir, 100 * 1024 * 1024)).toBe(
+      'rw,nosuid,nodev,noexec,size=100m,mode=1777,uid=999,gid=999',
+    );
+    expect(tmpfsOptions({ ...dir, exec: true, mode: 0o700 }, 1)).toBe(
+      'rw,nosuid,nodev,exec,size=1m,mode=700,uid=999,gid=999',
+    );
+  });
+
+  it('an agent environment with such places never verifies: a fresh one receives the work folder', async () => {
+    const calls: string[] = [];
+    const agentEnv = (unrecorded?: string[]) =>
+      ({
+        kind: 'docker',
+        workdir: '/app',
+        logsDir: '/logs',
+        ...(unrecorded ? { unrecorded } : {}),
+        killStrayProcesses: async () => 0,
+        fileSystemChanges: async () => [c('changed', '/app'), c('added', '/app/calc.py')],
+        archive: async () => Readable.from([Buffer.alloc(1024)]),
+        exec: async (command: string) => {
+          calls.push(`agent: ${command}`);
+          return { exitCode: 0, output: '', timedOut: false, durationMs: 0 };
+        },
+        stop: async () => {
+          calls.push('agent: stop');
+        },
+      }) as unknown as Environment;
+    const fresh = {
+      kind: 'docker',
+      workdir: '/app',
+      exec: async (command: string) => {
+        calls.push(`fresh: ${command}`);
+        return { exitCode: 0, output: '', timedOut: false, durationMs: 0 };
+      },
+      extractArchive: async (path: string, archive: Readable) => {
+        for await (const _ of archive);
+        calls.push(`fresh: extract ${path}`);
+      },
+      stop: async () => undefined,
+    } as unknown as Environment;
+    const options = { before: new Set<string>(), start: async () => fresh, keepOriginal: false };
+    // Without: the agent's environment (nothing changed outside /app).
+    const plain = await verifierEnvironment(agentEnv(), options);
+    expect('environment' in plain && plain.environment.kind === 'docker' && plain.fresh).toBeFalsy();
+    const chosen = await verifierEnvironment(agentEnv(['/var/lib/data']), options);
+    if ('failClosed' in chosen) throw new Error(chosen.failClosed.message);
+    expect(chosen.environment).toBe(fresh);
+    expect(chosen.note).toMatch(/VOLUME paths \(\/var\/lib\/data\).*verified in a fresh environment/);
+    expect(calls).toContain('fresh: extract /');
+    expect(calls).toContain('agent: stop');
   });
 });

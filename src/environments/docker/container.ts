@@ -13,7 +13,7 @@
  */
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import { basename, dirname } from 'node:path';
+import { basename, dirname, posix } from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
 import type Docker from 'dockerode';
 import { BerthError } from '../../errors.ts';
@@ -24,6 +24,7 @@ import {
   truncationMark,
 } from '../../sandbox/limits.ts';
 import type { NetworkPolicy } from '../../tasks/task.ts';
+import { unrecordedPlaceRefusal } from '../../trials/verifier-environment.ts';
 import {
   type CopyLimits,
   type CopyReport,
@@ -44,6 +45,13 @@ import type { Sidecars } from './compose.ts';
 import type { EgressGateway } from './egress/gateway.ts';
 import { ContainerNetworkSwitch } from './egress/network-switch.ts';
 import { ContainerEtcFiles } from './etc-files.ts';
+import {
+  fillCommand,
+  imageVolumeDirs,
+  tmpfsOptions,
+  type VolumeDir,
+  volumeRefusal,
+} from './image-volumes.ts';
 import { LABELS, ownedLabels } from './labels.ts';
 import { pauseContainer, startContainer } from './lifecycle.ts';
 import { ContainerLimits, isStorageOptError, refuseStorageOpt, storageOptWorth } from './limits.ts';
@@ -85,6 +93,8 @@ export interface ContainerOptions {
   mounts?: Mount[];
   /** Default user of `exec` (a name or uid). */
   user?: string;
+  /** The file the image comes from (the task's Dockerfile or compose file), named in a refusal of it. */
+  imageFile?: string;
   /**
    * The trial's egress gateway (egress/gateway.ts), needed when any phase runs under an
    * allowlist. The environment then switches networks through it and removes it on stop.
@@ -134,7 +144,14 @@ function imageConfig(docker: Docker, image: string): Promise<ImageConfig> {
       .then((i) => ({
         workdir: i.Config?.WorkingDir ?? '',
         entrypoint: (i.Config?.Entrypoint?.length ?? 0) > 0,
-        volumes: Object.keys((i.Config?.Volumes as Record<string, unknown> | null | undefined) ?? {}).sort(),
+        // As the engine cleans them (`VOLUME /data/` is /data).
+        volumes: [
+          ...new Set(
+            Object.keys((i.Config?.Volumes as Record<string, unknown> | null | undefined) ?? {}).map((v) =>
+              posix.normalize(v).replace(/(.)\/+$/, '$1'),
+            ),
+          ),
+        ].sort(),
       }));
     imageConfigCache.set(image, p);
     p.catch(() => imageConfigCache.delete(image));
@@ -142,20 +159,37 @@ function imageConfig(docker: Docker, image: string): Promise<ImageConfig> {
   return p;
 }
 
+/** Names the task, the image and the file it comes from, for a refusal of the image. */
+function imageWhere(options: ContainerOptions): string {
+  const task = options.taskName ? `task ${options.taskName}: ` : '';
+  return `${task}image ${options.image}${options.imageFile ? ` (${options.imageFile} or its base image)` : ''}`;
+}
+
 /**
- * Refuses an image that declares a VOLUME (breaker10 F6): the engine gives each such path an
- * anonymous volume, a host folder under the engine's data root bound writable, whose writes its
- * container diff never lists and the container's disk limit never counts, so an agent's `.pth` or
- * tool there would not move the verifier to a fresh container, and its files could fill the host.
+ * The image's VOLUME paths as berth covers them (image-volumes.ts), or a refusal naming the task,
+ * the image, its file and the path (`BERTH_IMAGE_VOLUME`) of one that cannot be made safe: where
+ * its unseen writes could change what berth or a verifier runs (`unrecordedPlaceRefusal`), or over
+ * a folder berth mounts.
  */
-function refuseImageVolumes(image: string, volumes: readonly string[], taskName?: string): void {
-  if (volumes.length === 0) return;
-  throw new BerthError(
-    'BERTH_IMAGE_VOLUME',
-    `${taskName ? `task ${taskName}: ` : ''}image ${image} declares VOLUME ${volumes.join(', ')}: ` +
-      "refused, as writes to an image volume escape the container's record of changes and its disk limit " +
-      '(remove the VOLUME line from the Dockerfile, or the base image that declares it)',
-  );
+async function volumeDirs(
+  docker: Docker,
+  options: ContainerOptions,
+  config: ImageConfig,
+  labels: Record<string, string>,
+): Promise<VolumeDir[]> {
+  if (config.volumes.length === 0) return [];
+  const where = imageWhere(options);
+  const workdir = options.workdir ?? (config.workdir || '/');
+  const mounted = (options.mounts ?? []).map((m) => m.container);
+  for (const path of config.volumes) {
+    const why =
+      unrecordedPlaceRefusal(path, workdir, '/logs') ??
+      mounted
+        .filter((m) => m === path || m.startsWith(`${path.replace(/\/+$/, '')}/`) || path.startsWith(`${m}/`))
+        .map((m) => `it overlaps ${m}, which berth mounts`)[0];
+    if (why) throw volumeRefusal(where, path, why);
+  }
+  return imageVolumeDirs(docker, options.image, config.volumes, labels, where);
 }
 
 /** Every container this process started and has not removed yet (for Ctrl-C and exit). */
@@ -247,6 +281,12 @@ export class DockerContainerEnvironment implements Environment {
   /** The start in progress after `killStrayProcesses`, shared by the commands that wait for it. */
   private starting: Promise<void> | undefined;
   /**
+   * The image's VOLUME paths, each a tmpfs of berth's (image-volumes.ts), whose writes the
+   * container's diff does not list. `killStrayProcesses` starts the container again with each
+   * emptied (the image's owner and mode stay; its files there, and the agent's, are gone).
+   */
+  readonly unrecorded: readonly string[] = [];
+  /**
    * Harbor's `/logs`: `agent/`, `verifier/` and `artifacts/` are folders of the container
    * (mode 777), never bind mounts of the host: berth copies them out with `download`.
    */
@@ -315,9 +355,11 @@ export class DockerContainerEnvironment implements Environment {
     if (options.trialName) labels[LABELS.trial] = options.trialName;
     if (options.taskName) labels[LABELS.task] = options.taskName;
     const env = options.env ?? {};
-    // Refused before berth makes anything of its own for the container.
+    // A VOLUME path gets a capped tmpfs of berth's, not the engine's anonymous volume; one that
+    // cannot be made safe is refused before berth makes anything of its own for the container.
     const config = await imageConfig(docker, options.image);
-    refuseImageVolumes(options.image, config.volumes, options.taskName);
+    const volumes = await volumeDirs(docker, options, config, labels);
+    const tmpfsBytes = Math.min(limits.diskBytes, limits.memoryBytes);
     // The engine's own writable binds of these three files are replaced by berth's read-only ones.
     const etc = await ContainerEtcFiles.create();
     const binds = [
@@ -345,6 +387,9 @@ export class DockerContainerEnvironment implements Environment {
         NetworkMode: 'bridge',
         ...(options.deviceRequests?.length ? { DeviceRequests: options.deviceRequests } : {}),
         Binds: binds,
+        ...(volumes.length > 0
+          ? { Tmpfs: Object.fromEntries(volumes.map((v) => [v.path, tmpfsOptions(v, tmpfsBytes)])) }
+          : {}),
         Init: false,
         // Kept when it stops: the next command after `killStrayProcesses` starts it again; `stop()` removes it.
         AutoRemove: false,
@@ -423,9 +468,37 @@ export class DockerContainerEnvironment implements Environment {
           'network_mode = "allowlist" needs the egress proxy (not part of the Docker environment itself)',
         );
       }
+      // Fail closed should the engine still have made a volume (a path it reads otherwise than berth).
+      if (volumes.length > 0) {
+        const made = ((await container.inspect()).Mounts ?? []).filter((m) => m.Type === 'volume');
+        if (made.length > 0)
+          throw volumeRefusal(
+            imageWhere(options),
+            made.map((m) => m.Destination).join(', '),
+            "the engine made a volume there beside berth's tmpfs",
+          );
+      }
       await environment.watchOom();
       await startContainer(container, etc);
       await environment.limits.attach();
+      // The image's files at its VOLUME paths, by its own tar, before any command of the trial.
+      for (const v of volumes) {
+        if (!v.archive) continue;
+        const run = await environment.exec(fillCommand(v), {
+          user: 'root',
+          cwd: '/',
+          timeoutSec: 300,
+          input: v.archive,
+        });
+        if (run.exitCode !== 0)
+          throw volumeRefusal(
+            imageWhere(options),
+            v.path,
+            `the image's files there could not be copied into berth's tmpfs (${run.output.trim().slice(-300)})`,
+          );
+      }
+      if (volumes.length > 0)
+        (environment as { unrecorded: readonly string[] }).unrecorded = volumes.map((v) => v.path);
       environment.entrypoint = config.entrypoint;
       (environment as { workdir: string }).workdir = options.workdir ?? (config.workdir || '/');
       // One exec: Harbor's log folders (writable by any user, as Harbor's `chmod_dir`), the workdir,

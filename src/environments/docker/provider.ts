@@ -278,6 +278,9 @@ export class DockerEnvironmentProvider implements EnvironmentProvider {
         jobId,
         trialName: basename(trialDir),
         taskName: task.name,
+        ...(spec.dockerfileDir || spec.composeFile
+          ? { imageFile: spec.composeFile ?? join(spec.dockerfileDir as string, 'Dockerfile') }
+          : {}),
         workdir: spec.workdir,
         limits: resolveLimits(
           taskResources(spec),

@@ -29,10 +29,12 @@ import {
   parseListing,
 } from './host-fingerprint.ts';
 import {
+  type CreatedModule,
   configTextScript,
-  createdModuleNames,
+  createdModules,
   importableScript,
   importRoots,
+  type KnownPython,
   readConfigTexts,
   readImportable,
   scanPatch,
@@ -57,6 +59,28 @@ export interface TamperingCheckOptions {
   testPatchPaths: readonly string[];
 }
 
+/**
+ * The interpreter that answered the shadow check's question in a local environment, by what
+ * decides which one the shell finds (`localPythonKey`): later trials run it directly instead of
+ * its shim (`importableScript` checks that the shim is still the one found and that no version
+ * file in the repository or above it picks another). Local environments only: every trial sees
+ * the host's interpreters, read-only; a container's are its image's.
+ */
+const knownPythons = new Map<string, KnownPython>();
+
+/**
+ * The inputs of a local command's search for python besides the working folder's version files:
+ * the test command's conda environment and the host variables the sandbox passes on that
+ * version managers and PATH lookups read (PATH, HOME, PYENV_*, ASDF_*, MISE_*, RTX_*, CONDA*,
+ * VIRTUAL_ENV...).
+ */
+function localPythonKey(command: string): string {
+  const vars = Object.entries(process.env)
+    .filter(([name]) => /^(PATH|HOME|VIRTUAL_ENV|PYENV|ASDF|MISE|RTX|CONDA|PYTHON)/.test(name))
+    .sort(([a], [b]) => (a < b ? -1 : 1));
+  return JSON.stringify([command.match(/\bconda activate ([A-Za-z0-9_.-]+)/)?.[1] ?? '', vars]);
+}
+
 export class TamperingCheck {
   private readonly marks = {
     configs: `@@berth-configs-${randomBytes(8).toString('hex')}@@`,
@@ -71,7 +95,9 @@ export class TamperingCheck {
    */
   private importRoots: string[];
   /** Modules the patch creates (in any folder): asked about in the bookkeeping script. */
-  private readonly createdModules: string[];
+  private readonly createdModules: CreatedModule[];
+  /** `knownPythons`' key for this check's environment (local environments only). */
+  private readonly pythonKey: string | undefined;
   /** Which of `createdModules` the environment's python imports from outside the repository. */
   private importable = new Set<string>();
   private configText: Record<string, string> = {};
@@ -120,7 +146,8 @@ export class TamperingCheck {
   ) {
     this.sectioned = options.patch ? sectionedConfigsIn(options.patch) : [];
     this.importRoots = importRoots(options.command);
-    this.createdModules = options.patch ? createdModuleNames(options.patch) : [];
+    this.createdModules = options.patch ? createdModules(options.patch) : [];
+    this.pythonKey = env.kind === 'local' ? localPythonKey(options.command) : undefined;
     // Local probes are in place once armed; a container's are made by the bookkeeping script.
     this.ready = env.kind === 'local';
     this.hostRepo = env.kind === 'local' ? env.workdir : undefined;
@@ -159,7 +186,12 @@ export class TamperingCheck {
   preScript(): string {
     return [
       configTextScript(this.sectioned, this.marks.configs),
-      importableScript(this.createdModules, this.marks.importable, this.options.command),
+      importableScript(
+        this.createdModules,
+        this.marks.importable,
+        this.options.command,
+        this.pythonKey !== undefined ? knownPythons.get(this.pythonKey) : undefined,
+      ),
     ]
       .filter((l) => l !== '')
       .join('\n');
@@ -186,6 +218,8 @@ export class TamperingCheck {
     this.configText = configs.texts;
     const importable = readImportable(configs.rest, this.marks.importable);
     this.importable = importable.names;
+    if (this.pythonKey !== undefined && importable.python)
+      knownPythons.set(this.pythonKey, importable.python);
     this.importRoots = [...new Set([...this.importRoots, ...importable.roots])];
     let rest = importable.rest;
     const at = rest.indexOf(`${this.marks.before}\n`);

@@ -291,21 +291,30 @@ export function importRoots(command: string): string[] {
   return [...roots];
 }
 
+/** A module a patch creates: its top-level name, and whether it sits at the top of the repository. */
+export interface CreatedModule {
+  name: string;
+  /** `iniconfig.py` or `packaging/__init__.py` (on `sys.path` under the repository's top, root ''). */
+  top: boolean;
+}
+
 /**
- * The names of the modules a patch creates in any folder (`lib/iniconfig.py` -> `iniconfig`,
- * `src/packaging/__init__.py` -> `packaging`): what `importableScript` is asked about, since
- * which folders are on `sys.path` is known only once it has resolved the command's `PYTHONPATH`.
+ * The modules a patch creates in any folder (`lib/iniconfig.py` -> `iniconfig`,
+ * `src/packaging/__init__.py` -> `packaging`): what `importableScript` asks about, since which
+ * folders are on `sys.path` is known only once it has resolved the command's `PYTHONPATH`. A
+ * name created both at the top and deeper counts as at the top.
  */
-export function createdModuleNames(patch: string): string[] {
-  const out = new Set<string>();
+export function createdModules(patch: string): CreatedModule[] {
+  const out = new Map<string, boolean>();
   for (const f of patchFiles(patch)) {
     if (!f.created || !f.newPath) continue;
     // Its folder's package, or itself: the module it is below whichever folder is on sys.path.
     const parts = f.newPath.split('/');
     const name = moduleAt(parts.slice(-2)) ?? moduleAt(parts.slice(-1));
-    if (name !== undefined && !NOT_LIBRARIES.has(name)) out.add(name);
+    if (name === undefined || NOT_LIBRARIES.has(name)) continue;
+    out.set(name, (out.get(name) ?? false) || topLevelModule(f.newPath, ['']) === name);
   }
-  return [...out];
+  return [...out].map(([name, top]) => ({ name, top }));
 }
 
 /**
@@ -315,7 +324,7 @@ export function createdModuleNames(patch: string): string[] {
  * working folder, no PYTHONPATH, no user site; an editable install's path entry to the
  * repository is left out); then, on a second line, `:`-separated, the folders of the repository
  * (relative, `.` for its top) that the entries of `BERTH_PYTHONPATH` (the test run's
- * `PYTHONPATH`, expanded by the shell) name once resolved.
+ * `PYTHONPATH`, expanded by the shell) name once resolved; then its own `sys.executable`.
  */
 const IMPORTABLE_PY = [
   'import os, sys, pkgutil',
@@ -332,23 +341,65 @@ const IMPORTABLE_PY = [
   'q = set()',
   'for e in os.environ.get("BERTH_PYTHONPATH", "").split(":"):',
   '    d = os.path.realpath(e) + os.sep if e else ""',
-  '    if d.startswith(r):',
+  '    if d.startswith(r) and "\\n" not in d:',
   '        q.add(os.path.relpath(d, r))',
   'print(":".join(sorted(q)))',
+  'print(sys.executable if "\\n" not in sys.executable else "")',
 ].join('\n');
 
 /**
- * Shell lines printing `mark`, then on one line which of `names` the environment's python
- * (a conda environment's the test command activates, else `python`, else `python3`) imports from outside the
- * repository, then on one line the repository's folders the test run's `PYTHONPATH` names (the
- * environment's own, and each `PYTHONPATH=...` of `command` as the shell expands it in the
- * repository: `$PWD/lib`, `/testbed/src`), then `mark` again; `readImportable` reads them back.
- * Nothing when `names` is empty. The command is the task's (trusted); its `PYTHONPATH` words are
- * expanded in a subshell, as the test run expands them.
+ * Files by which a version manager's shim (pyenv's `.python-version`, asdf's and mise's) picks
+ * the interpreter from the working folder or a folder above it: where one is, the shim decides
+ * this run, so a remembered interpreter is not used (`importableScript`; any entry of the name
+ * counts, a dangling link too).
  */
-export function importableScript(names: readonly string[], mark: string, command = ''): string {
-  if (names.length === 0) return '';
-  const args = names.map(shellQuote).join(' ');
+const VERSION_FILES = ['.python-version', '.tool-versions', '.mise.toml', 'mise.toml', '.rtx.toml'];
+
+/**
+ * An interpreter a shim on PATH ran in an earlier trial (issue 18: pyenv's shim is bash scripts,
+ * 1.5 to 2 s of a trial's wall under load, 0.5 s of CPU, against 0.5 s for the interpreter
+ * itself): `found` is what `command -v` named, `executable` the interpreter's `sys.executable`.
+ */
+export interface KnownPython {
+  found: string;
+  executable: string;
+}
+
+/**
+ * Shell lines printing `mark`, then on one line which of `modules` the environment's python
+ * (a conda environment's the test command activates, else `python`, else `python3`) imports from
+ * outside the repository, then on one line the repository's folders the test run's `PYTHONPATH`
+ * names (the environment's own, and each `PYTHONPATH=...` of `command` as the shell expands it in
+ * the repository: `$PWD/lib`, `/testbed/src`), then the interpreter's `sys.executable` and the
+ * path `command -v` found for it (empty when a version file was seen), then `mark` again;
+ * `readImportable` reads them back. Nothing when `modules` is empty. The command is the task's
+ * (trusted); its `PYTHONPATH` words are expanded in a subshell, as the test run expands them.
+ *
+ * What keeps it cheap (issue 18) without changing an answer `scanPatch` uses:
+ * - when the test run's `PYTHONPATH` is empty (no entry after expansion), only the repository's
+ *   top is on `sys.path` among its folders, so only modules created there are asked about, and
+ *   no python runs when there is none;
+ * - `known` (an earlier trial's, same environment variables): when the first candidate on PATH
+ *   is still `known.found` and no version file (`VERSION_FILES`) is in the working folder or
+ *   above it, `known.executable` is run directly instead of the shim (it falls back to the
+ *   candidates if it fails).
+ */
+export function importableScript(
+  modules: readonly CreatedModule[],
+  mark: string,
+  command = '',
+  known?: KnownPython,
+): string {
+  if (modules.length === 0) return '';
+  const all = modules.map((m) => shellQuote(m.name)).join(' ');
+  // A plain relative entry of the command's own text puts more than the top on sys.path.
+  const top =
+    importRoots(command).length > 1
+      ? all
+      : modules
+          .filter((m) => m.top)
+          .map((m) => shellQuote(m.name))
+          .join(' ');
   // The harness's container command activates a conda environment first
   // (swebench/specs.ts: `source /opt/miniconda3/bin/activate`, `conda activate testbed`):
   // its python is the one the tests run.
@@ -357,30 +408,54 @@ export function importableScript(names: readonly string[], mark: string, command
     ...(conda ? [shellQuote(`/opt/miniconda3/envs/${conda}/bin/python`)] : []),
     'python',
     'python3',
-  ];
+  ].join(' ');
   const expand = pythonPathWords(command).map(
     (word) => `berth_pp="$berth_pp:$( (PYTHONPATH=${word}; printf '%s' "$PYTHONPATH") 2>/dev/null )"; `,
   );
-  return `echo '${mark}'; berth_pp="\${PYTHONPATH-}"; ${expand.join('')}for berth_py in ${pythons.join(' ')}; do if command -v "$berth_py" >/dev/null 2>&1 && BERTH_PYTHONPATH="$berth_pp" "$berth_py" -I -c ${shellQuote(IMPORTABLE_PY)} ${args} 2>/dev/null; then break; fi; done; echo '${mark}'`;
+  const run = (py: string) => `BERTH_PYTHONPATH="$berth_pp" ${py} -I -c "$berth_code" "$@" 2>/dev/null`;
+  const importable = [
+    'berth_importable() {',
+    `berth_vf=; for berth_d in "$PWD" "$(pwd -P)"; do while :; do for berth_f in ${VERSION_FILES.join(' ')}; do if [ -e "$berth_d/$berth_f" ] || [ -L "$berth_d/$berth_f" ]; then berth_vf=1; fi; done; case "$berth_d" in /|'') break;; esac; berth_d="\${berth_d%/*}"; done; done`,
+    ...(known
+      ? [
+          `berth_found=; for berth_py in ${pythons}; do if berth_found=$(command -v "$berth_py" 2>/dev/null); then break; fi; berth_found=; done`,
+          `if [ -z "$berth_vf" ] && [ "$berth_found" = ${shellQuote(known.found)} ] && [ -x ${shellQuote(known.executable)} ] && ${run(shellQuote(known.executable))}; then printf '%s\\n' "$berth_found"; return; fi`,
+        ]
+      : []),
+    `for berth_py in ${pythons}; do if command -v "$berth_py" >/dev/null 2>&1 && ${run('"$berth_py"')}; then if [ -z "$berth_vf" ]; then command -v "$berth_py"; else echo; fi; break; fi; done`,
+    '}',
+  ].join('\n');
+  return [
+    `echo '${mark}'; berth_pp="\${PYTHONPATH-}"; ${expand.join('')}berth_code=${shellQuote(IMPORTABLE_PY)}`,
+    importable,
+    `case "$berth_pp" in *[!:]*) berth_importable ${all};; *) ${top === '' ? ':' : `berth_importable ${top}`};; esac; echo '${mark}'`,
+  ].join('\n');
 }
 
 /**
  * The names `importableScript` printed at the start of `output`, the repository folders the
- * test run's `PYTHONPATH` names (`''` for its top), and the rest of the output.
+ * test run's `PYTHONPATH` names (`''` for its top), the interpreter that answered as a
+ * `KnownPython` (when a later trial may run it directly), and the rest of the output.
  */
 export function readImportable(
   output: string,
   mark: string,
-): { names: Set<string>; roots: string[]; rest: string } {
+): { names: Set<string>; roots: string[]; python?: KnownPython; rest: string } {
   const end = output.indexOf(`${mark}\n`, mark.length + 1);
   if (!output.startsWith(`${mark}\n`) || end === -1) return { names: new Set(), roots: [], rest: output };
-  const [listed = '', folders = ''] = output.slice(mark.length + 1, end).split('\n');
+  const lines = output.slice(mark.length + 1, end).split('\n');
+  const [listed = '', folders = '', executable = '', found = ''] = lines;
   return {
     names: new Set(listed.split(/\s+/).filter((n) => n !== '')),
     roots: folders
       .split(':')
       .filter((f) => f !== '')
       .map((f) => (f === '.' ? '' : f)),
+    // Exactly the four lines: no line of the answer can stand in for the interpreter's (the
+    // repository's folders are printed only without a newline in their names).
+    ...(lines.length === 5 && lines[4] === '' && executable.startsWith('/') && found.startsWith('/')
+      ? { python: { found, executable } }
+      : {}),
     rest: output.slice(end + mark.length + 1),
   };
 }

@@ -1,0 +1,4 @@
+#!/bin/bash
+set -euo pipefail
+sed -i 's/a - b/a + b/' /app/calc.py
+echo "solved"
