@@ -542,11 +542,11 @@ export class DockerContainerEnvironment implements Environment {
     // The exec's shell is its process group (and session) leader: killing the group kills the command's tree.
     // With haltOnExit this shell stops every other process of its user as the command ends.
     const halt = options.haltOnExit ? `\n${HALT_OTHERS}\n` : ' ';
-    const script = `${this.limits.ulimitPrefix(options.timeoutSec)}echo $$ > ${pidFile} 2>/dev/null; c=$BERTH_EXEC_CMD; unset BERTH_EXEC_CMD; if command -v bash >/dev/null 2>&1; then bash -c "$c"; else sh -c "$c"; fi; r=$?;${halt}rm -f ${pidFile}; exit $r`;
+    const script = `${this.limits.ulimitPrefix(options.timeoutSec)}echo $$ > ${pidFile} 2>/dev/null; c=$BERTH_EXEC_CMD; unset BERTH_EXEC_CMD; if [ -x /bin/bash ]; then /bin/bash -c "$c"; else /bin/sh -c "$c"; fi; r=$?;${halt}rm -f ${pidFile}; exit $r`;
     const env = { ...(options.env ?? {}), BERTH_EXEC_CMD: command };
     const withInput = options.input !== undefined;
     const exec = await this.container.exec({
-      Cmd: ['sh', '-c', script],
+      Cmd: ['/bin/sh', '-c', script],
       AttachStdin: withInput,
       AttachStdout: true,
       AttachStderr: true,
@@ -684,7 +684,7 @@ export class DockerContainerEnvironment implements Environment {
     try {
       await this.running();
       const exec = await this.container.exec({
-        Cmd: ['sh', '-c', command],
+        Cmd: ['/bin/sh', '-c', command],
         AttachStdout: true,
         AttachStderr: true,
         User: 'root',
