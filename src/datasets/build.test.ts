@@ -76,6 +76,21 @@ describe('berth dataset build on the bundled sample', () => {
     expect(report.refused.join('\n')).toContain('FAIL_TO_PASS is empty');
   });
 
+  it('refuses a row whose test run prints nothing a parser recognises, naming the run (no internal error)', async () => {
+    const dir = join(scratch, 'uncollectable');
+    await cp(join(examples, 'src', 'toposort'), dir, { recursive: true });
+    const spec = JSON.parse(await readFile(join(dir, 'instance.json'), 'utf8')) as Record<string, string>;
+    // Tests that cannot even be collected: an import error, no report of any format.
+    spec.test_cmd = 'echo "ImportError: cannot import name levels" >&2; exit 4 # {tests}';
+    await writeFile(join(dir, 'instance.json'), JSON.stringify(spec));
+    const { row, report } = await buildInstance(await loadSpec(dir));
+    expect(row).toBeUndefined();
+    expect(report.refused).toHaveLength(1);
+    expect(report.refused[0]).toMatch(
+      /^the test run with the test patch alone \(exit 4\): no test-report parser recognises this log .*ImportError: cannot import name levels/s,
+    );
+  });
+
   it('keeps symlinks, binary files and executable bits of the snapshot, and the row runs', async () => {
     const dir = join(scratch, 'links');
     await cp(join(examples, 'src', 'toposort'), dir, { recursive: true });

@@ -22,7 +22,7 @@ import type { TestStatus } from '../parsers/types.ts';
 import type { RepositorySnapshot } from '../tasks/task.ts';
 import { shellQuote } from '../util/shell.ts';
 import { isTestPath, resultingPaths, touchedPaths } from './patches.ts';
-import { type BaseSource, git, parseLog, statusMap, Workspace } from './workspace.ts';
+import { type BaseSource, git, parseLog, statusMap, UnrecognisedLogError, Workspace } from './workspace.ts';
 
 /** Everything needed to build one row. */
 export interface BuildSpec {
@@ -115,8 +115,19 @@ export async function buildInstance(spec: BuildSpec): Promise<BuildOutcome> {
     if (!testOnly.ok) refused.push(`test_patch does not apply to the base: ${tail(testOnly.log)}`);
     if (refused.length > 0) return { report };
     const started = performance.now();
+    // A log no parser recognises (tests that could not even be collected) refuses the row.
+    const statuses = async (run: { output: string; exitCode: number | null }, when: string) => {
+      try {
+        return statusMap(await parseLog(run.output, spec.parser));
+      } catch (error) {
+        if (!(error instanceof UnrecognisedLogError)) throw error;
+        refused.push(`${when} (exit ${run.exitCode}): ${error.message}: ${tail(run.output)}`);
+        return undefined;
+      }
+    };
     const first = await workspace.run(command, timeoutSec);
-    const before = statusMap(await parseLog(first.output, spec.parser));
+    const before = await statuses(first, 'the test run with the test patch alone');
+    if (before === undefined) return { report };
     const gold = await workspace.apply(spec.patch);
     if (!gold.ok) {
       refused.push(`gold patch does not apply on top of test_patch: ${tail(gold.log)}`);
@@ -124,7 +135,8 @@ export async function buildInstance(spec: BuildSpec): Promise<BuildOutcome> {
     }
     const second = await workspace.run(command, timeoutSec);
     report.testSeconds = (performance.now() - started) / 1000;
-    const after = statusMap(await parseLog(second.output, spec.parser));
+    const after = await statuses(second, 'the test run with the gold patch');
+    if (after === undefined) return { report };
     report.before = Object.fromEntries(before);
     report.after = Object.fromEntries(after);
     if (first.timedOut || second.timedOut) refused.push(`a test run passed its ${timeoutSec}s timeout`);

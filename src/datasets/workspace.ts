@@ -133,15 +133,20 @@ export class Workspace {
   }
 }
 
+/** No test-report parser recognises a log (tests that could not even be collected print none). */
+export class UnrecognisedLogError extends Error {
+  override readonly name = 'UnrecognisedLogError';
+}
+
 /**
  * Parses a test log with the parser registry: the parser named `name` (or an
  * alias) when given, else the one `detectParser` picks from the first 64 KiB.
- * @throws UsageError for an unknown name; Error when no parser recognises the log.
+ * @throws UsageError for an unknown name; UnrecognisedLogError when no parser recognises the log.
  */
 export async function parseLog(log: string, name?: string): Promise<ParseResult> {
   const parser = name ? getParser(name) : detectParser(log.slice(0, DETECT_HEAD_BYTES));
   if (!parser) {
-    throw new Error(
+    throw new UnrecognisedLogError(
       `no test-report parser recognises this log (known: ${listParsers()
         .map((p) => p.name)
         .join(', ')}); name one with "parser" in the spec`,
