@@ -289,6 +289,41 @@ describe('local environment: processes', () => {
     }
   });
 
+  it('a descriptor berth inherited without close-on-exec never reaches a command (breaker13 F1)', async (ctx) => {
+    // breaker13 F1: a descriptor of the host's / that berth's own parent leaked reached the
+    // sandboxed agent, which climbed /proc/self/fd/N/.. to the host (the dataset's gold patch).
+    if (checkHostMethod('bwrap') !== undefined)
+      ctx.skip(`bwrap unavailable here: ${checkHostMethod('bwrap')}`);
+    const trialDir = await tempDir('berth-fd-leak-');
+    const script = `import { LocalEnvironmentProvider } from ${JSON.stringify(join(import.meta.dirname, 'local.ts'))};
+const task = { name: 'fd-test', format: 'swebench', origin: { file: 'inline' }, instruction: '',
+  environment: { kind: 'local', snapshot: { files: { x: '1' } } }, solution: { kind: 'none' },
+  verifier: { kind: 'swebench', testPatch: '', testCommand: 'true', testFiles: [], failToPass: [], passToPass: [], timeoutSec: 60 },
+  metadata: {} };
+for (const isolation of ['bwrap', undefined]) {
+  const env = await new LocalEnvironmentProvider(isolation ? { isolation } : {}).start({ task, jobId: 'fd', trialDir: ${JSON.stringify(trialDir)} });
+  const run = await env.exec('ls /proc/self/fd/200/ >/dev/null 2>&1 && echo "fd 200 open" || echo "fd 200 closed"; ls /proc/self/fd/1000/ >/dev/null 2>&1 && echo "fd 1000 open" || echo "fd 1000 closed"');
+  console.log(JSON.stringify({ isolation: isolation ?? 'none', output: run.output.trim() }));
+  await env.stop();
+}
+`;
+    // The shell opens / at 200 and 1000 without close-on-exec, as a leaking parent would.
+    const child = await execa(
+      'bash',
+      ['-c', 'exec 200</ 1000</; exec "$@"', 'leak', process.execPath, '--import', 'tsx', '--input-type=module', '-e', script],
+      { reject: false, timeout: 120_000 },
+    );
+    expect(child.exitCode, child.stderr).toBe(0);
+    const runs = child.stdout
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { isolation: string; output: string });
+    expect(runs).toEqual([
+      { isolation: 'bwrap', output: 'fd 200 closed\nfd 1000 closed' },
+      { isolation: 'none', output: 'fd 200 closed\nfd 1000 closed' },
+    ]);
+  });
+
   it('bwrap shows an allow-list of the host: not the folder this test runs from, nor /var or /home', async (ctx) => {
     if (checkHostMethod('bwrap') !== undefined)
       ctx.skip(`bwrap unavailable here: ${checkHostMethod('bwrap')}`);

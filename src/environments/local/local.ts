@@ -40,6 +40,7 @@ import {
 } from '../../sandbox/identity.ts';
 import {
   checkHostMethod,
+  closeInheritedFds,
   hostViewPrefix,
   type IsolationMethod,
   probeIsolation,
@@ -301,6 +302,7 @@ export class LocalEnvironment implements Environment {
     const argv = ['bash', '-c', command];
     let prefix: string[] = [];
     let spawnAs: SandboxIdentity;
+    let bwrapped = false;
     // Go's build cache: the trial's own copy of the warm one (install-cache.ts), never the host's;
     // no go test result is ever served from a cache (go-cache.ts).
     const extra: Record<string, string> = {
@@ -328,10 +330,15 @@ export class LocalEnvironment implements Environment {
       });
       prefix = sandbox.prefix;
       spawnAs = sandbox.spawnAs;
+      bwrapped = prefix[0] === 'bwrap';
       // berth's own TMPDIR may be outside the sandbox's writable places.
       if (this.isolationMethod === 'bwrap') extra.TMPDIR = '/tmp';
       else if (this.sandbox?.identity) extra.TMPDIR = join(this.root, 'tmp');
     }
+    // Descriptors berth's parent leaked (not close-on-exec) are closed before anything else
+    // starts: Node, setpriv, prlimit and bwrap pass them on, and one naming a host folder gave
+    // the sandboxed agent the whole host through /proc/self/fd/N/.. (breaker13 F1).
+    prefix = [...closeInheritedFds(), ...prefix];
     const run = () =>
       runProcess(argv, {
         prefix,
@@ -360,7 +367,7 @@ export class LocalEnvironment implements Environment {
     let result = await run();
     // bwrap binds the host's mounts one by one: a mount that goes away meanwhile (a container
     // of the Docker engine stopping) fails the set-up before the command ran. Run it again.
-    for (let retry = 0; retry < 3 && prefix[0] === 'bwrap' && bwrapSetupFailed(result); retry++)
+    for (let retry = 0; retry < 3 && bwrapped && bwrapSetupFailed(result); retry++)
       result = await run();
     this.limits.note(result.limitsHit);
     if (tracing)
