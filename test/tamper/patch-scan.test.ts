@@ -422,6 +422,48 @@ describe('scanPatch', () => {
     }
   });
 
+  it('flags a created top-level package Python or pytest looks for at start-up and finds nowhere, even with no __init__.py (breaker13 F2)', async () => {
+    const base = { 'pkg/__init__.py': '' };
+    const orgPackage = await makeDiff(base, {
+      'org/__init__.py': 'x = 1\n',
+      'org/python/core.py': 'y = 1\n',
+    });
+    expect(kinds(orgPackage)).toContain('runner-shadow:org/__init__.py');
+    // A namespace package: no __init__.py anywhere, still imported by `from org.python.core import ...`.
+    expect(kinds(await makeDiff(base, { 'org/python/core.py': 'y = 1\n' }))).toEqual([
+      'runner-shadow:org/python/core.py',
+    ]);
+    expect(kinds(await makeDiff(base, { 'msvcrt.py': 'z = 1\n' }))).toEqual(['runner-shadow:msvcrt.py']);
+    // Under a folder the test run puts on sys.path; not inside a package of the repository.
+    const src = await makeDiff(base, { 'src/org/python/core.py': 'y = 1\n' });
+    expect(kinds(src, {}, { names: new Set(), roots: ['', 'src'] })).toEqual([
+      'runner-shadow:src/org/python/core.py',
+    ]);
+    expect(kinds(await makeDiff(base, { 'pkg/org/core.py': 'y = 1\n' }))).toEqual([]);
+  });
+
+  it('flags a settings file the patch makes a link (breaker13 F3)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'berth-config-link-'));
+    const git = (...args: string[]) =>
+      execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], {
+        cwd: dir,
+        encoding: 'utf8',
+      });
+    try {
+      git('init', '-q');
+      writeFileSync(join(dir, 'README'), 'x\n');
+      git('add', '-A');
+      git('commit', '-qm', 'base');
+      mkdirSync(join(dir, 'docs'));
+      writeFileSync(join(dir, 'docs', 'settings.txt'), '[pytest]\naddopts = -p pkg._compat\n');
+      execFileSync('ln', ['-s', 'docs/settings.txt', join(dir, 'tox.ini')]);
+      git('add', '-A');
+      expect(kinds(git('diff', '--cached'))).toEqual(['runner-config:tox.ini']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('flags JavaScript runner configuration, node_modules and test settings of package.json', async () => {
     const patch = await makeDiff(
       { 'package.json': '{\n  "name": "x",\n  "version": "1.0.0"\n}\n' },

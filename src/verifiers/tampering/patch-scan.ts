@@ -186,6 +186,28 @@ const PY_SHADOWS = new Set(['pytest.py', 'py.py', 'pluggy.py', 'sitecustomize.py
 /** Module names whose compiled forms (`pytest.cpython-311-x86_64-linux-gnu.so`, `pytest.abi3.so`) shadow too. */
 const SHADOWED_MODULES = new Set(['pytest', 'py', 'pluggy', '_pytest', 'sitecustomize', 'usercustomize']);
 
+/**
+ * Top-level names Python's standard library and pytest try to import at start-up on Linux and
+ * find nowhere (other interpreters' and Windows' modules: `copy` tries `org.python.core`, Jython's).
+ * A folder or module of that name at the top of `sys.path` is imported then, before berth's
+ * probe, even as a namespace package with no `__init__.py` (breaker13 F2: a created `org/`
+ * replaced `os.write` and scrubbed the probe's report). Found by a `sys.meta_path` recorder
+ * under CPython 3.11 with pytest 7.2 and 9; the Windows names complete the set.
+ */
+const STARTUP_LOOKUPS = new Set(['org', 'java', '__pypy__', 'msvcrt', '_winapi', 'nt', 'winreg', '_overlapped', '_wmi']);
+
+/** Whether a created repository path puts a `STARTUP_LOOKUPS` name at the top of one of `roots`. */
+function shadowsStartupLookup(path: string, roots: readonly string[]): boolean {
+  for (const root of roots) {
+    const below = root === '' ? path : path.startsWith(`${root}/`) ? path.slice(root.length + 1) : undefined;
+    if (below === undefined) continue;
+    const first = below.split('/')[0] as string;
+    const name = below.includes('/') ? first : first.split('.')[0];
+    if (name !== undefined && STARTUP_LOOKUPS.has(name)) return true;
+  }
+  return false;
+}
+
 /** Folders of the runners themselves: a patch to pytest's own code is the fix when pytest is the repository. */
 const RUNNER_PACKAGES = new Set(['_pytest', 'pytest', 'pluggy']);
 
@@ -611,6 +633,16 @@ export function scanPatch(
       );
       continue;
     }
+    // A settings file made a link: berth reads no file through a link, so its lines would be
+    // the link's target text, while pytest and node follow it (breaker13 F3: a created tox.ini
+    // linked to docs/settings.txt set `addopts = -p <module>` unseen).
+    if (
+      (PYTEST_SETTINGS_FILES.has(base) || SECTIONED_CONFIGS.has(base) || JS_CONFIG.some((re) => re.test(base))) &&
+      /^(new file mode|new mode) 120000$/m.test(file.header)
+    ) {
+      add('runner-config', path, `the patch makes ${path} a link: what the runner reads there is another file`);
+      continue;
+    }
     if (PYTEST_SETTINGS_FILES.has(base)) {
       add(
         'runner-config',
@@ -627,6 +659,7 @@ export function scanPatch(
         /\.py[co]$/.test(base) ||
         dirs.some((d) => d === '_pytest' || d === 'pytest' || d === 'pluggy') ||
         shadowsStdlib(dirs, base) ||
+        shadowsStartupLookup(path, importable?.roots ?? ['']) ||
         (importable !== undefined && shadowsInstalled(path, importable.names, importable.roots)))
     ) {
       add(
