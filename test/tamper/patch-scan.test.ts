@@ -464,6 +464,36 @@ describe('scanPatch', () => {
     }
   });
 
+  it('reads pytest settings as pytest does: other line breaks, TOML dotted keys and spaced headers (breaker13 F4, F5)', async () => {
+    // Form feeds: pytest's ini reader (str.splitlines) sees [pytest] and addopts lines here.
+    const ff = { 'tox.ini': '# settings for tox\f[pytest]\faddopts = -p pkg._compat\n' };
+    expect(kinds(await makeDiff({}, ff), ff)).toEqual(['runner-config:tox.ini']);
+    const cr = { 'setup.cfg': '# notes\r[tool:pytest]\raddopts = -p pkg._compat\n' };
+    expect(kinds(await makeDiff({}, cr), cr)).toEqual(['runner-config:setup.cfg']);
+    // CRLF is one line break, read as such: a harmless marker change passes.
+    const crlfBefore = { 'setup.cfg': '[tool:pytest]\r\nmarkers =\r\n    slow: slow\r\n' };
+    const crlfAfter = { 'setup.cfg': '[tool:pytest]\r\nmarkers =\r\n    slow: slow\r\n    net: net\r\n' };
+    expect(kinds(await makeDiff(crlfBefore, crlfAfter), crlfAfter)).toEqual([]);
+    // TOML: a dotted key under [tool], one at the top, an inline table, a header with spaces.
+    const project = '[project]\nname = "x"\n';
+    for (const added of [
+      '[tool]\npytest.ini_options.addopts = "-p pkg._compat"\n',
+      'tool.pytest.ini_options.addopts = "-p pkg._compat"\n',
+      '[tool]\npytest = { ini_options = { addopts = "-p pkg._compat" } }\n',
+      '[ tool . pytest . ini_options ]\naddopts = "-p pkg._compat"\n',
+    ]) {
+      const after = {
+        'pyproject.toml': added.startsWith('[') ? `${project}\n${added}` : `${added}${project}`,
+      };
+      expect(kinds(await makeDiff({ 'pyproject.toml': project }, after), after), added).toEqual([
+        'runner-config:pyproject.toml',
+      ]);
+    }
+    // pytest named in the project's own dependencies is no setting.
+    const deps = { 'pyproject.toml': `${project}dependencies = ["pytest>=7"]\n` };
+    expect(kinds(await makeDiff({ 'pyproject.toml': project }, deps), deps)).toEqual([]);
+  });
+
   it('flags JavaScript runner configuration, node_modules and test settings of package.json', async () => {
     const patch = await makeDiff(
       { 'package.json': '{\n  "name": "x",\n  "version": "1.0.0"\n}\n' },

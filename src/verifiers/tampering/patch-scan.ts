@@ -194,7 +194,17 @@ const SHADOWED_MODULES = new Set(['pytest', 'py', 'pluggy', '_pytest', 'sitecust
  * replaced `os.write` and scrubbed the probe's report). Found by a `sys.meta_path` recorder
  * under CPython 3.11 with pytest 7.2 and 9; the Windows names complete the set.
  */
-const STARTUP_LOOKUPS = new Set(['org', 'java', '__pypy__', 'msvcrt', '_winapi', 'nt', 'winreg', '_overlapped', '_wmi']);
+const STARTUP_LOOKUPS = new Set([
+  'org',
+  'java',
+  '__pypy__',
+  'msvcrt',
+  '_winapi',
+  'nt',
+  'winreg',
+  '_overlapped',
+  '_wmi',
+]);
 
 /** Whether a created repository path puts a `STARTUP_LOOKUPS` name at the top of one of `roots`. */
 function shadowsStartupLookup(path: string, roots: readonly string[]): boolean {
@@ -521,13 +531,31 @@ function layoutOf(text: string): { section: string; key?: string }[] {
   for (const raw of text.split('\n')) {
     const m = raw.match(/^\s*\[+\s*([^\]]+?)\s*\]+\s*(#.*)?$/);
     if (m) {
-      section = (m[1] as string).replace(/["']/g, '').trim();
+      section = sectionName(m[1] as string);
       key = undefined;
     } else if (/^\S/.test(raw)) key = keyOf(raw) ?? key;
     layout.push({ section, ...(key !== undefined ? { key } : {}) });
   }
   return layout;
 }
+
+/**
+ * A section header's name as TOML reads it: quotes dropped, spaces around the dots too
+ * (`[ tool . pytest . ini_options ]` is `tool.pytest.ini_options`: breaker13 F5).
+ */
+function sectionName(header: string): string {
+  return header
+    .replace(/["']/g, '')
+    .replace(/\s*\.\s*/g, '.')
+    .trim();
+}
+
+/**
+ * Characters Python's `str.splitlines` (pytest's ini reader) ends a line at besides `\n`: a file
+ * with them reads as other lines to pytest than to berth (breaker13 F4: form feeds made
+ * `[pytest]` and `addopts` lines of what berth read as one comment). A `\r` before `\n` is CRLF.
+ */
+const OTHER_LINE_BREAKS = /\r(?!$)|[\v\f\x1c-\x1e\x85\u2028\u2029]/;
 
 function isPytestSection(file: string, section: string): boolean {
   const s = section.toLowerCase();
@@ -637,10 +665,16 @@ export function scanPatch(
     // the link's target text, while pytest and node follow it (breaker13 F3: a created tox.ini
     // linked to docs/settings.txt set `addopts = -p <module>` unseen).
     if (
-      (PYTEST_SETTINGS_FILES.has(base) || SECTIONED_CONFIGS.has(base) || JS_CONFIG.some((re) => re.test(base))) &&
+      (PYTEST_SETTINGS_FILES.has(base) ||
+        SECTIONED_CONFIGS.has(base) ||
+        JS_CONFIG.some((re) => re.test(base))) &&
       /^(new file mode|new mode) 120000$/m.test(file.header)
     ) {
-      add('runner-config', path, `the patch makes ${path} a link: what the runner reads there is another file`);
+      add(
+        'runner-config',
+        path,
+        `the patch makes ${path} a link: what the runner reads there is another file`,
+      );
       continue;
     }
     if (PYTEST_SETTINGS_FILES.has(base)) {
@@ -743,17 +777,29 @@ export function scanPatch(
       const layout = text !== undefined ? layoutOf(text) : undefined;
       const bad: string[] = [];
       for (const l of lines) {
+        if (OTHER_LINE_BREAKS.test(l.text) && base !== 'package.json') {
+          bad.push(`${l.added ? '+' : '-'}${JSON.stringify(l.text.trim()).slice(1, -1)}`);
+          continue;
+        }
         if (l.text.trim() === '' || l.text.trim().startsWith('#')) continue;
         const header = l.text.match(/^\s*\[+\s*([^\]]+?)\s*\]+/);
         const at = layout?.[Math.min(l.line, layout.length - 1)];
-        const section = header ? (header[1] as string).replace(/["']/g, '').trim() : at?.section;
+        const section = header ? sectionName(header[1] as string) : at?.section;
+        // TOML's dotted keys and inline tables reach pytest's table from `[tool]` or the top
+        // (`pytest.ini_options.addopts = ...` under `[tool]`: breaker13 F5); in pyproject.toml a
+        // changed line of the top or a `tool` table that names pytest counts.
+        const tomlTool =
+          base === 'pyproject.toml' &&
+          /pytest/i.test(l.text) &&
+          (section === undefined || section === '' || /^tool(\.|$)/i.test(section));
         const pytestLine =
-          section !== undefined
+          tomlTool ||
+          (section !== undefined
             ? isPytestSection(base, section)
             : /pytest/i.test(l.text) ||
               /^\s*(addopts|python_files|python_functions|python_classes|testpaths|plugins)\s*[=:]/.test(
                 l.text,
-              );
+              ));
         if (!pytestLine) continue;
         // The key this line sets, or continues (an indented line of a multi-line value).
         const key = header ? undefined : /^\s/.test(l.text) ? at?.key : keyOf(l.text);
