@@ -402,6 +402,10 @@ export class GatewaySession {
     );
     if (tight && tight.tokens < 1) {
       const never = rooms.find((room) => room.free < 1);
+      // The job's budget cannot pay for this call even with nothing in flight: it is spent for
+      // the job too, which starts no more trials (else each trial would start to be refused).
+      if (never !== undefined && job && never.free === outputTokensFor(job.usd + job.held))
+        this.gateway.markBudgetSpent();
       return never ? { refusal: never.why } : { wait: true };
     }
     let cap = requestedCap ?? (tight ? prices.outputLimit(this.model) : undefined);
@@ -840,9 +844,19 @@ export class ModelGateway {
     return roundUsd(this.jobCost);
   }
 
-  /** True once the job's budget is spent: the job starts no more trials. */
+  private budgetSpent = false;
+
+  /** @internal The job's budget cannot pay for a call even with nothing in flight. */
+  markBudgetSpent(): void {
+    this.budgetSpent = true;
+  }
+
+  /** True once the job's budget is spent (or cannot pay for a call): the job starts no more trials. */
   get budgetExhausted(): boolean {
-    return this.options.jobBudgetUsd !== undefined && this.jobCost >= this.options.jobBudgetUsd;
+    return (
+      this.options.jobBudgetUsd !== undefined &&
+      (this.budgetSpent || this.jobCost >= this.options.jobBudgetUsd)
+    );
   }
 
   /** @internal */

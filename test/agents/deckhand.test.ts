@@ -301,7 +301,8 @@ describe('berth run -a deckhand', () => {
     const server = await startScriptedModelServer(rightScript);
     try {
       const jobs = await temp.make('berth-deckhand-');
-      // $2.5/M input: the first call of the first trial (1000 tokens... and more) passes $0.002.
+      // $2.5/M input: the first call's input alone (its hold, budget12) costs more than $0.002,
+      // so the gateway refuses it and the job's budget counts as spent.
       const run = await berth([
         'run',
         '-p',
@@ -322,8 +323,8 @@ describe('berth run -a deckhand', () => {
       expect(run.code).toBe(0);
       expect(run.stderr).toContain("the job's model budget is spent");
       expect(run.stdout).toMatch(/model budget spent: 3 trial\(s\) not started/);
-      // The first trial's second call was refused: two calls reached the model, none after.
-      expect(server.requests).toHaveLength(1);
+      // The first trial's first call was refused before it reached the model; none after.
+      expect(server.requests).toHaveLength(0);
       const result = JSON.parse(
         readFileSync(join(jobs, 'budget', 'berth__csvline-1__1', 'result.json'), 'utf8'),
       );
