@@ -367,7 +367,8 @@ export class GatewaySession {
      * Output tokens each budget leaves this call, the same were no call in flight (`free`), and
      * what to say when none are left.
      */
-    const rooms: Array<{ tokens: number; free: number; why: string }> = [];
+    /** `job`: the job's budget (a call it can never pay for spends it for the job). */
+    const rooms: Array<{ tokens: number; free: number; why: string; job?: true }> = [];
     if (limits.maxTokens !== undefined) {
       const used = this.usage.inputTokens + this.usage.outputTokens;
       rooms.push({
@@ -395,6 +396,7 @@ export class GatewaySession {
         tokens: outputTokensFor(job.usd),
         free: outputTokensFor(job.usd + job.held),
         why: `the job's model budget of $${job.budget} leaves no room for this call ($${job.spent} spent, $${roundUsd(job.held)} held by calls in flight)`,
+        job: true,
       });
     const tight = rooms.reduce<(typeof rooms)[number] | undefined>(
       (a, b) => (a === undefined || b.tokens < a.tokens ? b : a),
@@ -404,8 +406,7 @@ export class GatewaySession {
       const never = rooms.find((room) => room.free < 1);
       // The job's budget cannot pay for this call even with nothing in flight: it is spent for
       // the job too, which starts no more trials (else each trial would start to be refused).
-      if (never !== undefined && job && never.free === outputTokensFor(job.usd + job.held))
-        this.gateway.markBudgetSpent();
+      if (rooms.some((room) => room.job && room.free < 1)) this.gateway.markBudgetSpent();
       return never ? { refusal: never.why } : { wait: true };
     }
     let cap = requestedCap ?? (tight ? prices.outputLimit(this.model) : undefined);
